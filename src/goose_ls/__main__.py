@@ -1,0 +1,3 @@
+from goose_ls.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,175 @@
+"""One running agent: the ACP requests goose-ls makes, with their timeouts and errors.
+
+Every failure becomes an :class:`AgentError` with a message fit for the user. A turn
+(``session/prompt``) never times out; everything else waits at most its configured time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import Any, TypeVar, cast
+
+import attrs
+from acp import RequestError
+from acp.client.connection import ClientSideConnection
+from acp.schema import InitializeResponse, PromptRequest
+
+from goose_ls.settings import AgentSettings
+
+T = TypeVar("T")
+
+
+class AgentError(Exception):
+    """An agent request failed; ``str()`` is what the user reads."""
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class AgentGone(AgentError):
+    """The agent process stopped while a request was waiting for it."""
+
+
+@attrs.frozen
+class AgentProfile:
+    """What the agent said about itself in ``initialize`` (omitted means unsupported)."""
+
+    response: InitializeResponse
+
+    @property
+    def name(self) -> str:
+        info = self.response.agent_info
+        return info.name if info else "agent"
+
+    @property
+    def version(self) -> str | None:
+        info = self.response.agent_info
+        return info.version if info else None
+
+    @property
+    def load_session(self) -> bool:
+        return bool(
+            self.response.agent_capabilities and self.response.agent_capabilities.load_session
+        )
+
+    @property
+    def embedded_context(self) -> bool:
+        caps = self.response.agent_capabilities
+        prompt = caps.prompt_capabilities if caps else None
+        return bool(prompt and prompt.embedded_context)
+
+    def describe(self) -> dict[str, Any]:
+        """The ``initialize`` result as camelCase JSON, for status reports."""
+        data: dict[str, Any] = self.response.model_dump(
+            mode="json", by_alias=True, exclude_none=True
+        )
+        return data
+
+
+class AgentConnection:
+    """Requests to one agent process (one *generation*; a restart makes a new one)."""
+
+    def __init__(
+        self,
+        conn: ClientSideConnection,
+        profile: AgentProfile,
+        settings: AgentSettings,
+        generation: int,
+        gone: asyncio.Future[str],
+    ) -> None:
+        self._conn = conn
+        self.profile = profile
+        self._settings = settings
+        self.generation = generation
+        self._gone = gone
+
+    @property
+    def alive(self) -> bool:
+        return not self._gone.done()
+
+    async def new_session(self, cwd: str) -> str:
+        response = await self._call(
+            "session/new",
+            self._conn.new_session(cwd=cwd, mcp_servers=[]),
+            self._settings.session_timeout,
+        )
+        return response.session_id
+
+    async def load_session(self, session_id: str, cwd: str) -> None:
+        await self._call(
+            "session/load",
+            self._conn.load_session(cwd=cwd, session_id=session_id, mcp_servers=[]),
+            self._settings.session_timeout,
+        )
+
+    async def prompt(self, session_id: str, blocks: list[dict[str, Any]]) -> str:
+        """Run a turn and return its stop reason. No timeout: long turns are normal."""
+        request = PromptRequest.model_validate({"sessionId": session_id, "prompt": blocks})
+        response = await self._call(
+            "session/prompt", self._conn.prompt(session_id=session_id, prompt=request.prompt), None
+        )
+        return str(response.stop_reason)
+
+    async def cancel(self, session_id: str) -> None:
+        """Send the ``session/cancel`` notification (never a request: goose rejects that)."""
+        await self._call("session/cancel", self._conn.cancel(session_id=session_id), 5.0)
+
+    async def _call(self, method: str, request: Awaitable[T], timeout: float | None) -> T:
+        return await call_agent(method, request, timeout, self._gone)
+
+
+async def call_agent(
+    method: str, request: Awaitable[T], timeout: float | None, gone: asyncio.Future[str]
+) -> T:
+    """Await ``request``; fail at once if the agent dies (``gone``) and after ``timeout``."""
+    if gone.done():
+        if asyncio.iscoroutine(request):
+            request.close()
+        raise AgentGone(gone.result())
+    task: asyncio.Future[Any] = asyncio.ensure_future(request)
+    watcher: asyncio.Future[Any] = asyncio.ensure_future(asyncio.shield(gone))
+    try:
+        done, _ = await asyncio.wait(
+            {task, watcher}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    finally:
+        watcher.cancel()
+    if task in done:
+        try:
+            return cast(T, task.result())
+        except RequestError as exc:
+            raise AgentError(_describe_request_error(method, exc), exc.code) from exc
+        except ConnectionError:
+            raise AgentGone(await _reason_gone(gone)) from None
+    task.cancel()
+    if gone.done():
+        raise AgentGone(gone.result())
+    raise AgentError(f"the agent did not answer {method} within {timeout:g} s")
+
+
+async def _reason_gone(gone: asyncio.Future[str]) -> str:
+    # The pipe closes a moment before the exit status is known; wait briefly for it.
+    try:
+        return await asyncio.wait_for(asyncio.shield(gone), 1.0)
+    except asyncio.TimeoutError:
+        return "the connection to the agent was lost"
+
+
+def _describe_request_error(method: str, exc: RequestError) -> str:
+    data = exc.data
+    detail = (
+        data
+        if isinstance(data, str)
+        else (data or {}).get("details")
+        if isinstance(data, dict)
+        else None
+    )
+    text = f"{method} failed: {exc}"
+    if detail and str(detail) not in text:
+        text += f" ({detail})"
+    return text

@@ -1,0 +1,339 @@
+"""Owns the agent process: start, handshake, state, crash detection, restart, shutdown.
+
+States are ``stopped``, ``starting``, ``running`` and ``error``; every change is reported
+through ``on_status`` so the editor can show it. A crash fails every waiting request at
+once (never a hang) and the next request starts a fresh agent. Stopping closes the
+agent's stdin, sends SIGTERM to its whole process group, waits, then SIGKILLs the group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from enum import Enum
+from typing import TYPE_CHECKING, Any, cast
+
+import attrs
+from acp import PROTOCOL_VERSION, connect_to_agent
+from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
+
+from goose_ls import __version__
+from goose_ls.agent.client import AcpClient, AgentCallbacks
+from goose_ls.agent.connection import AgentConnection, AgentError, AgentProfile, call_agent
+from goose_ls.agent.discovery import AgentUnavailable, Launch, resolve
+from goose_ls.agent.transport import LINE_LIMIT, AgentTransport
+from goose_ls.settings import AgentSettings
+
+if TYPE_CHECKING:
+    from acp import Client
+
+log = logging.getLogger(__name__)
+agent_log = logging.getLogger("goose_ls.agent.stderr")
+
+STDERR_TAIL = 20
+_CRASH_FIX = "Run `goose-ls doctor` to check the agent; the next request restarts it."
+
+
+class AgentState(str, Enum):
+    STOPPED = "stopped"
+    STARTING = "starting"
+    RUNNING = "running"
+    ERROR = "error"
+
+
+@attrs.frozen
+class AgentStatus:
+    """What the editor is told about the agent (``goose/agentStatus``)."""
+
+    state: AgentState
+    message: str | None = None
+    fix: str | None = None
+    reason: str | None = None
+    binary: str | None = None
+    version: str | None = None
+    pid: int | None = None
+    agent: dict[str, Any] | None = None
+
+
+class AgentSupervisor:
+    """Starts the agent on demand and keeps exactly one of it alive."""
+
+    def __init__(
+        self,
+        settings: AgentSettings,
+        callbacks: AgentCallbacks,
+        cwd: str,
+        on_status: Callable[[AgentStatus], None],
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.settings = settings
+        self._callbacks = callbacks
+        self._cwd = cwd
+        self._on_status = on_status
+        self._environ = dict(os.environ if environ is None else environ)
+        self._status = AgentStatus(AgentState.STOPPED)
+        self._generation = 0
+        self._connection: AgentConnection | None = None
+        self._process: asyncio.subprocess.Process | None = None
+        self._starting: asyncio.Task[AgentConnection] | None = None
+        self._stopping = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL)
+
+    @property
+    def status(self) -> AgentStatus:
+        return self._status
+
+    @property
+    def current(self) -> AgentConnection | None:
+        """The running agent's connection, without starting one."""
+        return self._connection if self._connection and self._connection.alive else None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process and self._process.returncode is None else None
+
+    async def connection(self) -> AgentConnection:
+        """The running agent, started (or restarted after a crash) if need be."""
+        if self._connection is not None and self._connection.alive:
+            return self._connection
+        if self._starting is None or self._starting.done():
+            self._stopping = False
+            self._starting = asyncio.create_task(self._start())
+        return await asyncio.shield(self._starting)
+
+    def start_in_background(self) -> None:
+        """Begin starting the agent without waiting (the ``eager`` start)."""
+        task = asyncio.create_task(self._start_quietly())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _start_quietly(self) -> None:
+        with contextlib.suppress(AgentError, AgentUnavailable):
+            await self.connection()
+
+    async def _start(self) -> AgentConnection:
+        self._set_status(AgentStatus(AgentState.STARTING, message="starting the agent"))
+        try:
+            launch = await resolve(self.settings, self._environ)
+        except AgentUnavailable as exc:
+            self._set_status(
+                AgentStatus(AgentState.ERROR, message=exc.message, fix=exc.fix, reason=exc.reason)
+            )
+            raise
+        try:
+            return await self._spawn(launch)
+        except AgentError as exc:
+            await self._terminate()
+            self._set_status(
+                AgentStatus(
+                    AgentState.ERROR,
+                    message=f"the agent failed to start: {exc}{self._stderr_hint()}",
+                    fix=_CRASH_FIX,
+                    reason="failed",
+                    binary=launch.binary,
+                    version=launch.version,
+                )
+            )
+            raise
+
+    async def _spawn(self, launch: Launch) -> AgentConnection:
+        self._generation += 1
+        generation = self._generation
+        self.stderr_tail.clear()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *launch.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env={**self._environ, **self.settings.env},
+                cwd=self._cwd,
+                limit=LINE_LIMIT,
+                **_new_process_group(),
+            )
+        except OSError as exc:
+            raise AgentError(f"could not run {launch.binary}: {exc.strerror or exc}") from exc
+        self._process = process
+        log.info("started agent pid %s: %s", process.pid, " ".join(launch.argv))
+        assert process.stdin and process.stdout and process.stderr
+        gone: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        transport = AgentTransport(process.stdout, process.stdin)
+        # AcpClient implements the part of the SDK's Client that goose-ls advertises.
+        conn = connect_to_agent(cast("Client", AcpClient(self._callbacks)), transport)
+        self._watch(self._drain_stderr(process.stderr))
+        self._watch(self._wait_for_exit(process, generation, gone, conn))
+        response = await call_agent(
+            "initialize",
+            conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(
+                    fs=FileSystemCapabilities(read_text_file=False, write_text_file=False),
+                    terminal=False,
+                ),
+                client_info=Implementation(name="goose-ls", title="goose-ls", version=__version__),
+            ),
+            self.settings.request_timeout,
+            gone,
+        )
+        profile = AgentProfile(response)
+        connection = AgentConnection(conn, profile, self.settings, generation, gone)
+        self._connection = connection
+        self._set_status(
+            AgentStatus(
+                AgentState.RUNNING,
+                message=f"{profile.name} {profile.version or launch.version or ''}".strip(),
+                binary=launch.binary,
+                version=launch.version or profile.version,
+                pid=process.pid,
+                agent=profile.describe(),
+            )
+        )
+        return connection
+
+    def _watch(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
+        while True:
+            try:
+                line = await stream.readline()
+            except (ValueError, asyncio.LimitOverrunError):
+                continue  # an absurdly long stderr line: skip it, keep draining
+            if not line:
+                return
+            text = line.decode("utf-8", "replace").rstrip()
+            if text:
+                self.stderr_tail.append(text[:500])
+                agent_log.info("%s", text[:2000])
+
+    async def _wait_for_exit(
+        self,
+        process: asyncio.subprocess.Process,
+        generation: int,
+        gone: asyncio.Future[str],
+        conn: Any,
+    ) -> None:
+        code = await process.wait()
+        reason = _describe_exit(code)
+        if not gone.done():
+            gone.set_result(f"the agent {reason}{self._stderr_hint()}")
+        await conn.close()
+        if generation != self._generation:
+            return
+        if self._stopping:
+            self._set_status(AgentStatus(AgentState.STOPPED, message=f"the agent {reason}"))
+            return
+        log.error("agent pid %s %s", process.pid, reason)
+        self._set_status(
+            AgentStatus(
+                AgentState.ERROR,
+                message=f"the agent {reason} unexpectedly{self._stderr_hint()}",
+                fix=_CRASH_FIX,
+                reason="crashed",
+            )
+        )
+        # A dead leader may leave its children behind; they belong to its process group.
+        _signal_group(process.pid, signal.SIGKILL)
+
+    def _stderr_hint(self) -> str:
+        return f" (last output: {self.stderr_tail[-1]})" if self.stderr_tail else ""
+
+    def _set_status(self, status: AgentStatus) -> None:
+        self._status = status
+        log.info("agent %s: %s", status.state.value, status.message or "")
+        try:
+            self._on_status(status)
+        except Exception:
+            log.exception("agent status listener failed")
+
+    async def stop(self) -> None:
+        """Stop the agent gracefully; returns when its process group is gone."""
+        self._stopping = True
+        if self._starting is not None and not self._starting.done():
+            self._starting.cancel()
+        await self._terminate()
+        self._connection = None
+        if self._status.state in (AgentState.STARTING, AgentState.RUNNING):
+            self._set_status(AgentStatus(AgentState.STOPPED, message="stopped"))
+
+    async def restart(self) -> AgentConnection:
+        await self.stop()
+        return await self.connection()
+
+    async def _terminate(self) -> None:
+        process = self._process
+        if process is None or process.returncode is not None:
+            return
+        self._stopping = True
+        if process.stdin is not None:
+            process.stdin.close()
+        _signal_group(process.pid, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(process.wait(), self.settings.shutdown_timeout)
+        except asyncio.TimeoutError:
+            log.warning("agent pid %s ignored SIGTERM; killing it", process.pid)
+        _signal_group(process.pid, signal.SIGKILL)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(process.wait(), 2.0)
+
+    def kill_now(self) -> None:
+        """Synchronous last-resort stop, for when the event loop is already gone."""
+        process = self._process
+        if process is None:
+            return
+        pid = process.pid
+        if not _alive(pid):
+            _signal_group(pid, signal.SIGKILL)
+            return
+        _signal_group(pid, signal.SIGTERM)
+        deadline = time.monotonic() + self.settings.shutdown_timeout
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.05)
+        _signal_group(pid, signal.SIGKILL)
+
+
+def _new_process_group() -> dict[str, Any]:
+    if sys.platform == "win32":
+        import subprocess
+
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    return {"start_new_session": True}
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    """Signal the agent's whole process group (its leader is the agent itself)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        if sys.platform == "win32":
+            os.kill(pid, signal.SIGTERM)
+        else:
+            os.killpg(pid, sig)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        finished, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        finished = pid
+    except OSError:
+        return False
+    return finished != pid
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed by {name}"
+    return f"exited with code {code}"

@@ -1,0 +1,104 @@
+"""Newline-delimited JSON-RPC over the agent's pipes, tolerant of what agents really print.
+
+The ACP SDK's connection takes any message transport; this one reads lines of any length
+(goose's ``session/load`` replays and file contents are far over asyncio's 64 KiB default)
+and drops, with a log line, anything that is not a JSON-RPC message: log text on stdout,
+invalid UTF-8, JSON that is not an object, ids of the wrong type. The connection lives on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+LINE_LIMIT = 64 * 1024 * 1024
+"""asyncio's read-buffer limit for the agent's stdout; longer lines are still read whole."""
+
+_EXCERPT = 200
+
+
+class AgentTransport:
+    """An ``acp`` message transport over a child process's stdin and stdout."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._write_lock = asyncio.Lock()
+        self.dropped_lines = 0
+
+    async def send(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        async with self._write_lock:
+            self._writer.write(data)
+            await self._writer.drain()
+
+    async def receive(self) -> dict[str, Any] | None:
+        while True:
+            line = await self._read_line()
+            if line is None:
+                return None
+            message = self._decode(line)
+            if message is not None:
+                return message
+
+    async def close(self) -> None:
+        if not self._writer.is_closing():
+            self._writer.close()
+
+    async def _read_line(self) -> bytes | None:
+        parts: list[bytes] = []
+        while True:
+            try:
+                parts.append(await self._reader.readuntil(b"\n"))
+                return b"".join(parts)
+            except asyncio.LimitOverrunError as exc:
+                parts.append(await self._reader.readexactly(exc.consumed))
+            except asyncio.IncompleteReadError as exc:
+                if exc.partial or parts:
+                    parts.append(exc.partial)
+                    self._drop(b"".join(parts), "the agent closed its output mid-line")
+                return None
+
+    def _decode(self, line: bytes) -> dict[str, Any] | None:
+        line = line.strip()
+        if not line:
+            return None
+        try:
+            message = json.loads(line)
+        except UnicodeDecodeError:
+            problem: str | None = "invalid UTF-8"
+        except ValueError:
+            problem = "not JSON"
+        else:
+            problem = _envelope_problem(message)
+        if problem is None:
+            return message  # type: ignore[no-any-return]
+        self._drop(line, problem)
+        return None
+
+    def _drop(self, line: bytes, why: str) -> None:
+        self.dropped_lines += 1
+        excerpt = line[:_EXCERPT].decode("utf-8", "replace")
+        more = f" ... ({len(line)} bytes)" if len(line) > _EXCERPT else ""
+        log.warning("skipped a line from the agent (%s): %s%s", why, excerpt, more)
+        return None
+
+
+def _envelope_problem(message: Any) -> str | None:
+    """Say what is wrong with a JSON-RPC envelope, or None when it is usable."""
+    if not isinstance(message, dict):
+        return "JSON but not a JSON-RPC message"
+    if "id" in message and not (message["id"] is None or isinstance(message["id"], (str, int))):
+        return "a JSON-RPC id must be a string, a number or null"
+    method = message.get("method")
+    if method is not None and not isinstance(method, str):
+        return "a JSON-RPC method must be a string"
+    if method is None and "id" not in message:
+        return "neither a request, a notification nor a response"
+    if method is not None and not isinstance(message.get("params", {}), (dict, list)):
+        return "JSON-RPC params must be an object or an array"
+    return None

@@ -1,0 +1,97 @@
+"""The ``goose-ls`` command: serve LSP (stdio or TCP), ``doctor``, ``demo``, ``--version``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from typing import Any
+
+from goose_ls import __version__, logs
+
+log = logging.getLogger(__name__)
+
+
+def _host_port(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    try:
+        return host or "127.0.0.1", int(port)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}") from None
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="goose-ls",
+        description="A language server that brings the goose agent (or any ACP agent) to your editor.",
+    )
+    p.add_argument("--version", action="version", version=f"goose-ls {__version__}")
+    p.add_argument(
+        "--tcp", metavar="HOST:PORT", type=_host_port, help="serve LSP on TCP instead of stdio"
+    )
+    p.add_argument(
+        "--log-level", choices=logs.LEVELS, default="info", help="log file level (default info)"
+    )
+    p.add_argument("--log-file", help="log to this file instead of the user log dir")
+    # The same options after a subcommand, without resetting what came before it.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--log-level", choices=logs.LEVELS, default=argparse.SUPPRESS)
+    common.add_argument("--log-file", default=argparse.SUPPRESS)
+    sub = p.add_subparsers(dest="command")
+    doctor = sub.add_parser(
+        "doctor", parents=[common], help="check the agent binary, its version and its handshake"
+    )
+    doctor.add_argument("--settings", help="settings as JSON (as initializationOptions would be)")
+    demo = sub.add_parser(
+        "demo", parents=[common], help="run one chat turn through goose-ls as an editor would"
+    )
+    demo.add_argument("question", nargs="?", help="what to ask (default: a question about a file)")
+    demo.add_argument(
+        "--file", help="a file to attach as a selection (default: this package's cli.py)"
+    )
+    demo.add_argument(
+        "--scripted", action="store_true", help="use the scripted agent even if goose is installed"
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logs.setup(args.log_level, args.log_file)
+    if args.command == "doctor":
+        from goose_ls.doctor import run_doctor
+
+        return run_doctor(args.settings)
+    if args.command == "demo":
+        from goose_ls.demo import run_demo
+
+        return run_demo(args.question, args.file, args.scripted)
+    return serve(args.tcp)
+
+
+def serve(tcp: tuple[str, int] | None) -> int:
+    from goose_ls.lsp.server import create_server
+
+    server = create_server()
+
+    def on_signal(signum: int, _: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    log.info("goose-ls %s starting (pid via %s)", __version__, "tcp" if tcp else "stdio")
+    try:
+        if tcp:
+            server.start_tcp(*tcp)
+        else:
+            server.start_io()
+    finally:
+        # The editor left (exit, closed pipe or a signal): no agent may outlive us.
+        if server.initialized:
+            server.sessions.supervisor.kill_now()
+        log.info("goose-ls stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

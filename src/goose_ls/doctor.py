@@ -1,0 +1,114 @@
+"""``goose-ls doctor``: is the agent there, recent enough, and does it shake hands?
+
+Prints one line per check and, on the first failure, a one-line fix; exits 1 then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from typing import Any
+
+from goose_ls import __version__, events
+from goose_ls import settings as settings_model
+from goose_ls.agent.connection import AgentError, AgentProfile
+from goose_ls.agent.discovery import (
+    MINIMUM_GOOSE_VERSION,
+    AgentUnavailable,
+    format_version,
+    resolve,
+)
+from goose_ls.agent.supervisor import AgentSupervisor
+from goose_ls.paths import config_dir, data_dir, log_dir
+
+
+class _NoSessions:
+    """The doctor opens no session; any update or permission request is refused."""
+
+    def session_event(self, session_id: str, event: events.SessionEvent) -> None:
+        return None
+
+    async def request_permission(self, *_: Any) -> str | None:
+        return None
+
+
+def _line(label: str, value: str) -> None:
+    print(f"  {label:<13}{value}", flush=True)
+
+
+def _fail(message: str, fix: str) -> int:
+    print(f"FAIL: {message}")
+    print(f"fix: {fix}")
+    return 1
+
+
+def capabilities_summary(profile: AgentProfile) -> str:
+    data = profile.describe().get("agentCapabilities", {})
+    parts = ["loadSession"] if data.get("loadSession") else []
+    prompt = data.get("promptCapabilities", {})
+    parts += [name for name in ("embeddedContext", "image", "audio") if prompt.get(name)]
+    sessions = sorted(data.get("sessionCapabilities") or {})
+    if sessions:
+        parts.append("session " + "/".join(sessions))
+    return ", ".join(parts) or "none"
+
+
+async def _check(raw_settings: Any) -> int:
+    settings, warnings = settings_model.load([("--settings", raw_settings)])
+    print(f"goose-ls {__version__}")
+    _line("config dir", str(config_dir()))
+    _line("log dir", str(log_dir()))
+    _line("data dir", str(data_dir(settings.data_dir)))
+    for warning in warnings:
+        _line("warning", warning)
+    agent = settings.agent
+    print(f"agent command  {' '.join(agent.command + agent.args)}")
+    try:
+        launch = await resolve(agent, os.environ)
+    except AgentUnavailable as exc:
+        return _fail(exc.message, exc.fix)
+    _line("binary", launch.binary)
+    if launch.version:
+        _line("version", f"{launch.version} (minimum {format_version(MINIMUM_GOOSE_VERSION)}) ok")
+    else:
+        _line("version", "not checked (not goose, or goose.agent.checkVersion is false)")
+    supervisor = AgentSupervisor(agent, _NoSessions(), os.getcwd(), lambda _: None)
+    started = time.monotonic()
+    try:
+        conn = await supervisor.connection()
+    except (AgentError, AgentUnavailable) as exc:
+        await supervisor.stop()
+        message = exc.message if isinstance(exc, AgentUnavailable) else str(exc)
+        return _fail(
+            f"initialize failed: {message}",
+            "Run the agent command in a terminal to see its error; check its provider setup "
+            "(for goose: `goose configure`).",
+        )
+    elapsed = time.monotonic() - started
+    profile = conn.profile
+    _line(
+        "initialize",
+        f"ok in {elapsed:.2f} s: {profile.name} {profile.version or ''} "
+        f"(protocol {profile.response.protocol_version})".replace("  ", " "),
+    )
+    _line("capabilities", capabilities_summary(profile))
+    methods = profile.describe().get("authMethods", [])
+    _line("auth methods", ", ".join(f"{m['id']} ({m['name']})" for m in methods) or "none")
+    await supervisor.stop()
+    print("All checks passed.")
+    return 0
+
+
+def run_doctor(raw_settings: str | None) -> int:
+    data: Any = None
+    if raw_settings:
+        try:
+            data = json.loads(raw_settings)
+        except ValueError as exc:
+            return _fail(
+                f"--settings is not valid JSON ({exc})",
+                'Pass a JSON object, e.g. \'{"agent": {"command": "goose acp"}}\'.',
+            )
+    return asyncio.run(_check(data))

@@ -1,0 +1,176 @@
+"""The event vocabulary every floor shares: what happened in a session.
+
+The agent floor turns ACP ``session/update`` notifications into these; the session floor
+numbers and stores them; the LSP floor renders and forwards them. Field names follow ACP,
+so ``to_wire(event)`` is the ACP update JSON a plugin author already knows, plus the
+events goose-ls adds itself (permission requests, their answers, turn ends, notes).
+Content blocks, tool content and locations stay as the agent's JSON: they are MCP-shaped
+and clients render them as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+import attrs
+
+from goose_ls.wire import to_wire
+
+Json = dict[str, Any]
+
+
+@attrs.frozen
+class UserMessageChunk:
+    KIND: ClassVar[str] = "user_message_chunk"
+    content: Json
+    message_id: str | None = None
+
+
+@attrs.frozen
+class AgentMessageChunk:
+    KIND: ClassVar[str] = "agent_message_chunk"
+    content: Json
+    message_id: str | None = None
+
+
+@attrs.frozen
+class AgentThoughtChunk:
+    KIND: ClassVar[str] = "agent_thought_chunk"
+    content: Json
+    message_id: str | None = None
+
+
+@attrs.frozen
+class ToolCall:
+    """A tool call starts (``tool_call``). goose omits ``kind`` and ``status`` here."""
+
+    KIND: ClassVar[str] = "tool_call"
+    tool_call_id: str
+    title: str
+    kind: str | None = None
+    status: str | None = None
+    content: list[Json] | None = None
+    locations: list[Json] | None = None
+    raw_input: Any = None
+    raw_output: Any = None
+
+
+@attrs.frozen
+class ToolCallUpdate:
+    """Fields that changed; ``content`` and ``locations`` replace, absent means unchanged."""
+
+    KIND: ClassVar[str] = "tool_call_update"
+    tool_call_id: str
+    title: str | None = None
+    kind: str | None = None
+    status: str | None = None
+    content: list[Json] | None = None
+    locations: list[Json] | None = None
+    raw_input: Any = None
+    raw_output: Any = None
+
+
+@attrs.frozen
+class Plan:
+    KIND: ClassVar[str] = "plan"
+    entries: list[Json]
+
+
+@attrs.frozen
+class AvailableCommands:
+    KIND: ClassVar[str] = "available_commands_update"
+    available_commands: list[Json]
+
+
+@attrs.frozen
+class CurrentMode:
+    KIND: ClassVar[str] = "current_mode_update"
+    current_mode_id: str
+
+
+@attrs.frozen
+class ConfigOptions:
+    KIND: ClassVar[str] = "config_option_update"
+    config_options: list[Json]
+
+
+@attrs.frozen
+class SessionInfo:
+    KIND: ClassVar[str] = "session_info_update"
+    title: str | None = None
+    updated_at: str | None = None
+
+
+@attrs.frozen
+class Usage:
+    KIND: ClassVar[str] = "usage_update"
+    used: int
+    size: int
+    cost: Json | None = None
+
+
+@attrs.frozen
+class PermissionOption:
+    option_id: str
+    name: str
+    kind: str
+
+
+@attrs.frozen
+class PermissionRequested:
+    """The agent asks before running a tool; answered with one of ``options`` or cancelled."""
+
+    KIND: ClassVar[str] = "permission_request"
+    request_id: str
+    tool_call: ToolCallUpdate
+    options: list[PermissionOption]
+
+
+@attrs.frozen
+class PermissionResolved:
+    KIND: ClassVar[str] = "permission_resolved"
+    request_id: str
+    outcome: Literal["selected", "cancelled"]
+    option_id: str | None = None
+
+
+@attrs.frozen
+class TurnEnded:
+    """A turn is over: ``stop_reason`` from ACP (or ``cancelled``), or ``error`` when it failed."""
+
+    KIND: ClassVar[str] = "turn_end"
+    stop_reason: str | None = None
+    error: str | None = None
+
+
+@attrs.frozen
+class Note:
+    """Something goose-ls itself tells the user about a session (a restart, a lost agent)."""
+
+    KIND: ClassVar[str] = "note"
+    severity: Literal["info", "warning", "error"]
+    text: str
+
+
+SessionEvent = (
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCall
+    | ToolCallUpdate
+    | Plan
+    | AvailableCommands
+    | CurrentMode
+    | ConfigOptions
+    | SessionInfo
+    | Usage
+    | PermissionRequested
+    | PermissionResolved
+    | TurnEnded
+    | Note
+)
+
+
+def event_to_wire(event: SessionEvent) -> Json:
+    """The event as JSON, discriminated by ``sessionUpdate`` like ACP updates are."""
+    return {"sessionUpdate": event.KIND, **to_wire(event)}

@@ -1,0 +1,44 @@
+"""Logging: everything to a rotating file, warnings and worse to stderr, nothing to stdout.
+
+stdout carries the LSP stream; a stray print there would corrupt it.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+from pathlib import Path
+
+from goose_ls.paths import log_dir
+
+LEVELS = ("debug", "info", "warning", "error")
+
+
+def setup(level: str = "info", log_file: str | None = None) -> Path | None:
+    """Configure the root logger; returns the log file used (None if it could not be opened)."""
+    root = logging.getLogger()
+    root.setLevel(logging.DEBUG)
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    stderr = logging.StreamHandler()
+    stderr.setLevel(logging.WARNING)
+    stderr.setFormatter(fmt)
+    root.addHandler(stderr)
+
+    path = Path(log_file) if log_file else log_dir() / "goose-ls.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        to_file = logging.handlers.RotatingFileHandler(
+            path, maxBytes=5_000_000, backupCount=3, encoding="utf-8"
+        )
+    except OSError as exc:
+        logging.getLogger(__name__).warning("cannot write the log file %s: %s", path, exc)
+        return None
+    to_file.setLevel(getattr(logging, level.upper()))
+    to_file.setFormatter(fmt)
+    root.addHandler(to_file)
+    # pygls logs every message body at INFO; keep that for debug level only.
+    logging.getLogger("pygls").setLevel(logging.DEBUG if level == "debug" else logging.WARNING)
+    return path

@@ -1,0 +1,116 @@
+"""The goose/* requests thin editor plugins use (contract: ``docs/protocol.md``).
+
+Each handler validates its params (InvalidParams names the field), does its work in the
+session floor, and answers at once; a turn's output follows as notifications.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from goose_ls import __version__
+from goose_ls import settings as settings_model
+from goose_ls.agent.connection import AgentError
+from goose_ls.agent.discovery import AgentUnavailable
+from goose_ls.lsp import protocol
+from goose_ls.lsp.publisher import status_to_wire
+from goose_ls.lsp.server import GooseLanguageServer
+from goose_ls.sessions.manager import PromptRejected, UnknownSession
+from goose_ls.sessions.session import Session
+
+AGENT_FAILED = -32001
+"""Error code for requests the agent could not serve (``data`` has ``reason`` and ``fix``)."""
+
+
+class AgentFailed(JsonRpcException):
+    CODE = AGENT_FAILED
+
+
+def _agent_failure(exc: Exception) -> AgentFailed:
+    if isinstance(exc, AgentUnavailable):
+        return AgentFailed(f"{exc.message}. {exc.fix}", data={"reason": exc.reason, "fix": exc.fix})
+    return AgentFailed(str(exc))
+
+
+def _session(ls: GooseLanguageServer, method: str, session_id: str) -> Session:
+    try:
+        return ls.sessions.get(session_id)
+    except UnknownSession:
+        raise JsonRpcInvalidParams(f"{method}: sessionId: unknown session {session_id!r}") from None
+
+
+def session_summary(session: Session) -> dict[str, Any]:
+    return {
+        "sessionId": session.session_id,
+        "cwd": session.cwd,
+        "lastIndex": session.last_index,
+        "busy": session.active is not None,
+        "waiting": len(session.waiting),
+    }
+
+
+def register(server: GooseLanguageServer) -> None:
+    @server.feature(protocol.STATUS)
+    def status(ls: GooseLanguageServer, _: Any) -> dict[str, Any]:
+        sessions = ls.sessions
+        return {
+            "protocolVersion": protocol.PROTOCOL_VERSION,
+            "serverVersion": __version__,
+            "agent": status_to_wire(sessions.supervisor.status),
+            "sessions": [session_summary(s) for s in sessions.sessions.values()],
+            "settings": settings_model.describe(ls.settings),
+        }
+
+    @server.feature(protocol.NEW_SESSION)
+    async def new_session(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
+        params = protocol.parse(protocol.NEW_SESSION, raw, protocol.NewSessionParams)
+        try:
+            session = await ls.sessions.new_session(params.cwd)
+        except (AgentError, AgentUnavailable) as exc:
+            raise _agent_failure(exc) from None
+        return session_summary(session)
+
+    @server.feature(protocol.PROMPT)
+    def prompt(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
+        params = protocol.parse(protocol.PROMPT, raw, protocol.PromptParams)
+        session = _session(ls, protocol.PROMPT, params.session_id)
+        queued = session.active is not None or bool(session.waiting)
+        try:
+            ls.sessions.prompt(params.session_id, params.message_id, params.prompt, params.context)
+        except PromptRejected as exc:
+            raise JsonRpcInvalidParams(f"{protocol.PROMPT}: {exc}") from None
+        return {"sessionId": params.session_id, "messageId": params.message_id, "queued": queued}
+
+    @server.feature(protocol.CANCEL)
+    async def cancel(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
+        params = protocol.parse(protocol.CANCEL, raw, protocol.SessionParams)
+        _session(ls, protocol.CANCEL, params.session_id)
+        return {"cancelled": await ls.sessions.cancel(params.session_id)}
+
+    @server.feature(protocol.PERMISSION)
+    def permission(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
+        params = protocol.parse(protocol.PERMISSION, raw, protocol.PermissionParams)
+        try:
+            ls.sessions.answer_permission(params.request_id, params.option_id)
+        except KeyError:
+            raise JsonRpcInvalidParams(
+                f"{protocol.PERMISSION}: requestId: no pending request {params.request_id!r}"
+            ) from None
+        except ValueError as exc:
+            raise JsonRpcInvalidParams(f"{protocol.PERMISSION}: optionId: {exc}") from None
+        return {}
+
+    @server.feature(protocol.REPLAY)
+    def replay(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
+        params = protocol.parse(protocol.REPLAY, raw, protocol.ReplayParams)
+        session = _session(ls, protocol.REPLAY, params.session_id)
+        resent = session.events_after(params.after_index)
+        for event in resent:
+            ls.publisher.forward(event)
+        return {
+            "sessionId": session.session_id,
+            "lastIndex": session.last_index,
+            "count": len(resent),
+        }

@@ -1,0 +1,112 @@
+"""The goose/* protocol, version 1: method names and typed params.
+
+pygls would hand custom params over as namedtuples; goose-ls takes them as plain JSON
+and structures them into the classes below, so a bad request gets an InvalidParams error
+that names the field. ``docs/protocol.md`` is the contract these classes implement.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, TypeVar
+
+import attrs
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.protocol import LanguageServerProtocol
+
+from goose_ls.sessions.context import ContextItem
+from goose_ls.wire import WireError, from_wire
+
+PROTOCOL_VERSION = 1
+
+NEW_SESSION = "goose/newSession"
+PROMPT = "goose/prompt"
+CANCEL = "goose/cancel"
+STATUS = "goose/status"
+PERMISSION = "goose/permission"
+REPLAY = "goose/replay"
+
+UPDATE = "goose/update"
+TURN_END = "goose/turnEnd"
+AGENT_STATUS = "goose/agentStatus"
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class NewSessionParams:
+    cwd: str | None = None
+
+
+@attrs.frozen
+class PromptParams:
+    session_id: str
+    message_id: str = attrs.field()
+    prompt: str = ""
+    context: list[ContextItem] = attrs.Factory(list)
+
+    @message_id.validator
+    def _uuid(self, _: Any, value: str) -> None:
+        try:
+            uuid.UUID(value)
+        except ValueError:
+            raise ValueError("must be a UUID") from None
+
+
+@attrs.frozen
+class SessionParams:
+    session_id: str
+
+
+@attrs.frozen
+class PermissionParams:
+    request_id: str
+    option_id: str | None = None
+    """The chosen option; omitted or null answers ``cancelled``."""
+
+
+@attrs.frozen
+class ReplayParams:
+    session_id: str
+    after_index: int = 0
+
+
+def parse(method: str, params: Any, cls: type[T]) -> T:
+    """Structure ``params`` or raise InvalidParams naming the method and the field."""
+    try:
+        value = from_wire({} if params is None else params, cls)
+    except (WireError, ValueError) as exc:
+        raise JsonRpcInvalidParams(f"{method}: {exc}") from None
+    if isinstance(value, PromptParams):
+        for i, item in enumerate(value.context):
+            if problem := item.problem():
+                raise JsonRpcInvalidParams(f"{method}: context[{i}]: {problem}")
+    return value
+
+
+@attrs.define
+class _RawRequest:
+    id: int | str
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+@attrs.define
+class _RawNotification:
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+class GooseProtocol(LanguageServerProtocol):
+    """LSP plus goose/* methods whose params arrive as plain JSON."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        method = data.get("method")
+        if isinstance(method, str) and method.startswith("goose/") and "jsonrpc" in data:
+            params = data.get("params")
+            if "id" in data:
+                return _RawRequest(data["id"], method, data["jsonrpc"], params)
+            return _RawNotification(method, data["jsonrpc"], params)
+        return super().structure_message(data)

@@ -1,0 +1,82 @@
+"""Everything goose-ls tells the editor on its own: goose/* notifications and messages.
+
+Each session event becomes ``goose/update`` (a turn's end becomes ``goose/turnEnd``),
+each agent state ``goose/agentStatus``. Failures also reach editors without a plugin
+through ``window/showMessage``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from lsprotocol import types
+
+from goose_ls.agent.supervisor import AgentState, AgentStatus
+from goose_ls.events import TurnEnded, event_to_wire
+from goose_ls.lsp import protocol
+from goose_ls.lsp.server import GooseLanguageServer
+from goose_ls.sessions.session import IndexedEvent
+from goose_ls.wire import to_wire
+
+log = logging.getLogger(__name__)
+
+
+def status_to_wire(status: AgentStatus) -> dict[str, Any]:
+    data: dict[str, Any] = to_wire(status)
+    data["state"] = status.state.value
+    return data
+
+
+class EditorPublisher:
+    """The session manager's listener: forwards events and states to the editor."""
+
+    def __init__(self, server: GooseLanguageServer) -> None:
+        self._server = server
+
+    def session_event(self, event: IndexedEvent) -> None:
+        self.forward(event)
+        if isinstance(event.event, TurnEnded) and event.event.error:
+            self.show(types.MessageType.Error, f"goose: the turn failed: {event.event.error}")
+
+    def forward(self, event: IndexedEvent) -> None:
+        """Send one event as its notification (again, for ``goose/replay``)."""
+        if isinstance(event.event, TurnEnded):
+            self._notify(protocol.TURN_END, turn_end_to_wire(event))
+        else:
+            self._notify(protocol.UPDATE, update_to_wire(event))
+
+    def agent_status(self, status: AgentStatus) -> None:
+        self._notify(protocol.AGENT_STATUS, status_to_wire(status))
+        if status.state is AgentState.ERROR:
+            fix = f" {status.fix}" if status.fix else ""
+            self.show(types.MessageType.Error, f"goose: {status.message}.{fix}")
+
+    def show(self, kind: types.MessageType, message: str) -> None:
+        log.log(logging.ERROR if kind == types.MessageType.Error else logging.INFO, "%s", message)
+        self._server.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def _notify(self, method: str, params: dict[str, Any]) -> None:
+        self._server.protocol.notify(method, params)
+
+
+def update_to_wire(event: IndexedEvent) -> dict[str, Any]:
+    data = {
+        "sessionId": event.session_id,
+        "messageId": event.message_id,
+        "index": event.index,
+        "update": event_to_wire(event.event),
+    }
+    if event.replay:
+        data["replay"] = True
+    return data
+
+
+def turn_end_to_wire(event: IndexedEvent) -> dict[str, Any]:
+    assert isinstance(event.event, TurnEnded)
+    return {
+        "sessionId": event.session_id,
+        "messageId": event.message_id,
+        "index": event.index,
+        **to_wire(event.event),
+    }

@@ -1,0 +1,63 @@
+"""The server core: one small class holding the shared state, and the list of features.
+
+Data flows editor -> LSP feature (``lsp/``) -> session manager (``sessions/``) -> agent
+connection (``agent/``) -> the agent, and back through :mod:`goose_ls.lsp.publisher`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pygls.lsp.server import LanguageServer
+
+from goose_ls import __version__
+from goose_ls.lsp.protocol import GooseProtocol
+from goose_ls.sessions.manager import SessionManager
+from goose_ls.settings import Settings
+
+if TYPE_CHECKING:
+    from goose_ls.lsp.publisher import EditorPublisher
+
+
+class NotInitialized(RuntimeError):
+    pass
+
+
+class GooseLanguageServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("goose-ls", __version__, protocol_cls=GooseProtocol)
+        self.settings = Settings()
+        self.setting_sources: list[tuple[str, Any]] = []
+        self.root = ""
+        self._sessions: SessionManager | None = None
+        self._publisher: EditorPublisher | None = None
+
+    @property
+    def sessions(self) -> SessionManager:
+        if self._sessions is None:
+            raise NotInitialized("the server has not been initialized")
+        return self._sessions
+
+    @property
+    def publisher(self) -> EditorPublisher:
+        if self._publisher is None:
+            raise NotInitialized("the server has not been initialized")
+        return self._publisher
+
+    def attach(self, sessions: SessionManager, publisher: EditorPublisher) -> None:
+        self._sessions = sessions
+        self._publisher = publisher
+
+    @property
+    def initialized(self) -> bool:
+        return self._sessions is not None
+
+
+def create_server() -> GooseLanguageServer:
+    """Build the server with every feature registered."""
+    from goose_ls.lsp import goose_methods, lifecycle
+
+    server = GooseLanguageServer()
+    lifecycle.register(server)
+    goose_methods.register(server)
+    return server

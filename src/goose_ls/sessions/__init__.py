@@ -1,0 +1,1 @@
+"""The session floor: chats, their turns, their numbered events, and prompt context."""

@@ -1,0 +1,98 @@
+"""Prompt context: what the user attaches to a question, turned into ACP content blocks.
+
+Plain text goes as text. A whole file goes as a ``resource_link`` (the agent reads it).
+A selection goes as an embedded ``resource`` when the agent advertises
+``embeddedContext``, otherwise as a fenced text block headed ``path:start-end``.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from pathlib import PurePath
+from typing import Any, Literal
+
+import attrs
+
+from goose_ls.events import Json
+
+
+@attrs.frozen
+class ContextItem:
+    """One piece of context. ``type`` says which fields matter:
+
+    ``text``: ``text``. ``file``: ``uri``. ``selection``: ``uri``, ``text``, ``start_line``
+    and ``end_line`` (1-based, inclusive).
+    """
+
+    type: Literal["text", "file", "selection"]
+    text: str | None = None
+    uri: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+
+    def problem(self) -> str | None:
+        """What is missing for this item's type, or None when it is complete."""
+        if self.type == "text" and self.text is None:
+            return "a text item needs 'text'"
+        if self.type in ("file", "selection") and not self.uri:
+            return f"a {self.type} item needs 'uri'"
+        if self.type == "selection" and (self.start_line is None or self.end_line is None):
+            return "a selection item needs 'startLine' and 'endLine'"
+        if self.type == "selection" and (self.start_line or 0) > (self.end_line or 0):
+            return "a selection's startLine is after its endLine"
+        return None
+
+
+def path_of(uri: str) -> str:
+    """The path part of a ``file://`` URI (other schemes are returned unchanged)."""
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else uri
+
+
+def _mime(path: str) -> str | None:
+    return mimetypes.guess_type(path)[0]
+
+
+def _fence_language(path: str) -> str:
+    return PurePath(path).suffix.lstrip(".")
+
+
+def to_blocks(prompt: str, context: list[ContextItem], embedded_context: bool) -> list[Json]:
+    """The ``session/prompt`` content for a question and its context, in that order."""
+    blocks: list[Json] = []
+    if prompt:
+        blocks.append({"type": "text", "text": prompt})
+    for item in context:
+        blocks.append(_block(item, embedded_context))
+    return blocks
+
+
+def _block(item: ContextItem, embedded_context: bool) -> dict[str, Any]:
+    if item.type == "text":
+        return {"type": "text", "text": item.text or ""}
+    assert item.uri is not None
+    path = path_of(item.uri)
+    if item.type == "file":
+        link: dict[str, Any] = {
+            "type": "resource_link",
+            "uri": item.uri,
+            "name": PurePath(path).name,
+        }
+        if mime := _mime(path):
+            link["mimeType"] = mime
+        return link
+    text = item.text or ""
+    heading = f"{path}:{item.start_line}-{item.end_line}"
+    if embedded_context:
+        resource: dict[str, Any] = {
+            "uri": f"{item.uri}#L{item.start_line}-L{item.end_line}",
+            "text": text,
+        }
+        if mime := _mime(path):
+            resource["mimeType"] = mime
+        return {"type": "resource", "resource": resource}
+    fence = "````" if "```" in text else "```"
+    body = text if text.endswith("\n") or not text else text + "\n"
+    return {"type": "text", "text": f"{heading}\n{fence}{_fence_language(path)}\n{body}{fence}"}

@@ -1,0 +1,251 @@
+"""Sessions and turns on top of the agent: the hub between the editor and the agent.
+
+The manager implements the agent floor's callbacks: each update is routed to its
+session (kept aside when it arrives before the ``session/new`` answer that names the
+session), and permission requests wait for the editor's answer. Turns run in the
+background, one at a time per session (the agent takes one prompt per session); a
+cancelled turn is reported as cancelled whatever the agent answers, and its pending
+permission requests are answered ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Protocol
+
+import attrs
+
+from goose_ls import events
+from goose_ls.agent.connection import AgentConnection, AgentError
+from goose_ls.agent.discovery import AgentUnavailable
+from goose_ls.agent.supervisor import AgentState, AgentStatus, AgentSupervisor
+from goose_ls.sessions.context import ContextItem, to_blocks
+from goose_ls.sessions.session import IndexedEvent, Session, Turn
+from goose_ls.settings import Settings
+
+log = logging.getLogger(__name__)
+
+EARLY_EVENTS_LIMIT = 10_000
+"""Updates kept for a session id the agent has not named yet (its ``session/new`` is pending)."""
+
+
+class SessionListener(Protocol):
+    """What the LSP floor provides: where events and agent states go."""
+
+    def session_event(self, event: IndexedEvent) -> None: ...
+
+    def agent_status(self, status: AgentStatus) -> None: ...
+
+
+class UnknownSession(KeyError):
+    pass
+
+
+class PromptRejected(ValueError):
+    """The prompt cannot be accepted (the message says why)."""
+
+
+@attrs.define
+class _PendingPermission:
+    session_id: str
+    options: list[events.PermissionOption]
+    answer: asyncio.Future[str | None]
+
+
+class SessionManager:
+    def __init__(self, settings: Settings, cwd: str, listener: SessionListener) -> None:
+        self.settings = settings
+        self.cwd = cwd
+        self._listener = listener
+        self.supervisor = AgentSupervisor(settings.agent, self, cwd, self._agent_status)
+        self.sessions: dict[str, Session] = {}
+        self._early: dict[str, list[events.SessionEvent]] = {}
+        self._permissions: dict[str, _PendingPermission] = {}
+
+    def update_settings(self, settings: Settings) -> None:
+        """New settings; the agent ones apply from the agent's next start."""
+        self.settings = settings
+        self.supervisor.settings = settings.agent
+
+    # --- agent callbacks ---------------------------------------------------------
+    def session_event(self, session_id: str, event: events.SessionEvent) -> None:
+        session = self.sessions.get(session_id)
+        if session is None:
+            early = self._early.setdefault(session_id, [])
+            if len(early) < EARLY_EVENTS_LIMIT:
+                early.append(event)
+            return
+        if session.replaying:
+            return  # history this session already holds, sent again by session/load
+        session.record(event)
+
+    async def request_permission(
+        self,
+        session_id: str,
+        tool_call: events.ToolCallUpdate,
+        options: list[events.PermissionOption],
+    ) -> str | None:
+        session = self.sessions.get(session_id)
+        if session is None or session.active is None or session.active.cancelled:
+            return None
+        request_id = uuid.uuid4().hex[:12]
+        answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._permissions[request_id] = _PendingPermission(session_id, options, answer)
+        session.record(events.PermissionRequested(request_id, tool_call, options))
+        try:
+            chosen = await answer
+        finally:
+            del self._permissions[request_id]
+        session.record(
+            events.PermissionResolved(
+                request_id, "selected" if chosen else "cancelled", option_id=chosen
+            )
+        )
+        return chosen
+
+    def _agent_status(self, status: AgentStatus) -> None:
+        if status.state in (AgentState.ERROR, AgentState.STOPPED):
+            # Nobody can act on these any more; fail closed.
+            for pending in list(self._permissions.values()):
+                if not pending.answer.done():
+                    pending.answer.set_result(None)
+        self._listener.agent_status(status)
+
+    # --- sessions ----------------------------------------------------------------
+    def get(self, session_id: str) -> Session:
+        try:
+            return self.sessions[session_id]
+        except KeyError:
+            raise UnknownSession(session_id) from None
+
+    async def new_session(self, cwd: str | None = None) -> Session:
+        conn = await self.supervisor.connection()
+        cwd = cwd or self.cwd
+        session_id = await conn.new_session(cwd)
+        session = Session(session_id, cwd, conn.generation, self._listener.session_event)
+        self.sessions[session_id] = session
+        for event in self._early.pop(session_id, []):
+            session.record(event)
+        return session
+
+    async def _attach(self, session: Session) -> AgentConnection:
+        """The agent connection for ``session``, reloading it into a restarted agent."""
+        conn = await self.supervisor.connection()
+        if session.generation == conn.generation:
+            return conn
+        if not conn.profile.load_session:
+            raise AgentError(
+                "the agent restarted and cannot reload this chat (it has no session/load); "
+                "start a new chat"
+            )
+        session.replaying = True
+        try:
+            await conn.load_session(session.session_id, session.cwd)
+        finally:
+            session.replaying = False
+            self._early.pop(session.session_id, None)
+        session.generation = conn.generation
+        session.record(events.Note("info", "The agent was restarted; this chat was reloaded."))
+        return conn
+
+    # --- turns -------------------------------------------------------------------
+    def prompt(
+        self, session_id: str, message_id: str, prompt: str, context: list[ContextItem]
+    ) -> Turn:
+        """Accept a turn and run it in the background; returns at once."""
+        session = self.get(session_id)
+        if message_id in session.message_ids:
+            raise PromptRejected(f"messageId {message_id} was already used in this session")
+        if not prompt.strip() and not context:
+            raise PromptRejected("the prompt is empty and has no context")
+        session.message_ids.add(message_id)
+        turn = Turn(message_id=message_id, prompt=prompt, context=context)
+        session.waiting.append(turn)
+        turn.task = asyncio.create_task(self._run_turn(session, turn))
+        return turn
+
+    async def _run_turn(self, session: Session, turn: Turn) -> None:
+        async with session.turn_lock:
+            session.waiting.remove(turn)
+            session.active = turn
+            end = events.TurnEnded(stop_reason="cancelled")
+            try:
+                if not turn.cancelled:
+                    end = await self._send(session, turn)
+            except asyncio.CancelledError:
+                end = events.TurnEnded(stop_reason="cancelled")
+                raise
+            finally:
+                self._cancel_permissions(session)
+                session.record(end)
+                session.active = None
+
+    async def _send(self, session: Session, turn: Turn) -> events.TurnEnded:
+        try:
+            conn = await self._attach(session)
+            blocks = to_blocks(turn.prompt, turn.context, conn.profile.embedded_context)
+            for block in blocks:
+                session.record(events.UserMessageChunk(content=block))
+            turn.sent = True
+            stop = await conn.prompt(session.session_id, blocks)
+        except AgentUnavailable as exc:
+            return events.TurnEnded(error=f"{exc.message}. {exc.fix}")
+        except AgentError as exc:
+            if turn.cancelled:
+                return events.TurnEnded(stop_reason="cancelled")
+            return events.TurnEnded(error=str(exc))
+        # goose may answer end_turn for a cancelled turn: trust what we sent, not that.
+        return events.TurnEnded(stop_reason="cancelled" if turn.cancelled else stop)
+
+    async def cancel(self, session_id: str) -> bool:
+        """Cancel the running turn; returns False when nothing was running."""
+        session = self.get(session_id)
+        turn = session.active
+        if turn is None or turn.cancelled:
+            return False
+        turn.cancelled = True
+        self._cancel_permissions(session)
+        if not turn.sent:
+            if turn.task is not None:
+                turn.task.cancel()
+            return True
+        conn = self.supervisor.current
+        if conn is not None and conn.alive:
+            try:
+                await conn.cancel(session_id)
+            except AgentError as exc:
+                log.warning("session/cancel for %s failed: %s", session_id, exc)
+        return True
+
+    def answer_permission(self, request_id: str, option_id: str | None) -> None:
+        """Answer a pending permission request; ``None`` means the turn is cancelled."""
+        pending = self._permissions.get(request_id)
+        if pending is None or pending.answer.done():
+            raise KeyError(request_id)
+        if option_id is not None and option_id not in {o.option_id for o in pending.options}:
+            offered = ", ".join(o.option_id for o in pending.options)
+            raise ValueError(f"optionId {option_id!r} was not offered (offered: {offered})")
+        pending.answer.set_result(option_id)
+
+    def _cancel_permissions(self, session: Session) -> None:
+        for pending in self._permissions.values():
+            if pending.session_id == session.session_id and not pending.answer.done():
+                pending.answer.set_result(None)
+
+    async def shutdown(self) -> None:
+        """Cancel every turn and stop the agent."""
+        for session in self.sessions.values():
+            if session.active is not None:
+                await self.cancel(session.session_id)
+        tasks = [
+            t.task
+            for s in self.sessions.values()
+            for t in (s.active, *s.waiting)
+            if t is not None and t.task is not None
+        ]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.supervisor.stop()

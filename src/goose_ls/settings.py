@@ -1,0 +1,165 @@
+"""The settings model: typed, fully defaulted, camelCase on the wire.
+
+Settings arrive from three places, applied in this order (later wins):
+``initializationOptions``, ``workspace/configuration`` (section ``goose``) and
+``GOOSE_LS_*`` environment variables. A bad value never stops the server: it is
+skipped with a warning that names the key, and the default (or earlier value) stays.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Literal
+
+import attrs
+
+from goose_ls.wire import camel, converter, describe_error, to_wire
+
+ENV_PREFIX = "GOOSE_LS_"
+SECTION = "goose"
+
+
+@attrs.define
+class AgentSettings:
+    """How to find, check and run the ACP agent."""
+
+    command: list[str] = attrs.field(
+        factory=lambda: ["goose", "acp"], metadata={"shell_words": True}
+    )
+    """The agent command line; a string is split like a shell would."""
+    binary_path: str = ""
+    """Absolute path of the agent binary; replaces discovery of the command's first word."""
+    args: list[str] = attrs.Factory(list)
+    """Extra arguments appended to the command."""
+    env: dict[str, str] = attrs.Factory(dict)
+    """Extra environment variables for the agent (the editor's environment is inherited)."""
+    check_version: bool = True
+    """Check that goose is at least the minimum version before starting it."""
+    start: Literal["eager", "lazy"] = "eager"
+    """``eager`` starts the agent right after ``initialize``; ``lazy`` on first use."""
+    request_timeout: float = 60.0
+    """Seconds to wait for an agent reply to an ordinary request. Turns never time out."""
+    session_timeout: float = 330.0
+    """Seconds to wait for ``session/new`` and ``session/load`` (goose starts extensions)."""
+    shutdown_timeout: float = 5.0
+    """Seconds between SIGTERM and SIGKILL when stopping the agent."""
+
+
+@attrs.define
+class Settings:
+    """Everything a user can configure."""
+
+    agent: AgentSettings = attrs.Factory(AgentSettings)
+    data_dir: str = ""
+    """Where sessions and transcripts live; empty means the platform's user data dir."""
+
+
+attrs.resolve_types(AgentSettings)
+attrs.resolve_types(Settings)
+
+
+def apply(settings: Settings, data: Any, source: str) -> list[str]:
+    """Merge ``data`` (camelCase JSON) into ``settings`` in place; return warnings."""
+    warnings: list[str] = []
+    if data is None:
+        return warnings
+    if not isinstance(data, Mapping):
+        return [f"{source}: settings must be an object, got {type(data).__name__}; ignored"]
+    _apply(settings, data, SECTION, source, warnings)
+    return warnings
+
+
+def unwrap_section(data: Any) -> Any:
+    """Accept both ``{...}`` and ``{"goose": {...}}`` (Helix reuses one table for both)."""
+    if isinstance(data, Mapping) and set(data) == {SECTION} and isinstance(data[SECTION], Mapping):
+        return data[SECTION]
+    return data
+
+
+def _apply(target: Any, data: Mapping[str, Any], path: str, source: str, out: list[str]) -> None:
+    fields = {camel(f.name): f for f in attrs.fields(type(target))}
+    for key, value in data.items():
+        field = fields.get(key)
+        if field is None:
+            out.append(f"{source}: unknown setting '{path}.{key}' ignored")
+            continue
+        key_path = f"{path}.{key}"
+        current = getattr(target, field.name)
+        if attrs.has(type(current)):
+            if isinstance(value, Mapping):
+                _apply(current, value, key_path, source, out)
+            else:
+                out.append(f"{source}: '{key_path}' must be an object; ignored")
+            continue
+        if field.metadata.get("shell_words") and isinstance(value, str):
+            value = shlex.split(value)
+        try:
+            setattr(target, field.name, converter.structure(value, field.type))
+        except Exception as exc:
+            out.append(
+                f"{source}: '{key_path}' {describe_error(exc)}; keeping {json.dumps(current)}"
+            )
+
+
+def env_overrides(environ: Mapping[str, str] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Read ``GOOSE_LS_AGENT_BINARY_PATH``-style variables into a settings dict."""
+    environ = os.environ if environ is None else environ
+    result: dict[str, Any] = {}
+    warnings: list[str] = []
+    for dotted, field in _leaf_fields(Settings):
+        name = ENV_PREFIX + "_".join(part.upper() for part in dotted)
+        raw = environ.get(name)
+        if raw is None:
+            continue
+        value: Any = raw
+        if field.type is not str and not field.metadata.get("shell_words"):
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                if _wants_string(field.type):
+                    value = raw
+                else:
+                    warnings.append(f"environment: {name}={raw!r} is not valid JSON; ignored")
+                    continue
+        elif field.metadata.get("shell_words") and raw.lstrip().startswith("["):
+            value = json.loads(raw)
+        node = result
+        for part in dotted[:-1]:
+            node = node.setdefault(camel(part), {})
+        node[camel(dotted[-1])] = value
+    return result, warnings
+
+
+def _wants_string(kind: Any) -> bool:
+    return kind is str or getattr(kind, "__origin__", None) is Literal
+
+
+def _leaf_fields(cls: type, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    for field in attrs.fields(cls):
+        if isinstance(field.type, type) and attrs.has(field.type):
+            yield from _leaf_fields(field.type, (*prefix, field.name))
+        else:
+            yield (*prefix, field.name), field
+
+
+def load(
+    sources: Iterable[tuple[str, Any]], environ: Mapping[str, str] | None = None
+) -> tuple[Settings, list[str]]:
+    """Build settings from ``(source name, data)`` pairs, then the environment."""
+    settings = Settings()
+    warnings: list[str] = []
+    for source, data in sources:
+        warnings += apply(settings, unwrap_section(data), source)
+    env_data, env_warnings = env_overrides(environ)
+    warnings += env_warnings
+    warnings += apply(settings, env_data, "environment")
+    return settings, warnings
+
+
+def describe(settings: Settings) -> dict[str, Any]:
+    """The effective settings as camelCase JSON (for logs, ``goose/status`` and doctor)."""
+    result: dict[str, Any] = to_wire(settings)
+    return result

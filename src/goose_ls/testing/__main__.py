@@ -1,0 +1,3 @@
+from goose_ls.testing.agent import main
+
+raise SystemExit(main())

@@ -1,0 +1,356 @@
+"""The scripted ACP agent: the SDK's agent side, playing a script (see ``script.py``).
+
+Its defaults copy goose 1.43 on the wire: the ``initialize`` answer, session ids like
+``20260719_1``, usage and command updates sent before the ``session/new`` response,
+tool calls without ``kind`` or ``status``, and the four permission options.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, cast
+
+from acp import RequestError, stdio_streams
+from acp.agent.connection import AgentSideConnection
+from acp.connection import StreamEvent
+from acp.schema import (
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptResponse,
+    RequestPermissionRequest,
+    SessionNotification,
+    SetSessionModeResponse,
+)
+
+from goose_ls.testing.script import GOOSE_PERMISSION_OPTIONS, load_script
+
+LINE_LIMIT = 64 * 1024 * 1024
+
+GOOSE_CAPABILITIES = {
+    "loadSession": True,
+    "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+    "mcpCapabilities": {"http": True, "sse": False},
+    "sessionCapabilities": {"list": {}, "close": {}},
+}
+GOOSE_MODES = {
+    "currentModeId": "auto",
+    "availableModes": [
+        {"id": mode, "name": mode, "description": text}
+        for mode, text in (
+            ("auto", "Automatically approve tool calls"),
+            ("approve", "Ask before every tool call"),
+            ("smart_approve", "Ask only for sensitive tool calls"),
+            ("chat", "Chat only, no tool calls"),
+        )
+    ],
+}
+DEFAULT_SETUP: list[dict[str, Any]] = [
+    {"usage": {"used": 0, "size": 200000}},
+    {"commands": [{"name": "compact", "description": "Compact the conversation history"}]},
+]
+
+
+class TurnOver(Exception):
+    """A step ended the turn early (with this reply)."""
+
+    def __init__(self, reply: PromptResponse | RequestError) -> None:
+        self.reply = reply
+
+
+class ScriptedAgent:
+    """Implements the SDK's ``Agent`` interface by playing a script."""
+
+    def __init__(self, script: dict[str, Any], writer: asyncio.StreamWriter) -> None:
+        self.script = script
+        self.writer = writer
+        self.conn: AgentSideConnection | None = None
+        self.sessions: dict[str, dict[str, Any]] = {}
+        self.prompts = 0
+        self.cancelled: dict[str, asyncio.Event] = {}
+        self._counter = 0
+
+    def on_connect(self, conn: AgentSideConnection) -> None:
+        self.conn = conn
+
+    # --- ACP methods -------------------------------------------------------------
+    async def initialize(self, protocol_version: int, **_: Any) -> InitializeResponse:
+        return InitializeResponse.model_validate(
+            {
+                "protocolVersion": protocol_version,  # goose echoes what it was sent
+                "agentInfo": self.script.get("agentInfo", {"name": "goose", "version": "1.43.0"}),
+                "agentCapabilities": self.script.get("capabilities", GOOSE_CAPABILITIES),
+                "authMethods": [
+                    {
+                        "id": "goose-provider",
+                        "name": "Configure Provider",
+                        "description": "Run `goose configure` to set up your AI provider",
+                    }
+                ],
+            }
+        )
+
+    async def authenticate(self, method_id: str, **_: Any) -> dict[str, Any]:
+        return {}
+
+    async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> NewSessionResponse:
+        if not os.path.isabs(cwd) or not os.path.isdir(cwd):  # noqa: ASYNC240
+            raise RequestError(-32602, "Invalid params", "invalid directory path")
+        self._counter += 1
+        session_id = f"{datetime.date.today():%Y%m%d}_{self._counter}"
+        self.sessions[session_id] = {"cwd": cwd}
+        await self.play(session_id, self.script.get("sessionSetup", DEFAULT_SETUP))
+        return NewSessionResponse.model_validate({"sessionId": session_id, "modes": GOOSE_MODES})
+
+    async def load_session(self, cwd: str, session_id: str, **_: Any) -> LoadSessionResponse:
+        if "load" not in self.script and session_id not in self.sessions:
+            raise RequestError.resource_not_found(f"Session not found: {session_id}")
+        self.sessions[session_id] = {"cwd": cwd}
+        await self.play(session_id, self.script.get("load", []))
+        return LoadSessionResponse.model_validate({"modes": GOOSE_MODES})
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **_: Any
+    ) -> SetSessionModeResponse:
+        await self.update(
+            session_id, {"sessionUpdate": "current_mode_update", "currentModeId": mode_id}
+        )
+        return SetSessionModeResponse()
+
+    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
+        turns = self.script.get("turns")
+        index = self.prompts
+        self.prompts += 1
+        cancel = self.cancelled[session_id] = asyncio.Event()
+        if turns:
+            steps = turns[min(index, len(turns) - 1)]
+        else:
+            said = " ".join(getattr(block, "text", "") or "" for block in prompt).strip()
+            steps = [{"text": f"You said: {said}", "chunks": 3}]
+        try:
+            await self.play(session_id, steps, cancel)
+        except TurnOver as over:
+            if isinstance(over.reply, RequestError):
+                raise over.reply from None
+            return over.reply
+        stop = "cancelled" if cancel.is_set() else "end_turn"
+        for step in steps:
+            if cancel.is_set() and step.get("cancelledAs"):
+                stop = step["cancelledAs"]
+            if "stopReason" in step:
+                stop = step["stopReason"]
+        return PromptResponse.model_validate({"stopReason": stop})
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        event = self.cancelled.get(session_id)
+        if event is not None:
+            event.set()
+
+    async def close_session(self, session_id: str, **_: Any) -> dict[str, Any]:
+        self.sessions.pop(session_id, None)
+        return {}
+
+    # --- playing steps -----------------------------------------------------------
+    async def play(
+        self, session_id: str, steps: list[dict[str, Any]], cancel: asyncio.Event | None = None
+    ) -> None:
+        cancel = cancel or asyncio.Event()
+        for step in steps:
+            if cancel.is_set():
+                return
+            await self.step(session_id, step, cancel)
+
+    async def step(self, session_id: str, step: dict[str, Any], cancel: asyncio.Event) -> None:
+        if "text" in step or "thought" in step or "userText" in step:
+            kind, text = _chunk_kind(step)
+            for piece in _split(text, int(step.get("chunks", 1))):
+                if cancel.is_set():
+                    return
+                await self.update(
+                    session_id, {"sessionUpdate": kind, "content": {"type": "text", "text": piece}}
+                )
+                if step.get("delay"):
+                    await asyncio.sleep(float(step["delay"]))
+        elif "toolCall" in step:
+            await self.update(session_id, {"sessionUpdate": "tool_call", **step["toolCall"]})
+        elif "toolUpdate" in step:
+            await self.update(
+                session_id, {"sessionUpdate": "tool_call_update", **step["toolUpdate"]}
+            )
+        elif "plan" in step:
+            await self.update(session_id, {"sessionUpdate": "plan", "entries": step["plan"]})
+        elif "usage" in step:
+            await self.update(session_id, {"sessionUpdate": "usage_update", **step["usage"]})
+        elif "commands" in step:
+            await self.update(
+                session_id,
+                {
+                    "sessionUpdate": "available_commands_update",
+                    "availableCommands": step["commands"],
+                },
+            )
+        elif "mode" in step:
+            await self.update(
+                session_id, {"sessionUpdate": "current_mode_update", "currentModeId": step["mode"]}
+            )
+        elif "configOptions" in step:
+            await self.update(
+                session_id,
+                {"sessionUpdate": "config_option_update", "configOptions": step["configOptions"]},
+            )
+        elif "sessionInfo" in step:
+            await self.update(
+                session_id, {"sessionUpdate": "session_info_update", **step["sessionInfo"]}
+            )
+        elif "update" in step:
+            await self.raw_notification(session_id, step["update"])
+        elif "permission" in step:
+            await self.ask_permission(session_id, step["permission"], cancel)
+        elif "sleep" in step:
+            await asyncio.sleep(float(step["sleep"]))
+        elif "waitForCancel" in step:
+            await cancel.wait()
+        elif "raw" in step:
+            await self.write_line(step["raw"].encode())
+        elif "rawHex" in step:
+            await self.write_line(bytes.fromhex(step["rawHex"]))
+        elif "bigText" in step:
+            await self.update(
+                session_id,
+                {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": "x" * int(step["bigText"])},
+                },
+            )
+        elif "bigRaw" in step:
+            await self.write_line(b"y" * int(step["bigRaw"]))
+        elif "halfLine" in step:
+            self.writer.write(step["halfLine"].encode())
+            await self.writer.drain()
+            os._exit(1)
+        elif "crash" in step:
+            sys.stdout.flush()
+            os._exit(int(step["crash"]))
+        elif "hang" in step:
+            await asyncio.Event().wait()
+        elif "stderr" in step:
+            sys.stderr.write(step["stderr"] + "\n")
+            sys.stderr.flush()
+        elif "error" in step:
+            error = step["error"]
+            raise TurnOver(
+                RequestError(
+                    error.get("code", -32603),
+                    error.get("message", "Internal error"),
+                    error.get("data"),
+                )
+            )
+
+    async def ask_permission(
+        self, session_id: str, spec: dict[str, Any], cancel: asyncio.Event
+    ) -> None:
+        assert self.conn is not None
+        request = RequestPermissionRequest.model_validate(
+            {
+                "sessionId": session_id,
+                "toolCall": {"kind": "other", "status": "pending", **spec.get("toolCall", spec)},
+                "options": spec.get("options", GOOSE_PERMISSION_OPTIONS),
+            }
+        )
+        response = await self.conn.request_permission(
+            session_id=session_id, tool_call=request.tool_call, options=request.options
+        )
+        outcome = response.outcome
+        answer = getattr(outcome, "option_id", None) or outcome.outcome
+        if spec.get("announce", True):
+            await self.update(
+                session_id,
+                {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": f"[permission: {answer}]"},
+                },
+            )
+
+    async def update(self, session_id: str, update: dict[str, Any]) -> None:
+        assert self.conn is not None
+        notification = SessionNotification.model_validate(
+            {"sessionId": session_id, "update": update}
+        )
+        await self.conn.session_update(session_id=session_id, update=notification.update)
+
+    async def raw_notification(self, session_id: str, update: Any) -> None:
+        message = {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": session_id, "update": update},
+        }
+        await self.write_line(json.dumps(message).encode())
+
+    async def write_line(self, data: bytes) -> None:
+        self.writer.write(data + b"\n")
+        await self.writer.drain()
+
+
+def _chunk_kind(step: dict[str, Any]) -> tuple[str, str]:
+    if "thought" in step:
+        return "agent_thought_chunk", str(step["thought"])
+    if "userText" in step:
+        return "user_message_chunk", str(step["userText"])
+    return "agent_message_chunk", str(step["text"])
+
+
+def _split(text: str, chunks: int) -> list[str]:
+    """Split ``text`` into ``chunks`` pieces that concatenate back to it exactly."""
+    chunks = max(1, min(chunks, len(text) or 1))
+    size, extra = divmod(len(text), chunks)
+    pieces, start = [], 0
+    for i in range(chunks):
+        end = start + size + (1 if i < extra else 0)
+        pieces.append(text[start:end])
+        start = end
+    return pieces
+
+
+def _recorder(path: Path) -> Any:
+    def record(event: StreamEvent) -> None:
+        if event.direction.value == "incoming":
+            with path.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(event.message) + "\n")
+
+    return record
+
+
+async def serve(script: dict[str, Any]) -> None:
+    reader, writer = await stdio_streams(limit=LINE_LIMIT)
+    agent = ScriptedAgent(script, writer)
+    for step in script.get("startup", []):
+        if "exit" in step:
+            sys.stderr.write(step.get("message", "scripted agent: exiting at start") + "\n")
+            sys.stderr.flush()
+            os._exit(int(step["exit"]))
+        await agent.step("", step, asyncio.Event())
+    observers = [_recorder(Path(script["record"]))] if script.get("record") else []
+    conn = AgentSideConnection(
+        cast(Any, agent), writer, reader, listening=False, observers=observers
+    )
+    await conn.listen()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help"):
+        print(
+            "usage: python -m goose_ls.testing SCRIPT.json  (an ACP agent on stdio)",
+            file=sys.stderr,
+        )
+        return 2
+    script = load_script(args[0])
+    with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
+        asyncio.run(serve(script))
+    return 0

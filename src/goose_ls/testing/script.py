@@ -1,0 +1,76 @@
+"""Scripts for the scripted agent, and helpers that turn them into agent commands.
+
+A script is JSON. Top-level keys (all optional):
+
+``agentInfo``      ``{"name", "version"}`` sent in ``initialize`` (default goose 1.43.0)
+``capabilities``   ``agentCapabilities`` (default: what goose 1.43 advertises)
+``startup``        steps played before reading stdin (``{"exit": 3}`` = dies at start)
+``sessionSetup``   steps played before the ``session/new`` response (default: usage and
+                   available commands, as goose sends them)
+``turns``          a list of step lists; prompt N plays ``turns[N]`` (the last one repeats);
+                   without it every prompt is echoed back
+``load``           steps replayed during ``session/load``
+``record``         a path; every message received is appended to it as JSON lines
+
+Steps (one key each, plus options): ``text`` (``chunks``, ``delay``), ``thought``,
+``userText``, ``toolCall``, ``toolUpdate``, ``plan``, ``usage``, ``commands``, ``mode``,
+``configOptions``, ``sessionInfo``, ``update`` (a raw update object), ``permission``
+(goose's four options unless ``options`` is given), ``sleep``, ``waitForCancel``, ``raw``
+(a raw stdout line), ``rawHex``, ``bigText`` (one chunk of N bytes), ``bigRaw``,
+``halfLine`` (half a line, then exit), ``crash`` (exit code), ``hang``, ``stderr``,
+``stopReason``, ``error`` (``{"code", "message", "data"}`` as the prompt's reply).
+With ``"cancelledAs": "end_turn"`` in a turn step list's last step, a cancelled turn
+reports ``end_turn`` the way goose 1.48 did.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+GOOSE_PERMISSION_OPTIONS = [
+    {"optionId": kind, "name": kind, "kind": kind}
+    for kind in ("allow_always", "allow_once", "reject_once", "reject_always")
+]
+"""The four options goose offers, in goose's order, with ``optionId == name == kind``."""
+
+
+def write_script(path: Path, script: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(script), encoding="utf-8")
+    return path
+
+
+def scripted_agent_command(script_path: Path | str) -> list[str]:
+    """The ``goose.agent.command`` setting that runs the scripted agent on a script."""
+    return [sys.executable, "-m", "goose_ls.testing", str(script_path)]
+
+
+def write_fake_goose(directory: Path, version_output: str, script_path: Path | str) -> Path:
+    """Write an executable named ``goose`` that prints ``version_output`` for ``--version``
+    and runs the scripted agent for ``goose acp``, so discovery and the version check can
+    be tested as they run for real."""
+    directory.mkdir(parents=True, exist_ok=True)
+    binary = directory / "goose"
+    command = " ".join(f"'{part}'" for part in scripted_agent_command(script_path))
+    binary.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "--version" ] || [ "$1" = "-V" ]; then\n'
+        f"  printf '%s\\n' {json.dumps(version_output)}\n"
+        "  exit 0\n"
+        "fi\n"
+        f"exec {command}\n",
+        encoding="utf-8",
+    )
+    binary.chmod(binary.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return binary
+
+
+def load_script(path: str | os.PathLike[str]) -> dict[str, Any]:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a script must be a JSON object")
+    return data
