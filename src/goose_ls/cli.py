@@ -90,7 +90,7 @@ def serve(tcp: tuple[str, int] | None) -> int:
         if server.initialized:
             server.sessions.supervisor.kill_now()
         log.info("goose-ls stopped")
-    return 0
+    return server.exit_code
 
 
 if __name__ == "__main__":

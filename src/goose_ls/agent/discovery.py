@@ -68,9 +68,13 @@ def is_goose(binary: str) -> bool:
 
 
 def expand(path: str, environ: Mapping[str, str]) -> str:
-    """Expand ``~`` and ``%VAR%`` (and ``$VAR``) the way installers write their paths."""
+    """Expand ``~``, ``%VAR%`` and ``$VAR`` from ``environ``, the way installers write paths."""
     path = re.sub(r"%([^%]+)%", lambda m: environ.get(m.group(1), m.group(0)), path)
-    return os.path.expanduser(os.path.expandvars(path))
+    path = re.sub(r"\$(\w+)", lambda m: environ.get(m.group(1), m.group(0)), path)
+    home = environ.get("HOME") or environ.get("USERPROFILE")
+    if path.startswith("~") and home:
+        return home + path[1:]
+    return os.path.expanduser(path)
 
 
 def platform_candidates(environ: Mapping[str, str], platform: str = sys.platform) -> list[str]:

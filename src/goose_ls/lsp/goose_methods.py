@@ -66,6 +66,7 @@ def register(server: GooseLanguageServer) -> None:
     @server.feature(protocol.NEW_SESSION)
     async def new_session(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
         params = protocol.parse(protocol.NEW_SESSION, raw, protocol.NewSessionParams)
+        await ls.settings_settled()
         try:
             session = await ls.sessions.new_session(params.cwd)
         except (AgentError, AgentUnavailable) as exc:

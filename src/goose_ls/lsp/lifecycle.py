@@ -45,7 +45,10 @@ def register(server: GooseLanguageServer) -> None:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: GooseLanguageServer, _: types.InitializedParams) -> None:
-        await _pull_configuration(ls)
+        try:
+            await _pull_configuration(ls)
+        finally:
+            ls.configured.set()
         if ls.settings.agent.start == "eager":
             ls.sessions.supervisor.start_in_background()
 
@@ -59,8 +62,14 @@ def register(server: GooseLanguageServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: GooseLanguageServer, *_: Any) -> None:
+        ls.shutdown_requested = True
         if ls.initialized:
             await ls.sessions.shutdown()
+
+    @server.feature(types.EXIT)
+    def exit_(ls: GooseLanguageServer, *_: Any) -> None:
+        # LSP: exit code 0 after a shutdown request, 1 without one.
+        ls.exit_code = 0 if ls.shutdown_requested else 1
 
 
 async def _pull_configuration(ls: GooseLanguageServer) -> None:

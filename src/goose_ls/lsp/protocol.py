@@ -41,16 +41,19 @@ class NewSessionParams:
 @attrs.frozen
 class PromptParams:
     session_id: str
-    message_id: str = attrs.field()
+    message_id: str
     prompt: str = ""
     context: list[ContextItem] = attrs.Factory(list)
 
-    @message_id.validator
-    def _uuid(self, _: Any, value: str) -> None:
+    def problem(self) -> str | None:
         try:
-            uuid.UUID(value)
+            uuid.UUID(self.message_id)
         except ValueError:
-            raise ValueError("must be a UUID") from None
+            return "messageId: must be a UUID"
+        for i, item in enumerate(self.context):
+            if trouble := item.problem():
+                return f"context[{i}]: {trouble}"
+        return None
 
 
 @attrs.frozen
@@ -77,10 +80,9 @@ def parse(method: str, params: Any, cls: type[T]) -> T:
         value = from_wire({} if params is None else params, cls)
     except (WireError, ValueError) as exc:
         raise JsonRpcInvalidParams(f"{method}: {exc}") from None
-    if isinstance(value, PromptParams):
-        for i, item in enumerate(value.context):
-            if problem := item.problem():
-                raise JsonRpcInvalidParams(f"{method}: context[{i}]: {problem}")
+    check = getattr(value, "problem", None)
+    if check is not None and (problem := check()):
+        raise JsonRpcInvalidParams(f"{method}: {problem}")
     return value
 
 

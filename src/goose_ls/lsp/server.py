@@ -6,6 +6,8 @@ connection (``agent/``) -> the agent, and back through :mod:`goose_ls.lsp.publis
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from pygls.lsp.server import LanguageServer
@@ -19,6 +21,10 @@ if TYPE_CHECKING:
     from goose_ls.lsp.publisher import EditorPublisher
 
 
+CONFIGURATION_WAIT = 5.0
+"""Seconds a request waits for ``workspace/configuration`` before going on without it."""
+
+
 class NotInitialized(RuntimeError):
     pass
 
@@ -29,6 +35,10 @@ class GooseLanguageServer(LanguageServer):
         self.settings = Settings()
         self.setting_sources: list[tuple[str, Any]] = []
         self.root = ""
+        self.configured = asyncio.Event()
+        """Set once the settings from ``workspace/configuration`` are in (or known absent)."""
+        self.shutdown_requested = False
+        self.exit_code = 0
         self._sessions: SessionManager | None = None
         self._publisher: EditorPublisher | None = None
 
@@ -51,6 +61,11 @@ class GooseLanguageServer(LanguageServer):
     @property
     def initialized(self) -> bool:
         return self._sessions is not None
+
+    async def settings_settled(self) -> None:
+        """Wait (briefly) for the editor's configuration, so the agent starts as configured."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.configured.wait(), CONFIGURATION_WAIT)
 
 
 def create_server() -> GooseLanguageServer:

@@ -52,7 +52,10 @@ def path_of(uri: str) -> str:
 
 
 def _mime(path: str) -> str | None:
-    return mimetypes.guess_type(path)[0]
+    """A text MIME type when the extension says so (the registry's other guesses mislead:
+    ``.rs`` is not ``application/rls-services+xml`` in an editor)."""
+    guess = mimetypes.guess_type(path)[0]
+    return guess if guess and guess.startswith("text/") else None
 
 
 def _fence_language(path: str) -> str:

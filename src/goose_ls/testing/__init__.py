@@ -4,6 +4,7 @@ It is never used as a silent fallback: goose-ls runs it only when its command is
 ``python -m goose_ls.testing SCRIPT.json`` (which :func:`scripted_agent_command` builds).
 """
 
+from goose_ls.testing.editor import GooseRecorder, plain
 from goose_ls.testing.script import (
     GOOSE_PERMISSION_OPTIONS,
     scripted_agent_command,
@@ -13,6 +14,8 @@ from goose_ls.testing.script import (
 
 __all__ = [
     "GOOSE_PERMISSION_OPTIONS",
+    "GooseRecorder",
+    "plain",
     "scripted_agent_command",
     "write_fake_goose",
     "write_script",

@@ -74,7 +74,6 @@ class ScriptedAgent:
         self.sessions: dict[str, dict[str, Any]] = {}
         self.prompts = 0
         self.cancelled: dict[str, asyncio.Event] = {}
-        self._counter = 0
 
     def on_connect(self, conn: AgentSideConnection) -> None:
         self.conn = conn
@@ -102,15 +101,16 @@ class ScriptedAgent:
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> NewSessionResponse:
         if not os.path.isabs(cwd) or not os.path.isdir(cwd):  # noqa: ASYNC240
             raise RequestError(-32602, "Invalid params", "invalid directory path")
-        self._counter += 1
-        session_id = f"{datetime.date.today():%Y%m%d}_{self._counter}"
+        known = self._stored_sessions()
+        session_id = f"{datetime.date.today():%Y%m%d}_{len(known) + len(self.sessions) + 1}"
         self.sessions[session_id] = {"cwd": cwd}
+        self._store_session(session_id)
         await self.play(session_id, self.script.get("sessionSetup", DEFAULT_SETUP))
         return NewSessionResponse.model_validate({"sessionId": session_id, "modes": GOOSE_MODES})
 
     async def load_session(self, cwd: str, session_id: str, **_: Any) -> LoadSessionResponse:
-        if "load" not in self.script and session_id not in self.sessions:
-            raise RequestError.resource_not_found(f"Session not found: {session_id}")
+        if session_id not in self.sessions and not self._loadable(session_id):
+            raise RequestError(-32002, "Resource not found", f"Session not found: {session_id}")
         self.sessions[session_id] = {"cwd": cwd}
         await self.play(session_id, self.script.get("load", []))
         return LoadSessionResponse.model_validate({"modes": GOOSE_MODES})
@@ -128,10 +128,12 @@ class ScriptedAgent:
         index = self.prompts
         self.prompts += 1
         cancel = self.cancelled[session_id] = asyncio.Event()
-        if turns:
+        said = " ".join(getattr(block, "text", "") or "" for block in prompt).strip()
+        if said in self.script.get("byPrompt", {}):
+            steps = self.script["byPrompt"][said]
+        elif turns:
             steps = turns[min(index, len(turns) - 1)]
         else:
-            said = " ".join(getattr(block, "text", "") or "" for block in prompt).strip()
             steps = [{"text": f"You said: {said}", "chunks": 3}]
         try:
             await self.play(session_id, steps, cancel)
@@ -155,6 +157,22 @@ class ScriptedAgent:
     async def close_session(self, session_id: str, **_: Any) -> dict[str, Any]:
         self.sessions.pop(session_id, None)
         return {}
+
+    # --- sessions kept across restarts, as goose keeps them in its database ----------
+    def _stored_sessions(self) -> list[str]:
+        path = self.script.get("sessionsFile")
+        if not path or not Path(path).exists():
+            return []
+        return Path(path).read_text(encoding="utf-8").split()
+
+    def _store_session(self, session_id: str) -> None:
+        if path := self.script.get("sessionsFile"):
+            with Path(path).open("a", encoding="utf-8") as out:
+                out.write(session_id + "\n")
+
+    def _loadable(self, session_id: str) -> bool:
+        """Without a sessions file every id loads; with one, only the ids it holds."""
+        return not self.script.get("sessionsFile") or session_id in self._stored_sessions()
 
     # --- playing steps -----------------------------------------------------------
     async def play(

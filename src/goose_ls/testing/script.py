@@ -9,8 +9,12 @@ A script is JSON. Top-level keys (all optional):
                    available commands, as goose sends them)
 ``turns``          a list of step lists; prompt N plays ``turns[N]`` (the last one repeats);
                    without it every prompt is echoed back
+``byPrompt``       ``{"prompt text": steps}``: a prompt with exactly that text plays those
+                   steps (before ``turns``; handy across agent restarts)
 ``load``           steps replayed during ``session/load``
 ``record``         a path; every message received is appended to it as JSON lines
+``sessionsFile``   a path where created session ids are kept, so that a restarted agent
+                   loads them (and only them) as goose does from its database
 
 Steps (one key each, plus options): ``text`` (``chunks``, ``delay``), ``thought``,
 ``userText``, ``toolCall``, ``toolUpdate``, ``plan``, ``usage``, ``commands``, ``mode``,

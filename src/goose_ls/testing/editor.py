@@ -1,0 +1,85 @@
+"""An editor-side recorder of goose/* notifications, for tests of goose-ls and of plugins.
+
+Attach it to a pygls (or pytest-lsp) client before ``initialize``; it keeps every
+``goose/update``, ``goose/turnEnd`` and ``goose/agentStatus`` as plain JSON and lets a test
+wait for what it expects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pygls.client import JsonRPCClient
+
+
+def plain(value: Any) -> Any:
+    """pygls hands custom params over as namedtuples; turn them back into JSON."""
+    if hasattr(value, "_asdict"):
+        return {key: plain(item) for key, item in value._asdict().items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    return value
+
+
+class GooseRecorder:
+    def __init__(self, client: JsonRPCClient) -> None:
+        self.client = client
+        self.updates: list[dict[str, Any]] = []
+        self.turn_ends: list[dict[str, Any]] = []
+        self.statuses: list[dict[str, Any]] = []
+        client.feature("goose/update")(lambda params: self.updates.append(plain(params)))
+        client.feature("goose/turnEnd")(lambda params: self.turn_ends.append(plain(params)))
+        client.feature("goose/agentStatus")(lambda params: self.statuses.append(plain(params)))
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        result = await self.client.protocol.send_request_async(method, params)
+        return plain(result)  # type: ignore[no-any-return]
+
+    async def wait_for(
+        self, condition: Callable[[], Any], timeout: float = 30.0, what: str = "condition"
+    ) -> Any:
+        """Poll ``condition`` until it returns something truthy (guards against hangs only)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = condition()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(f"gave up waiting for {what}; updates: {self._tail()}")
+            await asyncio.sleep(0.01)
+
+    async def turn_end(self, message_id: str, timeout: float = 30.0) -> dict[str, Any]:
+        ends = await self.wait_for(
+            lambda: [e for e in self.turn_ends if e["messageId"] == message_id],
+            timeout,
+            f"the end of turn {message_id}",
+        )
+        return ends[0]  # type: ignore[no-any-return]
+
+    async def agent_state(self, state: str, timeout: float = 30.0) -> dict[str, Any]:
+        found = await self.wait_for(
+            lambda: [s for s in self.statuses if s["state"] == state], timeout, f"agent {state}"
+        )
+        return found[-1]  # type: ignore[no-any-return]
+
+    def of_kind(self, kind: str, session_id: str | None = None) -> list[dict[str, Any]]:
+        return [
+            u["update"]
+            for u in self.updates
+            if u["update"]["sessionUpdate"] == kind and session_id in (None, u["sessionId"])
+        ]
+
+    def text(self, message_id: str, kind: str = "agent_message_chunk") -> str:
+        """The concatenated text of one turn's chunks of ``kind``."""
+        return "".join(
+            u["update"]["content"].get("text", "")
+            for u in self.updates
+            if u["messageId"] == message_id and u["update"]["sessionUpdate"] == kind
+        )
+
+    def _tail(self) -> str:
+        return json.dumps([u["update"].get("sessionUpdate") for u in self.updates[-10:]])

@@ -1,0 +1,111 @@
+"""Shutting down: no agent process may outlive goose-ls, however the editor leaves."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from lsprotocol import types
+
+from conftest import Editor
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it is gone for our purposes once it is not running.
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def _agent_pid(editor: Editor) -> int:
+    await editor.goose.agent_state("running")
+    status = await editor.goose.request("goose/status", {})
+    pid = status["agent"]["pid"]
+    assert isinstance(pid, int) and _alive(pid)
+    return pid
+
+
+async def _wait_gone(pid: int) -> bool:
+    for _ in range(200):
+        if not _alive(pid):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+async def test_no_orphan_when_the_editor_closes_its_pipe_mid_turn(editor: Editor) -> None:
+    await editor.start({"turns": [[{"text": "x" * 500, "chunks": 500, "delay": 0.05}]]})
+    pid = await _agent_pid(editor)
+    session_id = await editor.new_session()
+    await editor.prompt(session_id)
+    server = editor.client._server
+    assert server is not None and server.stdin is not None
+    server.stdin.close()
+    assert await asyncio.wait_for(server.wait(), 30) == 0
+    assert await _wait_gone(pid), "the agent outlived goose-ls"
+
+
+async def test_no_orphan_on_exit_without_shutdown(editor: Editor) -> None:
+    await editor.start({"turns": [[{"text": "ok"}]]})
+    pid = await _agent_pid(editor)
+    server = editor.client._server
+    assert server is not None
+    editor.client.exit(None)
+    assert await asyncio.wait_for(server.wait(), 30) == 1, "exit without shutdown exits 1"
+    assert await _wait_gone(pid)
+
+
+async def test_shutdown_stops_the_agent_gracefully(editor: Editor) -> None:
+    await editor.start({"turns": [[{"text": "ok"}]]})
+    pid = await _agent_pid(editor)
+    await editor.client.shutdown_async(None)
+    assert not _alive(pid), "the agent is gone once shutdown has answered"
+    stopped = await editor.goose.agent_state("stopped")
+    assert stopped["state"] == "stopped"
+    editor.client.exit(None)
+    server = editor.client._server
+    assert server is not None
+    assert await asyncio.wait_for(server.wait(), 30) == 0
+
+
+async def test_lazy_start_waits_for_the_first_request(editor: Editor) -> None:
+    await editor.start({"turns": [[{"text": "ok"}]]}, settings={"agent": {"start": "lazy"}})
+    status = await editor.goose.request("goose/status", {})
+    assert status["agent"]["state"] == "stopped"
+    await editor.new_session()
+    status = await editor.goose.request("goose/status", {})
+    assert status["agent"]["state"] == "running"
+
+
+async def test_settings_from_workspace_configuration_are_used(editor: Editor) -> None:
+    command = editor.script({"turns": [[{"text": "from the configured agent"}]]})
+    editor.client.set_configuration({"agent": {"command": command}}, section="goose")
+    await editor.start(settings={"agent": {"command": ["no-such-agent-binary"], "start": "lazy"}})
+    session_id = await editor.new_session()
+    message_id = await editor.prompt(session_id)
+    await editor.goose.turn_end(message_id)
+    assert editor.goose.text(message_id) == "from the configured agent"
+
+
+async def test_bad_settings_are_named_in_a_warning_and_do_not_stop_the_server(
+    editor: Editor,
+) -> None:
+    await editor.start(
+        {"turns": [[{"text": "still fine"}]]},
+        settings={"agent": {"checkVersion": "yes", "colour": "blue"}, "dataDir": 42},
+    )
+    warnings = [m.message for m in editor.client.messages if m.type == types.MessageType.Warning]
+    text = " ".join(warnings)
+    assert "goose.agent.checkVersion" in text and "expected bool" in text
+    assert "goose.agent.colour" in text and "unknown" in text
+    assert "goose.dataDir" in text
+    session_id = await editor.new_session()
+    message_id = await editor.prompt(session_id)
+    await editor.goose.turn_end(message_id)
+    assert editor.goose.text(message_id) == "still fine"

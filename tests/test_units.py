@@ -1,0 +1,125 @@
+"""Pure functions: version parsing, discovery order, settings, prompt context."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from goose_ls import settings
+from goose_ls.agent.discovery import expand, find_binary, parse_version, platform_candidates
+from goose_ls.sessions.context import ContextItem, to_blocks
+
+
+@pytest.mark.parametrize(
+    ("printed", "expected"),
+    [
+        (" 1.43.0\n", (1, 43, 0)),  # what goose really prints
+        ("goose 1.16.0", (1, 16, 0)),
+        ("v1.16.0", (1, 16, 0)),
+        ("1.16.0", (1, 16, 0)),
+        ("goose version 1.16.0", (1, 16, 0)),
+        ("Goose 1.16.0-beta", (1, 16, 0)),
+        ("no version here", None),
+    ],
+)
+def test_version_formats(printed: str, expected: tuple[int, int, int] | None) -> None:
+    assert parse_version(printed) == expected
+
+
+def _executable(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def test_discovery_prefers_the_setting_then_path_then_platform_paths(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    on_path = _executable(tmp_path / "bin" / "goose")
+    in_home = _executable(home / ".local" / "bin" / "goose")
+    explicit = _executable(tmp_path / "custom" / "goose")
+    env = {"PATH": str(tmp_path / "bin"), "HOME": str(home)}
+
+    assert find_binary("goose", str(explicit), env)[0] == str(explicit)
+    assert find_binary("goose", "", env)[0] == str(on_path)
+    on_path.unlink()
+    found, searched = find_binary("goose", "", {"PATH": str(tmp_path / "bin"), "HOME": str(home)})
+    assert found == str(in_home)
+    assert searched[0] == "PATH (goose)"
+
+
+def test_a_file_without_the_execute_bit_is_not_a_binary(tmp_path: Path) -> None:
+    plain = tmp_path / "goose"
+    plain.write_text("#!/bin/sh\n")
+    found, searched = find_binary("goose", str(plain), {"PATH": ""})
+    assert found is None and searched == [str(plain)]
+
+
+def test_windows_style_variables_and_home_are_expanded() -> None:
+    env = {"LOCALAPPDATA": r"C:\Users\me\AppData\Local"}
+    assert (
+        expand(r"%LOCALAPPDATA%\Goose\goose.exe", env)
+        == r"C:\Users\me\AppData\Local\Goose\goose.exe"
+    )
+    assert platform_candidates(env, "win32")[0].startswith(r"C:\Users\me")
+    assert not platform_candidates({}, "linux")[0].startswith("~")
+
+
+def test_settings_are_layered_and_the_environment_wins() -> None:
+    loaded, warnings = settings.load(
+        [
+            (
+                "initializationOptions",
+                {"goose": {"agent": {"command": "goose acp", "start": "lazy"}}},
+            ),
+            ("workspace/configuration", {"agent": {"args": ["--with-builtin", "developer"]}}),
+        ],
+        {"GOOSE_LS_AGENT_START": "eager", "GOOSE_LS_AGENT_ENV": '{"GOOSE_MODE": "approve"}'},
+    )
+    assert warnings == []
+    assert loaded.agent.command == ["goose", "acp"]
+    assert loaded.agent.args == ["--with-builtin", "developer"]
+    assert loaded.agent.start == "eager"
+    assert loaded.agent.env == {"GOOSE_MODE": "approve"}
+
+
+def test_mistyped_settings_keep_their_defaults_and_say_why() -> None:
+    loaded, warnings = settings.load(
+        [("x", {"agent": {"start": "later", "requestTimeout": "soon", "env": {"A": 1}}})],
+        {"GOOSE_LS_AGENT_CHECK_VERSION": "maybe"},
+    )
+    assert loaded.agent == settings.AgentSettings()
+    joined = "\n".join(warnings)
+    assert "'goose.agent.start' expected one of 'eager', 'lazy', got 'later'" in joined
+    assert "'goose.agent.requestTimeout' expected float, got str" in joined
+    assert "goose.agent.env" in joined
+    assert "GOOSE_LS_AGENT_CHECK_VERSION" in joined
+
+
+def test_settings_that_are_not_an_object_are_refused() -> None:
+    loaded, warnings = settings.load([("initializationOptions", ["goose"])], {})
+    assert loaded == settings.Settings()
+    assert "must be an object" in warnings[0]
+
+
+def test_a_selection_is_embedded_when_the_agent_can_take_it() -> None:
+    item = ContextItem(
+        type="selection", uri="file:///p/a.py", text="x = 1", start_line=3, end_line=3
+    )
+    (block,) = to_blocks("", [item], embedded_context=True)
+    assert block == {
+        "type": "resource",
+        "resource": {"uri": "file:///p/a.py#L3-L3", "text": "x = 1", "mimeType": "text/x-python"},
+    }
+    (fenced,) = to_blocks("", [item], embedded_context=False)
+    assert fenced == {"type": "text", "text": "/p/a.py:3-3\n```py\nx = 1\n```"}
+
+
+def test_a_whole_file_is_a_resource_link_the_agent_reads() -> None:
+    item = ContextItem(type="file", uri="file:///p/lib.rs")
+    assert to_blocks("look", [item], embedded_context=True) == [
+        {"type": "text", "text": "look"},
+        {"type": "resource_link", "uri": "file:///p/lib.rs", "name": "lib.rs"},
+    ]
