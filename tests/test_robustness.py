@@ -20,6 +20,7 @@ async def test_a_crash_mid_turn_fails_the_turn_at_once_and_a_later_turn_works(
                 ],
             ],
             "byPrompt": {"are you there?": [{"text": "back again"}]},
+            "load": [{"userText": "hello"}, {"text": "partial answer"}],
         },
         settings={"agent": {"requestTimeout": 3600}},
     )
@@ -41,7 +42,19 @@ async def test_a_crash_mid_turn_fails_the_turn_at_once_and_a_later_turn_works(
     end = await editor.goose.turn_end(again)
     assert end["stopReason"] == "end_turn"
     assert editor.goose.text(again) == "back again"
-    assert len(editor.received("session/load")) == 1
+    (load,) = editor.received("session/load")
+    assert load["params"] == {
+        "sessionId": session_id,
+        "cwd": str(editor.workspace),
+        "mcpServers": [],
+    }
+    # The history goose replays on load is already on screen: it is not sent again.
+    assert editor.goose.text(message_id) == "partial answer"
+    assert [
+        u["update"]["content"]["text"]
+        for u in editor.goose.updates
+        if u["update"]["sessionUpdate"] == "user_message_chunk"
+    ] == ["hello", "are you there?"]
     notes = [n["text"] for n in editor.goose.of_kind("note")]
     assert any("restarted" in n for n in notes)
 

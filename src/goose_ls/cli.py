@@ -79,7 +79,8 @@ def serve(tcp: tuple[str, int] | None) -> int:
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, on_signal)
-    log.info("goose-ls %s starting (pid via %s)", __version__, "tcp" if tcp else "stdio")
+    where = f"tcp {tcp[0]}:{tcp[1]}" if tcp else "stdio"
+    log.info("goose-ls %s serving LSP on %s", __version__, where)
     try:
         if tcp:
             server.start_tcp(*tcp)
