@@ -73,6 +73,14 @@ class Editor:
         )
         return message_id
 
+    async def shown(self, text: str) -> str:
+        """Wait for a window/showMessage containing ``text``; return the message."""
+        found = await self.goose.wait_for(
+            lambda: [m.message for m in self.client.messages if text in m.message],
+            what=f"a message saying {text!r}",
+        )
+        return str(found[0])
+
     def received(self, method: str) -> list[dict[str, Any]]:
         """Messages with ``method`` that the scripted agent received."""
         import json

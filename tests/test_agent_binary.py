@@ -19,8 +19,7 @@ async def test_a_missing_binary_is_reported_with_a_fix(editor: Editor) -> None:
     status = await editor.goose.agent_state("error")
     assert status["reason"] == "missing"
     assert "was not found" in status["message"] and "binaryPath" in status["fix"]
-    shown = " ".join(m.message for m in editor.client.messages)
-    assert "was not found" in shown and "binaryPath" in shown
+    assert "binaryPath" in await editor.shown("was not found")
     try:
         await editor.new_session()
     except Exception as exc:
@@ -36,7 +35,7 @@ async def test_an_outdated_goose_is_reported_differently(editor: Editor) -> None
     assert status["reason"] == "outdated"
     assert "1.10.2" in status["message"] and "1.16.0" in status["message"]
     assert "goose update" in status["fix"]
-    assert any("older than the minimum" in m.message for m in editor.client.messages)
+    assert "goose update" in await editor.shown("older than the minimum")
 
 
 async def test_goose_is_found_on_path_and_its_real_version_output_accepted(editor: Editor) -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 
-from lsprotocol import types
-
 from conftest import Editor
 
 
@@ -100,8 +98,7 @@ async def test_bad_settings_are_named_in_a_warning_and_do_not_stop_the_server(
         {"turns": [[{"text": "still fine"}]]},
         settings={"agent": {"checkVersion": "yes", "colour": "blue"}, "dataDir": 42},
     )
-    warnings = [m.message for m in editor.client.messages if m.type == types.MessageType.Warning]
-    text = " ".join(warnings)
+    text = await editor.shown("goose-ls settings")
     assert "goose.agent.checkVersion" in text and "expected bool" in text
     assert "goose.agent.colour" in text and "unknown" in text
     assert "goose.dataDir" in text

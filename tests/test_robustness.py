@@ -35,7 +35,7 @@ async def test_a_crash_mid_turn_fails_the_turn_at_once_and_a_later_turn_works(
     assert "out of cheese" in end["error"], "the agent's last words help the user"
     status = await editor.goose.agent_state("error")
     assert status["reason"] == "crashed"
-    assert any("exited with code 9" in m.message for m in editor.client.messages)
+    assert "goose-ls doctor" in await editor.shown("exited with code 9")
 
     # The next request restarts the agent; the chat is loaded into it and goes on.
     again = await editor.prompt(session_id, "are you there?")
