@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from conftest import Editor
@@ -91,3 +92,35 @@ async def test_context_goes_to_the_agent_as_the_agent_can_take_it(editor: Editor
         "text": f"{source}:1-2\n```py\ndef main():\n    return 42\n```",
     }
     assert blocks[3] == {"type": "text", "text": "note"}
+
+
+async def test_a_selection_without_text_is_read_from_the_editor_buffer(editor: Editor) -> None:
+    source = editor.workspace / "app.py"
+    source.write_text("on disk\n")
+    await editor.start({"capabilities": {"promptCapabilities": {"embeddedContext": True}}})
+    editor.client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(
+                uri=source.as_uri(), language_id="python", version=1, text="a = 1\nb = 2\nc = 3\n"
+            )
+        )
+    )
+    session_id = await editor.new_session()
+    selection = {"type": "selection", "uri": source.as_uri(), "startLine": 2, "endLine": 3}
+    message_id = await editor.prompt(session_id, "look", context=[selection])
+    await editor.goose.turn_end(message_id)
+    (prompt,) = editor.received("session/prompt")
+    resource = prompt["params"]["prompt"][1]["resource"]
+    assert resource["text"] == "b = 2\nc = 3\n", "the unsaved buffer, not the disk"
+    assert resource["uri"] == source.as_uri() + "#L2-L3"
+    missing = {
+        "type": "selection",
+        "uri": (editor.workspace / "gone.py").as_uri(),
+        "startLine": 1,
+        "endLine": 1,
+    }
+    assert "context[0].uri: cannot read" in await _error(
+        editor,
+        "goose/prompt",
+        {"sessionId": session_id, "messageId": str(uuid.uuid4()), "context": [missing]},
+    )

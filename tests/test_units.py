@@ -123,3 +123,21 @@ def test_a_whole_file_is_a_resource_link_the_agent_reads() -> None:
         {"type": "text", "text": "look"},
         {"type": "resource_link", "uri": "file:///p/lib.rs", "name": "lib.rs"},
     ]
+
+
+def test_a_string_where_a_list_belongs_is_refused_not_split_into_characters() -> None:
+    loaded, warnings = settings.load([("x", {"agent": {"args": "--with-builtin"}})], {})
+    assert loaded.agent.args == []
+    assert "'goose.agent.args' expected a list, got str" in warnings[0]
+
+
+def test_a_broken_json_command_in_the_environment_is_a_warning() -> None:
+    loaded, warnings = settings.load([], {"GOOSE_LS_AGENT_COMMAND": '["goose", '})
+    assert loaded.agent.command == ["goose", "acp"]
+    assert "GOOSE_LS_AGENT_COMMAND" in warnings[0]
+
+
+def test_the_goose_section_is_taken_from_a_payload_with_other_sections() -> None:
+    payload = {"python": {"x": 1}, "goose": {"agent": {"start": "lazy"}}}
+    loaded, warnings = settings.load([("didChangeConfiguration", payload)], {})
+    assert loaded.agent.start == "lazy" and warnings == []

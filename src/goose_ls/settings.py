@@ -12,7 +12,7 @@ import json
 import os
 import shlex
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_origin
 
 import attrs
 
@@ -41,7 +41,7 @@ class AgentSettings:
     start: Literal["eager", "lazy"] = "eager"
     """``eager`` starts the agent right after ``initialize``; ``lazy`` on first use."""
     request_timeout: float = 60.0
-    """Seconds to wait for an agent reply to an ordinary request. Turns never time out."""
+    """Seconds to wait for the agent's ``initialize`` answer. Turns never time out."""
     session_timeout: float = 330.0
     """Seconds to wait for ``session/new`` and ``session/load`` (goose starts extensions)."""
     shutdown_timeout: float = 5.0
@@ -73,8 +73,9 @@ def apply(settings: Settings, data: Any, source: str) -> list[str]:
 
 
 def unwrap_section(data: Any) -> Any:
-    """Accept both ``{...}`` and ``{"goose": {...}}`` (Helix reuses one table for both)."""
-    if isinstance(data, Mapping) and set(data) == {SECTION} and isinstance(data[SECTION], Mapping):
+    """Accept both ``{...}`` and ``{"goose": {...}, ...}``: Helix reuses one table for
+    initializationOptions and configuration, VS Code pushes every extension's section."""
+    if isinstance(data, Mapping) and isinstance(data.get(SECTION), Mapping):
         return data[SECTION]
     return data
 
@@ -96,12 +97,25 @@ def _apply(target: Any, data: Mapping[str, Any], path: str, source: str, out: li
             continue
         if field.metadata.get("shell_words") and isinstance(value, str):
             value = shlex.split(value)
+        if container := _container_problem(field.type, value):
+            out.append(f"{source}: '{key_path}' {container}; keeping {json.dumps(current)}")
+            continue
         try:
             setattr(target, field.name, converter.structure(value, field.type))
         except Exception as exc:
             out.append(
                 f"{source}: '{key_path}' {describe_error(exc)}; keeping {json.dumps(current)}"
             )
+
+
+def _container_problem(kind: Any, value: Any) -> str | None:
+    """cattrs would happily read a string as a list of characters; say no instead."""
+    origin = get_origin(kind)
+    if origin is list and not isinstance(value, list):
+        return f"expected a list, got {type(value).__name__}"
+    if origin is dict and not isinstance(value, Mapping):
+        return f"expected an object, got {type(value).__name__}"
+    return None
 
 
 def env_overrides(environ: Mapping[str, str] | None = None) -> tuple[dict[str, Any], list[str]]:
@@ -125,7 +139,11 @@ def env_overrides(environ: Mapping[str, str] | None = None) -> tuple[dict[str, A
                     warnings.append(f"environment: {name}={raw!r} is not valid JSON; ignored")
                     continue
         elif field.metadata.get("shell_words") and raw.lstrip().startswith("["):
-            value = json.loads(raw)
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                warnings.append(f"environment: {name}={raw!r} is not a valid JSON list; ignored")
+                continue
         node = result
         for part in dotted[:-1]:
             node = node.setdefault(camel(part), {})

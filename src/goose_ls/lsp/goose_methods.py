@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from goose_ls import __version__
@@ -17,6 +18,7 @@ from goose_ls.agent.discovery import AgentUnavailable
 from goose_ls.lsp import protocol
 from goose_ls.lsp.publisher import status_to_wire
 from goose_ls.lsp.server import GooseLanguageServer
+from goose_ls.sessions.context import ContextItem
 from goose_ls.sessions.manager import PromptRejected, UnknownSession
 from goose_ls.sessions.session import Session
 
@@ -39,6 +41,20 @@ def _session(ls: GooseLanguageServer, method: str, session_id: str) -> Session:
         return ls.sessions.get(session_id)
     except UnknownSession:
         raise JsonRpcInvalidParams(f"{method}: sessionId: unknown session {session_id!r}") from None
+
+
+def _with_text(ls: GooseLanguageServer, i: int, item: ContextItem) -> ContextItem:
+    """A selection sent without its text takes it from the editor's buffer (or the disk)."""
+    if item.type != "selection" or item.text is not None:
+        return item
+    assert item.uri is not None and item.start_line is not None and item.end_line is not None
+    try:
+        lines = ls.workspace.get_text_document(item.uri).lines
+    except OSError as exc:
+        raise JsonRpcInvalidParams(
+            f"{protocol.PROMPT}: context[{i}].uri: cannot read {item.uri} ({exc.strerror})"
+        ) from None
+    return attrs.evolve(item, text="".join(lines[item.start_line - 1 : item.end_line]))
 
 
 def session_summary(session: Session) -> dict[str, Any]:
@@ -77,9 +93,10 @@ def register(server: GooseLanguageServer) -> None:
     def prompt(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
         params = protocol.parse(protocol.PROMPT, raw, protocol.PromptParams)
         session = _session(ls, protocol.PROMPT, params.session_id)
+        context = [_with_text(ls, i, item) for i, item in enumerate(params.context)]
         queued = session.active is not None or bool(session.waiting)
         try:
-            ls.sessions.prompt(params.session_id, params.message_id, params.prompt, params.context)
+            ls.sessions.prompt(params.session_id, params.message_id, params.prompt, context)
         except PromptRejected as exc:
             raise JsonRpcInvalidParams(f"{protocol.PROMPT}: {exc}") from None
         return {"sessionId": params.session_id, "messageId": params.message_id, "queued": queued}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from typing import Any
@@ -12,7 +13,7 @@ from pygls.uris import to_fs_path
 from goose_ls import settings as settings_model
 from goose_ls.agent.supervisor import AgentState
 from goose_ls.lsp.publisher import EditorPublisher
-from goose_ls.lsp.server import GooseLanguageServer
+from goose_ls.lsp.server import CONFIGURATION_WAIT, GooseLanguageServer
 from goose_ls.sessions.manager import SessionManager
 
 log = logging.getLogger(__name__)
@@ -77,10 +78,13 @@ async def _pull_configuration(ls: GooseLanguageServer) -> None:
     if not (caps and caps.configuration):
         return
     try:
-        result = await ls.workspace_configuration_async(
-            types.ConfigurationParams(
-                items=[types.ConfigurationItem(section=settings_model.SECTION)]
-            )
+        result = await asyncio.wait_for(
+            ls.workspace_configuration_async(
+                types.ConfigurationParams(
+                    items=[types.ConfigurationItem(section=settings_model.SECTION)]
+                )
+            ),
+            CONFIGURATION_WAIT,
         )
     except Exception as exc:  # the editor may not answer; the settings we have stay
         log.warning("workspace/configuration failed: %s", exc)
@@ -105,7 +109,10 @@ def _apply(ls: GooseLanguageServer, source: tuple[str, Any]) -> None:
 
 
 def _report(ls: GooseLanguageServer, warnings: list[str]) -> None:
-    for warning in warnings:
+    """Tell the user about each settings problem once, not at every reload."""
+    new = [w for w in warnings if w not in ls.reported_warnings]
+    ls.reported_warnings.update(new)
+    for warning in new:
         log.warning("%s", warning)
-    if warnings:
-        ls.publisher.show(types.MessageType.Warning, "goose-ls settings: " + "; ".join(warnings))
+    if new:
+        ls.publisher.show(types.MessageType.Warning, "goose-ls settings: " + "; ".join(new))

@@ -61,15 +61,12 @@ class EditorPublisher:
 
 
 def update_to_wire(event: IndexedEvent) -> dict[str, Any]:
-    data = {
+    return {
         "sessionId": event.session_id,
         "messageId": event.message_id,
         "index": event.index,
         "update": event_to_wire(event.event),
     }
-    if event.replay:
-        data["replay"] = True
-    return data
 
 
 def turn_end_to_wire(event: IndexedEvent) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
+from pygls.exceptions import JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 
 from goose_ls import __version__
@@ -25,8 +26,8 @@ CONFIGURATION_WAIT = 5.0
 """Seconds a request waits for ``workspace/configuration`` before going on without it."""
 
 
-class NotInitialized(RuntimeError):
-    pass
+class NotInitialized(JsonRpcServerNotInitialized):
+    """A goose/* request arrived before ``initialize``."""
 
 
 class GooseLanguageServer(LanguageServer):
@@ -34,6 +35,7 @@ class GooseLanguageServer(LanguageServer):
         super().__init__("goose-ls", __version__, protocol_cls=GooseProtocol)
         self.settings = Settings()
         self.setting_sources: list[tuple[str, Any]] = []
+        self.reported_warnings: set[str] = set()
         self.root = ""
         self.configured = asyncio.Event()
         """Set once the settings from ``workspace/configuration`` are in (or known absent)."""
@@ -45,13 +47,13 @@ class GooseLanguageServer(LanguageServer):
     @property
     def sessions(self) -> SessionManager:
         if self._sessions is None:
-            raise NotInitialized("the server has not been initialized")
+            raise NotInitialized("goose-ls has not been initialized yet")
         return self._sessions
 
     @property
     def publisher(self) -> EditorPublisher:
         if self._publisher is None:
-            raise NotInitialized("the server has not been initialized")
+            raise NotInitialized("goose-ls has not been initialized yet")
         return self._publisher
 
     def attach(self, sessions: SessionManager, publisher: EditorPublisher) -> None:

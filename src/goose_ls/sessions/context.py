@@ -38,6 +38,8 @@ class ContextItem:
             return f"a {self.type} item needs 'uri'"
         if self.type == "selection" and (self.start_line is None or self.end_line is None):
             return "a selection item needs 'startLine' and 'endLine'"
+        if self.type == "selection" and (self.start_line or 0) < 1:
+            return "a selection's startLine is 1-based (1 or more)"
         if self.type == "selection" and (self.start_line or 0) > (self.end_line or 0):
             return "a selection's startLine is after its endLine"
         return None

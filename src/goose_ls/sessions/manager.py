@@ -157,9 +157,9 @@ class SessionManager:
         """Accept a turn and run it in the background; returns at once."""
         session = self.get(session_id)
         if message_id in session.message_ids:
-            raise PromptRejected(f"messageId {message_id} was already used in this session")
+            raise PromptRejected(f"messageId: {message_id} was already used in this session")
         if not prompt.strip() and not context:
-            raise PromptRejected("the prompt is empty and has no context")
+            raise PromptRejected("prompt: empty, and there is no context either")
         session.message_ids.add(message_id)
         turn = Turn(message_id=message_id, prompt=prompt, context=context)
         session.waiting.append(turn)
@@ -226,7 +226,7 @@ class SessionManager:
             raise KeyError(request_id)
         if option_id is not None and option_id not in {o.option_id for o in pending.options}:
             offered = ", ".join(o.option_id for o in pending.options)
-            raise ValueError(f"optionId {option_id!r} was not offered (offered: {offered})")
+            raise ValueError(f"{option_id!r} was not offered (offered: {offered})")
         pending.answer.set_result(option_id)
 
     def _cancel_permissions(self, session: Session) -> None:

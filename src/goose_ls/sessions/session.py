@@ -23,7 +23,6 @@ class IndexedEvent:
     index: int
     message_id: str | None
     event: SessionEvent
-    replay: bool = False
 
 
 @attrs.define(eq=False)
@@ -62,9 +61,9 @@ class Session:
     def last_index(self) -> int:
         return self.events[-1].index if self.events else 0
 
-    def record(self, event: SessionEvent, replay: bool = False) -> IndexedEvent:
+    def record(self, event: SessionEvent) -> IndexedEvent:
         message_id = self.active.message_id if self.active else None
-        indexed = IndexedEvent(self.session_id, self.last_index + 1, message_id, event, replay)
+        indexed = IndexedEvent(self.session_id, self.last_index + 1, message_id, event)
         self.events.append(indexed)
         self._publish(indexed)
         return indexed
