@@ -42,7 +42,7 @@ class Editor:
         self,
         script: dict[str, Any] | None = None,
         settings: dict[str, Any] | None = None,
-        editor: str = "neovim@v0.11.0",
+        editor: str | types.ClientCapabilities = "neovim@v0.11.0",
     ) -> None:
         options: dict[str, Any] = {"dataDir": str(self.tmp / "data")}
         if script is not None:
@@ -54,7 +54,7 @@ class Editor:
                 options[key] = value
         await self.client.initialize_session(
             types.InitializeParams(
-                capabilities=client_capabilities(editor),
+                capabilities=client_capabilities(editor) if isinstance(editor, str) else editor,
                 root_uri=self.workspace.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(uri=self.workspace.as_uri(), name="ws")],
                 initialization_options=options,

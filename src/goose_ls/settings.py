@@ -49,15 +49,25 @@ class AgentSettings:
 
 
 @attrs.define
+class TranscriptSettings:
+    """The chat documents of the plugin-free face."""
+
+    edit_interval: float = 0.25
+    """Seconds between two edits streamed into an open transcript (at most 1/interval a second)."""
+
+
+@attrs.define
 class Settings:
     """Everything a user can configure."""
 
     agent: AgentSettings = attrs.Factory(AgentSettings)
+    transcript: TranscriptSettings = attrs.Factory(TranscriptSettings)
     data_dir: str = ""
     """Where sessions and transcripts live; empty means the platform's user data dir."""
 
 
 attrs.resolve_types(AgentSettings)
+attrs.resolve_types(TranscriptSettings)
 attrs.resolve_types(Settings)
 
 

@@ -12,8 +12,12 @@ from pygls.uris import to_fs_path
 
 from goose_ls import settings as settings_model
 from goose_ls.agent.supervisor import AgentState
+from goose_ls.lsp.chat import EditorChat
+from goose_ls.lsp.permissions import PermissionPrompts
+from goose_ls.lsp.progress import TurnProgress
 from goose_ls.lsp.publisher import EditorPublisher
 from goose_ls.lsp.server import CONFIGURATION_WAIT, GooseLanguageServer
+from goose_ls.lsp.transcripts import Transcripts
 from goose_ls.sessions.manager import SessionManager
 
 log = logging.getLogger(__name__)
@@ -40,7 +44,12 @@ def register(server: GooseLanguageServer) -> None:
         ls.setting_sources = [("initializationOptions", params.initialization_options)]
         ls.settings, warnings = settings_model.load(ls.setting_sources)
         publisher = EditorPublisher(ls)
-        ls.attach(SessionManager(ls.settings, ls.root, publisher), publisher)
+        sessions = SessionManager(ls.settings, ls.root, publisher)
+        ls.attach(sessions, publisher)
+        ls.transcripts = Transcripts(ls)
+        ls.chat = EditorChat(ls)
+        ls.turn_progress = TurnProgress(ls, sessions.cancel)
+        ls.prompts = PermissionPrompts(ls, sessions.answer_permission, sessions.is_pending)
         _report(ls, warnings)
         log.info("workspace %s; settings %s", ls.root, settings_model.describe(ls.settings))
 

@@ -13,7 +13,7 @@ from typing import Any
 from lsprotocol import types
 
 from goose_ls.agent.supervisor import AgentState, AgentStatus
-from goose_ls.events import TurnEnded, event_to_wire
+from goose_ls.events import PermissionRequested, TurnEnded, event_to_wire
 from goose_ls.lsp import protocol
 from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.sessions.session import IndexedEvent
@@ -36,8 +36,18 @@ class EditorPublisher:
 
     def session_event(self, event: IndexedEvent) -> None:
         self.forward(event)
-        if isinstance(event.event, TurnEnded) and event.event.error:
-            self.show(types.MessageType.Error, f"goose: the turn failed: {event.event.error}")
+        server = self._server
+        server.transcripts.session_event(event)
+        server.turn_progress.session_event(event)
+        ended = event.event if isinstance(event.event, TurnEnded) else None
+        if ended and ended.error:
+            self.show(types.MessageType.Error, f"goose: the turn failed: {ended.error}")
+        if event.message_id not in server.chat.turns:
+            return
+        if isinstance(event.event, PermissionRequested):
+            server.prompts.ask(event.event)
+        elif ended and not ended.error:
+            self.show(types.MessageType.Info, f"goose: turn finished ({ended.stop_reason})")
 
     def forward(self, event: IndexedEvent) -> None:
         """Send one event as its notification (again, for ``goose/replay``)."""

@@ -19,7 +19,11 @@ from goose_ls.sessions.manager import SessionManager
 from goose_ls.settings import Settings
 
 if TYPE_CHECKING:
+    from goose_ls.lsp.chat import EditorChat
+    from goose_ls.lsp.permissions import PermissionPrompts
+    from goose_ls.lsp.progress import TurnProgress
     from goose_ls.lsp.publisher import EditorPublisher
+    from goose_ls.lsp.transcripts import Transcripts
 
 
 CONFIGURATION_WAIT = 5.0
@@ -36,6 +40,7 @@ class GooseLanguageServer(LanguageServer):
         self.settings = Settings()
         self.setting_sources: list[tuple[str, Any]] = []
         self.reported_warnings: set[str] = set()
+        self.background_tasks: set[asyncio.Task[None]] = set()
         self.root = ""
         self.configured = asyncio.Event()
         """Set once the settings from ``workspace/configuration`` are in (or known absent)."""
@@ -43,6 +48,11 @@ class GooseLanguageServer(LanguageServer):
         self.exit_code = 0
         self._sessions: SessionManager | None = None
         self._publisher: EditorPublisher | None = None
+        # The plugin-free face, set up at initialize (see lifecycle.py).
+        self.transcripts: Transcripts
+        self.chat: EditorChat
+        self.turn_progress: TurnProgress
+        self.prompts: PermissionPrompts
 
     @property
     def sessions(self) -> SessionManager:
@@ -72,9 +82,12 @@ class GooseLanguageServer(LanguageServer):
 
 def create_server() -> GooseLanguageServer:
     """Build the server with every feature registered."""
-    from goose_ls.lsp import goose_methods, lifecycle
+    from goose_ls.lsp import code_actions, commands, documents, goose_methods, lifecycle
 
     server = GooseLanguageServer()
     lifecycle.register(server)
     goose_methods.register(server)
+    documents.register(server)
+    code_actions.register(server)
+    commands.register(server)
     return server

@@ -219,6 +219,26 @@ class SessionManager:
                 log.warning("session/cancel for %s failed: %s", session_id, exc)
         return True
 
+    def is_pending(self, request_id: str) -> bool:
+        pending = self._permissions.get(request_id)
+        return pending is not None and not pending.answer.done()
+
+    def pending_requests(self, session_id: str | None = None) -> list[str]:
+        """Ids of the permission requests still waiting, oldest first."""
+        return [
+            request_id
+            for request_id, pending in self._permissions.items()
+            if not pending.answer.done() and session_id in (None, pending.session_id)
+        ]
+
+    def option_for_kind(self, request_id: str, kind: str) -> str | None:
+        """The optionId of the offered option of ``kind`` (``allow_once``...), if any."""
+        pending = self._permissions.get(request_id)
+        for option in pending.options if pending else []:
+            if kind in (option.kind, option.option_id):
+                return option.option_id
+        return None
+
     def answer_permission(self, request_id: str, option_id: str | None) -> None:
         """Answer a pending permission request; ``None`` means the turn is cancelled."""
         pending = self._permissions.get(request_id)

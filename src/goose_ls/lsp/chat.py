@@ -1,0 +1,82 @@
+"""The chat for editors without a plugin: the current session, its transcript, its turns.
+
+Commands and code actions call these; each returns once the work is done, and the
+command handlers run them in the background so the editor is never blocked.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING
+
+from goose_ls.sessions.context import ContextItem
+
+if TYPE_CHECKING:
+    from goose_ls.lsp.server import GooseLanguageServer
+    from goose_ls.lsp.transcripts import Transcript
+
+
+class NothingToSend(ValueError):
+    pass
+
+
+class EditorChat:
+    def __init__(self, server: GooseLanguageServer) -> None:
+        self._server = server
+        self.current_session: str | None = None
+        self.turns: set[str] = set()
+        """Message ids of the turns started from the editor (they get progress and popups)."""
+
+    async def transcript(self, new: bool = False, uri: str | None = None) -> Transcript:
+        """The transcript at ``uri``, else the current chat's (a new chat if asked or none)."""
+        if uri and (found := self._server.transcripts.by_uri(uri)):
+            self.current_session = found.session_id
+            return found
+        if new or self.current_session is None:
+            await self._server.settings_settled()
+            session = await self._server.sessions.new_session()
+            self.current_session = session.session_id
+        return self._server.transcripts.for_session(self.current_session)
+
+    async def attach(
+        self, items: list[ContextItem], new: bool = False, show: bool = True
+    ) -> Transcript:
+        """Add context to a chat's prompt section (shown as reference lines)."""
+        transcript = await self.transcript(new=new)
+        transcript.context.extend(items)
+        await self._server.transcripts.rewrite_prompt_section(transcript, keep_draft=True)
+        if show:
+            await self._server.transcripts.show(transcript)
+        return transcript
+
+    async def ask_now(self, prompt: str, items: list[ContextItem], title: str) -> None:
+        """Send a question with its context at once, and show the chat."""
+        transcript = await self.transcript()
+        self._start_turn(transcript, prompt, items, title)
+        await self._server.transcripts.show(transcript)
+
+    async def send(self, uri: str | None = None) -> None:
+        """Send what the user wrote in the prompt section, with the context gathered there."""
+        transcripts = self._server.transcripts
+        transcript = await self.transcript(uri=uri)
+        draft = transcripts.draft(transcript)
+        if not draft and not transcript.context:
+            raise NothingToSend(
+                f"Write your message under “## You” at the end of {transcript.path.name} first."
+            )
+        items, transcript.context = transcript.context, []
+        self._start_turn(transcript, draft, items, draft.splitlines()[0][:40] if draft else "goose")
+        await transcripts.rewrite_prompt_section(transcript, keep_draft=False)
+        await transcripts.show(transcript)
+
+    async def cancel(self, uri: str | None = None) -> bool:
+        transcript = await self.transcript(uri=uri)
+        return await self._server.sessions.cancel(transcript.session_id)
+
+    def _start_turn(
+        self, transcript: Transcript, prompt: str, items: list[ContextItem], title: str
+    ) -> None:
+        message_id = str(uuid.uuid4())
+        self.turns.add(message_id)
+        self._server.sessions.prompt(transcript.session_id, message_id, prompt, items)
+        self._server.turn_progress.start(transcript.session_id, message_id, f"goose: {title}")

@@ -1,0 +1,126 @@
+"""Code actions: the menu through which editors without a plugin reach goose.
+
+Every action carries its command directly (Helix runs the unresolved command, eglot
+resolves only in narrow cases), so nothing here needs ``codeAction/resolve``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from goose_ls.lsp.commands import TITLES
+from goose_ls.lsp.server import GooseLanguageServer
+from goose_ls.lsp.transcript.render import OPTION_LABELS, permission_marker
+from goose_ls.wire import converter
+
+KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]
+
+
+def _action(command: str, kind: str, *arguments: Any, title: str | None = None) -> types.CodeAction:
+    title = title or TITLES[command]
+    return types.CodeAction(
+        title=title,
+        kind=kind,
+        command=types.Command(title=title, command=command, arguments=list(arguments)),
+    )
+
+
+def source_actions(params: types.CodeActionParams) -> list[types.CodeAction]:
+    uri = params.text_document.uri
+    selection = types.Range(start=params.range.start, end=params.range.end)
+    where = converter.unstructure(selection)
+    refactor = types.CodeActionKind.Refactor
+    actions = [
+        _action("goose.ask", refactor, uri, where),
+        _action("goose.explain", refactor, uri, where),
+    ]
+    if params.context.diagnostics:
+        fix = _action(
+            "goose.fixDiagnostics",
+            types.CodeActionKind.QuickFix,
+            uri,
+            where,
+            [_diagnostic(d) for d in params.context.diagnostics],
+        )
+        fix.diagnostics = list(params.context.diagnostics)
+        actions.insert(0, fix)
+    actions += [
+        _action("goose.addSelection", refactor, uri, where),
+        _action("goose.addFile", refactor, uri),
+        _action("goose.newChat", refactor, uri, where),
+        _action("goose.openChat", refactor),
+    ]
+    return actions
+
+
+def _diagnostic(diagnostic: types.Diagnostic) -> dict[str, Any]:
+    return {
+        "line": diagnostic.range.start.line + 1,
+        "message": diagnostic.message,
+        "source": diagnostic.source,
+        "code": diagnostic.code,
+    }
+
+
+def transcript_actions(
+    ls: GooseLanguageServer, uri: str, params: types.CodeActionParams
+) -> list[types.CodeAction]:
+    transcript = ls.transcripts.by_uri(uri)
+    assert transcript is not None
+    refactor = types.CodeActionKind.Refactor
+    actions = [_action("goose.send", refactor, uri)]
+    session = ls.sessions.sessions.get(transcript.session_id)
+    if session is not None and session.active is not None:
+        actions.append(_action("goose.cancel", refactor, uri))
+    for request_id in _cards_near(ls, uri, params.range, transcript.session_id):
+        for kind, label in OPTION_LABELS.items():
+            option_id = ls.sessions.option_for_kind(request_id, kind)
+            if option_id is not None:
+                actions.insert(
+                    0,
+                    _action(
+                        "goose.permission",
+                        types.CodeActionKind.QuickFix,
+                        request_id,
+                        option_id,
+                        title=f"Goose: {label}",
+                    ),
+                )
+    return actions
+
+
+def _cards_near(
+    ls: GooseLanguageServer, uri: str, selection: types.Range, session_id: str
+) -> list[str]:
+    """Pending requests whose card the selection touches (any pending one as a fallback)."""
+    pending = ls.sessions.pending_requests(session_id)
+    if not pending:
+        return []
+    lines = ls.transcripts.document_text(ls.transcripts.by_uri(uri)).split("\n")  # type: ignore[arg-type]
+    near = []
+    for request_id in pending:
+        marker = permission_marker(request_id)
+        for number, line in enumerate(lines):
+            if (
+                line == marker
+                and number - 1 <= selection.end.line
+                and selection.start.line <= number + 8
+            ):
+                near.append(request_id)
+    return near or pending[:1]
+
+
+def register(server: GooseLanguageServer) -> None:
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False),
+    )
+    def code_actions(
+        ls: GooseLanguageServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction]:
+        uri = params.text_document.uri
+        if ls.transcripts.by_uri(uri) is not None:
+            return transcript_actions(ls, uri, params)
+        return source_actions(params)

@@ -1,0 +1,115 @@
+"""Work-done progress for each turn started from the editor: begin, what it is doing, end.
+
+Where the editor lets the user cancel the progress (VS Code does), the turn is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from goose_ls import events
+from goose_ls.sessions.session import IndexedEvent
+
+if TYPE_CHECKING:
+    from goose_ls.lsp.server import GooseLanguageServer
+
+log = logging.getLogger(__name__)
+
+REPORT_EVERY = 0.5
+"""Seconds between two progress reports that only say "writing" again."""
+
+
+def describe(event: events.SessionEvent) -> str | None:
+    """What a progress report says about an event (None: nothing new to say)."""
+    if isinstance(event, (events.ToolCall, events.ToolCallUpdate)) and event.title:
+        return event.title
+    if isinstance(event, events.AgentMessageChunk):
+        return "writing"
+    if isinstance(event, events.AgentThoughtChunk):
+        return "thinking"
+    if isinstance(event, events.PermissionRequested):
+        return "waiting for your approval"
+    return None
+
+
+class TurnProgress:
+    def __init__(
+        self, server: GooseLanguageServer, cancel: Callable[[str], Coroutine[Any, Any, object]]
+    ) -> None:
+        self._server = server
+        self._cancel = cancel
+        self._queues: dict[str, asyncio.Queue[events.SessionEvent]] = {}
+
+    def start(self, session_id: str, message_id: str, title: str) -> None:
+        """Show progress for the turn ``message_id`` (sent from the editor)."""
+        queue: asyncio.Queue[events.SessionEvent] = asyncio.Queue()
+        self._queues[message_id] = queue
+        task = asyncio.create_task(self._run(session_id, message_id, title, queue))
+        task.add_done_callback(lambda _: self._queues.pop(message_id, None))
+
+    def session_event(self, event: IndexedEvent) -> None:
+        if event.message_id is not None and (queue := self._queues.get(event.message_id)):
+            queue.put_nowait(event.event)
+
+    async def _run(
+        self,
+        session_id: str,
+        message_id: str,
+        title: str,
+        queue: asyncio.Queue[events.SessionEvent],
+    ) -> None:
+        token = await self._create_token()
+        if token is not None:
+            self._server.work_done_progress.begin(
+                token,
+                types.WorkDoneProgressBegin(title=title, message="starting", cancellable=True),
+            )
+            loop = asyncio.get_running_loop()
+            self._server.work_done_progress.tokens[token].add_done_callback(
+                lambda f: (
+                    f.cancelled()
+                    and loop.call_soon_threadsafe(
+                        lambda: loop.create_task(self._cancel(session_id))
+                    )
+                )
+            )
+        said, said_at = "", 0.0
+        while True:
+            event = await queue.get()
+            if isinstance(event, events.TurnEnded):
+                if token is not None:
+                    outcome = "failed" if event.error else (event.stop_reason or "done")
+                    self._server.work_done_progress.end(
+                        token, types.WorkDoneProgressEnd(message=outcome)
+                    )
+                return
+            message = describe(event)
+            now = time.monotonic()
+            if token is None or message is None:
+                continue
+            if message != said or now - said_at > REPORT_EVERY * 10:
+                if message == "writing" and said == "writing" and now - said_at < REPORT_EVERY:
+                    continue
+                self._server.work_done_progress.report(
+                    token, types.WorkDoneProgressReport(message=message)
+                )
+                said, said_at = message, now
+
+    async def _create_token(self) -> str | None:
+        window = self._server.client_capabilities.window
+        if not (window and window.work_done_progress):
+            return None
+        token = str(uuid.uuid4())
+        try:
+            await asyncio.wait_for(self._server.work_done_progress.create_async(token), 5.0)
+        except Exception as exc:
+            log.info("the editor refused a progress token: %s", exc)
+            return None
+        return token

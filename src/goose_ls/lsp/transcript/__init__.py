@@ -1,0 +1,1 @@
+"""Transcript documents: a markdown file per session, streamed into the editor by edits."""

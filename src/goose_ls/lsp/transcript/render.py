@@ -1,0 +1,243 @@
+"""Session events rendered as readable markdown, appended to the transcript body.
+
+Each speaker's turn gets a heading; thoughts are a quoted, marked block; a tool call is a
+block with its title, kind, status, paths, a short excerpt of its output and the diff of
+an edit. A tool call's block is rewritten in place while it is the last block; once
+something follows it, later changes are appended as a status line.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import PurePath
+from typing import Any
+
+from goose_ls import events
+from goose_ls.lsp.transcript.text import TranscriptText
+from goose_ls.sessions.context import path_of
+
+EXCERPT_LINES = 12
+EXCERPT_CHARS = 1200
+STATUS_MARK = {"pending": "⏳", "in_progress": "⏳", "completed": "✓", "failed": "✗"}
+OPTION_LABELS = {
+    "allow_once": "Allow once",
+    "allow_always": "Allow always",
+    "reject_once": "Reject",
+    "reject_always": "Reject always",
+}
+
+
+def permission_marker(request_id: str) -> str:
+    """The line that ties a permission card to its request (code actions look for it)."""
+    return f"<!-- goose-ls: permission {request_id} -->"
+
+
+class Renderer:
+    def __init__(self, text: TranscriptText) -> None:
+        self.text = text
+        self._speaker: str | None = None
+        self._block: str | None = None
+        """What the last block is: "text", "thought", "tool:<id>", "plan", "card", ..."""
+        self._block_start = 0
+        self._tools: dict[str, dict[str, Any]] = {}
+
+    # --- blocks ------------------------------------------------------------------
+    def _new_block(self, kind: str, speaker: str | None = None) -> None:
+        if speaker and speaker != self._speaker:
+            self._speaker = speaker
+            self._separate()
+            self.text.append(f"## {speaker}\n\n")
+        elif self._block is not None:
+            self._separate()
+        self._block = kind
+        self._block_start = len(self.text.body)
+
+    def _separate(self) -> None:
+        """End the current line and leave one blank line before what comes next."""
+        body = self.text.body
+        if not body:
+            return
+        if body.endswith("\n\n"):
+            return
+        self.text.append("\n" if body.endswith("\n") else "\n\n")
+
+    # --- events ------------------------------------------------------------------
+    def render(self, event: events.SessionEvent) -> None:
+        if isinstance(event, events.UserMessageChunk):
+            self._user(event.content)
+        elif isinstance(event, events.AgentMessageChunk):
+            if self._block != "text" or self._speaker != "goose":
+                self._new_block("text", "goose")
+            self.text.append(_content_text(event.content))
+        elif isinstance(event, events.AgentThoughtChunk):
+            if self._block != "thought":
+                self._new_block("thought", "goose")
+                self.text.append("> 💭 ")
+            self.text.append(_content_text(event.content).replace("\n", "\n> "))
+        elif isinstance(event, (events.ToolCall, events.ToolCallUpdate)):
+            self._tool(event)
+        elif isinstance(event, events.Plan):
+            self._plan(event)
+        elif isinstance(event, events.PermissionRequested):
+            self._card(event)
+        elif isinstance(event, events.PermissionResolved):
+            self._new_block("status")
+            answer = OPTION_LABELS.get(event.option_id or "", event.option_id) or "cancelled"
+            self.text.append(f"_Permission answered: {answer}._\n")
+        elif isinstance(event, events.TurnEnded):
+            self._new_block("status")
+            if event.error:
+                self.text.append(f"> ⚠ **The turn failed:** {event.error}\n")
+            elif event.stop_reason != "end_turn":
+                self.text.append(f"_Turn ended: {event.stop_reason}._\n")
+            self._speaker = None
+        elif isinstance(event, events.Note):
+            self._new_block("status")
+            self.text.append(f"> **Note:** {event.text}\n")
+
+    def _user(self, content: events.Json) -> None:
+        kind = content.get("type")
+        if kind == "text":
+            text = content.get("text", "")
+            heading, _, rest = text.partition("\n")
+            if rest.startswith("```") and ":" in heading:  # a selection sent as a fenced block
+                self._new_block("user", "You")
+                self.text.append(f"> 📎 `{_short(heading)}`\n")
+                return
+            self._new_block("user", "You")
+            self.text.append(text.rstrip("\n") + "\n")
+        elif kind == "resource":
+            self._new_block("user", "You")
+            uri = content.get("resource", {}).get("uri", "")
+            self.text.append(f"> 📎 `{_short(_describe_uri(uri))}`\n")
+        elif kind == "resource_link":
+            self._new_block("user", "You")
+            self.text.append(f"> 📎 `{_short(path_of(content.get('uri', '')))}` (file)\n")
+
+    def _tool(self, event: events.ToolCall | events.ToolCallUpdate) -> None:
+        state = self._tools.setdefault(event.tool_call_id, {"title": event.tool_call_id})
+        for key in ("title", "kind", "status", "content", "locations", "raw_input", "raw_output"):
+            value = getattr(event, key)
+            if value is not None:
+                state[key] = value
+        block = f"tool:{event.tool_call_id}"
+        if isinstance(event, events.ToolCall) and self._block != block:
+            self._new_block(block, "goose")
+            self.text.append(_tool_block(state))
+        elif self._block == block:
+            self.text.rewrite_from(self._block_start, _tool_block(state))
+        else:
+            self._new_block("status")
+            mark = STATUS_MARK.get(state.get("status", ""), "•")
+            self.text.append(f"_{mark} {state['title']}: {state.get('status', 'updated')}_\n")
+
+    def _plan(self, event: events.Plan) -> None:
+        lines = ["**Plan**"]
+        for entry in event.entries:
+            done = "x" if entry.get("status") == "completed" else " "
+            lines.append(f"- [{done}] {entry.get('content', '')}")
+        rendered = "\n".join(lines) + "\n"
+        if self._block == "plan":
+            self.text.rewrite_from(self._block_start, rendered)
+        else:
+            self._new_block("plan", "goose")
+            self.text.append(rendered)
+
+    def _card(self, event: events.PermissionRequested) -> None:
+        self._new_block("card", "goose")
+        call = event.tool_call
+        state = self._tools.get(call.tool_call_id, {})
+        title = call.title or state.get("title", call.tool_call_id)
+        kind = call.kind or state.get("kind") or "other"
+        lines = [
+            permission_marker(event.request_id),
+            f"> **🔐 Permission needed:** {title} ({kind})",
+        ]
+        target = _target(
+            call.raw_input or state.get("raw_input"), call.locations or state.get("locations")
+        )
+        if target:
+            lines.append(f"> {target}")
+        choices = " · ".join(OPTION_LABELS.get(o.kind, o.name) for o in event.options)
+        lines.append(f"> Answer with a code action on this card: {choices}")
+        self.text.append("\n".join(lines) + "\n")
+        diff = _diffs(call.content or state.get("content"))
+        if diff:
+            self.text.append(diff)
+
+
+def _content_text(content: events.Json) -> str:
+    if content.get("type") == "text":
+        return str(content.get("text", ""))
+    if content.get("type") == "resource_link":
+        return f"[{content.get('name', content.get('uri', ''))}]({content.get('uri', '')})"
+    return f"[{content.get('type', 'content')}]"
+
+
+def _describe_uri(uri: str) -> str:
+    base, _, fragment = uri.partition("#")
+    path = path_of(base)
+    if fragment.startswith("L"):
+        return f"{path}:{fragment[1:].replace('-L', '-')}"
+    return path
+
+
+def _short(path: str) -> str:
+    parts = PurePath(path).parts
+    return str(PurePath(*parts[-3:])) if len(parts) > 3 else path
+
+
+def _target(raw_input: Any, locations: list[events.Json] | None) -> str:
+    if isinstance(raw_input, dict):
+        for key in ("command", "path", "file", "url", "query"):
+            if isinstance(raw_input.get(key), str):
+                return f"`{raw_input[key]}`"
+    if locations:
+        return ", ".join(f"`{loc.get('path', '')}`" for loc in locations)
+    return ""
+
+
+def _tool_block(state: dict[str, Any]) -> str:
+    status = state.get("status", "pending")
+    kind = f" · {state['kind']}" if state.get("kind") else ""
+    lines = [f"**🔧 {state['title']}**{kind} — {STATUS_MARK.get(status, '•')} {status}"]
+    target = _target(state.get("raw_input"), state.get("locations"))
+    if target:
+        lines.append(target)
+    text = "\n".join(lines) + "\n"
+    excerpt = _excerpt(state.get("content"), state.get("raw_output"))
+    if excerpt:
+        text += f"\n```\n{excerpt}\n```\n"
+    return text + _diffs(state.get("content"))
+
+
+def _excerpt(content: list[events.Json] | None, raw_output: Any) -> str:
+    pieces = [
+        item["content"].get("text", "")
+        for item in content or []
+        if item.get("type") == "content" and isinstance(item.get("content"), dict)
+    ]
+    if not pieces and raw_output is not None:
+        pieces = [raw_output if isinstance(raw_output, str) else json.dumps(raw_output)]
+    text = "\n".join(p for p in pieces if p).strip()
+    if not text:
+        return ""
+    lines = text.splitlines()
+    cut = "\n".join(lines[:EXCERPT_LINES])[:EXCERPT_CHARS]
+    return cut + ("\n…" if cut != text else "")
+
+
+def _diffs(content: list[events.Json] | None) -> str:
+    out = ""
+    for item in content or []:
+        if item.get("type") != "diff":
+            continue
+        old = (item.get("oldText") or "").splitlines(keepends=True)
+        new = (item.get("newText") or "").splitlines(keepends=True)
+        path = item.get("path", "")
+        diff = "".join(difflib.unified_diff(old, new, f"a{path}", f"b{path}"))
+        if not diff.endswith("\n"):
+            diff += "\n"
+        out += f"\n```diff\n{diff}```\n"
+    return out

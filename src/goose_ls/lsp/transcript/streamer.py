@@ -1,0 +1,138 @@
+"""Getting transcript text to the editor: few, serialised, append-only edits.
+
+Changes pile up in :class:`TranscriptText`; a flush turns all of them into one
+``workspace/applyEdit`` and waits for the editor's answer before the next, and flushes
+come at most every ``interval`` seconds, so the editor sees a handful of edits a second
+whatever the agent's token rate. The first change after a quiet spell goes out at once.
+When the transcript is not open in the editor, or the editor cannot apply edits, the
+file on disk is written instead (keeping the user's draft there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from goose_ls.lsp.transcript.text import (
+    Position,
+    TranscriptText,
+    Units,
+    prompt_section,
+    split_prompt,
+)
+
+log = logging.getLogger(__name__)
+
+ApplyEdit = Callable[[str, Position, Position, str], Awaitable[bool]]
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write via a temporary file, fsync and rename, so a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class TranscriptStreamer:
+    def __init__(
+        self,
+        uri: str,
+        path: Path,
+        text: TranscriptText,
+        *,
+        is_open: Callable[[], bool],
+        apply_edit: ApplyEdit | None,
+        units: Units,
+        interval: float,
+        context_lines: Callable[[], list[str]],
+    ) -> None:
+        self.uri = uri
+        self.path = path
+        self.text = text
+        self._is_open = is_open
+        self._apply_edit = apply_edit
+        self._units = units
+        self.interval = interval
+        self._context_lines = context_lines
+        self._wake = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._last_flush = 0.0
+        self._task: asyncio.Task[None] | None = None
+        self.lock = asyncio.Lock()
+        """Held for every change to the document, so edits never interleave."""
+        self.edits_sent = 0
+
+    def uses_editor(self) -> bool:
+        return self._apply_edit is not None and self._is_open()
+
+    def changed(self) -> None:
+        self._idle.clear()
+        self._wake.set()
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run())
+
+    async def settled(self) -> None:
+        """Wait until everything rendered so far has reached the editor or the disk."""
+        await self._idle.wait()
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            wait = self._last_flush + self.interval - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self._wake.clear()
+            try:
+                await self.flush()
+            except Exception:
+                log.exception("could not update transcript %s", self.path)
+            self._last_flush = time.monotonic()
+            if not self._wake.is_set():
+                self._idle.set()
+
+    async def flush(self) -> None:
+        async with self.lock:
+            await self._flush()
+
+    async def _flush(self) -> None:
+        if not self.uses_editor():
+            if self.text.dirty_from is not None:
+                self.write_file()
+            return
+        edit = self.text.take_pending(self._units)
+        if edit is None:
+            return
+        assert self._apply_edit is not None
+        if await self._apply_edit(self.uri, edit.start, edit.end, edit.new_text):
+            self.edits_sent += 1
+            self.text.shown_as(edit)
+            return
+        log.warning("the editor did not apply an edit to %s; writing the file", self.path)
+        self.text.retry(edit)
+        self.write_file()
+
+    def write_file(self) -> None:
+        """Write the whole transcript, keeping the draft the file already holds."""
+        section = prompt_section(self._context_lines())
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            parts = split_prompt(self.path.read_text(encoding="utf-8"))
+            if parts is not None:
+                section = parts[1]
+        write_atomically(self.path, self.text.document(section))
+        self.text.mark_shown()

@@ -1,0 +1,245 @@
+"""One transcript document per session: created on disk, shown once, kept up to date.
+
+This is the chat for editors without a plugin: the conversation streams in above a
+prompt section where the user writes the next message and gathers context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+from lsprotocol import types
+
+from goose_ls.lsp.transcript.render import Renderer
+from goose_ls.lsp.transcript.streamer import TranscriptStreamer, write_atomically
+from goose_ls.lsp.transcript.text import (
+    Position,
+    TranscriptText,
+    draft_of,
+    prompt_section,
+    split_prompt,
+)
+from goose_ls.paths import data_dir
+from goose_ls.sessions.context import ContextItem, path_of
+from goose_ls.sessions.session import IndexedEvent
+
+if TYPE_CHECKING:
+    from goose_ls.lsp.server import GooseLanguageServer
+
+log = logging.getLogger(__name__)
+
+APPLY_EDIT_TIMEOUT = 10.0
+"""Seconds to wait for the editor to apply an edit before writing the file instead."""
+
+
+def context_line(item: ContextItem) -> str:
+    if item.type == "selection":
+        return f"> 📎 `{path_of(item.uri or '')}:{item.start_line}-{item.end_line}`"
+    if item.type == "file":
+        return f"> 📎 `{path_of(item.uri or '')}` (file)"
+    return f"> 📎 {(item.text or '').splitlines()[0][:60] if item.text else 'text'}"
+
+
+@attrs.define(eq=False)
+class Transcript:
+    session_id: str
+    path: Path
+    text: TranscriptText
+    renderer: Renderer
+    streamer: TranscriptStreamer
+    context: list[ContextItem] = attrs.Factory(list)
+    chips_shown: int = 0
+    """How many context lines the prompt section shows now."""
+    shown: bool = False
+    """Whether ``window/showDocument`` was sent (it is sent once)."""
+
+    @property
+    def uri(self) -> str:
+        return self.path.as_uri()
+
+
+class Transcripts:
+    def __init__(self, server: GooseLanguageServer) -> None:
+        self._server = server
+        self._by_session: dict[str, Transcript] = {}
+        self._by_uri: dict[str, Transcript] = {}
+
+    @property
+    def directory(self) -> Path:
+        return data_dir(self._server.settings.data_dir) / "transcripts"
+
+    def get(self, session_id: str) -> Transcript | None:
+        return self._by_session.get(session_id)
+
+    def by_uri(self, uri: str) -> Transcript | None:
+        return self._by_uri.get(uri)
+
+    def for_session(self, session_id: str) -> Transcript:
+        """The session's transcript, created (and written to disk) on first use."""
+        existing = self._by_session.get(session_id)
+        if existing is not None:
+            return existing
+        safe = re.sub(r"[^\w.-]", "_", session_id)
+        path = (self.directory / f"{safe}.md").resolve()
+        text = TranscriptText(head=f"# goose chat · {session_id}\n\n")
+        transcript: Transcript
+        streamer = TranscriptStreamer(
+            path.as_uri(),
+            path,
+            text,
+            is_open=lambda: path.as_uri() in self._server.workspace.text_documents,
+            apply_edit=self._apply_edit if self._can_apply_edits() else None,
+            units=self._server.workspace.position_codec.client_num_units,
+            interval=self._server.settings.transcript.edit_interval,
+            context_lines=lambda: [context_line(c) for c in transcript.context],
+        )
+        transcript = Transcript(session_id, path, text, Renderer(text), streamer)
+        streamer.write_file()
+        self._by_session[session_id] = transcript
+        self._by_uri[transcript.uri] = transcript
+        return transcript
+
+    def session_event(self, event: IndexedEvent) -> None:
+        transcript = self.for_session(event.session_id)
+        transcript.renderer.render(event.event)
+        transcript.streamer.changed()
+
+    async def show(self, transcript: Transcript) -> None:
+        """Open the transcript in the editor, once (another call would open another split)."""
+        if transcript.shown:
+            return
+        transcript.shown = True
+        await transcript.streamer.settled()
+        try:
+            await self._server.window_show_document_async(
+                types.ShowDocumentParams(uri=transcript.uri, take_focus=False)
+            )
+        except Exception as exc:  # eglot before 1.16 and others do not have it
+            log.info("window/showDocument failed: %s", exc)
+            self._server.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Info, message=f"goose chat: {transcript.path}"
+                )
+            )
+
+    def opened(self, uri: str) -> None:
+        """The editor opened a transcript: stream from what it really shows.
+
+        The file may have been written again between the editor reading it and this
+        notification; whatever differs is sent again from the first difference.
+        """
+        transcript = self._by_uri.get(uri)
+        if transcript is None:
+            return
+        parts = split_prompt(self._server.workspace.get_text_document(uri).source)
+        text = transcript.text
+        above = parts[0] if parts else ""
+        if not (above.startswith(text.head) and above.endswith("\n")):
+            log.warning("transcript %s was changed above its prompt section", transcript.path)
+            return
+        shown = above[len(text.head) : -1]
+        if shown != text.shown:
+            text.shown = shown
+            # A character prefix of two texts, not a path: commonprefix is what is wanted.
+            text.dirty_from = len(os.path.commonprefix([shown, text.body]))  # noqa: RUF071
+            transcript.streamer.changed()
+        transcript.chips_shown = sum(
+            1 for line in (parts[1].split("\n")[2:] if parts else []) if line.startswith("> 📎")
+        )
+
+    def closed(self, uri: str) -> None:
+        """The editor closed a transcript: the file on disk becomes the copy to update."""
+        transcript = self._by_uri.get(uri)
+        if transcript is not None:
+            transcript.streamer.write_file()
+
+    # --- the prompt section ------------------------------------------------------
+    def document_text(self, transcript: Transcript) -> str:
+        if transcript.uri in self._server.workspace.text_documents:
+            return self._server.workspace.get_text_document(transcript.uri).source
+        try:
+            return transcript.path.read_text(encoding="utf-8")
+        except OSError:
+            return ""
+
+    def draft(self, transcript: Transcript) -> str:
+        parts = split_prompt(self.document_text(transcript))
+        return draft_of(parts[1]) if parts else ""
+
+    async def rewrite_prompt_section(self, transcript: Transcript, keep_draft: bool) -> None:
+        """Show the current context lines, and keep or clear the draft under them."""
+        streamer = transcript.streamer
+        await streamer.settled()
+        async with streamer.lock:
+            await self._rewrite_prompt_section(transcript, keep_draft)
+
+    async def _rewrite_prompt_section(self, transcript: Transcript, keep_draft: bool) -> None:
+        lines = [context_line(c) for c in transcript.context]
+        if transcript.streamer.uses_editor():
+            sentinel = transcript.text.sentinel_line
+            document = self._server.workspace.get_text_document(transcript.uri)
+            if keep_draft:
+                start = Position(sentinel + 2, 0)
+                end = Position(sentinel + 2 + transcript.chips_shown, 0)
+                new_text = "".join(f"{line}\n" for line in lines)
+            else:
+                start = Position(sentinel + 2, 0)
+                last = len(document.lines) - 1
+                tail = document.lines[last] if document.lines else ""
+                end = (
+                    Position(last + 1, 0)
+                    if tail.endswith("\n")
+                    else Position(last, document.position_codec.client_num_units(tail))
+                )
+                new_text = "".join(f"{line}\n" for line in lines) + "\n"
+            if await self._apply_edit(transcript.uri, start, end, new_text):
+                transcript.chips_shown = len(lines)
+                return
+        draft = self.draft(transcript) if keep_draft else ""
+        write_atomically(transcript.path, transcript.text.document(prompt_section(lines, draft)))
+        transcript.chips_shown = len(lines)
+
+    # --- edits -------------------------------------------------------------------
+    def _can_apply_edits(self) -> bool:
+        workspace = self._server.client_capabilities.workspace
+        return bool(workspace and workspace.apply_edit)
+
+    async def _apply_edit(self, uri: str, start: Position, end: Position, new_text: str) -> bool:
+        edit = types.TextEdit(
+            range=types.Range(
+                start=types.Position(line=start.line, character=start.character),
+                end=types.Position(line=end.line, character=end.character),
+            ),
+            new_text=new_text,
+        )
+        workspace = self._server.client_capabilities.workspace
+        if workspace and workspace.workspace_edit and workspace.workspace_edit.document_changes:
+            change = types.WorkspaceEdit(
+                document_changes=[
+                    types.TextDocumentEdit(
+                        text_document=types.OptionalVersionedTextDocumentIdentifier(
+                            uri=uri, version=None
+                        ),
+                        edits=[edit],
+                    )
+                ]
+            )
+        else:
+            change = types.WorkspaceEdit(changes={uri: [edit]})
+        try:
+            result = await asyncio.wait_for(
+                self._server.workspace_apply_edit_async(
+                    types.ApplyWorkspaceEditParams(edit=change)
+                ),
+                APPLY_EDIT_TIMEOUT,
+            )
+        except Exception as exc:
+            log.warning("workspace/applyEdit failed: %s", exc)
+            return False
+        return bool(result and result.applied)

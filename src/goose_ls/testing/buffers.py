@@ -1,0 +1,122 @@
+"""The editor's side of documents, for tests: buffers that apply ``workspace/applyEdit``
+in the negotiated position encoding and report changes back, as an editor does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Union
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+from pygls.client import JsonRPCClient
+
+
+def _units(char: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(char.encode("utf-8"))
+    if encoding == "utf-16":
+        return len(char.encode("utf-16-le")) // 2
+    return 1
+
+
+def offset_of(text: str, line: int, character: int, encoding: str) -> int:
+    """The string index of an LSP position counted in ``encoding`` units."""
+    start = 0
+    for _ in range(line):
+        newline = text.find("\n", start)
+        if newline < 0:
+            return len(text)
+        start = newline + 1
+    index, counted = start, 0
+    while index < len(text) and text[index] != "\n" and counted < character:
+        counted += _units(text[index], encoding)
+        index += 1
+    if counted != character and index < len(text) and text[index] != "\n":
+        raise ValueError(f"position {line}:{character} is inside a character ({encoding})")
+    return index
+
+
+def read_code_actions_correctly(client: JsonRPCClient) -> None:
+    """lsprotocol 2025.0.0 reads every code action that carries a command as a bare
+    ``Command``; tell the test client's converter how to tell them apart."""
+
+    def structure(obj: Any, _: Any) -> types.Command | types.CodeAction:
+        if isinstance(obj.get("command"), str):
+            command: types.Command = client.protocol._converter.structure(obj, types.Command)
+            return command
+        action: types.CodeAction = client.protocol._converter.structure(obj, types.CodeAction)
+        return action
+
+    client.protocol._converter.register_structure_hook(
+        Union[types.Command, types.CodeAction],  # noqa: UP007 (the key lsprotocol uses)
+        structure,
+    )
+
+
+class EditorBuffers:
+    """Open documents of a test editor, kept in step with the server."""
+
+    def __init__(self, client: JsonRPCClient, encoding: str, apply_edits: bool = True) -> None:
+        self.client = client
+        self.encoding = encoding
+        self.texts: dict[str, str] = {}
+        self.versions: dict[str, int] = {}
+        self.edits: list[tuple[str, types.TextEdit]] = []
+        read_code_actions_correctly(client)
+        if apply_edits:
+            client.feature(types.WORKSPACE_APPLY_EDIT)(lambda params: self._apply(params))
+
+    def open(self, uri: str, text: str | None = None, language: str = "markdown") -> None:
+        if text is None:
+            text = Path(unquote(urlparse(uri).path)).read_text(encoding="utf-8")
+        self.texts[uri] = text
+        self.versions[uri] = 1
+        self.client.protocol.notify(
+            types.TEXT_DOCUMENT_DID_OPEN,
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id=language, version=1, text=text
+                )
+            ),
+        )
+
+    def replace_all(self, uri: str, text: str) -> None:
+        """The user changes the buffer (a full-text didChange)."""
+        self.texts[uri] = text
+        self.versions[uri] += 1
+        self.client.protocol.notify(
+            types.TEXT_DOCUMENT_DID_CHANGE,
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=uri, version=self.versions[uri]
+                ),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            ),
+        )
+
+    def type_at_end(self, uri: str, text: str) -> None:
+        self.replace_all(uri, self.texts[uri] + text)
+
+    def _apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        changes: list[tuple[str, list[Any]]] = []
+        for change in params.edit.document_changes or []:
+            if isinstance(change, types.TextDocumentEdit):
+                changes.append((change.text_document.uri, list(change.edits)))
+        for uri, edits in (params.edit.changes or {}).items():
+            changes.append((uri, list(edits)))
+        for uri, edits in changes:
+            if uri not in self.texts:
+                return types.ApplyWorkspaceEditResult(applied=False, failure_reason="not open")
+            text = self.texts[uri]
+            for edit in sorted(
+                edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
+            ):
+                start = offset_of(
+                    text, edit.range.start.line, edit.range.start.character, self.encoding
+                )
+                end = offset_of(text, edit.range.end.line, edit.range.end.character, self.encoding)
+                text = text[:start] + edit.new_text + text[end:]
+                self.edits.append((uri, edit))
+            self.replace_all(uri, text)
+        return types.ApplyWorkspaceEditResult(applied=True)

@@ -1,0 +1,274 @@
+"""The plugin-free face, as Neovim 0.11, Emacs (eglot), VS Code and Helix each see it."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import client_capabilities
+
+from conftest import Editor
+from goose_ls.lsp.transcript.text import SENTINEL
+from goose_ls.testing.buffers import EditorBuffers
+
+HELIX = types.ClientCapabilities(
+    workspace=types.WorkspaceClientCapabilities(
+        apply_edit=True,
+        configuration=True,
+        workspace_folders=True,
+        workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
+        execute_command=types.ExecuteCommandClientCapabilities(),
+    ),
+    window=types.WindowClientCapabilities(work_done_progress=True),
+    general=types.GeneralClientCapabilities(
+        position_encodings=[
+            types.PositionEncodingKind.Utf8,
+            types.PositionEncodingKind.Utf32,
+            types.PositionEncodingKind.Utf16,
+        ]
+    ),
+)
+
+EDITORS: dict[str, tuple[Any, str]] = {
+    "neovim": (client_capabilities("neovim@v0.11.0"), "utf-8"),
+    "emacs": (client_capabilities("emacs"), "utf-32"),
+    "vscode": (client_capabilities("visual_studio_code"), "utf-16"),
+    "helix": (HELIX, "utf-8"),
+}
+
+# Characters of 1 to 4 bytes and 1 or 2 UTF-16 units, so every encoding is exercised.
+REPLY = "Ça marche 👍🏽 — 你好，世界! The code adds 𝔁 to y.\nSecond line ✓ done."  # noqa: RUF001
+
+
+@pytest.fixture(params=list(EDITORS))
+def editor_name(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def _start(editor: Editor, name: str, script: dict[str, Any]) -> EditorBuffers:
+    capabilities, encoding = EDITORS[name]
+    await editor.start(script, editor=capabilities)
+    return EditorBuffers(editor.client, encoding)
+
+
+def _source(editor: Editor, buffers: EditorBuffers) -> str:
+    path = editor.workspace / "app.py"
+    path.write_text("def add(x, y):\n    return x + y\n\nprint(add(1, 2))\n")
+    uri = path.as_uri()
+    buffers.open(uri, language="python")
+    return uri
+
+
+def _range(first: int, last: int) -> types.Range:
+    return types.Range(start=types.Position(first, 0), end=types.Position(last, 0))
+
+
+async def _actions(
+    editor: Editor, uri: str, rng: types.Range, diagnostics: list[types.Diagnostic] | None = None
+) -> dict[str, types.CodeAction]:
+    result = await editor.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=rng,
+            context=types.CodeActionContext(diagnostics=diagnostics or []),
+        )
+    )
+    return {a.title: a for a in result or [] if isinstance(a, types.CodeAction)}
+
+
+async def _run(editor: Editor, action: types.CodeAction) -> None:
+    assert action.command is not None
+    result = await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command=action.command.command, arguments=action.command.arguments
+        )
+    )
+    assert result is None
+
+
+async def _open_transcript(editor: Editor, buffers: EditorBuffers) -> str:
+    """Do what the editor does on window/showDocument: open the file."""
+    shown = await editor.goose.wait_for(lambda: editor.client.shown_documents, what="showDocument")
+    assert shown[0].take_focus is False
+    uri = shown[0].uri
+    buffers.open(uri)
+    return uri
+
+
+async def test_code_actions_on_a_selection(editor: Editor, editor_name: str) -> None:
+    buffers = await _start(editor, editor_name, {})
+    uri = _source(editor, buffers)
+    titles = list(await _actions(editor, uri, _range(0, 2)))
+    assert titles == [
+        "Goose: Ask about selection",
+        "Goose: Explain selection",
+        "Goose: Add selection to context",
+        "Goose: Add file to context",
+        "Goose: New chat from selection",
+        "Goose: Open chat",
+    ]
+    problem = types.Diagnostic(range=_range(1, 1), message="x is not defined", source="lint")
+    with_fix = await _actions(editor, uri, _range(0, 2), [problem])
+    fix = with_fix["Goose: Fix these diagnostics"]
+    assert fix.kind == types.CodeActionKind.QuickFix and list(fix.diagnostics or []) == [problem]
+    assert all(a.command is not None for a in with_fix.values()), "commands are carried directly"
+
+
+async def test_explain_streams_the_reply_into_the_transcript(
+    editor: Editor, editor_name: str
+) -> None:
+    buffers = await _start(
+        editor, editor_name, {"turns": [[{"text": REPLY, "chunks": 40, "delay": 0.01}]]}
+    )
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Explain selection"])
+    transcript = await _open_transcript(editor, buffers)
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    await editor.goose.wait_for(lambda: REPLY in buffers.texts[transcript], what="the whole reply")
+    text = buffers.texts[transcript]
+    assert "## You" in text and "## goose" in text
+    assert "> 📎 `" in text and "app.py:1-2`" in text
+    assert text.count(REPLY) == 1
+    assert SENTINEL in text.split(REPLY)[1], "the reply goes above the prompt section"
+    (prompt,) = editor.received("session/prompt")
+    blocks = prompt["params"]["prompt"]
+    assert blocks[0]["text"].startswith("Explain")
+    assert blocks[1]["resource"]["text"] == "def add(x, y):\n    return x + y\n"
+    assert "turn finished" in await editor.shown("turn finished")
+
+
+async def test_a_draft_typed_while_the_reply_streams_survives(
+    editor: Editor, editor_name: str
+) -> None:
+    buffers = await _start(
+        editor,
+        editor_name,
+        {
+            "turns": [
+                [{"text": REPLY * 3, "chunks": 120, "delay": 0.01}],
+                [{"text": "second answer"}],
+            ]
+        },
+    )
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Explain selection"])
+    transcript = await _open_transcript(editor, buffers)
+    draft = "And what about 🦆 negative numbers?"
+    for piece in (draft[:10], draft[10:25], draft[25:]):
+        await asyncio.sleep(0.05)
+        buffers.type_at_end(transcript, piece)
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    await editor.goose.wait_for(lambda: REPLY * 3 in buffers.texts[transcript], what="the reply")
+    assert buffers.texts[transcript].endswith(draft), "the draft is untouched"
+
+    send = (await _actions(editor, transcript, _range(0, 0)))["Goose: Send"]
+    await _run(editor, send)
+    await editor.goose.wait_for(lambda: len(editor.goose.turn_ends) == 2, what="the second turn")
+    await editor.goose.wait_for(lambda: "second answer" in buffers.texts[transcript])
+    prompts = editor.received("session/prompt")
+    assert prompts[1]["params"]["prompt"] == [{"type": "text", "text": draft}]
+    after = buffers.texts[transcript].split(SENTINEL)[1]
+    assert draft not in after, "a sent draft is cleared from the prompt section"
+    assert draft in buffers.texts[transcript].split(SENTINEL)[0], "and shown as the user's message"
+
+
+async def test_edits_stay_few_whatever_the_token_rate(editor: Editor) -> None:
+    text = "abcdefghij" * 500
+    buffers = await _start(editor, "neovim", {"turns": [[{"text": text, "chunks": 5000}]]})
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Open chat"])
+    transcript = await _open_transcript(editor, buffers)
+    buffers.edits.clear()
+    await _run(
+        editor, (await _actions(editor, transcript, _range(0, 0)))["Goose: Send"]
+    )  # nothing typed
+    assert "Write your message" in await editor.shown("Write your message")
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    await editor.goose.wait_for(lambda: text in buffers.texts[transcript], what="the reply")
+    chunks = len(editor.goose.of_kind("agent_message_chunk"))
+    edits = len(buffers.edits)
+    print(f"{chunks} chunks reached the editor in {edits} edits")
+    assert chunks == 5000 and edits < 60
+
+
+async def test_a_permission_through_a_popup(editor: Editor) -> None:
+    buffers = await _start(
+        editor,
+        "neovim",
+        {
+            "turns": [
+                [
+                    {"toolCall": {"toolCallId": "t1", "title": "shell · make"}},
+                    {
+                        "permission": {
+                            "toolCallId": "t1",
+                            "title": "shell",
+                            "rawInput": {"command": "make"},
+                        }
+                    },
+                    {"text": " ok"},
+                ]
+            ]
+        },
+    )
+    asked: list[types.ShowMessageRequestParams] = []
+
+    @editor.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def popup(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
+        asked.append(params)
+        return types.MessageActionItem(title="Allow once")
+
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    assert [a.title for a in asked[0].actions or []] == [
+        "Allow always",
+        "Allow once",
+        "Reject",
+        "Reject always",
+    ]
+    assert "shell" in asked[0].message
+    resolved = editor.goose.of_kind("permission_resolved")
+    assert resolved[0]["optionId"] == "allow_once"
+
+
+async def test_a_permission_through_the_card_in_helix(editor: Editor) -> None:
+    buffers = await _start(
+        editor,
+        "helix",
+        {
+            "turns": [
+                [
+                    {"toolCall": {"toolCallId": "t1", "title": "edit · app.py"}},
+                    {"permission": {"toolCallId": "t1", "title": "edit"}},
+                    {"text": " done"},
+                ]
+            ]
+        },
+    )
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    transcript = await _open_transcript(editor, buffers)
+    await editor.goose.wait_for(
+        lambda: "Permission needed" in buffers.texts[transcript], what="the card"
+    )
+    assert "waiting for your approval" in await editor.shown("waiting for your approval")
+    lines = buffers.texts[transcript].split("\n")
+    card = next(i for i, line in enumerate(lines) if "Permission needed" in line)
+    actions = await _actions(editor, transcript, _range(card, card))
+    assert {
+        "Goose: Allow once",
+        "Goose: Allow always",
+        "Goose: Reject",
+        "Goose: Reject always",
+    } <= set(actions)
+    assert "Goose: Send" in actions
+    await _run(editor, actions["Goose: Allow once"])
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    assert editor.goose.of_kind("permission_resolved")[0]["optionId"] == "allow_once"
+    await editor.goose.wait_for(
+        lambda: "[permission: allow_once] done" in buffers.texts[transcript]
+    )
