@@ -272,3 +272,124 @@ async def test_a_permission_through_the_card_in_helix(editor: Editor) -> None:
     await editor.goose.wait_for(
         lambda: "[permission: allow_once] done" in buffers.texts[transcript]
     )
+
+
+async def test_ask_from_a_helix_key_binding_then_send(editor: Editor) -> None:
+    buffers = await _start(editor, "helix", {"turns": [[{"text": "It adds."}]]})
+    _source(editor, buffers)
+    # :lsp-workspace-command goose.ask "%{buffer_name}" %{selection_line_start} %{selection_line_end}
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.ask", arguments=["app.py", 1, 2])
+    )
+    transcript = await _open_transcript(editor, buffers)
+    text = buffers.texts[transcript]
+    assert text.split(SENTINEL)[1].startswith("\n## You\n> 📎 `")
+    assert "app.py:1-2`" in text.split(SENTINEL)[1], "the selection waits in the prompt section"
+    buffers.type_at_end(transcript, "What does it return?")
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.send", arguments=[])
+    )
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    await editor.goose.wait_for(lambda: "It adds." in buffers.texts[transcript])
+    (prompt,) = editor.received("session/prompt")
+    blocks = prompt["params"]["prompt"]
+    assert blocks[0] == {"type": "text", "text": "What does it return?"}
+    assert blocks[1]["resource"]["text"] == "def add(x, y):\n    return x + y\n"
+    section = buffers.texts[transcript].split(SENTINEL)[1]
+    assert "📎" not in section and "What does it return?" not in section
+
+
+async def test_each_turn_has_progress_and_cancelling_it_cancels_the_turn(editor: Editor) -> None:
+    buffers = await _start(
+        editor,
+        "vscode",
+        {
+            "turns": [
+                [
+                    {"toolCall": {"toolCallId": "t1", "title": "read · app.py"}},
+                    {"toolUpdate": {"toolCallId": "t1", "status": "completed"}},
+                    {"text": "done"},
+                ],
+                [{"text": "x" * 400, "chunks": 400, "delay": 0.02}],
+            ]
+        },
+    )
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the first turn")
+    (reports,) = await editor.goose.wait_for(
+        lambda: (
+            [
+                r
+                for r in editor.client.progress_reports.values()
+                if isinstance(r[-1], types.WorkDoneProgressEnd)
+            ]
+            or None
+        ),
+        what="the progress to end",
+    )
+    assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].cancellable
+    messages = [r.message for r in reports[1:-1]]
+    assert "read · app.py" in messages and "writing" in messages
+    assert reports[-1].message == "end_turn"
+
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    token = await editor.goose.wait_for(
+        lambda: [
+            t
+            for t, r in editor.client.progress_reports.items()
+            if len(r) == 1 or (len(r) > 1 and not isinstance(r[-1], types.WorkDoneProgressEnd))
+        ],
+        what="the second turn's progress",
+    )
+    await editor.goose.wait_for(lambda: len(editor.goose.of_kind("agent_message_chunk")) > 5)
+    editor.client.window_work_done_progress_cancel(
+        types.WorkDoneProgressCancelParams(token=token[0])
+    )
+    end = await editor.goose.wait_for(
+        lambda: editor.goose.turn_ends[1:], what="the second turn's end"
+    )
+    assert end[0]["stopReason"] == "cancelled"
+
+
+async def test_a_tool_block_changes_in_place_only_while_it_is_last(editor: Editor) -> None:
+    buffers = await _start(
+        editor,
+        "emacs",
+        {
+            "turns": [
+                [
+                    {
+                        "toolCall": {
+                            "toolCallId": "t1",
+                            "title": "shell · ls",
+                            "rawInput": {"command": "ls"},
+                        }
+                    },
+                    {
+                        "toolUpdate": {
+                            "toolCallId": "t1",
+                            "status": "completed",
+                            "content": [
+                                {
+                                    "type": "content",
+                                    "content": {"type": "text", "text": "a.py\nb.py"},
+                                }
+                            ],
+                        }
+                    },
+                    {"text": "Two files."},
+                    {"toolUpdate": {"toolCallId": "t1", "title": "listing files"}},
+                ]
+            ]
+        },
+    )
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    transcript = await _open_transcript(editor, buffers)
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    await editor.goose.wait_for(lambda: "listing files" in buffers.texts[transcript])
+    text = buffers.texts[transcript]
+    assert "**🔧 shell · ls** — ✓ completed" in text and "⏳" not in text
+    assert "```\na.py\nb.py\n```" in text
+    assert text.index("Two files.") < text.index("_✓ listing files: completed_")

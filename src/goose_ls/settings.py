@@ -54,6 +54,9 @@ class TranscriptSettings:
 
     edit_interval: float = 0.25
     """Seconds between two edits streamed into an open transcript (at most 1/interval a second)."""
+    max_bytes: int = 1_000_000
+    """A transcript longer than this moves to a ``.partN.md`` file at the end of a turn,
+    leaving a link to it; editors stay fast on long chats."""
 
 
 @attrs.define

@@ -49,6 +49,7 @@ def _uri(value: Any, root: str) -> str:
         raise BadArguments("expected a file URI or path as the first argument")
     if "://" in value:
         return value
+    value = os.path.expanduser(value)  # Helix shows files outside the cwd as ~/...
     path = Path(value) if os.path.isabs(value) else Path(root) / value
     return path.resolve().as_uri()
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import attrs
 from lsprotocol import types
 
+from goose_ls.events import TurnEnded
 from goose_ls.lsp.transcript.render import Renderer
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer, write_atomically
 from goose_ls.lsp.transcript.text import (
@@ -108,7 +109,22 @@ class Transcripts:
     def session_event(self, event: IndexedEvent) -> None:
         transcript = self.for_session(event.session_id)
         transcript.renderer.render(event.event)
+        if isinstance(event.event, TurnEnded):
+            self._rotate_if_long(transcript)
         transcript.streamer.changed()
+
+    def _rotate_if_long(self, transcript: Transcript) -> None:
+        """Move a long conversation to ``<session>.partN.md`` and link to it."""
+        text = transcript.text
+        if len(text.body.encode("utf-8")) <= self._server.settings.transcript.max_bytes:
+            return
+        number = 1
+        while (
+            part := transcript.path.with_name(f"{transcript.path.stem}.part{number}.md")
+        ).exists():
+            number += 1
+        write_atomically(part, text.head + text.body)
+        transcript.renderer.restart(f"_Earlier in this chat: [{part.name}]({part.name})_\n")
 
     async def show(self, transcript: Transcript) -> None:
         """Open the transcript in the editor, once (another call would open another split)."""

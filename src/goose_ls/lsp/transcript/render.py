@@ -42,6 +42,13 @@ class Renderer:
         self._block_start = 0
         self._tools: dict[str, dict[str, Any]] = {}
 
+    def restart(self, text: str) -> None:
+        """Replace the whole body (after it moved to a previous part) and start afresh."""
+        self.text.rewrite_from(0, text)
+        self._speaker = None
+        self._block = None
+        self._block_start = 0
+
     # --- blocks ------------------------------------------------------------------
     def _new_block(self, kind: str, speaker: str | None = None) -> None:
         if speaker and speaker != self._speaker:
