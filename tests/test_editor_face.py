@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -338,7 +339,7 @@ async def test_each_turn_has_progress_and_cancelling_it_cancels_the_turn(editor:
         lambda: [
             t
             for t, r in editor.client.progress_reports.items()
-            if len(r) == 1 or (len(r) > 1 and not isinstance(r[-1], types.WorkDoneProgressEnd))
+            if r and not isinstance(r[-1], types.WorkDoneProgressEnd)
         ],
         what="the second turn's progress",
     )
@@ -393,3 +394,47 @@ async def test_a_tool_block_changes_in_place_only_while_it_is_last(editor: Edito
     assert "**🔧 shell · ls** — ✓ completed" in text and "⏳" not in text
     assert "```\na.py\nb.py\n```" in text
     assert text.index("Two files.") < text.index("_✓ listing files: completed_")
+
+
+async def test_without_edits_the_file_on_disk_is_written(editor: Editor) -> None:
+    no_edits = types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(apply_edit=False, configuration=True),
+        window=types.WindowClientCapabilities(
+            show_document=types.ShowDocumentClientCapabilities(support=True)
+        ),
+    )
+    await editor.start({"turns": [[{"text": REPLY, "chunks": 10}]]}, editor=no_edits)
+    buffers = EditorBuffers(editor.client, "utf-16", apply_edits=False)
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    shown = await editor.goose.wait_for(lambda: editor.client.shown_documents, what="showDocument")
+    path = Path(shown[0].uri.removeprefix("file://"))
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    on_disk = await editor.goose.wait_for(
+        lambda: (text := path.read_text(encoding="utf-8")) and REPLY in text and text,
+        what="the reply on disk",
+    )
+    assert on_disk.index(REPLY) < on_disk.index(SENTINEL)
+
+
+async def test_a_long_transcript_moves_to_a_part_and_links_to_it(editor: Editor) -> None:
+    await editor.start(
+        {"turns": [[{"text": "y" * 3000, "chunks": 3}], [{"text": "fresh start"}]]},
+        settings={"transcript": {"maxBytes": 2000}},
+    )
+    buffers = EditorBuffers(editor.client, "utf-8")
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    transcript = await _open_transcript(editor, buffers)
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the first turn")
+    await editor.goose.wait_for(lambda: "Earlier in this chat" in buffers.texts[transcript])
+    text = buffers.texts[transcript]
+    assert "y" * 3000 not in text
+    part = (
+        editor.tmp
+        / "data"
+        / "transcripts"
+        / "_".join(transcript.rsplit("/", 1)[1].split("_")[:2]).replace(".md", ".part1.md")
+    )
+    assert "y" * 3000 in part.read_text(encoding="utf-8")
+    assert f"[{part.name}]({part.name})" in text
