@@ -323,7 +323,7 @@ async def test_each_turn_has_progress_and_cancelling_it_cancels_the_turn(editor:
             [
                 r
                 for r in editor.client.progress_reports.values()
-                if isinstance(r[-1], types.WorkDoneProgressEnd)
+                if r and isinstance(r[-1], types.WorkDoneProgressEnd)
             ]
             or None
         ),
