@@ -46,6 +46,9 @@ class AgentSettings:
     """Seconds to wait for ``session/new`` and ``session/load`` (goose starts extensions)."""
     shutdown_timeout: float = 5.0
     """Seconds between SIGTERM and SIGKILL when stopping the agent."""
+    stall_timeout: float = 300.0
+    """Seconds without a word from the agent before a running turn is flagged as stalled
+    (0: never)."""
 
 
 @attrs.define

@@ -54,6 +54,12 @@ class AgentProfile:
             self.response.agent_capabilities and self.response.agent_capabilities.load_session
         )
 
+    def session_capability(self, name: str) -> bool:
+        """Whether ``sessionCapabilities.<name>`` is advertised (present means supported)."""
+        caps = self.response.agent_capabilities
+        sessions = caps.session_capabilities if caps else None
+        return getattr(sessions, name, None) is not None
+
     @property
     def embedded_context(self) -> bool:
         caps = self.response.agent_capabilities
@@ -66,6 +72,34 @@ class AgentProfile:
             mode="json", by_alias=True, exclude_none=True
         )
         return data
+
+
+LIST_PAGES = 20
+"""At most this many ``session/list`` pages are read (goose pages by 50)."""
+
+
+def _json(model: Any) -> dict[str, Any]:
+    data: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return data
+
+
+@attrs.frozen
+class SessionOptions:
+    """The modes and config options a session has (either may be absent)."""
+
+    modes: dict[str, Any] | None = None
+    config_options: list[dict[str, Any]] | None = None
+
+    @classmethod
+    def of(cls, response: Any) -> SessionOptions:
+        if response is None:
+            return cls()
+        modes = getattr(response, "modes", None)
+        options = getattr(response, "config_options", None)
+        return cls(
+            _json(modes) if modes is not None else None,
+            [_json(o) for o in options] if options is not None else None,
+        )
 
 
 class AgentConnection:
@@ -89,20 +123,61 @@ class AgentConnection:
     def alive(self) -> bool:
         return not self._gone.done()
 
-    async def new_session(self, cwd: str) -> str:
+    async def new_session(self, cwd: str) -> tuple[str, SessionOptions]:
         response = await self._call(
             "session/new",
             self._conn.new_session(cwd=cwd, mcp_servers=[]),
             self._settings.session_timeout,
         )
-        return response.session_id
+        return response.session_id, SessionOptions.of(response)
 
-    async def load_session(self, session_id: str, cwd: str) -> None:
-        await self._call(
+    async def load_session(self, session_id: str, cwd: str) -> SessionOptions:
+        response = await self._call(
             "session/load",
             self._conn.load_session(cwd=cwd, session_id=session_id, mcp_servers=[]),
             self._settings.session_timeout,
         )
+        return SessionOptions.of(response)
+
+    async def list_sessions(self, cwd: str | None) -> list[dict[str, Any]]:
+        """Every session the agent lists (following its pages), as ACP JSON."""
+        found: list[dict[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(LIST_PAGES):
+            page = await self._call(
+                "session/list",
+                self._conn.list_sessions(cwd=cwd, cursor=cursor),
+                self._settings.request_timeout,
+            )
+            found += [_json(info) for info in page.sessions]
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return found
+
+    async def close_session(self, session_id: str) -> None:
+        await self._call(
+            "session/close",
+            self._conn.close_session(session_id=session_id),
+            self._settings.request_timeout,
+        )
+
+    async def set_mode(self, session_id: str, mode_id: str) -> None:
+        await self._call(
+            "session/set_mode",
+            self._conn.set_session_mode(session_id=session_id, mode_id=mode_id),
+            self._settings.request_timeout,
+        )
+
+    async def set_config_option(
+        self, session_id: str, config_id: str, value: str | bool
+    ) -> list[dict[str, Any]]:
+        response = await self._call(
+            "session/set_config_option",
+            self._conn.set_config_option(config_id=config_id, session_id=session_id, value=value),
+            self._settings.request_timeout,
+        )
+        return [_json(option) for option in response.config_options]
 
     async def prompt(self, session_id: str, blocks: list[dict[str, Any]]) -> str:
         """Run a turn and return its stop reason. No timeout: long turns are normal."""

@@ -256,6 +256,17 @@ class AgentSupervisor:
         except Exception:
             log.exception("agent status listener failed")
 
+    def give_up(self, message: str) -> None:
+        """Report that restarting failed for good (until the next request or a restart)."""
+        self._set_status(
+            AgentStatus(
+                AgentState.ERROR,
+                message=message,
+                fix="Run `goose-ls doctor`, fix what it reports, then run goose.restart.",
+                reason="gave_up",
+            )
+        )
+
     async def stop(self) -> None:
         """Stop the agent gracefully; returns when its process group is gone."""
         self._stopping = True

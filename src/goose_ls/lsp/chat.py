@@ -65,8 +65,8 @@ class EditorChat:
                 f"Write your message under “## You” at the end of {transcript.path.name} first."
             )
         items, transcript.context = transcript.context, []
-        self._start_turn(transcript, draft, items, draft.splitlines()[0][:40] if draft else "goose")
         await transcripts.rewrite_prompt_section(transcript, keep_draft=False)
+        self._start_turn(transcript, draft, items, draft.splitlines()[0][:40] if draft else "goose")
         await transcripts.show(transcript)
 
     async def cancel(self, uri: str | None = None) -> bool:

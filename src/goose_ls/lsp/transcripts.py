@@ -17,8 +17,9 @@ import attrs
 from lsprotocol import types
 
 from goose_ls.events import TurnEnded
+from goose_ls.files import atomic_write
 from goose_ls.lsp.transcript.render import Renderer
-from goose_ls.lsp.transcript.streamer import TranscriptStreamer, write_atomically
+from goose_ls.lsp.transcript.streamer import TranscriptStreamer
 from goose_ls.lsp.transcript.text import (
     Position,
     TranscriptText,
@@ -123,7 +124,7 @@ class Transcripts:
             part := transcript.path.with_name(f"{transcript.path.stem}.part{number}.md")
         ).exists():
             number += 1
-        write_atomically(part, text.head + text.body)
+        atomic_write(part, text.head + text.body)
         transcript.renderer.restart(f"_Earlier in this chat: [{part.name}]({part.name})_\n")
 
     async def show(self, transcript: Transcript) -> None:
@@ -190,9 +191,9 @@ class Transcripts:
 
     async def rewrite_prompt_section(self, transcript: Transcript, keep_draft: bool) -> None:
         """Show the current context lines, and keep or clear the draft under them."""
-        streamer = transcript.streamer
-        await streamer.settled()
-        async with streamer.lock:
+        # Under the streamer's lock the editor holds exactly ``text.shown`` above the
+        # sentinel, so the section's lines are known even while a reply streams.
+        async with transcript.streamer.lock:
             await self._rewrite_prompt_section(transcript, keep_draft)
 
     async def _rewrite_prompt_section(self, transcript: Transcript, keep_draft: bool) -> None:
@@ -218,7 +219,7 @@ class Transcripts:
                 transcript.chips_shown = len(lines)
                 return
         draft = self.draft(transcript) if keep_draft else ""
-        write_atomically(transcript.path, transcript.text.document(prompt_section(lines, draft)))
+        atomic_write(transcript.path, transcript.text.document(prompt_section(lines, draft)))
         transcript.chips_shown = len(lines)
 
     # --- edits -------------------------------------------------------------------

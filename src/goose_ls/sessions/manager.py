@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import Protocol
+from typing import Any, Literal, Protocol
 
 import attrs
 
@@ -21,7 +21,10 @@ from goose_ls import events
 from goose_ls.agent.connection import AgentConnection, AgentError
 from goose_ls.agent.discovery import AgentUnavailable
 from goose_ls.agent.supervisor import AgentState, AgentStatus, AgentSupervisor
+from goose_ls.paths import data_dir
 from goose_ls.sessions.context import ContextItem, to_blocks
+from goose_ls.sessions.library import SessionLibrary
+from goose_ls.sessions.recovery import Recovery
 from goose_ls.sessions.session import IndexedEvent, Session, Turn
 from goose_ls.settings import Settings
 
@@ -60,6 +63,8 @@ class SessionManager:
         self.cwd = cwd
         self._listener = listener
         self.supervisor = AgentSupervisor(settings.agent, self, cwd, self._agent_status)
+        self.library = SessionLibrary(data_dir(settings.data_dir) / "sessions.json")
+        self.recovery = Recovery(self)
         self.sessions: dict[str, Session] = {}
         self._early: dict[str, list[events.SessionEvent]] = {}
         self._permissions: dict[str, _PendingPermission] = {}
@@ -79,7 +84,18 @@ class SessionManager:
             return
         if session.replaying:
             return  # history this session already holds, sent again by session/load
-        session.record(event)
+        self._record(session, event, replay=session.loading)
+
+    def note(
+        self, session: Session, severity: Literal["info", "warning", "error"], text: str
+    ) -> None:
+        """Tell the user something about a session, in its event stream."""
+        self._record(session, events.Note(severity, text))
+
+    def _record(self, session: Session, event: events.SessionEvent, replay: bool = False) -> None:
+        indexed = session.record(event, replay)
+        if not replay:
+            self.library.observe(session.session_id, event, indexed.index)
 
     async def request_permission(
         self,
@@ -93,15 +109,16 @@ class SessionManager:
         request_id = uuid.uuid4().hex[:12]
         answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         self._permissions[request_id] = _PendingPermission(session_id, options, answer)
-        session.record(events.PermissionRequested(request_id, tool_call, options))
+        self._record(session, events.PermissionRequested(request_id, tool_call, options))
         try:
             chosen = await answer
         finally:
             del self._permissions[request_id]
-        session.record(
+        self._record(
+            session,
             events.PermissionResolved(
                 request_id, "selected" if chosen else "cancelled", option_id=chosen
-            )
+            ),
         )
         return chosen
 
@@ -112,6 +129,8 @@ class SessionManager:
                 if not pending.answer.done():
                     pending.answer.set_result(None)
         self._listener.agent_status(status)
+        if status.state is AgentState.ERROR and status.reason == "crashed":
+            self.recovery.agent_died(status.message or "the agent stopped")
 
     # --- sessions ----------------------------------------------------------------
     def get(self, session_id: str) -> Session:
@@ -120,18 +139,123 @@ class SessionManager:
         except KeyError:
             raise UnknownSession(session_id) from None
 
-    async def new_session(self, cwd: str | None = None) -> Session:
+    def by_tab(self, tab_id: str) -> Session | None:
+        return next((s for s in self.sessions.values() if s.tab_id == tab_id), None)
+
+    async def new_session(self, cwd: str | None = None, tab_id: str | None = None) -> Session:
         conn = await self.supervisor.connection()
         cwd = cwd or self.cwd
-        session_id = await conn.new_session(cwd)
-        session = Session(session_id, cwd, conn.generation, self._listener.session_event)
+        session_id, options = await conn.new_session(cwd)
+        session = Session(
+            session_id, cwd, conn.generation, self._listener.session_event, tab_id=tab_id
+        )
+        session.options = options
         self.sessions[session_id] = session
+        self.library.created(session_id, cwd)
         for event in self._early.pop(session_id, []):
-            session.record(event)
+            self._record(session, event)
         return session
+
+    async def load_session(self, session_id: str, tab_id: str | None = None) -> Session:
+        """Open a stored (or agent-listed) session; its history arrives as replay events."""
+        if session_id in self.sessions:
+            return self.sessions[session_id]
+        conn = await self.supervisor.connection()
+        if not conn.profile.load_session:
+            raise AgentError(f"{conn.profile.name} cannot load earlier sessions (no session/load)")
+        record = self.library.record(session_id)
+        cwd = record.cwd if record else self.cwd
+        session = Session(
+            session_id,
+            cwd,
+            conn.generation,
+            self._listener.session_event,
+            first_index=record.last_index if record else 0,
+            tab_id=tab_id,
+        )
+        self.sessions[session_id] = session
+        session.loading = True
+        try:
+            session.options = await conn.load_session(session_id, cwd)
+        except BaseException:
+            del self.sessions[session_id]
+            raise
+        finally:
+            session.loading = False
+        for event in self._early.pop(session_id, []):
+            self._record(session, event, replay=True)
+        self.library.created(session_id, cwd)
+        return session
+
+    async def restore_last(self) -> tuple[Session, str | None]:
+        """The workspace's last session, loaded; or a new one, with the reason why."""
+        last = self.library.last_used(self.cwd)
+        if last is not None:
+            try:
+                return await self.load_session(last), None
+            except AgentError as exc:
+                reason = f"could not resume the last chat {last} ({exc}); started a new one"
+                return await self.new_session(), reason
+        return await self.new_session(), None
+
+    async def list_sessions(self) -> list[dict[str, Any]]:
+        """Local sessions merged with the agent's own list (when it has session/list)."""
+        agent_side: list[dict[str, Any]] = []
+        conn = await self.supervisor.connection()
+        if conn.profile.session_capability("list"):
+            agent_side = await conn.list_sessions(self.cwd)
+        return self.library.merged(agent_side, set(self.sessions))
+
+    async def close_session(self, session_id: str) -> None:
+        session = self.get(session_id)
+        await self._drop_turns(session)
+        del self.sessions[session_id]
+        conn = self.supervisor.current
+        if conn is not None and conn.profile.session_capability("close"):
+            try:
+                await conn.close_session(session_id)
+            except AgentError as exc:
+                log.warning("session/close %s failed: %s", session_id, exc)
+
+    async def delete_session(self, session_id: str) -> None:
+        """Close the session if open and forget it here (the agent keeps its own copy)."""
+        if session_id in self.sessions:
+            await self.close_session(session_id)
+        if self.library.forget(session_id) is None:
+            raise UnknownSession(session_id)
+
+    def rename(self, session_id: str, title: str) -> None:
+        try:
+            self.library.rename(session_id, title)
+        except KeyError:
+            raise UnknownSession(session_id) from None
+        if session_id in self.sessions:
+            self._record(self.sessions[session_id], events.SessionInfo(title=title))
+
+    async def set_mode(self, session_id: str, mode_id: str) -> None:
+        """Switch mode: through the ``mode`` config option when there is one (preferred)."""
+        session = self.get(session_id)
+        conn = await self._attach(session)
+        option = next(
+            (o for o in session.options.config_options or [] if o.get("category") == "mode"), None
+        )
+        if option is not None:
+            await self.set_config_option(session_id, str(option["id"]), mode_id)
+        else:
+            await conn.set_mode(session_id, mode_id)
+
+    async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> None:
+        session = self.get(session_id)
+        conn = await self._attach(session)
+        options = await conn.set_config_option(session_id, config_id, value)
+        self._record(session, events.ConfigOptions(config_options=options))
 
     async def _attach(self, session: Session) -> AgentConnection:
         """The agent connection for ``session``, reloading it into a restarted agent."""
+        async with session.attach_lock:
+            return await self._reattach(session)
+
+    async def _reattach(self, session: Session) -> AgentConnection:
         conn = await self.supervisor.connection()
         if session.generation == conn.generation:
             return conn
@@ -147,7 +271,9 @@ class SessionManager:
             session.replaying = False
             self._early.pop(session.session_id, None)
         session.generation = conn.generation
-        session.record(events.Note("info", "The agent was restarted; this chat was reloaded."))
+        self._record(
+            session, events.Note("info", "The agent was restarted; this chat was reloaded.")
+        )
         return conn
 
     # --- turns -------------------------------------------------------------------
@@ -161,34 +287,50 @@ class SessionManager:
         if not prompt.strip() and not context:
             raise PromptRejected("prompt: empty, and there is no context either")
         session.message_ids.add(message_id)
+        self.library.used(self.cwd, session_id)
         turn = Turn(message_id=message_id, prompt=prompt, context=context)
         session.waiting.append(turn)
         turn.task = asyncio.create_task(self._run_turn(session, turn))
         return turn
 
     async def _run_turn(self, session: Session, turn: Turn) -> None:
-        async with session.turn_lock:
+        try:
+            await session.turn_lock.acquire()
+        except asyncio.CancelledError:  # cancelled while it waited its turn
             session.waiting.remove(turn)
-            session.active = turn
+            indexed = session.record(
+                events.TurnEnded(stop_reason="cancelled"), message_id=turn.message_id
+            )
+            self.library.observe(session.session_id, indexed.event, indexed.index)
+            raise
+        try:
+            await self._take_turn(session, turn)
+        finally:
+            session.turn_lock.release()
+
+    async def _take_turn(self, session: Session, turn: Turn) -> None:
+        session.waiting.remove(turn)
+        session.active = turn
+        end = events.TurnEnded(stop_reason="cancelled")
+        try:
+            if not turn.cancelled:
+                end = await self._send(session, turn)
+        except asyncio.CancelledError:
             end = events.TurnEnded(stop_reason="cancelled")
-            try:
-                if not turn.cancelled:
-                    end = await self._send(session, turn)
-            except asyncio.CancelledError:
-                end = events.TurnEnded(stop_reason="cancelled")
-                raise
-            finally:
-                self._cancel_permissions(session)
-                session.record(end)
-                session.active = None
+            raise
+        finally:
+            self._cancel_permissions(session)
+            self._record(session, end)
+            session.active = None
 
     async def _send(self, session: Session, turn: Turn) -> events.TurnEnded:
         try:
             conn = await self._attach(session)
             blocks = to_blocks(turn.prompt, turn.context, conn.profile.embedded_context)
             for block in blocks:
-                session.record(events.UserMessageChunk(content=block))
+                self._record(session, events.UserMessageChunk(content=block))
             turn.sent = True
+            self.recovery.watch(session, turn)
             stop = await conn.prompt(session.session_id, blocks)
         except AgentUnavailable as exc:
             return events.TurnEnded(error=f"{exc.message}. {exc.fix}")
@@ -199,9 +341,21 @@ class SessionManager:
         # goose may answer end_turn for a cancelled turn: trust what we sent, not that.
         return events.TurnEnded(stop_reason="cancelled" if turn.cancelled else stop)
 
-    async def cancel(self, session_id: str) -> bool:
-        """Cancel the running turn; returns False when nothing was running."""
+    async def cancel(self, session_id: str, message_id: str | None = None) -> bool:
+        """Cancel the running turn, or the waiting one with ``message_id``.
+
+        Returns False when there was no such turn.
+        """
         session = self.get(session_id)
+        if message_id is not None and (
+            session.active is None or session.active.message_id != message_id
+        ):
+            waiting = next((t for t in session.waiting if t.message_id == message_id), None)
+            if waiting is None or waiting.task is None:
+                return False
+            waiting.cancelled = True
+            waiting.task.cancel()
+            return True
         turn = session.active
         if turn is None or turn.cancelled:
             return False
@@ -254,18 +408,30 @@ class SessionManager:
             if pending.session_id == session.session_id and not pending.answer.done():
                 pending.answer.set_result(None)
 
-    async def shutdown(self) -> None:
-        """Cancel every turn and stop the agent."""
-        for session in self.sessions.values():
-            if session.active is not None:
-                await self.cancel(session.session_id)
-        tasks = [
-            t.task
-            for s in self.sessions.values()
-            for t in (s.active, *s.waiting)
-            if t is not None and t.task is not None
-        ]
+    async def _drop_turns(self, session: Session) -> None:
+        if session.active is not None:
+            await self.cancel(session.session_id)
+        tasks = [t.task for t in (session.active, *session.waiting) if t and t.task]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def restart(self) -> None:
+        """Restart the agent now and load the open sessions into it."""
+        self.recovery.stop()
+        await self.supervisor.restart()
+        await self.reload_open_sessions()
+
+    async def reload_open_sessions(self) -> None:
+        for session in list(self.sessions.values()):
+            try:
+                await self._attach(session)
+            except AgentError as exc:
+                self._record(session, events.Note("error", f"Could not reload this chat: {exc}"))
+
+    async def shutdown(self) -> None:
+        """Cancel every turn and stop the agent."""
+        self.recovery.stop()
+        for session in list(self.sessions.values()):
+            await self._drop_turns(session)
         await self.supervisor.stop()

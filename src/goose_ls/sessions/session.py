@@ -8,12 +8,14 @@ A client that saw up to index N asks for the events after N and never sees one t
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import Callable
 
 import attrs
 
-from goose_ls.events import SessionEvent
+from goose_ls.agent.connection import SessionOptions
+from goose_ls.events import ConfigOptions, CurrentMode, SessionEvent
 from goose_ls.sessions.context import ContextItem
 
 
@@ -23,6 +25,8 @@ class IndexedEvent:
     index: int
     message_id: str | None
     event: SessionEvent
+    replay: bool = False
+    """History the agent replayed while the session was loaded."""
 
 
 @attrs.define(eq=False)
@@ -44,27 +48,47 @@ class Session:
         cwd: str,
         generation: int,
         publish: Callable[[IndexedEvent], None],
+        first_index: int = 0,
+        tab_id: str | None = None,
     ) -> None:
         self.session_id = session_id
         self.cwd = cwd
+        self.tab_id = tab_id
+        """The client's id for the tab showing this session, if it gave one."""
         self.generation = generation
         """The agent generation that knows this session; a restarted agent must load it."""
         self.events: list[IndexedEvent] = []
         self.active: Turn | None = None
         self.waiting: deque[Turn] = deque()
         self.turn_lock = asyncio.Lock()
+        self.attach_lock = asyncio.Lock()
         self.replaying = False
+        """A restarted agent is loading the session: its replay is history we hold."""
+        self.loading = False
+        """The session is being loaded for the first time: its replay is new to us."""
         self.message_ids: set[str] = set()
+        self.options = SessionOptions()
+        self.last_event_at = time.monotonic()
+        self._first_index = first_index
         self._publish = publish
 
     @property
     def last_index(self) -> int:
-        return self.events[-1].index if self.events else 0
+        return self.events[-1].index if self.events else self._first_index
 
-    def record(self, event: SessionEvent) -> IndexedEvent:
-        message_id = self.active.message_id if self.active else None
-        indexed = IndexedEvent(self.session_id, self.last_index + 1, message_id, event)
+    def record(
+        self, event: SessionEvent, replay: bool = False, message_id: str | None = None
+    ) -> IndexedEvent:
+        if message_id is None and self.active is not None and not replay:
+            message_id = self.active.message_id
+        indexed = IndexedEvent(self.session_id, self.last_index + 1, message_id, event, replay)
         self.events.append(indexed)
+        self.last_event_at = time.monotonic()
+        if isinstance(event, CurrentMode) and self.options.modes is not None:
+            modes = {**self.options.modes, "currentModeId": event.current_mode_id}
+            self.options = attrs.evolve(self.options, modes=modes)
+        elif isinstance(event, ConfigOptions):
+            self.options = attrs.evolve(self.options, config_options=event.config_options)
         self._publish(indexed)
         return indexed
 

@@ -13,12 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from goose_ls.files import atomic_write
 from goose_ls.lsp.transcript.text import (
     Position,
     TranscriptText,
@@ -30,22 +29,6 @@ from goose_ls.lsp.transcript.text import (
 log = logging.getLogger(__name__)
 
 ApplyEdit = Callable[[str, Position, Position, str], Awaitable[bool]]
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write via a temporary file, fsync and rename, so a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 class TranscriptStreamer:
@@ -134,5 +117,5 @@ class TranscriptStreamer:
             parts = split_prompt(self.path.read_text(encoding="utf-8"))
             if parts is not None:
                 section = parts[1]
-        write_atomically(self.path, self.text.document(section))
+        atomic_write(self.path, self.text.document(section))
         self.text.mark_shown()

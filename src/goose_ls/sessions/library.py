@@ -1,0 +1,120 @@
+"""What goose-ls keeps of each session between runs: records, titles, the last one used.
+
+The library writes through the store when something worth keeping changes: a session
+is created or loaded, its title changes, a turn ends. The running session's events
+stay in memory; the transcripts keep their text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from goose_ls import events
+from goose_ls.sessions.store import (
+    NEW_SESSION_TITLE,
+    SessionRecord,
+    SessionStore,
+    title_from_prompt,
+)
+
+
+class SessionLibrary:
+    def __init__(self, path: Path, agent_name: str = "") -> None:
+        self.store = SessionStore(path)
+        self.store.load()
+        self.agent_name = agent_name
+
+    @property
+    def problem(self) -> str | None:
+        return self.store.problem
+
+    def record(self, session_id: str) -> SessionRecord | None:
+        return self.store.get(session_id)
+
+    def created(self, session_id: str, cwd: str) -> SessionRecord:
+        record = self.store.get(session_id) or SessionRecord(session_id, cwd, agent=self.agent_name)
+        self.store.put(record)
+        return record
+
+    def observe(self, session_id: str, event: events.SessionEvent, index: int) -> None:
+        """Keep what a session event says about the session (titles, the last index)."""
+        record = self.store.get(session_id)
+        if record is None:
+            return
+        if isinstance(event, events.SessionInfo) and event.title:
+            record.title, record.title_from_agent = event.title, True
+            self.store.put(record)
+        elif (
+            isinstance(event, events.UserMessageChunk)
+            and record.title == NEW_SESSION_TITLE
+            and not record.title_from_agent
+            and event.content.get("type") == "text"
+        ):
+            record.title = title_from_prompt(str(event.content.get("text", "")))
+            self.store.put(record)
+        elif isinstance(event, events.TurnEnded):
+            record.last_index = index
+            self.store.put(record)
+
+    def used(self, workspace: str, session_id: str) -> None:
+        self.store.data.last_active[workspace] = session_id
+        self.store.save()
+
+    def last_used(self, workspace: str) -> str | None:
+        return self.store.data.last_active.get(workspace)
+
+    def set_transcript(self, session_id: str, path: str) -> None:
+        record = self.store.get(session_id)
+        if record is not None and record.transcript_path != path:
+            record.transcript_path = path
+            self.store.put(record)
+
+    def rename(self, session_id: str, title: str) -> None:
+        record = self.store.get(session_id)
+        if record is None:
+            raise KeyError(session_id)
+        record.title = title.strip() or NEW_SESSION_TITLE
+        record.title_from_agent = False
+        self.store.put(record)
+
+    def forget(self, session_id: str) -> SessionRecord | None:
+        return self.store.remove(session_id)
+
+    def merged(
+        self, agent_sessions: list[dict[str, Any]], loaded: set[str]
+    ) -> list[dict[str, Any]]:
+        """Local records and the agent's ``session/list``, one entry per session, newest first."""
+        entries: dict[str, dict[str, Any]] = {}
+        for record in self.store.data.sessions:
+            entries[record.session_id] = {
+                "sessionId": record.session_id,
+                "title": record.title,
+                "cwd": record.cwd,
+                "createdAt": record.created_at,
+                "updatedAt": record.updated_at,
+                "transcript": record.transcript_path or None,
+                "source": "local",
+            }
+        for info in agent_sessions:
+            session_id = str(info.get("sessionId", ""))
+            if not session_id:
+                continue
+            entry = entries.setdefault(
+                session_id,
+                {
+                    "sessionId": session_id,
+                    "title": info.get("title") or NEW_SESSION_TITLE,
+                    "cwd": info.get("cwd", ""),
+                    "updatedAt": info.get("updatedAt") or "",
+                    "source": "agent",
+                },
+            )
+            if entry["source"] == "local":
+                entry["source"] = "both"
+                if info.get("title") and entry["title"] == NEW_SESSION_TITLE:
+                    entry["title"] = info["title"]
+        for entry in entries.values():
+            entry["loaded"] = entry["sessionId"] in loaded
+        ordered = sorted(entries.values(), key=lambda e: e.get("updatedAt") or "", reverse=True)
+        return [{k: v for k, v in e.items() if v is not None} for e in ordered]
