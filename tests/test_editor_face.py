@@ -109,6 +109,7 @@ async def test_code_actions_on_a_selection(editor: Editor, editor_name: str) -> 
         "Goose: Add file to context",
         "Goose: New chat from selection",
         "Goose: Open chat",
+        "Goose: Sessions",
     ]
     problem = types.Diagnostic(range=_range(1, 1), message="x is not defined", source="lint")
     with_fix = await _actions(editor, uri, _range(0, 2), [problem])

@@ -9,6 +9,8 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
+from lsprotocol import types
+
 from goose_ls.sessions.context import ContextItem
 
 if TYPE_CHECKING:
@@ -34,7 +36,14 @@ class EditorChat:
             return found
         if new or self.current_session is None:
             await self._server.settings_settled()
-            session = await self._server.sessions.new_session()
+            sessions = self._server.sessions
+            if new:
+                session = await sessions.new_session()
+            else:  # the first use: resume the workspace's last chat
+                session, problem = await sessions.restore_last()
+                if problem:
+                    sessions.note(session, "warning", problem[0].upper() + problem[1:] + ".")
+                    self._server.publisher.show(types.MessageType.Warning, f"goose: {problem}")
             self.current_session = session.session_id
         return self._server.transcripts.for_session(self.current_session)
 
@@ -68,6 +77,13 @@ class EditorChat:
         await transcripts.rewrite_prompt_section(transcript, keep_draft=False)
         self._start_turn(transcript, draft, items, draft.splitlines()[0][:40] if draft else "goose")
         await transcripts.show(transcript)
+
+    async def open_session(self, session_id: str) -> None:
+        """Resume a session (loading it if need be) and show its transcript."""
+        await self._server.settings_settled()
+        await self._server.sessions.load_session(session_id)
+        self.current_session = session_id
+        await self._server.transcripts.show(self._server.transcripts.for_session(session_id))
 
     async def cancel(self, uri: str | None = None) -> bool:
         transcript = await self.transcript(uri=uri)

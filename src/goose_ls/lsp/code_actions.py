@@ -12,10 +12,13 @@ from lsprotocol import types
 
 from goose_ls.lsp.commands import TITLES
 from goose_ls.lsp.server import GooseLanguageServer
+from goose_ls.lsp.sessions_view import entry_at, index_path
 from goose_ls.lsp.transcript.render import OPTION_LABELS, permission_marker
 from goose_ls.wire import converter
 
 KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]
+MAX_CHOICES = 12
+"""Config options with more values than this (long model lists) get no code actions."""
 
 
 def _action(command: str, kind: str, *arguments: Any, title: str | None = None) -> types.CodeAction:
@@ -74,6 +77,8 @@ def transcript_actions(
     session = ls.sessions.sessions.get(transcript.session_id)
     if session is not None and session.active is not None:
         actions.append(_action("goose.cancel", refactor, uri))
+    actions += option_actions(ls, transcript.session_id)
+    actions += [_action("goose.sessions", refactor), _action("goose.restart", refactor)]
     for request_id in _cards_near(ls, uri, params.range, transcript.session_id):
         for kind, label in OPTION_LABELS.items():
             option_id = ls.sessions.option_for_kind(request_id, kind)
@@ -112,6 +117,74 @@ def _cards_near(
     return near or pending[:1]
 
 
+def index_actions(
+    ls: GooseLanguageServer, params: types.CodeActionParams
+) -> list[types.CodeAction]:
+    """Actions on the lines of the sessions index."""
+    document = ls.workspace.get_text_document(params.text_document.uri)
+    actions: list[types.CodeAction] = []
+    first, last = params.range.start.line, params.range.end.line
+    for line in document.lines[first : last + 1]:
+        entry = entry_at(line)
+        if entry is None:
+            continue
+        session_id, title = entry
+        refactor = types.CodeActionKind.Refactor
+        actions += [
+            _action("goose.openSession", refactor, session_id, title=f"Goose: Open “{title}”"),
+            _action(
+                "goose.renameSession",
+                refactor,
+                session_id,
+                title,
+                title=f"Goose: Rename {session_id} to “{title}”",
+            ),
+            _action("goose.deleteSession", refactor, session_id, title=f"Goose: Delete “{title}”"),
+        ]
+    return actions
+
+
+def option_actions(ls: GooseLanguageServer, session_id: str) -> list[types.CodeAction]:
+    """Switch mode or another config option of the transcript's session."""
+    session = ls.sessions.sessions.get(session_id)
+    if session is None:
+        return []
+    refactor = types.CodeActionKind.Refactor
+    actions: list[types.CodeAction] = []
+    options = session.options.config_options or []
+    has_mode_option = any(o.get("category") == "mode" for o in options)
+    modes = session.options.modes or {}
+    if not has_mode_option:
+        for mode in modes.get("availableModes", []):
+            if mode.get("id") != modes.get("currentModeId"):
+                actions.append(
+                    _action(
+                        "goose.setMode",
+                        refactor,
+                        session_id,
+                        mode["id"],
+                        title=f"Goose: Mode: {mode.get('name', mode['id'])}",
+                    )
+                )
+    for option in options:
+        values = option.get("options", [])
+        if option.get("type", "select") != "select" or len(values) > MAX_CHOICES:
+            continue
+        for value in values:
+            if "value" in value and value["value"] != option.get("currentValue"):
+                actions.append(
+                    _action(
+                        "goose.setConfigOption",
+                        refactor,
+                        session_id,
+                        option["id"],
+                        value["value"],
+                        title=f"Goose: {option.get('name', option['id'])}: {value.get('name', value['value'])}",
+                    )
+                )
+    return actions
+
+
 def register(server: GooseLanguageServer) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -123,4 +196,6 @@ def register(server: GooseLanguageServer) -> None:
         uri = params.text_document.uri
         if ls.transcripts.by_uri(uri) is not None:
             return transcript_actions(ls, uri, params)
-        return source_actions(params)
+        if uri == index_path(ls).as_uri():
+            return index_actions(ls, params)
+        return [*source_actions(params), _action("goose.sessions", types.CodeActionKind.Refactor)]

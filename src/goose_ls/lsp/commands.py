@@ -20,7 +20,9 @@ from goose_ls.agent.connection import AgentError
 from goose_ls.agent.discovery import AgentUnavailable
 from goose_ls.lsp.chat import NothingToSend
 from goose_ls.lsp.server import GooseLanguageServer
+from goose_ls.lsp.sessions_view import show_index
 from goose_ls.sessions.context import ContextItem
+from goose_ls.sessions.manager import UnknownSession
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +37,13 @@ TITLES = {
     "goose.send": "Goose: Send",
     "goose.cancel": "Goose: Cancel",
     "goose.permission": "Goose: Answer a permission request",
+    "goose.sessions": "Goose: Sessions",
+    "goose.openSession": "Goose: Open session",
+    "goose.renameSession": "Goose: Rename session",
+    "goose.deleteSession": "Goose: Delete session",
+    "goose.setMode": "Goose: Set mode",
+    "goose.setConfigOption": "Goose: Set option",
+    "goose.restart": "Goose: Restart agent",
 }
 
 EXPLAIN = "Explain what this code does and anything surprising in it."
@@ -94,6 +103,8 @@ def register(server: GooseLanguageServer) -> None:
         async def run() -> None:
             try:
                 await work
+            except UnknownSession as exc:
+                _show(ls, types.MessageType.Warning, f"goose: unknown session {exc}")
             except (BadArguments, NothingToSend) as exc:
                 _show(ls, types.MessageType.Warning, f"goose: {exc}")
             except AgentUnavailable as exc:
@@ -137,6 +148,55 @@ def register(server: GooseLanguageServer) -> None:
     command("goose.send", lambda ls, a: ls.chat.send(_optional_uri(ls, a)))
     command("goose.cancel", lambda ls, a: _cancel(ls, _optional_uri(ls, a)))
     command("goose.permission", _permission)
+    command("goose.sessions", lambda ls, a: show_index(ls))
+    command("goose.openSession", lambda ls, a: ls.chat.open_session(_text(a, 0, "a session id")))
+    command(
+        "goose.renameSession",
+        lambda ls, a: _renamed(ls, _text(a, 0, "a session id"), _text(a, 1, "a title")),
+    )
+    command("goose.deleteSession", lambda ls, a: _deleted(ls, _text(a, 0, "a session id")))
+    command(
+        "goose.setMode",
+        lambda ls, a: ls.sessions.set_mode(_text(a, 0, "a session id"), _text(a, 1, "a mode id")),
+    )
+    command(
+        "goose.setConfigOption",
+        lambda ls, a: ls.sessions.set_config_option(
+            _text(a, 0, "a session id"), _text(a, 1, "an option id"), _value(a)
+        ),
+    )
+    command("goose.restart", lambda ls, a: _restarted(ls))
+
+
+def _text(args: list[Any], i: int, what: str) -> str:
+    if len(args) <= i or not isinstance(args[i], str) or not args[i]:
+        raise BadArguments(f"expected {what} as argument {i + 1}")
+    return str(args[i])
+
+
+def _value(args: list[Any]) -> str | bool:
+    if len(args) < 3 or not isinstance(args[2], (str, bool)):
+        raise BadArguments("expected the option's value as argument 3")
+    value: str | bool = args[2]
+    return value
+
+
+async def _renamed(ls: GooseLanguageServer, session_id: str, title: str) -> None:
+    ls.sessions.rename(session_id, title)
+    await show_index(ls)
+
+
+async def _deleted(ls: GooseLanguageServer, session_id: str) -> None:
+    await ls.sessions.delete_session(session_id)
+    ls.transcripts.delete(session_id)
+    if ls.chat.current_session == session_id:
+        ls.chat.current_session = None
+    await show_index(ls)
+
+
+async def _restarted(ls: GooseLanguageServer) -> None:
+    await ls.sessions.restart()
+    _show(ls, types.MessageType.Info, "goose: the agent was restarted")
 
 
 def _optional_uri(ls: GooseLanguageServer, args: list[Any]) -> str | None:

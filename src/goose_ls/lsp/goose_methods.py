@@ -21,6 +21,7 @@ from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.sessions.context import ContextItem
 from goose_ls.sessions.manager import PromptRejected, UnknownSession
 from goose_ls.sessions.session import Session
+from goose_ls.wire import to_wire
 
 AGENT_FAILED = -32001
 """Error code for requests the agent could not serve (``data`` has ``reason`` and ``fix``)."""
@@ -57,14 +58,28 @@ def _with_text(ls: GooseLanguageServer, i: int, item: ContextItem) -> ContextIte
     return attrs.evolve(item, text="".join(lines[item.start_line - 1 : item.end_line]))
 
 
-def session_summary(session: Session) -> dict[str, Any]:
-    return {
+def session_summary(ls: GooseLanguageServer, session: Session) -> dict[str, Any]:
+    record = ls.sessions.library.record(session.session_id)
+    transcript = ls.transcripts.get(session.session_id)
+    summary: dict[str, Any] = {
         "sessionId": session.session_id,
         "cwd": session.cwd,
+        "title": record.title if record else None,
+        "tabId": session.tab_id,
         "lastIndex": session.last_index,
         "busy": session.active is not None,
-        "waiting": len(session.waiting),
+        "waiting": [t.message_id for t in session.waiting],
+        "transcript": transcript.uri if transcript else None,
+        **to_wire(session.options),
     }
+    return {k: v for k, v in summary.items() if v is not None}
+
+
+async def _agent_call(work: Any) -> Any:
+    try:
+        return await work
+    except (AgentError, AgentUnavailable) as exc:
+        raise _agent_failure(exc) from None
 
 
 def register(server: GooseLanguageServer) -> None:
@@ -75,7 +90,7 @@ def register(server: GooseLanguageServer) -> None:
             "protocolVersion": protocol.PROTOCOL_VERSION,
             "serverVersion": __version__,
             "agent": status_to_wire(sessions.supervisor.status),
-            "sessions": [session_summary(s) for s in sessions.sessions.values()],
+            "sessions": [session_summary(ls, s) for s in sessions.sessions.values()],
             "settings": settings_model.describe(ls.settings),
         }
 
@@ -83,11 +98,71 @@ def register(server: GooseLanguageServer) -> None:
     async def new_session(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
         params = protocol.parse(protocol.NEW_SESSION, raw, protocol.NewSessionParams)
         await ls.settings_settled()
+        session = await _agent_call(ls.sessions.new_session(params.cwd, params.tab_id))
+        return session_summary(ls, session)
+
+    @server.feature(protocol.LOAD_SESSION)
+    async def load_session(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
+        params = protocol.parse(protocol.LOAD_SESSION, raw, protocol.LoadSessionParams)
+        await ls.settings_settled()
+        session = await _agent_call(ls.sessions.load_session(params.session_id, params.tab_id))
+        return session_summary(ls, session)
+
+    @server.feature(protocol.LIST_SESSIONS)
+    async def list_sessions(ls: GooseLanguageServer, _: Any) -> dict[str, Any]:
+        await ls.settings_settled()
+        return {"sessions": await _agent_call(ls.sessions.list_sessions())}
+
+    @server.feature(protocol.CLOSE_SESSION)
+    async def close_session(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
+        params = protocol.parse(protocol.CLOSE_SESSION, raw, protocol.SessionParams)
+        _session(ls, protocol.CLOSE_SESSION, params.session_id)
+        await ls.sessions.close_session(params.session_id)
+        return {}
+
+    @server.feature(protocol.DELETE_SESSION)
+    async def delete_session(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
+        params = protocol.parse(protocol.DELETE_SESSION, raw, protocol.SessionParams)
         try:
-            session = await ls.sessions.new_session(params.cwd)
-        except (AgentError, AgentUnavailable) as exc:
-            raise _agent_failure(exc) from None
-        return session_summary(session)
+            await ls.sessions.delete_session(params.session_id)
+        except UnknownSession:
+            raise JsonRpcInvalidParams(
+                f"{protocol.DELETE_SESSION}: sessionId: unknown session {params.session_id!r}"
+            ) from None
+        ls.transcripts.delete(params.session_id)
+        return {}
+
+    @server.feature(protocol.RENAME_SESSION)
+    def rename_session(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
+        params = protocol.parse(protocol.RENAME_SESSION, raw, protocol.RenameParams)
+        try:
+            ls.sessions.rename(params.session_id, params.title)
+        except UnknownSession:
+            raise JsonRpcInvalidParams(
+                f"{protocol.RENAME_SESSION}: sessionId: unknown session {params.session_id!r}"
+            ) from None
+        return {}
+
+    @server.feature(protocol.SET_MODE)
+    async def set_mode(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
+        params = protocol.parse(protocol.SET_MODE, raw, protocol.SetModeParams)
+        session = _session(ls, protocol.SET_MODE, params.session_id)
+        await _agent_call(ls.sessions.set_mode(params.session_id, params.mode_id))
+        return session_summary(ls, session)
+
+    @server.feature(protocol.SET_CONFIG_OPTION)
+    async def set_config_option(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
+        params = protocol.parse(protocol.SET_CONFIG_OPTION, raw, protocol.SetConfigOptionParams)
+        session = _session(ls, protocol.SET_CONFIG_OPTION, params.session_id)
+        await _agent_call(
+            ls.sessions.set_config_option(params.session_id, params.config_id, params.value)
+        )
+        return session_summary(ls, session)
+
+    @server.feature(protocol.RESTART)
+    async def restart(ls: GooseLanguageServer, _: Any) -> dict[str, Any]:
+        await _agent_call(ls.sessions.restart())
+        return {"agent": status_to_wire(ls.sessions.supervisor.status)}
 
     @server.feature(protocol.PROMPT)
     def prompt(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
@@ -103,9 +178,9 @@ def register(server: GooseLanguageServer) -> None:
 
     @server.feature(protocol.CANCEL)
     async def cancel(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
-        params = protocol.parse(protocol.CANCEL, raw, protocol.SessionParams)
+        params = protocol.parse(protocol.CANCEL, raw, protocol.CancelParams)
         _session(ls, protocol.CANCEL, params.session_id)
-        return {"cancelled": await ls.sessions.cancel(params.session_id)}
+        return {"cancelled": await ls.sessions.cancel(params.session_id, params.message_id)}
 
     @server.feature(protocol.PERMISSION)
     def permission(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:

@@ -51,6 +51,8 @@ def register(server: GooseLanguageServer) -> None:
         ls.turn_progress = TurnProgress(ls, sessions.cancel)
         ls.prompts = PermissionPrompts(ls, sessions.answer_permission, sessions.is_pending)
         _report(ls, warnings)
+        if sessions.library.problem:
+            publisher.show(types.MessageType.Warning, f"goose: {sessions.library.problem}")
         log.info("workspace %s; settings %s", ls.root, settings_model.describe(ls.settings))
 
     @server.feature(types.INITIALIZED)

@@ -25,6 +25,14 @@ CANCEL = "goose/cancel"
 STATUS = "goose/status"
 PERMISSION = "goose/permission"
 REPLAY = "goose/replay"
+LIST_SESSIONS = "goose/listSessions"
+LOAD_SESSION = "goose/loadSession"
+CLOSE_SESSION = "goose/closeSession"
+DELETE_SESSION = "goose/deleteSession"
+RENAME_SESSION = "goose/renameSession"
+SET_MODE = "goose/setMode"
+SET_CONFIG_OPTION = "goose/setConfigOption"
+RESTART = "goose/restart"
 
 UPDATE = "goose/update"
 TURN_END = "goose/turnEnd"
@@ -36,6 +44,32 @@ T = TypeVar("T")
 @attrs.frozen
 class NewSessionParams:
     cwd: str | None = None
+    tab_id: str | None = None
+
+
+@attrs.frozen
+class LoadSessionParams:
+    session_id: str
+    tab_id: str | None = None
+
+
+@attrs.frozen
+class RenameParams:
+    session_id: str
+    title: str
+
+
+@attrs.frozen
+class SetModeParams:
+    session_id: str
+    mode_id: str
+
+
+@attrs.frozen
+class SetConfigOptionParams:
+    session_id: str
+    config_id: str
+    value: str | bool
 
 
 @attrs.frozen
@@ -59,6 +93,13 @@ class PromptParams:
 @attrs.frozen
 class SessionParams:
     session_id: str
+
+
+@attrs.frozen
+class CancelParams:
+    session_id: str
+    message_id: str | None = None
+    """A waiting prompt to take out of the queue; without it, the running turn."""
 
 
 @attrs.frozen

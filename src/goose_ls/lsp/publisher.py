@@ -52,9 +52,15 @@ class EditorPublisher:
     def forward(self, event: IndexedEvent) -> None:
         """Send one event as its notification (again, for ``goose/replay``)."""
         if isinstance(event.event, TurnEnded):
-            self._notify(protocol.TURN_END, turn_end_to_wire(event))
+            params = turn_end_to_wire(event)
+            method = protocol.TURN_END
         else:
-            self._notify(protocol.UPDATE, update_to_wire(event))
+            params = update_to_wire(event)
+            method = protocol.UPDATE
+        session = self._server.sessions.sessions.get(event.session_id)
+        if session is not None and session.tab_id is not None:
+            params["tabId"] = session.tab_id
+        self._notify(method, params)
 
     def agent_status(self, status: AgentStatus) -> None:
         self._notify(protocol.AGENT_STATUS, status_to_wire(status))
@@ -71,12 +77,15 @@ class EditorPublisher:
 
 
 def update_to_wire(event: IndexedEvent) -> dict[str, Any]:
-    return {
+    data = {
         "sessionId": event.session_id,
         "messageId": event.message_id,
         "index": event.index,
         "update": event_to_wire(event.event),
     }
+    if event.replay:
+        data["replay"] = True
+    return data
 
 
 def turn_end_to_wire(event: IndexedEvent) -> dict[str, Any]:

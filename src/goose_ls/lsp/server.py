@@ -82,7 +82,14 @@ class GooseLanguageServer(LanguageServer):
 
 def create_server() -> GooseLanguageServer:
     """Build the server with every feature registered."""
-    from goose_ls.lsp import code_actions, commands, documents, goose_methods, lifecycle
+    from goose_ls.lsp import (
+        code_actions,
+        commands,
+        completion,
+        documents,
+        goose_methods,
+        lifecycle,
+    )
 
     server = GooseLanguageServer()
     lifecycle.register(server)
@@ -90,4 +97,5 @@ def create_server() -> GooseLanguageServer:
     documents.register(server)
     code_actions.register(server)
     commands.register(server)
+    completion.register(server)
     return server

@@ -60,6 +60,8 @@ class Transcript:
     """How many context lines the prompt section shows now."""
     shown: bool = False
     """Whether ``window/showDocument`` was sent (it is sent once)."""
+    restored: bool = False
+    """The file held this conversation from an earlier run (a replay need not redraw it)."""
 
     @property
     def uri(self) -> str:
@@ -90,6 +92,7 @@ class Transcripts:
         safe = re.sub(r"[^\w.-]", "_", session_id)
         path = (self.directory / f"{safe}.md").resolve()
         text = TranscriptText(head=f"# goose chat · {session_id}\n\n")
+        earlier = self._earlier_body(path, text.head)
         transcript: Transcript
         streamer = TranscriptStreamer(
             path.as_uri(),
@@ -102,13 +105,45 @@ class Transcripts:
             context_lines=lambda: [context_line(c) for c in transcript.context],
         )
         transcript = Transcript(session_id, path, text, Renderer(text), streamer)
+        if earlier:
+            text.body = text.shown = earlier
+            transcript.restored = True
         streamer.write_file()
+        self._server.sessions.library.set_transcript(session_id, str(path))
         self._by_session[session_id] = transcript
         self._by_uri[transcript.uri] = transcript
         return transcript
 
+    @staticmethod
+    def _earlier_body(path: Path, head: str) -> str:
+        """The conversation a transcript file already holds (from an earlier run)."""
+        try:
+            parts = split_prompt(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            return ""
+        if parts is None or not parts[0].startswith(head) or not parts[0].endswith("\n"):
+            return ""
+        return parts[0][len(head) : -1]
+
+    def delete(self, session_id: str) -> None:
+        """Forget a session's transcript and remove its files (parts included)."""
+        transcript = self._by_session.pop(session_id, None)
+        path = transcript.path if transcript else None
+        if transcript is not None:
+            self._by_uri.pop(transcript.uri, None)
+        safe = re.sub(r"[^\w.-]", "_", session_id)
+        for candidate in [
+            path,
+            *self.directory.glob(f"{safe}.md"),
+            *self.directory.glob(f"{safe}.part*.md"),
+        ]:
+            if candidate is not None:
+                candidate.unlink(missing_ok=True)
+
     def session_event(self, event: IndexedEvent) -> None:
         transcript = self.for_session(event.session_id)
+        if event.replay and transcript.restored:
+            return  # the file already shows this history
         transcript.renderer.render(event.event)
         if isinstance(event.event, TurnEnded):
             self._rotate_if_long(transcript)

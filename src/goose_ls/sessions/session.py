@@ -15,7 +15,7 @@ from collections.abc import Callable
 import attrs
 
 from goose_ls.agent.connection import SessionOptions
-from goose_ls.events import ConfigOptions, CurrentMode, SessionEvent
+from goose_ls.events import AvailableCommands, ConfigOptions, CurrentMode, SessionEvent
 from goose_ls.sessions.context import ContextItem
 
 
@@ -68,6 +68,8 @@ class Session:
         """The session is being loaded for the first time: its replay is new to us."""
         self.message_ids: set[str] = set()
         self.options = SessionOptions()
+        self.commands: list[dict[str, object]] = []
+        """The agent's slash commands (its last ``available_commands_update``)."""
         self.last_event_at = time.monotonic()
         self._first_index = first_index
         self._publish = publish
@@ -87,6 +89,8 @@ class Session:
         if isinstance(event, CurrentMode) and self.options.modes is not None:
             modes = {**self.options.modes, "currentModeId": event.current_mode_id}
             self.options = attrs.evolve(self.options, modes=modes)
+        elif isinstance(event, AvailableCommands):
+            self.commands = event.available_commands
         elif isinstance(event, ConfigOptions):
             self.options = attrs.evolve(self.options, config_options=event.config_options)
         self._publish(indexed)
