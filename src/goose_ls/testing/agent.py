@@ -106,7 +106,10 @@ class ScriptedAgent:
         self.sessions[session_id] = {"cwd": cwd}
         self._store_session(session_id)
         await self.play(session_id, self.script.get("sessionSetup", DEFAULT_SETUP))
-        return NewSessionResponse.model_validate({"sessionId": session_id, "modes": GOOSE_MODES})
+        response: dict[str, Any] = {"sessionId": session_id, "modes": GOOSE_MODES}
+        if "configOptions" in self.script:
+            response["configOptions"] = self.script["configOptions"]
+        return NewSessionResponse.model_validate(response)
 
     async def load_session(self, cwd: str, session_id: str, **_: Any) -> LoadSessionResponse:
         if session_id not in self.sessions and not self._loadable(session_id):
@@ -153,6 +156,32 @@ class ScriptedAgent:
         event = self.cancelled.get(session_id)
         if event is not None:
             event.set()
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **_: Any
+    ) -> Any:
+        from acp.schema import ListSessionsResponse
+
+        listed = [
+            {"sessionId": sid, "cwd": cwd or "/", "title": f"stored {sid}"}
+            for sid in self._stored_sessions()
+        ]
+        return ListSessionsResponse.model_validate(
+            {"sessions": [*listed, *self.script.get("agentSessions", [])]}
+        )
+
+    async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> Any:
+        from acp.schema import SetSessionConfigOptionResponse
+
+        options = [
+            {**option, "currentValue": value} if option["id"] == config_id else option
+            for option in self.script.get("configOptions", [])
+        ]
+        self.script["configOptions"] = options
+        await self.update(
+            session_id, {"sessionUpdate": "config_option_update", "configOptions": options}
+        )
+        return SetSessionConfigOptionResponse.model_validate({"configOptions": options})
 
     async def close_session(self, session_id: str, **_: Any) -> dict[str, Any]:
         self.sessions.pop(session_id, None)

@@ -11,6 +11,9 @@ A script is JSON. Top-level keys (all optional):
                    without it every prompt is echoed back
 ``byPrompt``       ``{"prompt text": steps}``: a prompt with exactly that text plays those
                    steps (before ``turns``; handy across agent restarts)
+``configOptions``  config options returned by ``session/new`` (and changed by
+                   ``session/set_config_option``)
+``agentSessions``  extra ``SessionInfo`` entries for ``session/list``
 ``load``           steps replayed during ``session/load``
 ``record``         a path; every message received is appended to it as JSON lines
 ``sessionsFile``   a path where created session ids are kept, so that a restarted agent

@@ -1,0 +1,270 @@
+"""Sessions that last: several at once, queues, persistence, replay, recovery, options."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from conftest import SERVER_COMMAND, Editor, server_env
+
+
+async def test_three_sessions_stream_at_once_without_crossing(editor: Editor) -> None:
+    await editor.start(
+        {
+            "byPrompt": {
+                f"s{i}": [{"text": f"<{i}>" * 150, "chunks": 150, "delay": 0.002}] for i in range(3)
+            }
+        }
+    )
+    sessions = [await editor.new_session() for _ in range(3)]
+    messages = [await editor.prompt(sid, f"s{i}") for i, sid in enumerate(sessions)]
+    ends = await asyncio.gather(*(editor.goose.turn_end(m) for m in messages))
+    assert all(e["stopReason"] == "end_turn" for e in ends)
+    for i, (sid, mid) in enumerate(zip(sessions, messages, strict=True)):
+        assert editor.goose.text(mid) == f"<{i}>" * 150
+        mine = [u for u in editor.goose.updates if u["sessionId"] == sid]
+        assert all(u["messageId"] in (None, mid) for u in mine)
+        indices = [u["index"] for u in mine]
+        assert indices == sorted(indices) and len(set(indices)) == len(indices)
+
+
+async def test_a_queued_prompt_waits_and_can_be_cancelled(editor: Editor) -> None:
+    await editor.start(
+        {
+            "byPrompt": {
+                "slow": [{"text": "s" * 50, "chunks": 50, "delay": 0.02}],
+                "second": [{"text": "never"}],
+                "third": [{"text": "third done"}],
+            }
+        }
+    )
+    sid = await editor.new_session()
+    slow = await editor.prompt(sid, "slow")
+    second = await editor.prompt(sid, "second")
+    third = await editor.prompt(sid, "third")
+    status = await editor.goose.request("goose/status", {})
+    (summary,) = status["sessions"]
+    assert summary["waiting"] == [second, third], "the queue is visible"
+    result = await editor.goose.request("goose/cancel", {"sessionId": sid, "messageId": second})
+    assert result == {"cancelled": True}
+    assert (await editor.goose.turn_end(second))["stopReason"] == "cancelled"
+    await editor.goose.turn_end(slow)
+    assert (await editor.goose.turn_end(third))["stopReason"] == "end_turn"
+    said = [m["params"]["prompt"][0]["text"] for m in editor.received("session/prompt")]
+    assert said == ["slow", "third"], "the cancelled prompt never reached the agent"
+
+
+async def test_replay_after_an_index_sends_exactly_the_missing_events(editor: Editor) -> None:
+    await editor.start({"turns": [[{"text": "abcdef", "chunks": 6}]]})
+    sid = await editor.new_session()
+    await editor.goose.turn_end(await editor.prompt(sid))
+    seen = [u["index"] for u in editor.goose.updates] + [e["index"] for e in editor.goose.turn_ends]
+    last = max(seen)
+    editor.goose.updates.clear()
+    editor.goose.turn_ends.clear()
+    result = await editor.goose.request("goose/replay", {"sessionId": sid, "afterIndex": last - 4})
+    assert result == {"sessionId": sid, "lastIndex": last, "count": 4}
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the replayed turn end")
+    again = [u["index"] for u in editor.goose.updates] + [
+        e["index"] for e in editor.goose.turn_ends
+    ]
+    assert sorted(again) == list(range(last - 3, last + 1))
+
+
+async def test_titles_come_from_the_first_message_then_the_agent(editor: Editor) -> None:
+    await editor.start({"turns": [[{"text": "ok"}], [{"sessionInfo": {"title": "Agent title"}}]]})
+    sid = await editor.new_session()
+    long = "Please explain why the frobnicator keeps failing on every second Tuesday of May"
+    await editor.goose.turn_end(await editor.prompt(sid, long))
+    (entry,) = (await editor.goose.request("goose/listSessions", {}))["sessions"]
+    assert entry["title"] == "Please explain why the frobnicator keeps failing..."
+    await editor.goose.turn_end(await editor.prompt(sid, "again"))
+    (entry,) = (await editor.goose.request("goose/listSessions", {}))["sessions"]
+    assert entry["title"] == "Agent title"
+
+
+async def test_the_session_list_merges_what_the_agent_knows(editor: Editor) -> None:
+    elsewhere = {"sessionId": "20260101_7", "cwd": "/elsewhere", "title": "From goose Desktop"}
+    await editor.start({"agentSessions": [elsewhere]})
+    sid = await editor.new_session()
+    listed = (await editor.goose.request("goose/listSessions", {}))["sessions"]
+    by_id = {e["sessionId"]: e for e in listed}
+    assert by_id[sid]["source"] == "both" and by_id[sid]["loaded"] is True
+    assert by_id["20260101_7"]["source"] == "agent"
+    assert by_id["20260101_7"]["title"] == "From goose Desktop"
+    assert by_id["20260101_7"]["loaded"] is False
+
+
+async def test_a_loaded_session_replays_its_history_marked_as_replay(editor: Editor) -> None:
+    history = [
+        {"userText": "what is 2+2?"},
+        {"thought": "simple"},
+        {"toolCall": {"toolCallId": "c1", "title": "calc · 2+2"}},
+        {"toolUpdate": {"toolCallId": "c1", "status": "completed"}},
+        {"text": "4"},
+    ]
+    await editor.start({"load": history, "sessionsFile": ""})
+    result = await editor.goose.request(
+        "goose/loadSession", {"sessionId": "20250101_1", "tabId": "tab-9"}
+    )
+    assert result["sessionId"] == "20250101_1" and result["tabId"] == "tab-9"
+    replayed = [
+        u for u in editor.goose.updates if u["sessionId"] == "20250101_1" and u.get("replay")
+    ]
+    kinds = [u["update"]["sessionUpdate"] for u in replayed]
+    assert kinds == [
+        "user_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "agent_message_chunk",
+    ]
+    assert all(u["tabId"] == "tab-9" for u in replayed)
+    transcript = Path(result["transcript"].removeprefix("file://"))
+    await editor.goose.wait_for(lambda: "calc · 2+2" in transcript.read_text(encoding="utf-8"))
+    text = transcript.read_text(encoding="utf-8")
+    assert "what is 2+2?" in text and "💭 simple" in text and "\n4" in text
+
+
+async def test_modes_switch_through_the_mode_config_option_when_there_is_one(
+    editor: Editor,
+) -> None:
+    mode_option = {
+        "id": "mode",
+        "name": "Mode",
+        "category": "mode",
+        "type": "select",
+        "currentValue": "auto",
+        "options": [{"value": "auto", "name": "Auto"}, {"value": "approve", "name": "Approve"}],
+    }
+    await editor.start({"configOptions": [mode_option]})
+    sid = await editor.new_session()
+    result = await editor.goose.request("goose/setMode", {"sessionId": sid, "modeId": "approve"})
+    assert result["configOptions"][0]["currentValue"] == "approve"
+    assert editor.received("session/set_config_option")
+    assert not editor.received("session/set_mode")
+
+
+async def test_modes_without_config_options_use_set_mode(editor: Editor) -> None:
+    await editor.start({})
+    sid = await editor.new_session()
+    result = await editor.goose.request("goose/setMode", {"sessionId": sid, "modeId": "approve"})
+    assert result["modes"]["currentModeId"] == "approve"
+    (call,) = editor.received("session/set_mode")
+    assert call["params"] == {"sessionId": sid, "modeId": "approve"}
+
+
+async def test_a_crash_in_two_busy_sessions_recovers_both(editor: Editor) -> None:
+    await editor.start(
+        {
+            "byPrompt": {
+                "long": [{"text": "l" * 100, "chunks": 100, "delay": 0.02}],
+                "die": [{"sleep": 0.3}, {"crash": 1}],
+                "after": [{"text": "alive"}],
+            }
+        }
+    )
+    first, second = await editor.new_session(), await editor.new_session()
+    doomed = [await editor.prompt(first, "long"), await editor.prompt(second, "die")]
+    ends = await asyncio.gather(*(editor.goose.turn_end(m) for m in doomed))
+    assert all("exited with code 1" in (e.get("error") or "") for e in ends)
+    await editor.goose.wait_for(
+        lambda: len(editor.received("session/load")) == 2, what="both sessions reloaded"
+    )
+    notes = [n["text"] for n in editor.goose.of_kind("note")]
+    assert sum("Restarting it" in n for n in notes) == 2
+    for sid in (first, second):
+        end = await editor.goose.turn_end(await editor.prompt(sid, "after"))
+        assert end["stopReason"] == "end_turn"
+
+
+async def test_a_silent_turn_is_flagged_as_stalled(editor: Editor) -> None:
+    await editor.start(
+        {"turns": [[{"sleep": 2.5}, {"text": "late"}]]},
+        settings={"agent": {"stallTimeout": 1}},
+    )
+    sid = await editor.new_session()
+    mid = await editor.prompt(sid)
+    await editor.goose.turn_end(mid)
+    notes = [n["text"] for n in editor.goose.of_kind("note")]
+    assert any("may be stalled" in n and "goose.restart" in n for n in notes)
+
+
+async def test_a_corrupt_store_is_kept_aside_and_reported(tmp_path: Path) -> None:
+    store = tmp_path / "data" / "sessions.json"
+    store.parent.mkdir(parents=True)
+    store.write_text('{"schemaVersion": 1, "sessions": [ {"oops"', encoding="utf-8")
+    editor = await _editor(tmp_path)
+    try:
+        await editor.start({})
+        message = await editor.shown("could not be used")
+        assert "kept as sessions.json." in message
+        backups = list(store.parent.glob("sessions.json.*.bak"))
+        assert len(backups) == 1 and "oops" in backups[0].read_text()
+        await editor.new_session()
+        assert json.loads(store.read_text())["schemaVersion"] == 1
+    finally:
+        await editor.client.shutdown_session()
+
+
+async def test_kill_the_server_and_the_chat_resumes_with_its_history(tmp_path: Path) -> None:
+    script = {
+        "byPrompt": {"first": [{"text": "first answer"}], "second": [{"text": "second answer"}]}
+    }
+    editor = await _editor(tmp_path)
+    await editor.start(script)
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.openChat", arguments=[])
+    )
+    shown = await editor.goose.wait_for(lambda: editor.client.shown_documents)
+    transcript = Path(shown[0].uri.removeprefix("file://"))
+    # The transcript is not open in this editor: the file is the copy, the draft goes there.
+    transcript.write_text(transcript.read_text(encoding="utf-8") + "first", encoding="utf-8")
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.send", arguments=[])
+    )
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends)
+    await editor.goose.wait_for(lambda: "first answer" in transcript.read_text(encoding="utf-8"))
+    session_id = editor.goose.turn_ends[0]["sessionId"]
+    server = editor.client._server
+    assert server is not None
+    server.kill()  # no shutdown, no exit: as if the editor was killed
+    await server.wait()
+    await editor.client.stop()
+
+    again = await _editor(tmp_path)
+    try:
+        await again.start(script)
+        await again.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="goose.openChat", arguments=[])
+        )
+        shown = await again.goose.wait_for(lambda: again.client.shown_documents)
+        assert Path(shown[0].uri.removeprefix("file://")) == transcript, "the same chat resumes"
+        (load,) = await again.goose.wait_for(lambda: again.received("session/load"))
+        assert load["params"]["sessionId"] == session_id
+        text = transcript.read_text(encoding="utf-8")
+        assert text.count("first answer") == 1, "history is not drawn twice"
+        transcript.write_text(text + "second", encoding="utf-8")
+        await again.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="goose.send", arguments=[])
+        )
+        await again.goose.wait_for(
+            lambda: "second answer" in transcript.read_text(encoding="utf-8")
+        )
+        end = again.goose.turn_ends[-1]
+        assert end["sessionId"] == session_id
+        first_index = again.goose.updates[0]["index"]
+        assert first_index > 1, "indices go on from where the last run stopped"
+    finally:
+        await again.client.shutdown_session()
+
+
+async def _editor(tmp_path: Path) -> Editor:
+    config = ClientServerConfig(server_command=SERVER_COMMAND, server_env=server_env(tmp_path))
+    client = await config.start()
+    assert isinstance(client, LanguageClient)
+    return Editor(client, tmp_path)
