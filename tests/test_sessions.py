@@ -268,3 +268,102 @@ async def _editor(tmp_path: Path) -> Editor:
     client = await config.start()
     assert isinstance(client, LanguageClient)
     return Editor(client, tmp_path)
+
+
+async def test_the_sessions_index_opens_renames_and_deletes(editor: Editor) -> None:
+    from goose_ls.testing.buffers import EditorBuffers
+
+    await editor.start({"turns": [[{"text": "hello"}]]})
+    buffers = EditorBuffers(editor.client, "utf-8")
+    first = await editor.new_session()
+    await editor.goose.turn_end(await editor.prompt(first, "first chat"))
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.sessions", arguments=[])
+    )
+    shown = await editor.goose.wait_for(lambda: editor.client.shown_documents)
+    index = shown[0].uri
+    buffers.open(index)
+    lines = buffers.texts[index].split("\n")
+    row = next(i for i, line in enumerate(lines) if f"`{first}`" in line)
+    assert lines[row].startswith("- **first chat** ·")
+    buffers.replace_all(index, buffers.texts[index].replace("**first chat**", "**Renamed**"))
+    actions = await _code_actions(editor, index, row)
+    assert set(actions) == {
+        "Goose: Open “Renamed”",
+        f"Goose: Rename {first} to “Renamed”",
+        "Goose: Delete “Renamed”",
+    }
+    await _execute(editor, actions[f"Goose: Rename {first} to “Renamed”"])
+    await editor.goose.wait_for(lambda: "**Renamed** ·" in buffers.texts[index])
+    (entry,) = (await editor.goose.request("goose/listSessions", {}))["sessions"]
+    assert entry["title"] == "Renamed"
+    await _execute(editor, actions["Goose: Delete “Renamed”"])
+    # Forgotten here; the agent still lists its own copy (as goose keeps it in its database).
+    await editor.goose.wait_for(
+        lambda: f"`{first}` · {editor.workspace} · agent\n" in buffers.texts[index]
+    )
+    (entry,) = (await editor.goose.request("goose/listSessions", {}))["sessions"]
+    assert entry["source"] == "agent" and entry["loaded"] is False
+    assert editor.received("session/close")
+
+
+async def test_slash_commands_complete_in_the_prompt_section(editor: Editor) -> None:
+    from goose_ls.testing.buffers import EditorBuffers
+
+    await editor.start({"turns": [[{"text": "hi"}]]})
+    buffers = EditorBuffers(editor.client, "utf-8")
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.openChat", arguments=[])
+    )
+    shown = await editor.goose.wait_for(lambda: editor.client.shown_documents)
+    uri = shown[0].uri
+    buffers.open(uri)
+    buffers.type_at_end(uri, "/")
+    line = buffers.texts[uri].count("\n")
+    result = await editor.client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=line, character=1),
+        )
+    )
+    assert result is not None
+    items = result.items if isinstance(result, types.CompletionList) else result
+    assert [i.label for i in items] == ["/compact"]
+    nothing = await editor.client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=0, character=1),
+        )
+    )
+    assert nothing is None, "only in the prompt section"
+
+
+async def test_restart_on_demand_reloads_open_sessions(editor: Editor) -> None:
+    await editor.start({"turns": [[{"text": "ok"}]]})
+    sid = await editor.new_session()
+    before = (await editor.goose.request("goose/status", {}))["agent"]["pid"]
+    result = await editor.goose.request("goose/restart", {})
+    assert result["agent"]["state"] == "running" and result["agent"]["pid"] != before
+    assert [m["params"]["sessionId"] for m in editor.received("session/load")] == [sid]
+    end = await editor.goose.turn_end(await editor.prompt(sid, "still here?"))
+    assert end["stopReason"] == "end_turn"
+
+
+async def _code_actions(editor: Editor, uri: str, line: int) -> dict[str, types.CodeAction]:
+    result = await editor.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(types.Position(line, 0), types.Position(line, 0)),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    return {a.title: a for a in result or [] if isinstance(a, types.CodeAction)}
+
+
+async def _execute(editor: Editor, action: types.CodeAction) -> None:
+    assert action.command is not None
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command=action.command.command, arguments=action.command.arguments
+        )
+    )

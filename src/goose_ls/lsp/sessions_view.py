@@ -38,7 +38,8 @@ def render(entries: list[dict[str, Any]]) -> str:
         where = entry.get("cwd") or ""
         when = entry.get("updatedAt") or ""
         state = "open" if entry.get("loaded") else entry.get("source", "")
-        lines.append(f"- **{title}** · `{entry['sessionId']}` · {where} · {when} · {state}\n")
+        parts = [f"**{title}**", f"`{entry['sessionId']}`", where, when, state]
+        lines.append("- " + " · ".join(p for p in parts if p) + "\n")
     if not entries:
         lines.append("_No sessions yet._\n")
     return "".join(lines)

@@ -384,7 +384,12 @@ async def serve(script: dict[str, Any]) -> None:
         await agent.step("", step, asyncio.Event())
     observers = [_recorder(Path(script["record"]))] if script.get("record") else []
     conn = AgentSideConnection(
-        cast(Any, agent), writer, reader, listening=False, observers=observers
+        cast(Any, agent),
+        writer,
+        reader,
+        listening=False,
+        observers=observers,
+        use_unstable_protocol=True,  # session/close and friends, as goose serves them
     )
     await conn.listen()
 
