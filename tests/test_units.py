@@ -141,3 +141,54 @@ def test_the_goose_section_is_taken_from_a_payload_with_other_sections() -> None
     payload = {"python": {"x": 1}, "goose": {"agent": {"start": "lazy"}}}
     loaded, warnings = settings.load([("didChangeConfiguration", payload)], {})
     assert loaded.agent.start == "lazy" and warnings == []
+
+
+def test_titles_are_cut_at_a_word_boundary() -> None:
+    from goose_ls.sessions.store import title_from_prompt
+
+    assert title_from_prompt("   ") == "New Session"
+    assert title_from_prompt("Fix the test") == "Fix the test"
+    long = "word " * 20
+    title = title_from_prompt(long)
+    assert title.endswith("...") and len(title) <= 53 and not title[:-3].endswith(" ")
+    assert title_from_prompt("x" * 80) == "x" * 50 + "..."
+
+
+def test_replayed_content_of_every_kind_renders() -> None:
+    from goose_ls import events
+    from goose_ls.lsp.transcript.render import Renderer
+    from goose_ls.lsp.transcript.text import TranscriptText
+
+    text = TranscriptText(head="# t\n\n")
+    renderer = Renderer(text)
+    for event in [
+        events.UserMessageChunk({"type": "text", "text": "Look at this"}),
+        events.UserMessageChunk({"type": "resource_link", "uri": "file:///p/a.py", "name": "a.py"}),
+        events.UserMessageChunk(
+            {"type": "resource", "resource": {"uri": "file:///p/b.py#L1-L2", "text": "b"}}
+        ),
+        events.AgentThoughtChunk({"type": "text", "text": "hmm\nyes"}),
+        events.AgentMessageChunk({"type": "text", "text": "See "}),
+        events.AgentMessageChunk(
+            {"type": "resource_link", "uri": "file:///p/c.py", "name": "c.py"}
+        ),
+        events.AgentMessageChunk(
+            {"type": "resource", "resource": {"uri": "file:///p/d.py", "text": "d = 4"}}
+        ),
+        events.ToolCall(
+            "t1",
+            "edit · a.py",
+            kind="edit",
+            content=[
+                {"type": "diff", "path": "/p/a.py", "oldText": "x = 1\n", "newText": "x = 2\n"}
+            ],
+        ),
+    ]:
+        renderer.render(event)
+    body = text.body
+    assert "## You\n\nLook at this\n" in body
+    assert "> 📎 `/p/a.py` (file)" in body and "> 📎 `/p/b.py:1-2`" in body
+    assert "> 💭 hmm\n> yes" in body
+    assert "See [c.py](file:///p/c.py)📎 `/p/d.py`\n```\nd = 4\n```" in body
+    assert "**🔧 edit · a.py** · edit — ⏳ pending" in body
+    assert "-x = 1\n+x = 2\n" in body

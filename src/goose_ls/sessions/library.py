@@ -20,10 +20,9 @@ from goose_ls.sessions.store import (
 
 
 class SessionLibrary:
-    def __init__(self, path: Path, agent_name: str = "") -> None:
+    def __init__(self, path: Path) -> None:
         self.store = SessionStore(path)
         self.store.load()
-        self.agent_name = agent_name
 
     @property
     def problem(self) -> str | None:
@@ -32,8 +31,9 @@ class SessionLibrary:
     def record(self, session_id: str) -> SessionRecord | None:
         return self.store.get(session_id)
 
-    def created(self, session_id: str, cwd: str) -> SessionRecord:
-        record = self.store.get(session_id) or SessionRecord(session_id, cwd, agent=self.agent_name)
+    def created(self, session_id: str, cwd: str, agent: str) -> SessionRecord:
+        """A session was created or loaded (``agent`` names the agent that holds it)."""
+        record = self.store.get(session_id) or SessionRecord(session_id, cwd, agent=agent)
         self.store.put(record)
         return record
 

@@ -139,9 +139,6 @@ class SessionManager:
         except KeyError:
             raise UnknownSession(session_id) from None
 
-    def by_tab(self, tab_id: str) -> Session | None:
-        return next((s for s in self.sessions.values() if s.tab_id == tab_id), None)
-
     async def new_session(self, cwd: str | None = None, tab_id: str | None = None) -> Session:
         conn = await self.supervisor.connection()
         cwd = cwd or self.cwd
@@ -151,7 +148,7 @@ class SessionManager:
         )
         session.options = options
         self.sessions[session_id] = session
-        self.library.created(session_id, cwd)
+        self.library.created(session_id, cwd, conn.profile.name)
         for event in self._early.pop(session_id, []):
             self._record(session, event)
         return session
@@ -184,7 +181,7 @@ class SessionManager:
             session.loading = False
         for event in self._early.pop(session_id, []):
             self._record(session, event, replay=True)
-        self.library.created(session_id, cwd)
+        self.library.created(session_id, cwd, conn.profile.name)
         return session
 
     async def restore_last(self) -> tuple[Session, str | None]:

@@ -175,11 +175,18 @@ class Renderer:
 
 
 def _content_text(content: events.Json) -> str:
-    if content.get("type") == "text":
+    kind = content.get("type")
+    if kind == "text":
         return str(content.get("text", ""))
-    if content.get("type") == "resource_link":
+    if kind == "resource_link":
         return f"[{content.get('name', content.get('uri', ''))}]({content.get('uri', '')})"
-    return f"[{content.get('type', 'content')}]"
+    if kind == "resource":
+        resource = content.get("resource", {})
+        uri = str(resource.get("uri", ""))
+        text = resource.get("text")
+        body = f"\n```\n{text}\n```\n" if isinstance(text, str) and text else ""
+        return f"📎 `{_describe_uri(uri)}`{body}"
+    return f"[{kind or 'content'}]"
 
 
 def _describe_uri(uri: str) -> str:
