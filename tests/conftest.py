@@ -6,6 +6,7 @@ scripted agent plays.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import uuid
@@ -13,7 +14,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import pytest_asyncio
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
@@ -122,6 +122,23 @@ async def editor(tmp_path: Path) -> AsyncIterator[Editor]:
             await client.stop()
 
 
-@pytest.fixture
-def new_uuid() -> str:
-    return str(uuid.uuid4())
+def process_alive(pid: int) -> bool:
+    """Running (a zombie waiting to be reaped does not count)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def gone(pid: int) -> bool:
+    """Wait (up to 10 s) for ``pid`` to stop running."""
+    for _ in range(200):
+        if not process_alive(pid):
+            return True
+        await asyncio.sleep(0.05)
+    return False

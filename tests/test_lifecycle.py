@@ -3,38 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import os
 
-from conftest import Editor
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still answers kill(0); it is gone for our purposes once it is not running.
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
+from conftest import Editor, gone, process_alive
 
 
 async def _agent_pid(editor: Editor) -> int:
     await editor.goose.agent_state("running")
     status = await editor.goose.request("goose/status", {})
     pid = status["agent"]["pid"]
-    assert isinstance(pid, int) and _alive(pid)
+    assert isinstance(pid, int) and process_alive(pid)
     return pid
-
-
-async def _wait_gone(pid: int) -> bool:
-    for _ in range(200):
-        if not _alive(pid):
-            return True
-        await asyncio.sleep(0.05)
-    return False
 
 
 async def test_no_orphan_when_the_editor_closes_its_pipe_mid_turn(editor: Editor) -> None:
@@ -46,7 +24,7 @@ async def test_no_orphan_when_the_editor_closes_its_pipe_mid_turn(editor: Editor
     assert server is not None and server.stdin is not None
     server.stdin.close()
     assert await asyncio.wait_for(server.wait(), 30) == 0
-    assert await _wait_gone(pid), "the agent outlived goose-ls"
+    assert await gone(pid), "the agent outlived goose-ls"
 
 
 async def test_no_orphan_on_exit_without_shutdown(editor: Editor) -> None:
@@ -56,14 +34,14 @@ async def test_no_orphan_on_exit_without_shutdown(editor: Editor) -> None:
     assert server is not None
     editor.client.exit(None)
     assert await asyncio.wait_for(server.wait(), 30) == 1, "exit without shutdown exits 1"
-    assert await _wait_gone(pid)
+    assert await gone(pid)
 
 
 async def test_shutdown_stops_the_agent_gracefully(editor: Editor) -> None:
     await editor.start({"turns": [[{"text": "ok"}]]})
     pid = await _agent_pid(editor)
     await editor.client.shutdown_async(None)
-    assert not _alive(pid), "the agent is gone once shutdown has answered"
+    assert not process_alive(pid), "the agent is gone once shutdown has answered"
     stopped = await editor.goose.agent_state("stopped")
     assert stopped["state"] == "stopped"
     editor.client.exit(None)

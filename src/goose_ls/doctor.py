@@ -11,8 +11,9 @@ import os
 import time
 from typing import Any
 
-from goose_ls import __version__, events
+from goose_ls import __version__
 from goose_ls import settings as settings_model
+from goose_ls.agent.client import RefuseAll
 from goose_ls.agent.connection import AgentError, AgentProfile
 from goose_ls.agent.discovery import (
     MINIMUM_GOOSE_VERSION,
@@ -22,16 +23,6 @@ from goose_ls.agent.discovery import (
 )
 from goose_ls.agent.supervisor import AgentSupervisor
 from goose_ls.paths import config_dir, data_dir, log_dir
-
-
-class _NoSessions:
-    """The doctor opens no session; any update or permission request is refused."""
-
-    def session_event(self, session_id: str, event: events.SessionEvent) -> None:
-        return None
-
-    async def request_permission(self, *_: Any) -> str | None:
-        return None
 
 
 def _line(label: str, value: str) -> None:
@@ -74,7 +65,7 @@ async def _check(raw_settings: Any) -> int:
         _line("version", f"{launch.version} (minimum {format_version(MINIMUM_GOOSE_VERSION)}) ok")
     else:
         _line("version", "not checked (not goose, or goose.agent.checkVersion is false)")
-    supervisor = AgentSupervisor(agent, _NoSessions(), os.getcwd(), lambda _: None)
+    supervisor = AgentSupervisor(agent, RefuseAll(), os.getcwd(), lambda _: None)
     started = time.monotonic()
     try:
         conn = await supervisor.connection()

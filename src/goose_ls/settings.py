@@ -17,6 +17,7 @@ from typing import Any, Literal, get_origin
 import attrs
 
 from goose_ls.wire import camel, converter, describe_error, to_wire
+from goose_ls.workspace.confinement import DEFAULT_SECRETS
 
 ENV_PREFIX = "GOOSE_LS_"
 SECTION = "goose"
@@ -46,6 +47,11 @@ class AgentSettings:
     """Seconds to wait for ``session/new`` and ``session/load`` (goose starts extensions)."""
     shutdown_timeout: float = 5.0
     """Seconds between SIGTERM and SIGKILL when stopping the agent."""
+    client_fs: bool = True
+    """Offer the agent file reads and writes through goose-ls (unsaved buffers, edits
+    with undo, confinement). Off: the agent uses the disk directly, unchecked."""
+    client_terminal: bool = True
+    """Offer the agent terminals run by goose-ls (confined cwd, output in the chat)."""
     stall_timeout: float = 300.0
     """Seconds without a word from the agent before a running turn is flagged as stalled
     (0: never)."""
@@ -63,17 +69,29 @@ class TranscriptSettings:
 
 
 @attrs.define
+class WorkspaceSettings:
+    """What the agent may touch through goose-ls."""
+
+    extra_roots: list[str] = attrs.Factory(list)
+    """Folders outside the workspace the agent may read, write and run in."""
+    secrets: list[str] = attrs.Factory(lambda: list(DEFAULT_SECRETS))
+    """File name patterns refused wherever they are (``.ssh/*`` style for a folder)."""
+
+
+@attrs.define
 class Settings:
     """Everything a user can configure."""
 
     agent: AgentSettings = attrs.Factory(AgentSettings)
     transcript: TranscriptSettings = attrs.Factory(TranscriptSettings)
+    workspace: WorkspaceSettings = attrs.Factory(WorkspaceSettings)
     data_dir: str = ""
     """Where sessions and transcripts live; empty means the platform's user data dir."""
 
 
 attrs.resolve_types(AgentSettings)
 attrs.resolve_types(TranscriptSettings)
+attrs.resolve_types(WorkspaceSettings)
 attrs.resolve_types(Settings)
 
 

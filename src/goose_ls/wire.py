@@ -38,12 +38,23 @@ def _strict(kind: type, *also: type) -> Any:
     return structure
 
 
+def _strict_union(*kinds: type) -> Any:
+    def structure(value: Any, _: Any) -> Any:
+        if not isinstance(value, kinds):
+            names = " or ".join(k.__name__ for k in kinds)
+            raise TypeError(f"expected {names}, got {type(value).__name__}")
+        return value
+
+    return structure
+
+
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter()
     conv.register_structure_hook(str, _strict(str))
     conv.register_structure_hook(bool, _strict(bool))
     conv.register_structure_hook(int, _strict(int))
     conv.register_structure_hook(float, _strict(float, int))
+    conv.register_structure_hook(str | bool, _strict_union(str, bool))
 
     def structure_factory(cls: type) -> Any:
         renames: dict[str, Any] = {

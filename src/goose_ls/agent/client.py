@@ -7,14 +7,24 @@ to :class:`AgentCallbacks`, the small interface the floors above implement.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from acp import RequestError
 from acp.schema import (
     AllowedOutcome,
+    CreateTerminalResponse,
     DeniedOutcome,
+    KillTerminalResponse,
+    ReadTextFileResponse,
+    ReleaseTerminalResponse,
     RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
+    WriteTextFileResponse,
 )
 from acp.schema import PermissionOption as AcpPermissionOption
 from acp.schema import ToolCallUpdate as AcpToolCallUpdate
@@ -56,6 +66,57 @@ class AgentCallbacks(Protocol):
         options: list[events.PermissionOption],
     ) -> str | None:
         """Return the chosen ``optionId``, or None when the turn was cancelled."""
+
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None, limit: int | None
+    ) -> str:
+        """The file's text (``line`` 1-based, ``limit`` lines); raise :class:`ClientRefusal`."""
+
+    async def write_text_file(self, session_id: str, path: str, content: str) -> None: ...
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        output_byte_limit: int | None,
+    ) -> str:
+        """Start a terminal and return its id."""
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str
+    ) -> tuple[str, bool, tuple[int | None, str | None] | None]:
+        """(output, truncated, exit status or None while it runs)."""
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str
+    ) -> tuple[int | None, str | None]: ...
+
+    async def kill_terminal(self, session_id: str, terminal_id: str) -> None: ...
+
+    async def release_terminal(self, session_id: str, terminal_id: str) -> None: ...
+
+
+class ClientRefusal(Exception):
+    """goose-ls will not do what the agent asked; becomes a JSON-RPC error to the agent."""
+
+    NOT_FOUND = -32002
+    INVALID = -32602
+    DENIED = -32003
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@contextlib.contextmanager
+def _refusals() -> Iterator[None]:
+    try:
+        yield
+    except ClientRefusal as exc:
+        raise RequestError(exc.code, str(exc)) from None
 
 
 def _json(model: BaseModel) -> dict[str, Any]:
@@ -109,8 +170,108 @@ class AcpClient:
             outcome=AllowedOutcome(outcome="selected", option_id=chosen)
         )
 
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **_: Any,
+    ) -> ReadTextFileResponse:
+        with _refusals():
+            text = await self._callbacks.read_text_file(session_id, path, line, limit)
+        return ReadTextFileResponse(content=text)
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **_: Any
+    ) -> WriteTextFileResponse:
+        with _refusals():
+            await self._callbacks.write_text_file(session_id, path, content)
+        return WriteTextFileResponse()
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[Any] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **_: Any,
+    ) -> CreateTerminalResponse:
+        variables = {item.name: item.value for item in env or []}
+        with _refusals():
+            terminal_id = await self._callbacks.create_terminal(
+                session_id, command, list(args or []), variables, cwd, output_byte_limit
+            )
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **_: Any
+    ) -> TerminalOutputResponse:
+        with _refusals():
+            output, truncated, status = await self._callbacks.terminal_output(
+                session_id, terminal_id
+            )
+        exit_status = TerminalExitStatus(exit_code=status[0], signal=status[1]) if status else None
+        return TerminalOutputResponse(output=output, truncated=truncated, exit_status=exit_status)
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **_: Any
+    ) -> WaitForTerminalExitResponse:
+        with _refusals():
+            code, signal = await self._callbacks.wait_for_terminal_exit(session_id, terminal_id)
+        return WaitForTerminalExitResponse(exit_code=code, signal=signal)
+
+    async def kill_terminal(
+        self, session_id: str, terminal_id: str, **_: Any
+    ) -> KillTerminalResponse:
+        with _refusals():
+            await self._callbacks.kill_terminal(session_id, terminal_id)
+        return KillTerminalResponse()
+
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **_: Any
+    ) -> ReleaseTerminalResponse:
+        with _refusals():
+            await self._callbacks.release_terminal(session_id, terminal_id)
+        return ReleaseTerminalResponse()
+
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(f"_{method}")
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.debug("ignored agent notification _%s", method)
+
+
+class RefuseAll:
+    """Callbacks for a connection that opens no session (``goose-ls doctor``)."""
+
+    def session_event(self, session_id: str, event: events.SessionEvent) -> None:
+        return None
+
+    async def request_permission(self, *_: Any) -> str | None:
+        return None
+
+    async def read_text_file(self, *_: Any) -> str:
+        raise ClientRefusal(ClientRefusal.DENIED, "no session here")
+
+    async def write_text_file(self, *_: Any) -> None:
+        raise ClientRefusal(ClientRefusal.DENIED, "no session here")
+
+    async def create_terminal(self, *_: Any) -> str:
+        raise ClientRefusal(ClientRefusal.DENIED, "no session here")
+
+    async def terminal_output(
+        self, *_: Any
+    ) -> tuple[str, bool, tuple[int | None, str | None] | None]:
+        raise ClientRefusal(ClientRefusal.NOT_FOUND, "no such terminal")
+
+    async def wait_for_terminal_exit(self, *_: Any) -> tuple[int | None, str | None]:
+        raise ClientRefusal(ClientRefusal.NOT_FOUND, "no such terminal")
+
+    async def kill_terminal(self, *_: Any) -> None:
+        raise ClientRefusal(ClientRefusal.NOT_FOUND, "no such terminal")
+
+    async def release_terminal(self, *_: Any) -> None:
+        raise ClientRefusal(ClientRefusal.NOT_FOUND, "no such terminal")

@@ -175,8 +175,11 @@ class AgentSupervisor:
             conn.initialize(
                 protocol_version=PROTOCOL_VERSION,
                 client_capabilities=ClientCapabilities(
-                    fs=FileSystemCapabilities(read_text_file=False, write_text_file=False),
-                    terminal=False,
+                    fs=FileSystemCapabilities(
+                        read_text_file=self.settings.client_fs,
+                        write_text_file=self.settings.client_fs,
+                    ),
+                    terminal=self.settings.client_terminal,
                 ),
                 client_info=Implementation(name="goose-ls", title="goose-ls", version=__version__),
             ),

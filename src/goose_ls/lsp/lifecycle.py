@@ -13,6 +13,7 @@ from pygls.uris import to_fs_path
 from goose_ls import settings as settings_model
 from goose_ls.agent.supervisor import AgentState
 from goose_ls.lsp.chat import EditorChat
+from goose_ls.lsp.editor_files import EditorFileAccess
 from goose_ls.lsp.permissions import PermissionPrompts
 from goose_ls.lsp.progress import TurnProgress
 from goose_ls.lsp.publisher import EditorPublisher
@@ -44,7 +45,7 @@ def register(server: GooseLanguageServer) -> None:
         ls.setting_sources = [("initializationOptions", params.initialization_options)]
         ls.settings, warnings = settings_model.load(ls.setting_sources)
         publisher = EditorPublisher(ls)
-        sessions = SessionManager(ls.settings, ls.root, publisher)
+        sessions = SessionManager(ls.settings, ls.root, publisher, EditorFileAccess(ls))
         ls.attach(sessions, publisher)
         ls.transcripts = Transcripts(ls)
         ls.chat = EditorChat(ls)

@@ -42,6 +42,7 @@ class SessionLibrary:
         record = self.store.get(session_id)
         if record is None:
             return
+        record.last_index = index  # saved with the next write (a turn's end at the latest)
         if isinstance(event, events.SessionInfo) and event.title:
             record.title, record.title_from_agent = event.title, True
             self.store.put(record)
@@ -54,8 +55,11 @@ class SessionLibrary:
             record.title = title_from_prompt(str(event.content.get("text", "")))
             self.store.put(record)
         elif isinstance(event, events.TurnEnded):
-            record.last_index = index
             self.store.put(record)
+
+    def flush(self) -> None:
+        """Save what is only in memory (the last indices)."""
+        self.store.save()
 
     def used(self, workspace: str, session_id: str) -> None:
         self.store.data.last_active[workspace] = session_id
@@ -93,7 +97,9 @@ class SessionLibrary:
                 "cwd": record.cwd,
                 "createdAt": record.created_at,
                 "updatedAt": record.updated_at,
-                "transcript": record.transcript_path or None,
+                "transcript": Path(record.transcript_path).as_uri()
+                if record.transcript_path
+                else None,
                 "source": "local",
             }
         for info in agent_sessions:
@@ -105,8 +111,8 @@ class SessionLibrary:
                 {
                     "sessionId": session_id,
                     "title": info.get("title") or NEW_SESSION_TITLE,
-                    "cwd": info.get("cwd", ""),
-                    "updatedAt": info.get("updatedAt") or "",
+                    "cwd": info.get("cwd") or None,
+                    "updatedAt": info.get("updatedAt") or None,
                     "source": "agent",
                 },
             )

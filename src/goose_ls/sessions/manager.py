@@ -26,7 +26,9 @@ from goose_ls.sessions.context import ContextItem, to_blocks
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.recovery import Recovery
 from goose_ls.sessions.session import IndexedEvent, Session, Turn
+from goose_ls.sessions.tools import AgentTools
 from goose_ls.settings import Settings
+from goose_ls.workspace.files import EditorFiles
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +60,13 @@ class _PendingPermission:
 
 
 class SessionManager:
-    def __init__(self, settings: Settings, cwd: str, listener: SessionListener) -> None:
+    def __init__(
+        self, settings: Settings, cwd: str, listener: SessionListener, editor: EditorFiles
+    ) -> None:
         self.settings = settings
         self.cwd = cwd
         self._listener = listener
+        self.tools = AgentTools(self, editor)
         self.supervisor = AgentSupervisor(settings.agent, self, cwd, self._agent_status)
         self.library = SessionLibrary(data_dir(settings.data_dir) / "sessions.json")
         self.recovery = Recovery(self)
@@ -91,6 +96,55 @@ class SessionManager:
     ) -> None:
         """Tell the user something about a session, in its event stream."""
         self._record(session, events.Note(severity, text))
+
+    def note_for(
+        self, session_id: str, severity: Literal["info", "warning", "error"], text: str
+    ) -> None:
+        if session := self.sessions.get(session_id):
+            self.note(session, severity, text)
+
+    # --- files and terminals the agent asks for -----------------------------------
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None, limit: int | None
+    ) -> str:
+        return await self.tools.read(session_id, path, line, limit)
+
+    async def write_text_file(self, session_id: str, path: str, content: str) -> None:
+        await self.tools.write(session_id, path, content)
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        output_byte_limit: int | None,
+    ) -> str:
+        return await self.tools.create_terminal(
+            session_id, command, args, env, cwd, output_byte_limit
+        )
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str
+    ) -> tuple[str, bool, tuple[int | None, str | None] | None]:
+        terminal = self.tools.terminal(session_id, terminal_id)
+        status = terminal.status()
+        exit_status = (status.exit_code, status.signal) if status else None
+        return terminal.output, terminal.truncated, exit_status
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str
+    ) -> tuple[int | None, str | None]:
+        status = await self.tools.terminal(session_id, terminal_id).wait()
+        return status.exit_code, status.signal
+
+    async def kill_terminal(self, session_id: str, terminal_id: str) -> None:
+        self.tools.terminal(session_id, terminal_id).kill()
+
+    async def release_terminal(self, session_id: str, terminal_id: str) -> None:
+        self.tools.terminal(session_id, terminal_id)  # refuses unknown ids
+        self.tools.terminals.release(session_id, terminal_id)
 
     def _record(self, session: Session, event: events.SessionEvent, replay: bool = False) -> None:
         indexed = session.record(event, replay)
@@ -156,7 +210,9 @@ class SessionManager:
     async def load_session(self, session_id: str, tab_id: str | None = None) -> Session:
         """Open a stored (or agent-listed) session; its history arrives as replay events."""
         if session_id in self.sessions:
-            return self.sessions[session_id]
+            session = self.sessions[session_id]
+            session.tab_id = tab_id or session.tab_id
+            return session
         conn = await self.supervisor.connection()
         if not conn.profile.load_session:
             raise AgentError(f"{conn.profile.name} cannot load earlier sessions (no session/load)")
@@ -206,7 +262,9 @@ class SessionManager:
     async def close_session(self, session_id: str) -> None:
         session = self.get(session_id)
         await self._drop_turns(session)
+        self.tools.terminals.release_session(session_id)
         del self.sessions[session_id]
+        self.library.flush()
         conn = self.supervisor.current
         if conn is not None and conn.profile.session_capability("close"):
             try:
@@ -226,8 +284,11 @@ class SessionManager:
             self.library.rename(session_id, title)
         except KeyError:
             raise UnknownSession(session_id) from None
-        if session_id in self.sessions:
-            self._record(self.sessions[session_id], events.SessionInfo(title=title))
+        if session_id in self.sessions:  # tell the clients, without taking it as the agent's
+            record = self.library.record(session_id)
+            self.sessions[session_id].record(
+                events.SessionInfo(title=record.title if record else title)
+            )
 
     async def set_mode(self, session_id: str, mode_id: str) -> None:
         """Switch mode: through the ``mode`` config option when there is one (preferred)."""
@@ -245,7 +306,8 @@ class SessionManager:
         session = self.get(session_id)
         conn = await self._attach(session)
         options = await conn.set_config_option(session_id, config_id, value)
-        self._record(session, events.ConfigOptions(config_options=options))
+        if options != session.options.config_options:  # the agent did not send the update
+            self._record(session, events.ConfigOptions(config_options=options))
 
     async def _attach(self, session: Session) -> AgentConnection:
         """The agent connection for ``session``, reloading it into a restarted agent."""
@@ -431,4 +493,6 @@ class SessionManager:
         self.recovery.stop()
         for session in list(self.sessions.values()):
             await self._drop_turns(session)
+        self.tools.terminals.release_all()
+        self.library.flush()
         await self.supervisor.stop()

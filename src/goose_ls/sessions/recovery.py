@@ -33,10 +33,11 @@ class Recovery:
         self.backoff = BACKOFF
 
     def agent_died(self, reason: str) -> None:
+        if self._restarting is not None and not self._restarting.done():
+            return  # a restart attempt died: the restart loop is already on it
         for session in list(self._manager.sessions.values()):
             self._manager.note(session, "error", f"{reason[0].upper()}{reason[1:]}. Restarting it.")
-        if self._restarting is None or self._restarting.done():
-            self._restarting = asyncio.create_task(self._restart())
+        self._restarting = asyncio.create_task(self._restart())
 
     async def _restart(self) -> None:
         for attempt, delay in enumerate(self.backoff, start=1):

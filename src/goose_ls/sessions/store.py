@@ -70,6 +70,7 @@ class SessionStore:
         self.data = StoreData()
         self.problem: str | None = None
         """Why the file on disk could not be used (it was backed up), if it could not."""
+        self._writable = True
 
     def load(self) -> None:
         try:
@@ -77,7 +78,11 @@ class SessionStore:
         except FileNotFoundError:
             return
         except OSError as exc:
-            self.problem = f"cannot read the session store {self.path}: {exc.strerror}"
+            self.problem = (
+                f"cannot read the session store {self.path} ({exc.strerror}); "
+                "sessions are not saved until it can be read"
+            )
+            self._writable = False
             return
         try:
             data = json.loads(raw)
@@ -96,6 +101,8 @@ class SessionStore:
             log.error("%s", self.problem)
 
     def save(self) -> None:
+        if not self._writable:
+            return
         try:
             atomic_write(self.path, json.dumps(to_wire(self.data), indent=1, ensure_ascii=False))
         except OSError as exc:

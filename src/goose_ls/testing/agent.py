@@ -257,6 +257,12 @@ class ScriptedAgent:
             )
         elif "update" in step:
             await self.raw_notification(session_id, step["update"])
+        elif "readFile" in step:
+            await self.read_file(session_id, step["readFile"])
+        elif "writeFile" in step:
+            await self.write_file(session_id, step["writeFile"])
+        elif "terminal" in step:
+            await self.run_terminal(session_id, step["terminal"])
         elif "permission" in step:
             await self.ask_permission(session_id, step["permission"], cancel)
         elif "sleep" in step:
@@ -298,6 +304,67 @@ class ScriptedAgent:
                     error.get("data"),
                 )
             )
+
+    async def say(self, session_id: str, text: str) -> None:
+        await self.update(
+            session_id,
+            {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
+        )
+
+    async def read_file(self, session_id: str, spec: dict[str, Any]) -> None:
+        """Read through the client, as goose's developer tools do; say what came back."""
+        assert self.conn is not None
+        try:
+            response = await self.conn.read_text_file(
+                session_id=session_id,
+                path=spec["path"],
+                line=spec.get("line"),
+                limit=spec.get("limit"),
+            )
+            await self.say(session_id, f"[read {json.dumps(response.content)}]")
+        except RequestError as exc:
+            await self.say(session_id, f"[read error {exc.code}: {exc}]")
+
+    async def write_file(self, session_id: str, spec: dict[str, Any]) -> None:
+        assert self.conn is not None
+        try:
+            await self.conn.write_text_file(
+                session_id=session_id, path=spec["path"], content=spec["content"]
+            )
+            await self.say(session_id, "[written]")
+        except RequestError as exc:
+            await self.say(session_id, f"[write error {exc.code}: {exc}]")
+
+    async def run_terminal(self, session_id: str, spec: dict[str, Any]) -> None:
+        """Create, wait (or kill after ``killAfter`` s), read and release a terminal."""
+        assert self.conn is not None
+        try:
+            created = await self.conn.create_terminal(
+                session_id=session_id,
+                command=spec["command"],
+                cwd=spec.get("cwd"),
+                output_byte_limit=spec.get("outputByteLimit"),
+            )
+        except RequestError as exc:
+            await self.say(session_id, f"[terminal error {exc.code}: {exc}]")
+            return
+        terminal_id = created.terminal_id
+        if "killAfter" in spec:
+            await asyncio.sleep(float(spec["killAfter"]))
+            await self.conn.kill_terminal(session_id=session_id, terminal_id=terminal_id)
+        exit_status = await self.conn.wait_for_terminal_exit(
+            session_id=session_id, terminal_id=terminal_id
+        )
+        output = await self.conn.terminal_output(session_id=session_id, terminal_id=terminal_id)
+        if spec.get("release", True):
+            await self.conn.release_terminal(session_id=session_id, terminal_id=terminal_id)
+        result = {
+            "exitCode": exit_status.exit_code,
+            "signal": exit_status.signal,
+            "output": output.output,
+            "truncated": output.truncated,
+        }
+        await self.say(session_id, f"[terminal {json.dumps(result)}]")
 
     async def ask_permission(
         self, session_id: str, spec: dict[str, Any], cancel: asyncio.Event

@@ -1,0 +1,80 @@
+"""What the agent asks goose-ls to do for it: read, write and run, inside the workspace.
+
+Every path and terminal cwd goes through the confinement first; a refusal is a clear
+error to the agent and a note in the session. Files open in the editor are read from
+their buffers and written through the editor.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from goose_ls.agent.client import ClientRefusal
+from goose_ls.workspace import files
+from goose_ls.workspace.confinement import Confinement, Denied
+from goose_ls.workspace.files import EditorFiles, FileProblem
+from goose_ls.workspace.terminals import Terminal, Terminals
+
+if TYPE_CHECKING:
+    from goose_ls.sessions.manager import SessionManager
+
+
+class AgentTools:
+    def __init__(self, manager: SessionManager, editor: EditorFiles) -> None:
+        self._manager = manager
+        self._editor = editor
+        self.terminals = Terminals()
+
+    def confinement(self) -> Confinement:
+        settings = self._manager.settings.workspace
+        return Confinement([self._manager.cwd, *settings.extra_roots], settings.secrets)
+
+    def _check(self, session_id: str, path: str, action: str) -> Path:
+        try:
+            return self.confinement().check(path)
+        except Denied as exc:
+            self._manager.note_for(
+                session_id, "warning", f"Refused to let the agent {action}: {exc}."
+            )
+            raise ClientRefusal(ClientRefusal.DENIED, f"permission denied: {exc}") from None
+
+    async def read(self, session_id: str, path: str, line: int | None, limit: int | None) -> str:
+        resolved = self._check(session_id, path, f"read {path}")
+        text = self._editor.buffer_text(resolved)
+        if text is None:
+            try:
+                text = files.read_disk(resolved)
+            except FileProblem as exc:
+                code = ClientRefusal.NOT_FOUND if exc.not_found else ClientRefusal.INVALID
+                raise ClientRefusal(code, str(exc)) from None
+        return files.select_lines(text, line, limit)
+
+    async def write(self, session_id: str, path: str, content: str) -> None:
+        resolved = self._check(session_id, path, f"write {path}")
+        try:
+            await files.write(self._editor, resolved, content)
+        except FileProblem as exc:
+            raise ClientRefusal(ClientRefusal.INVALID, str(exc)) from None
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        limit: int | None,
+    ) -> str:
+        session = self._manager.sessions.get(session_id)
+        where = cwd or (session.cwd if session else self._manager.cwd)
+        resolved = self._check(session_id, where, f"run `{command}` in {where}")
+        if not resolved.is_dir():
+            raise ClientRefusal(ClientRefusal.INVALID, f"{where} is not a directory")
+        return await self.terminals.create(session_id, command, args, str(resolved), env, limit)
+
+    def terminal(self, session_id: str, terminal_id: str) -> Terminal:
+        try:
+            return self.terminals.get(session_id, terminal_id)
+        except KeyError:
+            raise ClientRefusal(ClientRefusal.NOT_FOUND, f"no terminal {terminal_id}") from None

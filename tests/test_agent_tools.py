@@ -1,0 +1,190 @@
+"""The agent reads, writes and runs through goose-ls, and only inside the workspace."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+import pytest
+
+from conftest import Editor, gone
+from goose_ls.testing.buffers import EditorBuffers
+
+
+async def _turn(editor: Editor, steps: list[dict[str, Any]], **settings: Any) -> str:
+    await editor.start({"turns": [steps]}, settings=settings or None)
+    sid = await editor.new_session()
+    mid = await editor.prompt(sid, "go")
+    await editor.goose.turn_end(mid)
+    return editor.goose.text(mid)
+
+
+def _said(text: str, kind: str) -> list[Any]:
+    return [json.loads(m) for m in re.findall(rf"\[{kind} (.*?)\](?=\[|$)", text)]
+
+
+async def test_the_agent_is_offered_fs_and_terminal_unless_turned_off(editor: Editor) -> None:
+    await editor.start({}, settings={"agent": {"clientTerminal": False}})
+    await editor.new_session()
+    (init,) = editor.received("initialize")
+    caps = init["params"]["clientCapabilities"]
+    assert caps["fs"] == {"readTextFile": True, "writeTextFile": True}
+    assert caps.get("terminal", False) is False, "omitted means not offered"
+
+
+async def test_a_read_returns_the_unsaved_buffer_not_the_disk(editor: Editor) -> None:
+    source = editor.workspace / "a.py"
+    source.write_text("on disk\n")
+    await editor.start(
+        {
+            "turns": [
+                [
+                    {"readFile": {"path": str(source)}},
+                    {"readFile": {"path": str(editor.workspace / "b.txt"), "line": 2, "limit": 2}},
+                ]
+            ]
+        }
+    )
+    (editor.workspace / "b.txt").write_text("1\n2\n3\n4\n")
+    buffers = EditorBuffers(editor.client, "utf-8")
+    buffers.open(source.as_uri(), "unsaved text\n", "python")
+    sid = await editor.new_session()
+    mid = await editor.prompt(sid, "go")
+    await editor.goose.turn_end(mid)
+    assert _said(editor.goose.text(mid), "read") == ["unsaved text\n", "2\n3\n"]
+
+
+async def test_a_write_to_an_open_file_is_an_edit_and_to_a_closed_file_goes_to_disk(
+    editor: Editor,
+) -> None:
+    open_file = editor.workspace / "open.py"
+    open_file.write_text("old\n")
+    closed = editor.workspace / "sub" / "new.txt"
+    closed.parent.mkdir()
+    content = "line one\r\nline two ✓\n"
+    await editor.start(
+        {
+            "turns": [
+                [
+                    {"writeFile": {"path": str(open_file), "content": content}},
+                    {"writeFile": {"path": str(closed), "content": content}},
+                ]
+            ]
+        }
+    )
+    buffers = EditorBuffers(editor.client, "utf-8")
+    buffers.open(open_file.as_uri(), "old\n", "python")
+    sid = await editor.new_session()
+    mid = await editor.prompt(sid, "go")
+    await editor.goose.turn_end(mid)
+    assert editor.goose.text(mid) == "[written][written]"
+    assert buffers.texts[open_file.as_uri()] == content, "byte for byte, CRLF kept"
+    assert open_file.read_text() == "old\n", "the open file's disk copy is the editor's to save"
+    assert closed.read_bytes() == content.encode()
+
+
+async def test_missing_files_directories_and_binaries_are_clear_errors(editor: Editor) -> None:
+    (editor.workspace / "blob.bin").write_bytes(b"\x00\x01\x02")
+    ws = editor.workspace
+    text = await _turn(
+        editor,
+        [
+            {"readFile": {"path": str(ws / "missing.py")}},
+            {"readFile": {"path": str(ws)}},
+            {"readFile": {"path": str(ws / "blob.bin")}},
+        ],
+    )
+    assert "[read error -32002:" in text and "does not exist" in text
+    assert "is a directory" in text and "is a binary file" in text
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "../outside.txt",
+        "/etc/hostname",
+        "link/secret.txt",
+        "../workspace-old/x.txt",
+        ".env",
+        "deep/.ssh/id_rsa",
+    ],
+)
+async def test_paths_outside_the_workspace_and_secrets_are_refused(
+    editor: Editor, target: str
+) -> None:
+    outside = editor.tmp / "outside.txt"
+    outside.write_text("private")
+    (editor.tmp / "workspace-old").mkdir()
+    (editor.tmp / "workspace-old" / "x.txt").write_text("sibling")
+    (editor.workspace / "link").symlink_to(editor.tmp)
+    (editor.workspace / ".env").write_text("TOKEN=1")
+    path = target if target.startswith("/") else os.path.join(str(editor.workspace), target)
+    text = await _turn(
+        editor, [{"readFile": {"path": path}}, {"writeFile": {"path": path, "content": "x"}}]
+    )
+    assert text.count("permission denied") == 2, text
+    assert outside.read_text() == "private"
+    notes = [n["text"] for n in editor.goose.of_kind("note")]
+    assert any("Refused to let the agent read" in n for n in notes)
+
+
+async def test_a_terminal_runs_a_shell_line_and_reports_its_exit(editor: Editor) -> None:
+    text = await _turn(editor, [{"terminal": {"command": "printf 'hello %s' \"$PWD\"; exit 3"}}])
+    (result,) = _said(text, "terminal")
+    assert result["exitCode"] == 3 and result["signal"] is None
+    assert result["output"] == f"hello {editor.workspace}"
+
+
+async def test_a_long_command_is_killed_with_its_process_group(editor: Editor) -> None:
+    marker = editor.tmp / "child.pid"
+    text = await _turn(
+        editor,
+        [{"terminal": {"command": f"sleep 300 & echo $! > {marker}; wait", "killAfter": 0.5}}],
+    )
+    (result,) = _said(text, "terminal")
+    assert result["signal"] == "SIGKILL"
+    assert await gone(int(marker.read_text())), "the whole process group is killed"
+
+
+async def test_output_over_the_limit_is_cut_from_the_start_at_a_character(editor: Editor) -> None:
+    text = await _turn(
+        editor,
+        [{"terminal": {"command": "printf 'ééééé'; printf 'end'", "outputByteLimit": 6}}],
+    )
+    (result,) = _said(text, "terminal")
+    assert result["truncated"] is True
+    assert result["output"] == "éend"
+
+
+async def test_a_terminal_outside_the_workspace_is_refused(editor: Editor) -> None:
+    text = await _turn(editor, [{"terminal": {"command": "true", "cwd": "/"}}])
+    assert "[terminal error -32003: permission denied" in text
+
+
+async def test_no_terminal_outlives_its_session(editor: Editor) -> None:
+    marker = editor.tmp / "bg.pid"
+    await editor.start(
+        {
+            "turns": [
+                [
+                    {
+                        "terminal": {
+                            "command": f"sleep 300 & echo $! > {marker}; sleep 300",
+                            "killAfter": 30,
+                            "release": False,
+                        }
+                    }
+                ]
+            ]
+        }
+    )
+    sid = await editor.new_session()
+    await editor.prompt(sid, "go")
+    await editor.goose.wait_for(
+        lambda: marker.exists() and marker.read_text().strip(), what="the command"
+    )
+    child = int(marker.read_text())
+    await editor.goose.request("goose/closeSession", {"sessionId": sid})
+    assert await gone(child), "closing the session releases its terminals"
