@@ -188,3 +188,81 @@ async def test_no_terminal_outlives_its_session(editor: Editor) -> None:
     child = int(marker.read_text())
     await editor.goose.request("goose/closeSession", {"sessionId": sid})
     assert await gone(child), "closing the session releases its terminals"
+
+
+def _shell_call(call_id: str, command: str) -> list[dict[str, Any]]:
+    """goose's shape: a tool_call with rawInput, then a permission request titled shell."""
+    return [
+        {
+            "toolCall": {
+                "toolCallId": call_id,
+                "title": f"shell · {command}",
+                "rawInput": {"command": command},
+            }
+        },
+        {"permission": {"toolCallId": call_id, "title": "shell", "rawInput": {"command": command}}},
+    ]
+
+
+def _audit(editor: Editor) -> list[dict[str, Any]]:
+    path = editor.tmp / "data" / "audit.log"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+async def test_the_policy_allows_denies_and_asks(editor: Editor) -> None:
+    project = editor.workspace / ".goose-ls"
+    project.mkdir()
+    (project / "policy.json").write_text(
+        json.dumps({"rules": [{"action": "deny", "kind": "execute", "command": "rm -rf"}]})
+    )
+    steps = [
+        *_shell_call("a", "cargo test"),
+        *_shell_call("b", "rm -rf /"),
+        *_shell_call("c", "make"),
+    ]
+    await editor.start(
+        {"turns": [steps]},
+        settings={
+            "policy": {"rules": [{"action": "allow", "kind": "execute", "command": "cargo "}]}
+        },
+    )
+    sid = await editor.new_session()
+    mid = await editor.prompt(sid, "go")
+    (asked,) = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
+    assert asked["toolCall"]["rawInput"] == {"command": "make"}, "only the undecided call is asked"
+    await editor.goose.request(
+        "goose/permission", {"requestId": asked["requestId"], "optionId": "reject_once"}
+    )
+    await editor.goose.turn_end(mid)
+    assert (
+        editor.goose.text(mid)
+        == "[permission: allow_once][permission: reject_once][permission: reject_once]"
+    )
+    log = _audit(editor)
+    assert [(e["target"], e["outcome"], e["by"].split(" ")[0]) for e in log] == [
+        ("cargo test", "allow_once", "policy"),
+        ("rm -rf /", "reject_once", "policy"),
+        ("make", "reject_once", "user"),
+    ]
+    assert all(e["session"] == sid and e["tool"] == "shell" and e["time"] for e in log)
+
+
+async def test_allow_for_this_session_is_not_asked_again(editor: Editor) -> None:
+    await editor.start({"turns": [[*_shell_call("a", "ls"), *_shell_call("b", "ls")]]})
+    sid = await editor.new_session()
+    mid = await editor.prompt(sid, "go")
+    (asked,) = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
+    await editor.goose.request(
+        "goose/permission", {"requestId": asked["requestId"], "optionId": "goose-ls:allow_session"}
+    )
+    await editor.goose.turn_end(mid)
+    assert editor.goose.text(mid) == "[permission: allow_once][permission: allow_once]"
+    assert len(editor.goose.of_kind("permission_request")) == 1
+    assert [e["by"] for e in _audit(editor)] == ["user", "allowed for this session"]
+
+
+async def test_a_denied_path_is_in_the_audit_log(editor: Editor) -> None:
+    await _turn(editor, [{"readFile": {"path": "/etc/hostname"}}])
+    (entry,) = _audit(editor)
+    assert entry["target"] == "/etc/hostname" and entry["outcome"] == "denied"
+    assert entry["by"] == "confinement"

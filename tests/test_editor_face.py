@@ -231,6 +231,7 @@ async def test_a_permission_through_a_popup(editor: Editor) -> None:
         "Allow once",
         "Reject",
         "Reject always",
+        "Allow for this session",
     ]
     assert "shell" in asked[0].message
     resolved = editor.goose.of_kind("permission_resolved")

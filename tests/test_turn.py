@@ -187,6 +187,7 @@ async def test_cancel_answers_a_pending_permission_request_with_cancelled(editor
         "allow_once",
         "reject_once",
         "reject_always",
+        "goose-ls:allow_session",
     ]
     await editor.goose.request("goose/cancel", {"sessionId": session_id})
     end = await editor.goose.turn_end(message_id)

@@ -18,6 +18,7 @@ import attrs
 
 from goose_ls.wire import camel, converter, describe_error, to_wire
 from goose_ls.workspace.confinement import DEFAULT_SECRETS
+from goose_ls.workspace.policy import Rule
 
 ENV_PREFIX = "GOOSE_LS_"
 SECTION = "goose"
@@ -79,12 +80,20 @@ class WorkspaceSettings:
 
 
 @attrs.define
+class PolicySettings:
+    """Your permission rules (after the project's ``.goose-ls/policy.json``)."""
+
+    rules: list[Rule] = attrs.Factory(list)
+
+
+@attrs.define
 class Settings:
     """Everything a user can configure."""
 
     agent: AgentSettings = attrs.Factory(AgentSettings)
     transcript: TranscriptSettings = attrs.Factory(TranscriptSettings)
     workspace: WorkspaceSettings = attrs.Factory(WorkspaceSettings)
+    policy: PolicySettings = attrs.Factory(PolicySettings)
     data_dir: str = ""
     """Where sessions and transcripts live; empty means the platform's user data dir."""
 
@@ -92,6 +101,7 @@ class Settings:
 attrs.resolve_types(AgentSettings)
 attrs.resolve_types(TranscriptSettings)
 attrs.resolve_types(WorkspaceSettings)
+attrs.resolve_types(PolicySettings)
 attrs.resolve_types(Settings)
 
 

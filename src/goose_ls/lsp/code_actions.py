@@ -11,9 +11,10 @@ from typing import Any
 from lsprotocol import types
 
 from goose_ls.lsp.commands import TITLES
+from goose_ls.lsp.permissions import option_label
 from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.lsp.sessions_view import entry_at, index_path
-from goose_ls.lsp.transcript.render import OPTION_LABELS, permission_marker
+from goose_ls.lsp.transcript.render import permission_marker
 from goose_ls.wire import converter
 
 KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]
@@ -80,19 +81,17 @@ def transcript_actions(
     actions += option_actions(ls, transcript.session_id)
     actions += [_action("goose.sessions", refactor), _action("goose.restart", refactor)]
     for request_id in _cards_near(ls, uri, params.range, transcript.session_id):
-        for kind, label in OPTION_LABELS.items():
-            option_id = ls.sessions.option_for_kind(request_id, kind)
-            if option_id is not None:
-                actions.insert(
-                    0,
-                    _action(
-                        "goose.permission",
-                        types.CodeActionKind.QuickFix,
-                        request_id,
-                        option_id,
-                        title=f"Goose: {label}",
-                    ),
-                )
+        answers = [
+            _action(
+                "goose.permission",
+                types.CodeActionKind.QuickFix,
+                request_id,
+                option.option_id,
+                title=f"Goose: {option_label(option)}",
+            )
+            for option in ls.sessions.offered(request_id)
+        ]
+        actions[:0] = answers
     return actions
 
 

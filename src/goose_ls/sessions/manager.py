@@ -26,9 +26,10 @@ from goose_ls.sessions.context import ContextItem, to_blocks
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.recovery import Recovery
 from goose_ls.sessions.session import IndexedEvent, Session, Turn
-from goose_ls.sessions.tools import AgentTools
+from goose_ls.sessions.tools import AgentTools, target_of
 from goose_ls.settings import Settings
 from goose_ls.workspace.files import EditorFiles
+from goose_ls.workspace.policy import Decision, ToolTarget
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +53,22 @@ class PromptRejected(ValueError):
     """The prompt cannot be accepted (the message says why)."""
 
 
+ALLOW_FOR_SESSION = events.PermissionOption(
+    option_id="goose-ls:allow_session", name="Allow for this session", kind="allow_always"
+)
+"""goose-ls's own choice: allow once now, and the same call again without asking."""
+
+
+def _option(options: list[events.PermissionOption], kind: str) -> str | None:
+    return next((o.option_id for o in options if o.kind == kind), None)
+
+
 @attrs.define
 class _PendingPermission:
     session_id: str
     options: list[events.PermissionOption]
     answer: asyncio.Future[str | None]
+    target: ToolTarget
 
 
 class SessionManager:
@@ -160,14 +172,40 @@ class SessionManager:
         session = self.sessions.get(session_id)
         if session is None or session.active is None or session.active.cancelled:
             return None
+        target = target_of(tool_call, session.tool_calls.get(tool_call.tool_call_id))
+        tool = tool_call.title or target.kind
+        policy, problem = self.tools.policy()
+        if problem:
+            self.note(session, "warning", problem)
+        decision = policy.decide(target)
+        if decision.action == "ask" and target in session.allowed:
+            decision = Decision("allow", "allowed for this session")
+        if decision.action != "ask":
+            kind = "allow_once" if decision.action == "allow" else "reject_once"
+            chosen = _option(options, kind) or _option(options, kind.replace("once", "always"))
+            verb = "Allowed" if decision.action == "allow" else "Refused"
+            self.note(
+                session,
+                "info",
+                f"{verb} without asking ({decision.reason}): {tool} {target.describe()}",
+            )
+            self.tools.audit.record(
+                session_id, tool, target.describe(), chosen or "cancelled", decision.reason
+            )
+            return chosen
         request_id = uuid.uuid4().hex[:12]
         answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-        self._permissions[request_id] = _PendingPermission(session_id, options, answer)
-        self._record(session, events.PermissionRequested(request_id, tool_call, options))
+        offered = [*options, ALLOW_FOR_SESSION] if _option(options, "allow_once") else options
+        self._permissions[request_id] = _PendingPermission(session_id, offered, answer, target)
+        self._record(session, events.PermissionRequested(request_id, tool_call, offered))
         try:
             chosen = await answer
         finally:
             del self._permissions[request_id]
+        if chosen == ALLOW_FOR_SESSION.option_id:
+            session.allowed.add(target)
+            chosen = _option(options, "allow_once")
+        self.tools.audit.record(session_id, tool, target.describe(), chosen or "cancelled", "user")
         self._record(
             session,
             events.PermissionResolved(
@@ -443,6 +481,11 @@ class SessionManager:
             for request_id, pending in self._permissions.items()
             if not pending.answer.done() and session_id in (None, pending.session_id)
         ]
+
+    def offered(self, request_id: str) -> list[events.PermissionOption]:
+        """The choices of a waiting permission request (the agent's, plus goose-ls's own)."""
+        pending = self._permissions.get(request_id)
+        return list(pending.options) if pending else []
 
     def option_for_kind(self, request_id: str, kind: str) -> str | None:
         """The optionId of the offered option of ``kind`` (``allow_once``...), if any."""

@@ -11,12 +11,21 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 
 from goose_ls.agent.connection import SessionOptions
-from goose_ls.events import AvailableCommands, ConfigOptions, CurrentMode, SessionEvent
+from goose_ls.events import (
+    AvailableCommands,
+    ConfigOptions,
+    CurrentMode,
+    SessionEvent,
+    ToolCall,
+    ToolCallUpdate,
+)
 from goose_ls.sessions.context import ContextItem
+from goose_ls.workspace.policy import ToolTarget
 
 
 @attrs.frozen
@@ -69,6 +78,10 @@ class Session:
         self.message_ids: set[str] = set()
         self.options = SessionOptions()
         self.commands: list[dict[str, object]] = []
+        self.tool_calls: dict[str, dict[str, Any]] = {}
+        """What each tool call said so far (a permission request may repeat little of it)."""
+        self.allowed: set[ToolTarget] = set()
+        """Tool calls the user allowed "for this session"."""
         """The agent's slash commands (its last ``available_commands_update``)."""
         self.last_event_at = time.monotonic()
         self._first_index = first_index
@@ -89,6 +102,11 @@ class Session:
         if isinstance(event, CurrentMode) and self.options.modes is not None:
             modes = {**self.options.modes, "currentModeId": event.current_mode_id}
             self.options = attrs.evolve(self.options, modes=modes)
+        elif isinstance(event, (ToolCall, ToolCallUpdate)):
+            state = self.tool_calls.setdefault(event.tool_call_id, {})
+            for key in ("title", "kind", "locations", "raw_input"):
+                if (value := getattr(event, key)) is not None:
+                    state[key] = value
         elif isinstance(event, AvailableCommands):
             self.commands = event.available_commands
         elif isinstance(event, ConfigOptions):

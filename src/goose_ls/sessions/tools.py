@@ -8,16 +8,45 @@ their buffers and written through the editor.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from goose_ls import events
 from goose_ls.agent.client import ClientRefusal
+from goose_ls.paths import data_dir
 from goose_ls.workspace import files
+from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.confinement import Confinement, Denied
 from goose_ls.workspace.files import EditorFiles, FileProblem
+from goose_ls.workspace.policy import Policy, ToolTarget
 from goose_ls.workspace.terminals import Terminal, Terminals
 
 if TYPE_CHECKING:
     from goose_ls.sessions.manager import SessionManager
+
+
+GOOSE_TOOL_KINDS = {"shell": "execute", "edit": "edit", "write": "edit", "read": "read"}
+"""goose asks with kind "other"; its developer tools are named in the title."""
+
+
+def target_of(call: events.ToolCallUpdate, earlier: dict[str, Any] | None = None) -> ToolTarget:
+    """What a permission request's tool call would do: its kind, paths and command."""
+    earlier = earlier or {}
+    title = call.title or earlier.get("title") or ""
+    kind = call.kind or earlier.get("kind") or "other"
+    if kind == "other":
+        kind = GOOSE_TOOL_KINDS.get(title.split(" ", 1)[0].split(":", 1)[0], "other")
+    raw = call.raw_input if isinstance(call.raw_input, dict) else earlier.get("raw_input") or {}
+    raw = raw if isinstance(raw, dict) else {}
+    paths = [
+        str(loc.get("path"))
+        for loc in (call.locations or earlier.get("locations") or [])
+        if loc.get("path")
+    ]
+    for key in ("path", "file"):
+        if isinstance(raw.get(key), str) and raw[key] not in paths:
+            paths.append(raw[key])
+    command = raw.get("command") if isinstance(raw.get("command"), str) else None
+    return ToolTarget(kind, tuple(paths), command)
 
 
 class AgentTools:
@@ -25,6 +54,10 @@ class AgentTools:
         self._manager = manager
         self._editor = editor
         self.terminals = Terminals()
+        self.audit = AuditLog(data_dir(manager.settings.data_dir) / "audit.log")
+
+    def policy(self) -> tuple[Policy, str | None]:
+        return Policy.load(self._manager.cwd, self._manager.settings.policy.rules)
 
     def confinement(self) -> Confinement:
         settings = self._manager.settings.workspace
@@ -37,6 +70,7 @@ class AgentTools:
             self._manager.note_for(
                 session_id, "warning", f"Refused to let the agent {action}: {exc}."
             )
+            self.audit.record(session_id, action.split(" ", 1)[0], path, "denied", "confinement")
             raise ClientRefusal(ClientRefusal.DENIED, f"permission denied: {exc}") from None
 
     async def read(self, session_id: str, path: str, line: int | None, limit: int | None) -> str:
