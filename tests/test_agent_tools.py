@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -266,3 +267,51 @@ async def test_a_denied_path_is_in_the_audit_log(editor: Editor) -> None:
     (entry,) = _audit(editor)
     assert entry["target"] == "/etc/hostname" and entry["outcome"] == "denied"
     assert entry["by"] == "confinement"
+
+
+async def test_review_shows_the_turn_and_revert_restores_it(editor: Editor) -> None:
+    from lsprotocol import types
+
+    opened = editor.workspace / "open.py"
+    opened.write_text("a = 1\n")
+    closed = editor.workspace / "closed.py"
+    closed.write_text("b = 1\n")
+    touched = editor.workspace / "touched.py"
+    touched.write_text("c = 1\n")
+    await editor.start(
+        {
+            "turns": [
+                [
+                    {"writeFile": {"path": str(opened), "content": "a = 2\n"}},
+                    {"writeFile": {"path": str(closed), "content": "b = 2\n"}},
+                    {"writeFile": {"path": str(touched), "content": "c = 2\n"}},
+                ]
+            ]
+        }
+    )
+    buffers = EditorBuffers(editor.client, "utf-16")
+    buffers.open(opened.as_uri(), "a = 1\n", "python")
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.openChat", arguments=[])
+    )
+    (chat,) = await editor.goose.wait_for(lambda: editor.client.shown_documents)
+    (session,) = (await editor.goose.request("goose/status", {}))["sessions"]
+    mid = await editor.prompt(session["sessionId"], "change them")
+    await editor.goose.turn_end(mid)
+    touched.write_text("c = 3  # the user's own change\n")
+
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.reviewTurn", arguments=[chat.uri])
+    )
+    review = await editor.goose.wait_for(lambda: editor.client.shown_documents[1:])
+    text = Path(review[0].uri.removeprefix("file://")).read_text()
+    assert "-a = 1\n+a = 2" in text and "-b = 1\n+b = 2" in text
+
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.revertTurn", arguments=[chat.uri])
+    )
+    message = await editor.shown("reverted 2 of 3 file(s)")
+    assert "touched.py changed since the agent wrote it" in message
+    await editor.goose.wait_for(lambda: buffers.texts[opened.as_uri()] == "a = 1\n")
+    assert closed.read_text() == "b = 1\n"
+    assert touched.read_text() == "c = 3  # the user's own change\n"

@@ -7,15 +7,19 @@ command handlers run them in the background so the editor is never blocked.
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from goose_ls.sessions.context import ContextItem
+from goose_ls.files import atomic_write
+from goose_ls.sessions.checkpoints import Change, review
+from goose_ls.sessions.context import ContextItem, path_of
 
 if TYPE_CHECKING:
     from goose_ls.lsp.server import GooseLanguageServer
     from goose_ls.lsp.transcripts import Transcript
+    from goose_ls.sessions.session import Session
 
 
 class NothingToSend(ValueError):
@@ -84,6 +88,49 @@ class EditorChat:
         await self._server.sessions.load_session(session_id)
         self.current_session = session_id
         await self._server.transcripts.show(self._server.transcripts.for_session(session_id))
+
+    async def review(self, uri: str | None = None) -> None:
+        """Show the last turn's changes of a chat as a diff document."""
+        transcript = await self.transcript(uri=uri)
+        session = self._server.sessions.get(transcript.session_id)
+        message_id = session.checkpoints.last_turn()
+        if message_id is None:
+            raise NothingToSend("the agent has changed no file through goose-ls in this chat")
+        text = review(message_id, session.checkpoints.turns[message_id])
+        path = transcript.path.with_name(f"{transcript.path.stem}.review-{message_id[:8]}.md")
+        atomic_write(path, text)
+        await self._server.window_show_document_async(
+            types.ShowDocumentParams(uri=path.as_uri(), take_focus=False)
+        )
+
+    async def revert_turn(self, uri: str | None = None) -> None:
+        """Put back every file the chat's last turn changed (where nobody changed it since)."""
+        transcript = await self.transcript(uri=uri)
+        session = self._server.sessions.get(transcript.session_id)
+        message_id = session.checkpoints.last_turn()
+        if message_id is None:
+            raise NothingToSend("the agent has changed no file through goose-ls in this chat")
+        await self._revert(session, list(session.checkpoints.turns[message_id].items()))
+
+    async def revert_file(self, uri: str) -> None:
+        """Put back one file as it was before the last turn that changed it."""
+        path = Path(path_of(uri)).resolve()  # noqa: ASYNC240 (a path, resolved once)
+        for session in self._server.sessions.sessions.values():
+            if (found := session.checkpoints.last_change(path)) is not None:
+                await self._revert(session, [(path, found[1])])
+                return
+        raise NothingToSend(f"the agent has not changed {path.name} through goose-ls")
+
+    async def _revert(self, session: Session, changes: list[tuple[Path, Change]]) -> None:
+        tools = self._server.sessions.tools
+        refused = [r for path, change in changes if (r := await tools.revert(path, change))]
+        done = len(changes) - len(refused)
+        message = f"reverted {done} of {len(changes)} file(s)" + "".join(f"; {r}" for r in refused)
+        self._server.sessions.note(
+            session, "warning" if refused else "info", message[0].upper() + message[1:] + "."
+        )
+        kind = types.MessageType.Warning if refused else types.MessageType.Info
+        self._server.publisher.show(kind, f"goose: {message}")
 
     async def cancel(self, uri: str | None = None) -> bool:
         transcript = await self.transcript(uri=uri)

@@ -6,6 +6,7 @@ resolves only in narrow cases), so nothing here needs ``codeAction/resolve``.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
@@ -15,6 +16,7 @@ from goose_ls.lsp.permissions import option_label
 from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.lsp.sessions_view import entry_at, index_path
 from goose_ls.lsp.transcript.render import permission_marker
+from goose_ls.sessions.context import path_of
 from goose_ls.wire import converter
 
 KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]
@@ -78,6 +80,11 @@ def transcript_actions(
     session = ls.sessions.sessions.get(transcript.session_id)
     if session is not None and session.active is not None:
         actions.append(_action("goose.cancel", refactor, uri))
+    if session is not None and session.checkpoints.last_turn() is not None:
+        actions += [
+            _action("goose.reviewTurn", refactor, uri),
+            _action("goose.revertTurn", refactor, uri),
+        ]
     actions += option_actions(ls, transcript.session_id)
     actions += [_action("goose.sessions", refactor), _action("goose.restart", refactor)]
     for request_id in _cards_near(ls, uri, params.range, transcript.session_id):
@@ -197,4 +204,11 @@ def register(server: GooseLanguageServer) -> None:
             return transcript_actions(ls, uri, params)
         if uri == index_path(ls).as_uri():
             return index_actions(ls, params)
-        return [*source_actions(params), _action("goose.sessions", types.CodeActionKind.Refactor)]
+        actions = [
+            *source_actions(params),
+            _action("goose.sessions", types.CodeActionKind.Refactor),
+        ]
+        path = Path(path_of(uri)).resolve()
+        if any(s.checkpoints.last_change(path) for s in ls.sessions.sessions.values()):
+            actions.append(_action("goose.revertFile", types.CodeActionKind.Refactor, uri))
+        return actions

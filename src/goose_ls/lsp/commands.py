@@ -44,6 +44,9 @@ TITLES = {
     "goose.setMode": "Goose: Set mode",
     "goose.setConfigOption": "Goose: Set option",
     "goose.restart": "Goose: Restart agent",
+    "goose.reviewTurn": "Goose: Review turn changes",
+    "goose.revertTurn": "Goose: Revert turn",
+    "goose.revertFile": "Goose: Revert file",
 }
 
 EXPLAIN = "Explain what this code does and anything surprising in it."
@@ -166,6 +169,11 @@ def register(server: GooseLanguageServer) -> None:
         ),
     )
     command("goose.restart", lambda ls, a: _restarted(ls))
+    command("goose.reviewTurn", lambda ls, a: ls.chat.review(_optional_uri(ls, a)))
+    command("goose.revertTurn", lambda ls, a: ls.chat.revert_turn(_optional_uri(ls, a)))
+    command(
+        "goose.revertFile", lambda ls, a: ls.chat.revert_file(_uri(a[0] if a else None, ls.root))
+    )
 
 
 def _text(args: list[Any], i: int, what: str) -> str:

@@ -24,6 +24,7 @@ from goose_ls.events import (
     ToolCall,
     ToolCallUpdate,
 )
+from goose_ls.sessions.checkpoints import Checkpoints
 from goose_ls.sessions.context import ContextItem
 from goose_ls.workspace.policy import ToolTarget
 
@@ -80,6 +81,8 @@ class Session:
         self.commands: list[dict[str, object]] = []
         self.tool_calls: dict[str, dict[str, Any]] = {}
         """What each tool call said so far (a permission request may repeat little of it)."""
+        self.checkpoints = Checkpoints()
+        """The files each turn changed, for review and revert."""
         self.allowed: set[ToolTarget] = set()
         """Tool calls the user allowed "for this session"."""
         """The agent's slash commands (its last ``available_commands_update``)."""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from goose_ls import events
 from goose_ls.agent.client import ClientRefusal
 from goose_ls.paths import data_dir
+from goose_ls.sessions.checkpoints import Change
 from goose_ls.workspace import files
 from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.confinement import Confinement, Denied
@@ -84,12 +85,42 @@ class AgentTools:
                 raise ClientRefusal(code, str(exc)) from None
         return files.select_lines(text, line, limit)
 
+    def current_text(self, path: Path) -> str | None:
+        """The file as the user sees it: the editor's buffer, else the disk (None: absent)."""
+        text = self._editor.buffer_text(path)
+        if text is not None:
+            return text
+        try:
+            return files.read_disk(path)
+        except FileProblem:
+            return None
+
     async def write(self, session_id: str, path: str, content: str) -> None:
         resolved = self._check(session_id, path, f"write {path}")
+        before = self.current_text(resolved)
         try:
             await files.write(self._editor, resolved, content)
         except FileProblem as exc:
             raise ClientRefusal(ClientRefusal.INVALID, str(exc)) from None
+        session = self._manager.sessions.get(session_id)
+        if session is not None and session.active is not None:
+            session.checkpoints.wrote(session.active.message_id, resolved, before, content)
+
+    async def revert(self, path: Path, change: Change) -> str | None:
+        """Put back the content from before the turn; returns why not, when it cannot."""
+        now = self.current_text(path)
+        if now != change.after:
+            return f"{path} changed since the agent wrote it; not reverted"
+        if change.before is None:
+            if self._editor.buffer_text(path) is not None:
+                return f"{path} was created in that turn and is open; close it, then delete it"
+            path.unlink(missing_ok=True)  # noqa: ASYNC240 (one unlink)
+            return None
+        try:
+            await files.write(self._editor, path, change.before)
+        except FileProblem as exc:
+            return str(exc)
+        return None
 
     async def create_terminal(
         self,
