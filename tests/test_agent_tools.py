@@ -315,3 +315,54 @@ async def test_review_shows_the_turn_and_revert_restores_it(editor: Editor) -> N
     await editor.goose.wait_for(lambda: buffers.texts[opened.as_uri()] == "a = 1\n")
     assert closed.read_text() == "b = 1\n"
     assert touched.read_text() == "c = 3  # the user's own change\n"
+
+
+async def test_outside_paths_can_be_asked_about_instead_of_refused(editor: Editor) -> None:
+    outside = editor.tmp / "notes.txt"
+    outside.write_text("shared notes\n")
+    await editor.start(
+        {"turns": [[{"readFile": {"path": str(outside)}}, {"readFile": {"path": str(outside)}}]]},
+        settings={"workspace": {"outside": "ask"}},
+    )
+    sid = await editor.new_session()
+    mid = await editor.prompt(sid, "go")
+    (asked,) = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
+    assert asked["toolCall"]["locations"] == [{"path": str(outside)}]
+    await editor.goose.request(
+        "goose/permission", {"requestId": asked["requestId"], "optionId": "allow_once"}
+    )
+    second = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request")[1:])
+    await editor.goose.request(
+        "goose/permission", {"requestId": second[0]["requestId"], "optionId": "reject_once"}
+    )
+    await editor.goose.turn_end(mid)
+    text = editor.goose.text(mid)
+    assert text.startswith('[read "shared notes\\n"]') and "permission denied" in text
+
+
+async def test_a_terminal_s_output_shows_in_the_transcript_tool_block(editor: Editor) -> None:
+    await editor.start(
+        {
+            "turns": [
+                [
+                    {
+                        "toolCall": {
+                            "toolCallId": "sh",
+                            "title": "shell · echo",
+                            "rawInput": {"command": "echo"},
+                        }
+                    },
+                    {"terminal": {"command": "echo from-the-terminal", "toolCallId": "sh"}},
+                ]
+            ]
+        }
+    )
+    sid = await editor.new_session()
+    mid = await editor.prompt(sid, "go")
+    await editor.goose.turn_end(mid)
+    status = await editor.goose.request("goose/status", {})
+    transcript = Path(status["sessions"][0]["transcript"].removeprefix("file://"))
+    await editor.goose.wait_for(lambda: "✓ completed" in transcript.read_text(encoding="utf-8"))
+    text = transcript.read_text(encoding="utf-8")
+    assert "**🔧 shell · echo** · execute — ✓ completed" in text
+    assert "```\nfrom-the-terminal\n```" in text, "released, its output is still shown"

@@ -75,6 +75,8 @@ class WorkspaceSettings:
 
     extra_roots: list[str] = attrs.Factory(list)
     """Folders outside the workspace the agent may read, write and run in."""
+    outside: Literal["deny", "ask"] = "deny"
+    """Other paths: refused, or asked about (the policy's rules apply to the question)."""
     secrets: list[str] = attrs.Factory(lambda: list(DEFAULT_SECRETS))
     """File name patterns refused wherever they are (``.ssh/*`` style for a folder)."""
 

@@ -104,7 +104,8 @@ class Transcripts:
             interval=self._server.settings.transcript.edit_interval,
             context_lines=lambda: [context_line(c) for c in transcript.context],
         )
-        transcript = Transcript(session_id, path, text, Renderer(text), streamer)
+        renderer = Renderer(text, self._server.sessions.tools.terminals.output_of)
+        transcript = Transcript(session_id, path, text, renderer, streamer)
         if earlier:
             text.body = text.shown = earlier
             transcript.restored = True

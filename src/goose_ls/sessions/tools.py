@@ -7,6 +7,7 @@ their buffers and written through the editor.
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,11 @@ from goose_ls.workspace.terminals import Terminal, Terminals
 if TYPE_CHECKING:
     from goose_ls.sessions.manager import SessionManager
 
+
+OUTSIDE_OPTIONS = [
+    events.PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+    events.PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
+]
 
 GOOSE_TOOL_KINDS = {"shell": "execute", "edit": "edit", "write": "edit", "read": "read"}
 """goose asks with kind "other"; its developer tools are named in the title."""
@@ -64,18 +70,35 @@ class AgentTools:
         settings = self._manager.settings.workspace
         return Confinement([self._manager.cwd, *settings.extra_roots], settings.secrets)
 
-    def _check(self, session_id: str, path: str, action: str) -> Path:
+    async def _check(self, session_id: str, path: str, action: str, kind: str) -> Path:
         try:
             return self.confinement().check(path)
         except Denied as exc:
+            if exc.outside is not None and await self._ask_outside(
+                session_id, exc.outside, action, kind
+            ):
+                return exc.outside
             self._manager.note_for(
                 session_id, "warning", f"Refused to let the agent {action}: {exc}."
             )
             self.audit.record(session_id, action.split(" ", 1)[0], path, "denied", "confinement")
             raise ClientRefusal(ClientRefusal.DENIED, f"permission denied: {exc}") from None
 
+    async def _ask_outside(self, session_id: str, path: Path, action: str, kind: str) -> bool:
+        """With ``workspace.outside: ask``, the user (or the policy) decides."""
+        if self._manager.settings.workspace.outside != "ask":
+            return False
+        call = events.ToolCallUpdate(
+            tool_call_id=f"goose-ls-{uuid.uuid4().hex[:8]}",
+            title=f"{action} (outside the workspace)",
+            kind=kind,
+            locations=[{"path": str(path)}],
+        )
+        chosen = await self._manager.request_permission(session_id, call, OUTSIDE_OPTIONS)
+        return chosen == "allow_once"
+
     async def read(self, session_id: str, path: str, line: int | None, limit: int | None) -> str:
-        resolved = self._check(session_id, path, f"read {path}")
+        resolved = await self._check(session_id, path, f"read {path}", "read")
         text = self._editor.buffer_text(resolved)
         if text is None:
             try:
@@ -96,7 +119,7 @@ class AgentTools:
             return None
 
     async def write(self, session_id: str, path: str, content: str) -> None:
-        resolved = self._check(session_id, path, f"write {path}")
+        resolved = await self._check(session_id, path, f"write {path}", "edit")
         before = self.current_text(resolved)
         try:
             await files.write(self._editor, resolved, content)
@@ -133,7 +156,7 @@ class AgentTools:
     ) -> str:
         session = self._manager.sessions.get(session_id)
         where = cwd or (session.cwd if session else self._manager.cwd)
-        resolved = self._check(session_id, where, f"run `{command}` in {where}")
+        resolved = await self._check(session_id, where, f"run `{command}` in {where}", "execute")
         if not resolved.is_dir():
             raise ClientRefusal(ClientRefusal.INVALID, f"{where} is not a directory")
         return await self.terminals.create(session_id, command, args, str(resolved), env, limit)

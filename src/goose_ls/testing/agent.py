@@ -349,6 +349,17 @@ class ScriptedAgent:
             await self.say(session_id, f"[terminal error {exc.code}: {exc}]")
             return
         terminal_id = created.terminal_id
+        call = spec.get("toolCallId")  # report it in a tool call, as goose's shell tool does
+        if call:
+            await self.update(
+                session_id,
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": call,
+                    "kind": "execute",
+                    "content": [{"type": "terminal", "terminalId": terminal_id}],
+                },
+            )
         if "killAfter" in spec:
             await asyncio.sleep(float(spec["killAfter"]))
             await self.conn.kill_terminal(session_id=session_id, terminal_id=terminal_id)
@@ -358,6 +369,11 @@ class ScriptedAgent:
         output = await self.conn.terminal_output(session_id=session_id, terminal_id=terminal_id)
         if spec.get("release", True):
             await self.conn.release_terminal(session_id=session_id, terminal_id=terminal_id)
+        if call:
+            await self.update(
+                session_id,
+                {"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed"},
+            )
         result = {
             "exitCode": exit_status.exit_code,
             "signal": exit_status.signal,

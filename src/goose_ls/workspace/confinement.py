@@ -31,6 +31,11 @@ DEFAULT_SECRETS = (
 class Denied(Exception):
     """The agent may not touch this path; the message says why."""
 
+    def __init__(self, message: str, outside: Path | None = None) -> None:
+        super().__init__(message)
+        self.outside = outside
+        """The resolved path, when the only problem is that it is outside the roots."""
+
 
 class Confinement:
     def __init__(self, roots: Iterable[str], secrets: Iterable[str] = DEFAULT_SECRETS) -> None:
@@ -44,7 +49,9 @@ class Confinement:
         resolved = Path(os.path.realpath(path))
         if not any(resolved == root or root in resolved.parents for root in self.roots):
             shown = ", ".join(str(r) for r in self.roots)
-            raise Denied(f"{path} is outside the workspace ({shown})")
+            if secret := self._secret(resolved):
+                raise Denied(f"{path} looks like a secret ({secret})")
+            raise Denied(f"{path} is outside the workspace ({shown})", outside=resolved)
         if secret := self._secret(resolved):
             raise Denied(f"{path} looks like a secret ({secret}); goose-ls does not hand those out")
         return resolved

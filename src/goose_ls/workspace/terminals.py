@@ -20,6 +20,7 @@ from collections.abc import Mapping
 import attrs
 
 DEFAULT_OUTPUT_LIMIT = 1_000_000
+KEEP_RELEASED = 50
 
 
 @attrs.frozen
@@ -83,6 +84,8 @@ class Terminals:
 
     def __init__(self) -> None:
         self._terminals: dict[str, tuple[str, Terminal]] = {}
+        self._released: dict[str, str] = {}
+        """Output of released terminals (the chat still shows it), the latest few."""
 
     async def create(
         self,
@@ -123,6 +126,15 @@ class Terminals:
         terminal = self.get(session_id, terminal_id)
         terminal.kill()
         del self._terminals[terminal_id]
+        self._released[terminal_id] = terminal.output
+        while len(self._released) > KEEP_RELEASED:
+            del self._released[next(iter(self._released))]
+
+    def output_of(self, terminal_id: str) -> str | None:
+        """A terminal's output so far, released or not (None: unknown id)."""
+        if terminal_id in self._terminals:
+            return self._terminals[terminal_id][1].output
+        return self._released.get(terminal_id)
 
     def release_session(self, session_id: str) -> None:
         for terminal_id, (owner, _) in list(self._terminals.items()):

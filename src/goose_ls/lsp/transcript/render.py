@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
 
@@ -33,9 +34,15 @@ def permission_marker(request_id: str) -> str:
     return f"<!-- goose-ls: permission {request_id} -->"
 
 
+TerminalOutput = Callable[[str], "str | None"]
+
+
 class Renderer:
-    def __init__(self, text: TranscriptText) -> None:
+    def __init__(
+        self, text: TranscriptText, terminal_output: TerminalOutput = lambda _: None
+    ) -> None:
         self.text = text
+        self._terminal_output = terminal_output
         self._speaker: str | None = None
         self._block: str | None = None
         """What the last block is: "text", "thought", "tool:<id>", "plan", "card", ..."""
@@ -131,9 +138,9 @@ class Renderer:
         block = f"tool:{event.tool_call_id}"
         if isinstance(event, events.ToolCall) and self._block != block:
             self._new_block(block, "goose")
-            self.text.append(_tool_block(state))
+            self.text.append(_tool_block(state, self._terminal_output))
         elif self._block == block:
-            self.text.rewrite_from(self._block_start, _tool_block(state))
+            self.text.rewrite_from(self._block_start, _tool_block(state, self._terminal_output))
         else:
             self._new_block("status")
             mark = STATUS_MARK.get(state.get("status", ""), "•")
@@ -212,7 +219,7 @@ def _target(raw_input: Any, locations: list[events.Json] | None) -> str:
     return ""
 
 
-def _tool_block(state: dict[str, Any]) -> str:
+def _tool_block(state: dict[str, Any], terminal_output: TerminalOutput) -> str:
     status = state.get("status", "pending")
     kind = f" · {state['kind']}" if state.get("kind") else ""
     lines = [f"**🔧 {state['title']}**{kind} — {STATUS_MARK.get(status, '•')} {status}"]
@@ -220,17 +227,24 @@ def _tool_block(state: dict[str, Any]) -> str:
     if target:
         lines.append(target)
     text = "\n".join(lines) + "\n"
-    excerpt = _excerpt(state.get("content"), state.get("raw_output"))
+    excerpt = _excerpt(state.get("content"), state.get("raw_output"), terminal_output)
     if excerpt:
         text += f"\n```\n{excerpt}\n```\n"
     return text + _diffs(state.get("content"))
 
 
-def _excerpt(content: list[events.Json] | None, raw_output: Any) -> str:
+def _excerpt(
+    content: list[events.Json] | None, raw_output: Any, terminal_output: TerminalOutput
+) -> str:
     pieces = [
         item["content"].get("text", "")
         for item in content or []
         if item.get("type") == "content" and isinstance(item.get("content"), dict)
+    ]
+    pieces += [
+        terminal_output(str(item.get("terminalId"))) or ""
+        for item in content or []
+        if item.get("type") == "terminal"
     ]
     if not pieces and raw_output is not None:
         pieces = [raw_output if isinstance(raw_output, str) else json.dumps(raw_output)]
