@@ -65,7 +65,7 @@ async def _check(raw_settings: Any) -> int:
         _line("version", f"{launch.version} (minimum {format_version(MINIMUM_GOOSE_VERSION)}) ok")
     else:
         _line("version", "not checked (not goose, or goose.agent.checkVersion is false)")
-    supervisor = AgentSupervisor(agent, RefuseAll(), os.getcwd(), lambda _: None)
+    supervisor = AgentSupervisor(agent, RefuseAll(), RefuseAll(), os.getcwd(), lambda _: None)
     started = time.monotonic()
     try:
         conn = await supervisor.connection()

@@ -67,6 +67,10 @@ class AgentCallbacks(Protocol):
     ) -> str | None:
         """Return the chosen ``optionId``, or None when the turn was cancelled."""
 
+
+class ClientTools(Protocol):
+    """Files and terminals the agent may ask goose-ls for (when it offers ``fs``/``terminal``)."""
+
     async def read_text_file(
         self, session_id: str, path: str, line: int | None, limit: int | None
     ) -> str:
@@ -145,8 +149,9 @@ def to_event(update: BaseModel) -> events.SessionEvent | None:
 class AcpClient:
     """Implements the SDK's ``Client`` interface by delegating to :class:`AgentCallbacks`."""
 
-    def __init__(self, callbacks: AgentCallbacks) -> None:
+    def __init__(self, callbacks: AgentCallbacks, tools: ClientTools) -> None:
         self._callbacks = callbacks
+        self._tools = tools
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         # No await before the hand-off: updates must reach the session in arrival order.
@@ -179,14 +184,14 @@ class AcpClient:
         **_: Any,
     ) -> ReadTextFileResponse:
         with _refusals():
-            text = await self._callbacks.read_text_file(session_id, path, line, limit)
+            text = await self._tools.read_text_file(session_id, path, line, limit)
         return ReadTextFileResponse(content=text)
 
     async def write_text_file(
         self, session_id: str, path: str, content: str, **_: Any
     ) -> WriteTextFileResponse:
         with _refusals():
-            await self._callbacks.write_text_file(session_id, path, content)
+            await self._tools.write_text_file(session_id, path, content)
         return WriteTextFileResponse()
 
     async def create_terminal(
@@ -201,7 +206,7 @@ class AcpClient:
     ) -> CreateTerminalResponse:
         variables = {item.name: item.value for item in env or []}
         with _refusals():
-            terminal_id = await self._callbacks.create_terminal(
+            terminal_id = await self._tools.create_terminal(
                 session_id, command, list(args or []), variables, cwd, output_byte_limit
             )
         return CreateTerminalResponse(terminal_id=terminal_id)
@@ -210,9 +215,7 @@ class AcpClient:
         self, session_id: str, terminal_id: str, **_: Any
     ) -> TerminalOutputResponse:
         with _refusals():
-            output, truncated, status = await self._callbacks.terminal_output(
-                session_id, terminal_id
-            )
+            output, truncated, status = await self._tools.terminal_output(session_id, terminal_id)
         exit_status = TerminalExitStatus(exit_code=status[0], signal=status[1]) if status else None
         return TerminalOutputResponse(output=output, truncated=truncated, exit_status=exit_status)
 
@@ -220,21 +223,21 @@ class AcpClient:
         self, session_id: str, terminal_id: str, **_: Any
     ) -> WaitForTerminalExitResponse:
         with _refusals():
-            code, signal = await self._callbacks.wait_for_terminal_exit(session_id, terminal_id)
+            code, signal = await self._tools.wait_for_terminal_exit(session_id, terminal_id)
         return WaitForTerminalExitResponse(exit_code=code, signal=signal)
 
     async def kill_terminal(
         self, session_id: str, terminal_id: str, **_: Any
     ) -> KillTerminalResponse:
         with _refusals():
-            await self._callbacks.kill_terminal(session_id, terminal_id)
+            await self._tools.kill_terminal(session_id, terminal_id)
         return KillTerminalResponse()
 
     async def release_terminal(
         self, session_id: str, terminal_id: str, **_: Any
     ) -> ReleaseTerminalResponse:
         with _refusals():
-            await self._callbacks.release_terminal(session_id, terminal_id)
+            await self._tools.release_terminal(session_id, terminal_id)
         return ReleaseTerminalResponse()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from acp import PROTOCOL_VERSION, connect_to_agent
 from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
 from goose_ls import __version__
-from goose_ls.agent.client import AcpClient, AgentCallbacks
+from goose_ls.agent.client import AcpClient, AgentCallbacks, ClientTools
 from goose_ls.agent.connection import AgentConnection, AgentError, AgentProfile, call_agent
 from goose_ls.agent.discovery import AgentUnavailable, Launch, resolve
 from goose_ls.agent.transport import LINE_LIMIT, AgentTransport
@@ -69,12 +69,14 @@ class AgentSupervisor:
         self,
         settings: AgentSettings,
         callbacks: AgentCallbacks,
+        tools: ClientTools,
         cwd: str,
         on_status: Callable[[AgentStatus], None],
         environ: Mapping[str, str] | None = None,
     ) -> None:
         self.settings = settings
         self._callbacks = callbacks
+        self._tools = tools
         self._cwd = cwd
         self._on_status = on_status
         self._environ = dict(os.environ if environ is None else environ)
@@ -167,7 +169,7 @@ class AgentSupervisor:
         gone: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         transport = AgentTransport(process.stdout, process.stdin)
         # AcpClient implements the part of the SDK's Client that goose-ls advertises.
-        conn = connect_to_agent(cast("Client", AcpClient(self._callbacks)), transport)
+        conn = connect_to_agent(cast("Client", AcpClient(self._callbacks, self._tools)), transport)
         self._watch(self._drain_stderr(process.stderr))
         self._watch(self._wait_for_exit(process, generation, gone, conn))
         response = await call_agent(

@@ -79,7 +79,7 @@ class SessionManager:
         self.cwd = cwd
         self._listener = listener
         self.tools = AgentTools(self, editor)
-        self.supervisor = AgentSupervisor(settings.agent, self, cwd, self._agent_status)
+        self.supervisor = AgentSupervisor(settings.agent, self, self.tools, cwd, self._agent_status)
         self.library = SessionLibrary(data_dir(settings.data_dir) / "sessions.json")
         self.recovery = Recovery(self)
         self.sessions: dict[str, Session] = {}
@@ -114,49 +114,6 @@ class SessionManager:
     ) -> None:
         if session := self.sessions.get(session_id):
             self.note(session, severity, text)
-
-    # --- files and terminals the agent asks for -----------------------------------
-    async def read_text_file(
-        self, session_id: str, path: str, line: int | None, limit: int | None
-    ) -> str:
-        return await self.tools.read(session_id, path, line, limit)
-
-    async def write_text_file(self, session_id: str, path: str, content: str) -> None:
-        await self.tools.write(session_id, path, content)
-
-    async def create_terminal(
-        self,
-        session_id: str,
-        command: str,
-        args: list[str],
-        env: dict[str, str],
-        cwd: str | None,
-        output_byte_limit: int | None,
-    ) -> str:
-        return await self.tools.create_terminal(
-            session_id, command, args, env, cwd, output_byte_limit
-        )
-
-    async def terminal_output(
-        self, session_id: str, terminal_id: str
-    ) -> tuple[str, bool, tuple[int | None, str | None] | None]:
-        terminal = self.tools.terminal(session_id, terminal_id)
-        status = terminal.status()
-        exit_status = (status.exit_code, status.signal) if status else None
-        return terminal.output, terminal.truncated, exit_status
-
-    async def wait_for_terminal_exit(
-        self, session_id: str, terminal_id: str
-    ) -> tuple[int | None, str | None]:
-        status = await self.tools.terminal(session_id, terminal_id).wait()
-        return status.exit_code, status.signal
-
-    async def kill_terminal(self, session_id: str, terminal_id: str) -> None:
-        self.tools.terminal(session_id, terminal_id).kill()
-
-    async def release_terminal(self, session_id: str, terminal_id: str) -> None:
-        self.tools.terminal(session_id, terminal_id)  # refuses unknown ids
-        self.tools.terminals.release(session_id, terminal_id)
 
     def _record(self, session: Session, event: events.SessionEvent, replay: bool = False) -> None:
         indexed = session.record(event, replay)

@@ -97,7 +97,9 @@ class AgentTools:
         chosen = await self._manager.request_permission(session_id, call, OUTSIDE_OPTIONS)
         return chosen == "allow_once"
 
-    async def read(self, session_id: str, path: str, line: int | None, limit: int | None) -> str:
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None, limit: int | None
+    ) -> str:
         resolved = await self._check(session_id, path, f"read {path}", "read")
         text = self._editor.buffer_text(resolved)
         if text is None:
@@ -118,7 +120,7 @@ class AgentTools:
         except FileProblem:
             return None
 
-    async def write(self, session_id: str, path: str, content: str) -> None:
+    async def write_text_file(self, session_id: str, path: str, content: str) -> None:
         resolved = await self._check(session_id, path, f"write {path}", "edit")
         before = self.current_text(resolved)
         try:
@@ -152,14 +154,37 @@ class AgentTools:
         args: list[str],
         env: dict[str, str],
         cwd: str | None,
-        limit: int | None,
+        output_byte_limit: int | None,
     ) -> str:
         session = self._manager.sessions.get(session_id)
         where = cwd or (session.cwd if session else self._manager.cwd)
         resolved = await self._check(session_id, where, f"run `{command}` in {where}", "execute")
         if not resolved.is_dir():
             raise ClientRefusal(ClientRefusal.INVALID, f"{where} is not a directory")
-        return await self.terminals.create(session_id, command, args, str(resolved), env, limit)
+        return await self.terminals.create(
+            session_id, command, args, str(resolved), env, output_byte_limit
+        )
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str
+    ) -> tuple[str, bool, tuple[int | None, str | None] | None]:
+        terminal = self.terminal(session_id, terminal_id)
+        status = terminal.status()
+        exit_status = (status.exit_code, status.signal) if status else None
+        return terminal.output, terminal.truncated, exit_status
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str
+    ) -> tuple[int | None, str | None]:
+        status = await self.terminal(session_id, terminal_id).wait()
+        return status.exit_code, status.signal
+
+    async def kill_terminal(self, session_id: str, terminal_id: str) -> None:
+        self.terminal(session_id, terminal_id).kill()
+
+    async def release_terminal(self, session_id: str, terminal_id: str) -> None:
+        self.terminal(session_id, terminal_id)  # refuses unknown ids
+        self.terminals.release(session_id, terminal_id)
 
     def terminal(self, session_id: str, terminal_id: str) -> Terminal:
         try:
