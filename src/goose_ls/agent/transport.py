@@ -28,7 +28,6 @@ class AgentTransport:
         self._reader = reader
         self._writer = writer
         self._write_lock = asyncio.Lock()
-        self.dropped_lines = 0
 
     async def send(self, message: dict[str, Any]) -> None:
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
@@ -81,7 +80,6 @@ class AgentTransport:
         return None
 
     def _drop(self, line: bytes, why: str) -> None:
-        self.dropped_lines += 1
         excerpt = line[:_EXCERPT].decode("utf-8", "replace")
         more = f" ... ({len(line)} bytes)" if len(line) > _EXCERPT else ""
         log.warning("skipped a line from the agent (%s): %s%s", why, excerpt, more)

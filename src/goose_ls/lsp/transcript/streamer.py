@@ -59,7 +59,6 @@ class TranscriptStreamer:
         self._task: asyncio.Task[None] | None = None
         self.lock = asyncio.Lock()
         """Held for every change to the document, so edits never interleave."""
-        self.edits_sent = 0
 
     def uses_editor(self) -> bool:
         return self._apply_edit is not None and self._is_open()
@@ -103,7 +102,6 @@ class TranscriptStreamer:
             return
         assert self._apply_edit is not None
         if await self._apply_edit(self.uri, edit.start, edit.end, edit.new_text):
-            self.edits_sent += 1
             self.text.shown_as(edit)
             return
         log.warning("the editor did not apply an edit to %s; writing the file", self.path)
