@@ -76,6 +76,15 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(tmp_path: Path) -> N
                 [
                     {"toolCall": {"toolCallId": "t1", "title": "shell · pytest"}},
                     {"permission": {"toolCallId": "t1", "title": "shell"}},
+                    {
+                        "toolUpdate": {
+                            "toolCallId": "t1",
+                            "status": "completed",
+                            "content": [
+                                {"type": "content", "content": {"type": "text", "text": "3 passed"}}
+                            ],
+                        }
+                    },
                     {"text": REPLY, "chunks": 30, "delay": 0.005},
                 ]
             ]
@@ -86,6 +95,10 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(tmp_path: Path) -> N
     text = result["text"]
     assert "## You\n\nWhat does this do?" in text
     assert "📎 " in text and "app.py#L1-L2" in text
+    assert text.count("📎 ") == 2, "the file added with :Goose add goes with the question"
+    assert "🔧 shell · pytest — completed\n    3 passed" in text, "status changed in place"
+    assert "— pending" not in text
+    assert result["foldmethod"] == "expr"
     assert text.rstrip().endswith("[permission: allow_once]" + REPLY)
     assert result["asked"] == "goose wants to run: shell"
     assert result["choices"][:4] == ["Allow always", "Allow once", "Reject", "Reject always"]

@@ -38,6 +38,7 @@ local ok, err = pcall(function()
   assert(vim.wait(20000, function() return goose.client() ~= nil end), "goose-ls did not attach")
   result.attached = true
 
+  if scenario == "ask" then vim.cmd("%Goose add") end
   vim.cmd("1,2Goose ask What does this do?")
   if scenario == "cancel" then
     assert(vim.wait(20000, function()
@@ -52,6 +53,9 @@ local ok, err = pcall(function()
   local function text() return table.concat(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false), "\n") end
   result.text = text()
   result.filetype = vim.bo[s.buf].filetype
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == s.buf then result.foldmethod = vim.wo[win].foldmethod end
+  end
   result.statusline = goose.statusline()
 
   -- Hide the chat, show it again: it catches up with goose/replay and shows nothing twice.

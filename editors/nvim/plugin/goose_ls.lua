@@ -22,6 +22,14 @@ local subcommands = {
     end)
   end,
   cancel = function() require("goose_ls").cancel() end,
+  add = function(opts)
+    if opts.range > 0 then return require("goose_ls").add_context(opts.line1, opts.line2) end
+    require("goose_ls").add_context()
+  end,
+  mode = function(opts)
+    if not opts.fargs[2] then return vim.notify("Goose mode: which mode?", vim.log.levels.WARN) end
+    require("goose_ls").set_mode(opts.fargs[2])
+  end,
   new = function() require("goose_ls").new_session() end,
   sessions = function() require("goose_ls").sessions() end,
 }
@@ -38,5 +46,5 @@ end, {
   nargs = "*",
   range = true,
   complete = function() return vim.tbl_keys(subcommands) end,
-  desc = "goose: ask, send, cancel, new, sessions",
+  desc = "goose: ask, send, cancel, add, mode, new, sessions",
 })

@@ -86,13 +86,8 @@ function M.on_update(params)
   elseif kind == "agent_thought_chunk" then
     block(params.sessionId, "thought", "> 💭 ")
     append(params.sessionId, (text_of(u.content):gsub("\n", "\n> ")))
-  elseif kind == "tool_call" then
-    s.tools[u.toolCallId] = u.title
-    s.kind = "tool"
-    append(params.sessionId, "\n\n🔧 " .. u.title .. " — " .. (u.status or "pending"))
-  elseif kind == "tool_call_update" and u.status then
-    s.kind = "tool"
-    append(params.sessionId, "\n🔧 " .. (u.title or s.tools[u.toolCallId] or u.toolCallId) .. " — " .. u.status)
+  elseif kind == "tool_call" or kind == "tool_call_update" then
+    M.tool(params.sessionId, u)
   elseif kind == "permission_request" then
     s.kind = "permission"
     append(params.sessionId, "\n\n🔐 permission: " .. (u.toolCall.title or "a tool"))
@@ -101,6 +96,54 @@ function M.on_update(params)
     s.kind = "note"
     append(params.sessionId, "\n\n> " .. u.text)
   end
+end
+
+local function tool_line(tool)
+  return "🔧 " .. tool.title .. " — " .. tool.status
+end
+
+--- A tool call is one header line, changed in place as its status changes, with its
+--- output indented under it (a fold, see |goose_ls-chat|). Rows are tracked by hand: the
+--- buffer only grows at its end, except for output lines inserted under a header.
+function M.tool(id, u)
+  local s = session(id)
+  local buf = buffer(id)
+  local tool = s.tools[u.toolCallId]
+  if not tool then
+    tool = { title = u.title or u.toolCallId, status = u.status or "pending", lines = 0 }
+    s.tools[u.toolCallId] = tool
+    s.kind = "tool"
+    append(id, "\n\n" .. tool_line(tool) .. "\n")
+    tool.row = vim.api.nvim_buf_line_count(buf) - 2
+  end
+  tool.title = u.title or tool.title
+  tool.status = u.status or tool.status
+  vim.api.nvim_buf_set_lines(buf, tool.row, tool.row + 1, false, { tool_line(tool) })
+  local output = {}
+  for _, item in ipairs(u.content or {}) do
+    if item.type == "content" and item.content.type == "text" then
+      for _, line in ipairs(vim.split(item.content.text, "\n", { plain = true })) do
+        table.insert(output, "    " .. line)
+      end
+    end
+  end
+  if #output > 0 then -- content replaces: swap the old output lines for the new ones
+    local first = tool.row + 1
+    vim.api.nvim_buf_set_lines(buf, first, first + tool.lines, false, output)
+    local shift = #output - tool.lines
+    tool.lines = #output
+    for _, other in pairs(s.tools) do
+      if other ~= tool and other.row > tool.row then other.row = other.row + shift end
+    end
+  end
+end
+
+--- Fold each tool call's output under its header line.
+function M.foldexpr(lnum)
+  local line = vim.fn.getline(lnum)
+  if line:match("^🔧 ") then return ">1" end
+  if line:match("^    ") then return "1" end
+  return "0"
 end
 
 function M.on_turn_end(params)
@@ -136,6 +179,9 @@ function M.show(id)
   local split = require("goose_ls").config.chat_split
   vim.cmd(split)
   vim.api.nvim_win_set_buf(0, buf)
+  vim.wo.foldmethod = "expr"
+  vim.wo.foldexpr = "v:lua.require'goose_ls.chat'.foldexpr(v:lnum)"
+  vim.wo.foldlevel = 0
   vim.cmd("wincmd p")
 end
 

@@ -107,7 +107,8 @@ end
 
 --- Ask a question, with the lines ``first``-``last`` of the current buffer as context.
 function M.ask(question, first, last)
-  local context = {}
+  local context = M.context
+  M.context = {}
   if first then
     table.insert(context, {
       type = "selection",
@@ -124,6 +125,26 @@ function M.ask(question, first, last)
       context = context,
     })
     chat.show(session_id)
+  end)
+end
+
+M.context = {}
+
+--- Keep the lines ``first``-``last`` (or the whole file) for the next message.
+function M.add_context(first, last)
+  local item = { type = "file", uri = vim.uri_from_bufnr(0) }
+  if first then
+    item = { type = "selection", uri = item.uri, startLine = first, endLine = last or first }
+  end
+  table.insert(M.context, item)
+  vim.notify(string.format("goose: %d item(s) of context for the next message", #M.context))
+end
+
+--- Switch the current session's mode (goose: auto, approve, smart_approve, chat).
+function M.set_mode(mode_id)
+  if not chat.current then return vim.notify("goose: no chat yet", vim.log.levels.WARN) end
+  M.request("goose/setMode", { sessionId = chat.current, modeId = mode_id }, function()
+    vim.notify("goose: mode " .. mode_id)
   end)
 end
 
