@@ -1,0 +1,226 @@
+;;; goose-ls.el --- Chat with the goose agent through goose-ls and eglot  -*- lexical-binding: t; -*-
+
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "28.1") (eglot "1.9"))
+;; Keywords: tools, convenience
+;; URL: https://github.com/aaif-goose/goose
+
+;;; Commentary:
+
+;; goose-ls is a language server that runs the goose agent (or another ACP agent).
+;; This package registers it with eglot and renders its goose/* notifications in a
+;; chat buffer per session.
+;;
+;; eglot runs one server per buffer: a buffer that uses goose-ls does not also get
+;; pyright or clangd.  Either list in `goose-ls-modes' only the modes you chat about
+;; without another server (markdown and text modes, say), or keep a second buffer of
+;; the file in such a mode, or use the code actions of goose-ls, which work in any
+;; editor, from a buffer where goose-ls is the server.
+;;
+;; On Emacs 29 (eglot 1.12), set `eglot-confirm-server-initiated-edits' to nil, or
+;; eglot asks before every streamed edit of a transcript.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'eglot)
+(require 'jsonrpc)
+
+(defgroup goose-ls nil
+  "Chat with the goose agent through the goose-ls language server."
+  :group 'tools
+  :prefix "goose-ls-")
+
+(defcustom goose-ls-command '("goose-ls")
+  "The command that starts goose-ls, as a list of strings."
+  :type '(repeat string))
+
+(defcustom goose-ls-modes '(markdown-mode text-mode)
+  "Major modes whose buffers use goose-ls as their eglot server."
+  :type '(repeat symbol))
+
+(defcustom goose-ls-initialization-options nil
+  "goose-ls settings sent as initializationOptions (a plist, see docs/configuration.md)."
+  :type 'plist)
+
+(defcustom goose-ls-permission-function #'goose-ls-ask-permission
+  "Function called with a permission request plist; returns the chosen optionId or nil."
+  :type 'function)
+
+(defvar goose-ls--chats (make-hash-table :test #'equal)
+  "Session id -> (buffer . last index).")
+
+(defvar goose-ls-current-session nil
+  "The session of the chat that commands talk to.")
+
+(defvar goose-ls-turn-end-hook nil
+  "Functions called with the goose/turnEnd params when a turn ends.")
+
+;;;###autoload
+(defun goose-ls-setup ()
+  "Register goose-ls with eglot for `goose-ls-modes'."
+  (add-to-list 'eglot-server-programs
+               `(,goose-ls-modes . (,@goose-ls-command
+                                    :initializationOptions ,goose-ls-initialization-options))))
+
+(defun goose-ls--server ()
+  (or (eglot-current-server) (user-error "goose-ls is not the eglot server of this buffer")))
+
+(defun goose-ls--request (method params)
+  (jsonrpc-request (goose-ls--server) method params))
+
+(defun goose-ls--chat (session-id)
+  "The chat buffer of SESSION-ID, created if need be."
+  (let ((entry (gethash session-id goose-ls--chats)))
+    (if (and entry (buffer-live-p (car entry)))
+        (car entry)
+      (let ((buffer (get-buffer-create (format "*goose: %s*" session-id))))
+        (with-current-buffer buffer
+          (if (fboundp 'markdown-mode) (markdown-mode) (text-mode))
+          (insert (format "# goose chat · %s\n" session-id)))
+        (puthash session-id (cons buffer 0) goose-ls--chats)
+        buffer))))
+
+(defun goose-ls--append (session-id text)
+  (with-current-buffer (goose-ls--chat session-id)
+    (save-excursion
+      (goto-char (point-max))
+      (insert text))))
+
+(defun goose-ls--new-index-p (session-id index)
+  "Record INDEX for SESSION-ID; nil when it was already shown (a replay)."
+  (goose-ls--chat session-id)
+  (let ((entry (gethash session-id goose-ls--chats)))
+    (when (> index (cdr entry))
+      (setcdr entry index)
+      t)))
+
+(defun goose-ls--text (content)
+  (pcase (plist-get content :type)
+    ("text" (plist-get content :text))
+    ("resource_link" (format "[%s]" (plist-get content :uri)))
+    ("resource" (format "📎 %s" (plist-get (plist-get content :resource) :uri)))
+    (type (format "[%s]" type))))
+
+(cl-defmethod eglot-handle-notification (_server (_method (eql goose/update)) &rest params)
+  "Render one goose/update PARAMS in its chat."
+  (let ((session (plist-get params :sessionId))
+        (update (plist-get params :update)))
+    (when (goose-ls--new-index-p session (plist-get params :index))
+      (pcase (plist-get update :sessionUpdate)
+        ("agent_message_chunk" (goose-ls--append session (goose-ls--text (plist-get update :content))))
+        ("user_message_chunk"
+         (goose-ls--append session (format "\n\n## You\n\n%s\n\n## goose\n\n"
+                                           (goose-ls--text (plist-get update :content)))))
+        ("agent_thought_chunk"
+         (goose-ls--append session (format "> 💭 %s\n" (goose-ls--text (plist-get update :content)))))
+        ("tool_call" (goose-ls--append session (format "\n🔧 %s\n" (plist-get update :title))))
+        ("tool_call_update"
+         (when (plist-get update :status)
+           (goose-ls--append session (format "\n🔧 %s: %s\n" (plist-get update :toolCallId)
+                                             (plist-get update :status)))))
+        ("permission_request" (goose-ls--permission session update))
+        ("note" (goose-ls--append session (format "\n> %s\n" (plist-get update :text))))))))
+
+(cl-defmethod eglot-handle-notification (_server (_method (eql goose/turnEnd)) &rest params)
+  "End a turn in its chat and run `goose-ls-turn-end-hook'."
+  (let ((session (plist-get params :sessionId)))
+    (when (goose-ls--new-index-p session (plist-get params :index))
+      (let ((outcome (or (plist-get params :error) (plist-get params :stopReason))))
+        (unless (equal outcome "end_turn")
+          (goose-ls--append session (format "\n\n_%s_" outcome)))
+        (goose-ls--append session "\n"))
+      (run-hook-with-args 'goose-ls-turn-end-hook params))))
+
+(cl-defmethod eglot-handle-notification (_server (_method (eql goose/agentStatus)) &rest params)
+  "Show the agent's state in the echo area."
+  (message "goose: %s" (plist-get params :state)))
+
+(defconst goose-ls--labels
+  '(("allow_once" . "Allow once") ("allow_always" . "Allow always")
+    ("reject_once" . "Reject") ("reject_always" . "Reject always")))
+
+(defun goose-ls--label (option)
+  (let ((name (plist-get option :name)) (kind (plist-get option :kind)))
+    (if (and (not (equal name kind)) (not (equal name (plist-get option :optionId))))
+        name
+      (or (cdr (assoc kind goose-ls--labels)) name))))
+
+(defun goose-ls-ask-permission (request)
+  "Ask in the minibuffer which option of REQUEST to choose; return its optionId."
+  (let* ((options (append (plist-get request :options) nil))
+         (choices (mapcar (lambda (o) (cons (goose-ls--label o) (plist-get o :optionId))) options))
+         (title (plist-get (plist-get request :toolCall) :title))
+         (answer (completing-read (format "goose wants to run %s: " title) choices nil t)))
+    (cdr (assoc answer choices))))
+
+(defun goose-ls--permission (session request)
+  (goose-ls--append session (format "\n🔐 permission: %s\n"
+                                    (plist-get (plist-get request :toolCall) :title)))
+  (let ((server (eglot-current-server))
+        (request-id (plist-get request :requestId)))
+    (run-at-time 0 nil
+                 (lambda ()
+                   (let ((option (funcall goose-ls-permission-function request)))
+                     (jsonrpc-request (or server (goose-ls--server)) :goose/permission
+                                      (if option
+                                          (list :requestId request-id :optionId option)
+                                        (list :requestId request-id))))))))
+
+(defun goose-ls--uuid ()
+  (format "%04x%04x-%04x-4%03x-%04x-%06x%06x"
+          (random 65536) (random 65536) (random 65536) (random 4096)
+          (logior #x8000 (random 16384)) (random 16777216) (random 16777216)))
+
+(defun goose-ls--session ()
+  (or goose-ls-current-session
+      (let ((result (goose-ls--request :goose/newSession (list :tabId (goose-ls--uuid)))))
+        (setq goose-ls-current-session (plist-get result :sessionId))
+        (goose-ls--chat goose-ls-current-session)
+        goose-ls-current-session)))
+
+(defun goose-ls--prompt (question context)
+  (let ((session (goose-ls--session)))
+    (goose-ls--request :goose/prompt
+                       (list :sessionId session :messageId (goose-ls--uuid)
+                             :prompt question :context (vconcat context)))
+    (display-buffer (goose-ls--chat session))))
+
+;;;###autoload
+(defun goose-ls-ask (question start end)
+  "Ask QUESTION about the region from START to END."
+  (interactive (list (read-string "Ask goose: ") (region-beginning) (region-end)))
+  (goose-ls--prompt question
+                    (list (list :type "selection"
+                                :uri (eglot--path-to-uri (buffer-file-name))
+                                :startLine (line-number-at-pos start)
+                                :endLine (line-number-at-pos (max start (1- end)))))))
+
+;;;###autoload
+(defun goose-ls-send (message)
+  "Send MESSAGE to the current chat."
+  (interactive (list (read-string "goose: ")))
+  (goose-ls--prompt message nil))
+
+;;;###autoload
+(defun goose-ls-cancel ()
+  "Cancel the current chat's turn."
+  (interactive)
+  (when goose-ls-current-session
+    (goose-ls--request :goose/cancel (list :sessionId goose-ls-current-session))))
+
+;;;###autoload
+(defun goose-ls-sessions ()
+  "Choose a session and load it."
+  (interactive)
+  (let* ((sessions (append (plist-get (goose-ls--request :goose/listSessions nil) :sessions) nil))
+         (choices (mapcar (lambda (s) (cons (format "%s (%s)" (plist-get s :title) (plist-get s :sessionId))
+                                            (plist-get s :sessionId)))
+                          sessions))
+         (choice (cdr (assoc (completing-read "goose session: " choices nil t) choices))))
+    (goose-ls--request :goose/loadSession (list :sessionId choice))
+    (setq goose-ls-current-session choice)
+    (display-buffer (goose-ls--chat choice))))
+
+(provide 'goose-ls)
+;;; goose-ls.el ends here

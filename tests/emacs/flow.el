@@ -1,0 +1,44 @@
+;;; flow.el --- drives goose-ls.el in Emacs batch mode; writes what it saw as JSON  -*- lexical-binding: t; -*-
+(require 'json)
+(require 'goose-ls)
+
+(defvar flow--result nil)
+(defvar flow--ended nil)
+
+(defun flow--finish ()
+  (with-temp-file (getenv "GOOSE_OUT")
+    (insert (json-encode flow--result)))
+  (kill-emacs 0))
+
+(defun flow--wait (predicate what)
+  (let ((deadline (+ (float-time) 60)))
+    (while (and (not (funcall predicate)) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (unless (funcall predicate) (error "gave up waiting for %s" what))))
+
+(condition-case err
+    (progn
+      (setq goose-ls-command (append (json-parse-string (getenv "GOOSE_CMD")) nil))
+      (setq goose-ls-initialization-options
+            (json-parse-string (getenv "GOOSE_INIT") :object-type 'plist))
+      (setq goose-ls-modes '(python-mode))
+      (goose-ls-setup)
+      (setq goose-ls-permission-function
+            (lambda (request)
+              (push (cons 'asked (plist-get (plist-get request :toolCall) :title)) flow--result)
+              "allow_once"))
+      (add-hook 'goose-ls-turn-end-hook (lambda (params) (setq flow--ended params)))
+      (find-file (getenv "GOOSE_FILE"))
+      (python-mode)
+      (apply #'eglot (eglot--guess-contact))
+      (flow--wait (lambda () (eglot-current-server)) "eglot to connect")
+      (push (cons 'eglot (eglot--server-info (eglot-current-server))) flow--result)
+      (goose-ls-ask "What does this do?" (point-min) (point-max))
+      (flow--wait (lambda () flow--ended) "the turn to end")
+      (push (cons 'stop (or (plist-get flow--ended :stopReason) (plist-get flow--ended :error)))
+            flow--result)
+      (push (cons 'text (with-current-buffer (goose-ls--chat goose-ls-current-session)
+                          (buffer-substring-no-properties (point-min) (point-max))))
+            flow--result))
+  (error (push (cons 'error (error-message-string err)) flow--result)))
+(flow--finish)
