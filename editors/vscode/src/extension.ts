@@ -1,0 +1,100 @@
+// The VS Code face of goose-ls: starts the server, renders chats, asks permissions.
+import { randomUUID } from "node:crypto";
+import * as vscode from "vscode";
+import { LanguageClient, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
+import { Chat, optionLabel, type PermissionOption, type TurnEnd, type Update } from "./chat";
+
+let client: LanguageClient | undefined;
+const chats = new Map<string, Chat>();
+let current: string | undefined;
+
+class ChatDocuments implements vscode.TextDocumentContentProvider {
+  readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return chats.get(uri.path)?.text ?? "";
+  }
+}
+const documents = new ChatDocuments();
+
+function chatUri(sessionId: string): vscode.Uri {
+  return vscode.Uri.from({ scheme: "goose-chat", path: sessionId });
+}
+
+async function session(): Promise<string> {
+  if (current) return current;
+  const result = await client!.sendRequest<{ sessionId: string }>("goose/newSession", { tabId: randomUUID() });
+  current = result.sessionId;
+  chats.set(current, new Chat(current));
+  return current;
+}
+
+async function ask(question: string, context: object[]): Promise<void> {
+  const sessionId = await session();
+  await client!.sendRequest("goose/prompt", { sessionId, messageId: randomUUID(), prompt: question, context });
+  const doc = await vscode.workspace.openTextDocument(chatUri(sessionId));
+  await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });
+}
+
+async function askPermission(update: Update): Promise<void> {
+  const u = update.update as unknown as { requestId: string; toolCall: { title?: string }; options: PermissionOption[] };
+  const labels = u.options.map(optionLabel);
+  const choice = await vscode.window.showWarningMessage(`goose wants to run: ${u.toolCall.title ?? "a tool"}`, ...labels);
+  const option = choice === undefined ? undefined : u.options[labels.indexOf(choice)];
+  await client!.sendRequest("goose/permission", option ? { requestId: u.requestId, optionId: option.optionId } : { requestId: u.requestId });
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const config = vscode.workspace.getConfiguration("goose");
+  const serverOptions: ServerOptions = { command: config.get<string>("serverPath", "goose-ls") };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: "file" }],
+    synchronize: { configurationSection: "goose" },
+    initializationOptions: { agent: config.get("agent") },
+  };
+  client = new LanguageClient("goose-ls", "goose-ls", serverOptions, clientOptions);
+  context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider("goose-chat", documents));
+  client.onNotification("goose/update", (params: Update) => {
+    const chat = chats.get(params.sessionId) ?? new Chat(params.sessionId);
+    chats.set(params.sessionId, chat);
+    if (chat.apply(params)) documents.changed.fire(chatUri(params.sessionId));
+    if (params.update.sessionUpdate === "permission_request") void askPermission(params);
+  });
+  client.onNotification("goose/turnEnd", (params: TurnEnd) => {
+    if (chats.get(params.sessionId)?.end(params)) documents.changed.fire(chatUri(params.sessionId));
+  });
+  context.subscriptions.push(
+    vscode.commands.registerCommand("gooseLs.ask", async () => {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor) return;
+      const question = await vscode.window.showInputBox({ prompt: "Ask goose" });
+      if (!question) return;
+      const { start, end } = editor.selection;
+      await ask(question, [{ type: "selection", uri: editor.document.uri.toString(), startLine: start.line + 1, endLine: end.line + 1 }]);
+    }),
+    vscode.commands.registerCommand("gooseLs.send", async () => {
+      const message = await vscode.window.showInputBox({ prompt: "goose" });
+      if (message) await ask(message, []);
+    }),
+    vscode.commands.registerCommand("gooseLs.cancel", async () => {
+      if (current) await client!.sendRequest("goose/cancel", { sessionId: current });
+    }),
+    vscode.commands.registerCommand("gooseLs.sessions", async () => {
+      const result = await client!.sendRequest<{ sessions: { sessionId: string; title: string }[] }>("goose/listSessions", {});
+      const pick = await vscode.window.showQuickPick(result.sessions.map((s) => ({ label: s.title, description: s.sessionId })));
+      if (!pick?.description) return;
+      current = pick.description;
+      chats.set(current, chats.get(current) ?? new Chat(current));
+      await client!.sendRequest("goose/loadSession", { sessionId: current });
+      await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(chatUri(current)), { preview: false });
+    }),
+    vscode.commands.registerCommand("gooseLs.restart", async () => {
+      await client!.sendRequest("goose/restart", {});
+    }),
+  );
+  await client.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.stop();
+}
