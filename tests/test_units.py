@@ -192,3 +192,8 @@ def test_replayed_content_of_every_kind_renders() -> None:
     assert "See [c.py](file:///p/c.py)📎 `/p/d.py`\n```\nd = 4\n```" in body
     assert "**🔧 edit · a.py** · edit — ⏳ pending" in body
     assert "-x = 1\n+x = 2\n" in body
+
+
+def test_an_empty_lua_table_is_an_empty_section() -> None:
+    loaded, warnings = settings.load([("didChangeConfiguration", {"goose": []})], {})
+    assert loaded == settings.Settings() and warnings == []

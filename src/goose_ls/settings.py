@@ -121,8 +121,10 @@ def apply(settings: Settings, data: Any, source: str) -> list[str]:
 def unwrap_section(data: Any) -> Any:
     """Accept both ``{...}`` and ``{"goose": {...}, ...}``: Helix reuses one table for
     initializationOptions and configuration, VS Code pushes every extension's section."""
-    if isinstance(data, Mapping) and isinstance(data.get(SECTION), Mapping):
-        return data[SECTION]
+    if isinstance(data, Mapping) and SECTION in data:
+        section = data[SECTION]
+        # An empty Lua table ({}) reaches us as [], so an empty list is an empty section.
+        return {} if section == [] else section
     return data
 
 

@@ -29,8 +29,9 @@ local function client_config()
   return {
     name = "goose_ls",
     cmd = M.config.cmd,
-    init_options = M.config.init_options,
-    settings = { goose = M.config.settings },
+    -- vim.json encodes an empty table as [], so send only what is set.
+    init_options = next(M.config.init_options) and M.config.init_options or nil,
+    settings = next(M.config.settings) and { goose = M.config.settings } or nil,
     handlers = handlers(),
     root_dir = vim.fs.root(0, { ".git" }) or vim.fn.getcwd(),
   }
