@@ -75,7 +75,20 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(tmp_path: Path) -> N
             "turns": [
                 [
                     {"toolCall": {"toolCallId": "t1", "title": "shell · pytest"}},
-                    {"permission": {"toolCallId": "t1", "title": "shell"}},
+                    {
+                        "permission": {
+                            "toolCallId": "t1",
+                            "title": "edit",
+                            "content": [
+                                {
+                                    "type": "diff",
+                                    "path": "/w/app.py",
+                                    "oldText": "a = 1",
+                                    "newText": "a = 2",
+                                }
+                            ],
+                        }
+                    },
                     {
                         "toolUpdate": {
                             "toolCallId": "t1",
@@ -100,7 +113,10 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(tmp_path: Path) -> N
     assert "— pending" not in text
     assert result["foldmethod"] == "expr"
     assert text.rstrip().endswith("[permission: allow_once]" + REPLY)
-    assert result["asked"] == "goose wants to run: shell"
+    assert result["asked"] == "goose wants to run: edit"
+    assert "```diff\n--- /w/app.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n```" in text, (
+        "the diff, before asking"
+    )
     assert result["choices"][:4] == ["Allow always", "Allow once", "Reject", "Reject always"]
     assert result["statusline"] == "goose: running"
     assert result["replay_count"] > 10 and result["text_after_replay"] == text, "no duplicates"

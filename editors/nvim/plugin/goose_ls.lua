@@ -26,6 +26,12 @@ local subcommands = {
     if opts.range > 0 then return require("goose_ls").add_context(opts.line1, opts.line2) end
     require("goose_ls").add_context()
   end,
+  option = function(opts)
+    if not opts.fargs[3] then
+      return vim.notify("Goose option: give an option id and a value", vim.log.levels.WARN)
+    end
+    require("goose_ls").set_option(opts.fargs[2], opts.fargs[3])
+  end,
   mode = function(opts)
     if not opts.fargs[2] then return vim.notify("Goose mode: which mode?", vim.log.levels.WARN) end
     require("goose_ls").set_mode(opts.fargs[2])
@@ -46,5 +52,5 @@ end, {
   nargs = "*",
   range = true,
   complete = function() return vim.tbl_keys(subcommands) end,
-  desc = "goose: ask, send, cancel, add, mode, new, sessions",
+  desc = "goose: ask, send, cancel, add, mode, option, new, sessions",
 })

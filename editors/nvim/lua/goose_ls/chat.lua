@@ -91,6 +91,14 @@ function M.on_update(params)
   elseif kind == "permission_request" then
     s.kind = "permission"
     append(params.sessionId, "\n\n🔐 permission: " .. (u.toolCall.title or "a tool"))
+    for _, item in ipairs(u.toolCall.content or {}) do
+      if item.type == "diff" then -- show what an edit will do before it is allowed
+        local old = vim.split(item.oldText or "", "\n", { plain = true })
+        local new = vim.split(item.newText or "", "\n", { plain = true })
+        local diff = vim.diff(table.concat(old, "\n") .. "\n", table.concat(new, "\n") .. "\n")
+        append(params.sessionId, "\n```diff\n--- " .. item.path .. "\n" .. diff .. "```")
+      end
+    end
     ask_permission(u)
   elseif kind == "note" then
     s.kind = "note"

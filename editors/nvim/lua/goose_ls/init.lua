@@ -149,6 +149,16 @@ function M.set_mode(mode_id)
   end)
 end
 
+--- Set one of the chat's config options (model, thinking effort...) to ``value``.
+function M.set_option(config_id, value)
+  if not chat.current then return vim.notify("goose: no chat yet", vim.log.levels.WARN) end
+  M.request(
+    "goose/setConfigOption",
+    { sessionId = chat.current, configId = config_id, value = value },
+    function() vim.notify("goose: " .. config_id .. " = " .. tostring(value)) end
+  )
+end
+
 function M.cancel()
   if chat.current then M.request("goose/cancel", { sessionId = chat.current }) end
 end
