@@ -21,6 +21,7 @@ from goose_ls.agent.discovery import (
     format_version,
     resolve,
 )
+from goose_ls.agent.presets import PRESETS
 from goose_ls.agent.supervisor import AgentSupervisor
 from goose_ls.paths import config_dir, data_dir, log_dir
 
@@ -55,7 +56,8 @@ async def _check(raw_settings: Any) -> int:
     for warning in warnings:
         _line("warning", warning)
     agent = settings.agent
-    print(f"agent command  {' '.join(agent.command + agent.args)}")
+    command = agent.command or list(PRESETS[agent.preset].command)
+    print(f"agent          {agent.preset}: {' '.join(command + agent.args)}")
     try:
         launch = await resolve(agent, os.environ)
     except AgentUnavailable as exc:

@@ -28,10 +28,11 @@ SECTION = "goose"
 class AgentSettings:
     """How to find, check and run the ACP agent."""
 
-    command: list[str] = attrs.field(
-        factory=lambda: ["goose", "acp"], metadata={"shell_words": True}
-    )
-    """The agent command line; a string is split like a shell would."""
+    preset: Literal["goose", "claude", "codex", "gemini"] = "goose"
+    """A known agent: goose (``goose acp``), claude (``claude-code-acp``), codex
+    (``codex-acp``) or gemini (``gemini --experimental-acp``)."""
+    command: list[str] = attrs.field(factory=list, metadata={"shell_words": True})
+    """The agent command line, replacing the preset's; a string is split like a shell would."""
     binary_path: str = ""
     """Absolute path of the agent binary; replaces discovery of the command's first word."""
     args: list[str] = attrs.Factory(list)
@@ -92,7 +93,8 @@ class PolicySettings:
 class Settings:
     """Everything a user can configure."""
 
-    agent: AgentSettings = attrs.Factory(AgentSettings)
+    agent: AgentSettings = attrs.field(factory=AgentSettings, metadata={"shorthand": "preset"})
+    """Also accepts just a preset name: ``"agent": "claude"``."""
     transcript: TranscriptSettings = attrs.Factory(TranscriptSettings)
     workspace: WorkspaceSettings = attrs.Factory(WorkspaceSettings)
     policy: PolicySettings = attrs.Factory(PolicySettings)
@@ -137,6 +139,8 @@ def _apply(target: Any, data: Mapping[str, Any], path: str, source: str, out: li
             continue
         key_path = f"{path}.{key}"
         current = getattr(target, field.name)
+        if isinstance(value, str) and field.metadata.get("shorthand"):
+            value = {field.metadata["shorthand"]: value}
         if attrs.has(type(current)):
             if isinstance(value, Mapping):
                 _apply(current, value, key_path, source, out)

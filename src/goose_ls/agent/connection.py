@@ -139,6 +139,13 @@ class AgentConnection:
         )
         return SessionOptions.of(response)
 
+    async def authenticate(self, method_id: str) -> None:
+        await self._call(
+            "authenticate",
+            self._conn.authenticate(method_id=method_id),
+            self._settings.request_timeout,
+        )
+
     async def list_sessions(self, cwd: str | None) -> list[dict[str, Any]]:
         """Every session the agent lists (following its pages), as ACP JSON."""
         found: list[dict[str, Any]] = []

@@ -18,6 +18,7 @@ from typing import Literal
 
 import attrs
 
+from goose_ls.agent.presets import PRESETS
 from goose_ls.settings import AgentSettings
 
 MINIMUM_GOOSE_VERSION = (1, 16, 0)
@@ -145,17 +146,15 @@ async def read_version(binary: str, environ: Mapping[str, str]) -> str:
 
 async def resolve(settings: AgentSettings, environ: Mapping[str, str]) -> Launch:
     """Turn the settings into a checked :class:`Launch`, or raise :class:`AgentUnavailable`."""
-    if not settings.command:
-        raise AgentUnavailable(
-            "unusable", "the agent command is empty", "Set goose.agent.command, e.g. 'goose acp'."
-        )
-    name, *rest = settings.command
+    preset = PRESETS[settings.preset]
+    name, *rest = settings.command or preset.command
     binary, searched = find_binary(name, settings.binary_path, environ)
     if binary is None:
+        hint = preset.install if name == preset.command[0] else f"Install {name}."
         raise AgentUnavailable(
             "missing",
             f"{name} was not found (looked in: {', '.join(searched)})",
-            f"Install {name} and put it on PATH, or set goose.agent.binaryPath to its full path.",
+            f"{hint} Or set goose.agent.binaryPath to its full path.",
         )
     argv = [binary, *rest, *settings.args]
     if not (settings.check_version and is_goose(binary)):

@@ -261,6 +261,30 @@ class AgentSupervisor:
         except Exception:
             log.exception("agent status listener failed")
 
+    def needs_sign_in(self, message: str) -> None:
+        """The agent is running but wants the user to sign in first."""
+        self._set_status(
+            attrs.evolve(
+                self._status,
+                state=AgentState.ERROR,
+                message=f"the agent needs you to sign in: {message}",
+                fix="Sign in as described, then run goose.authenticate.",
+                reason="auth_required",
+            )
+        )
+
+    def signed_in(self) -> None:
+        if self._status.reason == "auth_required" and self.current is not None:
+            self._set_status(
+                attrs.evolve(
+                    self._status,
+                    state=AgentState.RUNNING,
+                    message="signed in",
+                    fix=None,
+                    reason=None,
+                )
+            )
+
     def give_up(self, message: str) -> None:
         """Report that restarting failed for good (until the next request or a restart)."""
         self._set_status(

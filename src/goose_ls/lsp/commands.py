@@ -47,6 +47,7 @@ TITLES = {
     "goose.reviewTurn": "Goose: Review turn changes",
     "goose.revertTurn": "Goose: Revert turn",
     "goose.revertFile": "Goose: Revert file",
+    "goose.authenticate": "Goose: Sign in to the agent",
 }
 
 EXPLAIN = "Explain what this code does and anything surprising in it."
@@ -169,6 +170,7 @@ def register(server: GooseLanguageServer) -> None:
         ),
     )
     command("goose.restart", lambda ls, a: _restarted(ls))
+    command("goose.authenticate", lambda ls, a: _authenticated(ls))
     command("goose.reviewTurn", lambda ls, a: ls.chat.review(_optional_uri(ls, a)))
     command("goose.revertTurn", lambda ls, a: ls.chat.revert_turn(_optional_uri(ls, a)))
     command(
@@ -200,6 +202,11 @@ async def _deleted(ls: GooseLanguageServer, session_id: str) -> None:
     if ls.chat.current_session == session_id:
         ls.chat.current_session = None
     await show_index(ls)
+
+
+async def _authenticated(ls: GooseLanguageServer) -> None:
+    if await ls.sessions.authenticate():
+        _show(ls, types.MessageType.Info, "goose: signed in to the agent")
 
 
 async def _restarted(ls: GooseLanguageServer) -> None:

@@ -164,6 +164,11 @@ def register(server: GooseLanguageServer) -> None:
         await _agent_call(ls.sessions.restart())
         return {"agent": status_to_wire(ls.sessions.supervisor.status)}
 
+    @server.feature(protocol.AUTHENTICATE)
+    async def authenticate(ls: GooseLanguageServer, _: Any) -> dict[str, Any]:
+        signed_in = await _agent_call(ls.sessions.authenticate())
+        return {"signedIn": signed_in, "agent": status_to_wire(ls.sessions.supervisor.status)}
+
     @server.feature(protocol.PROMPT)
     def prompt(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
         params = protocol.parse(protocol.PROMPT, raw, protocol.PromptParams)

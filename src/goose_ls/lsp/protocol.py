@@ -33,6 +33,7 @@ RENAME_SESSION = "goose/renameSession"
 SET_MODE = "goose/setMode"
 SET_CONFIG_OPTION = "goose/setConfigOption"
 RESTART = "goose/restart"
+AUTHENTICATE = "goose/authenticate"
 
 UPDATE = "goose/update"
 TURN_END = "goose/turnEnd"

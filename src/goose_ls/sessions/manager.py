@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import uuid
-from typing import Any, Literal, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, Protocol, TypeVar
 
 import attrs
 
 from goose_ls import events
+from goose_ls.agent.auth import AUTH_REQUIRED, instructions, methods_of, ready
 from goose_ls.agent.connection import AgentConnection, AgentError
 from goose_ls.agent.discovery import AgentUnavailable
 from goose_ls.agent.supervisor import AgentState, AgentStatus, AgentSupervisor
@@ -32,6 +35,7 @@ from goose_ls.workspace.files import EditorFiles
 from goose_ls.workspace.policy import Decision, ToolTarget
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 EARLY_EVENTS_LIMIT = 10_000
 """Updates kept for a session id the agent has not named yet (its ``session/new`` is pending)."""
@@ -191,7 +195,7 @@ class SessionManager:
     async def new_session(self, cwd: str | None = None, tab_id: str | None = None) -> Session:
         conn = await self.supervisor.connection()
         cwd = cwd or self.cwd
-        session_id, options = await conn.new_session(cwd)
+        session_id, options = await self._signed_in(conn, lambda: conn.new_session(cwd))
         session = Session(
             session_id, cwd, conn.generation, self._listener.session_event, tab_id=tab_id
         )
@@ -224,7 +228,9 @@ class SessionManager:
         self.sessions[session_id] = session
         session.loading = True
         try:
-            session.options = await conn.load_session(session_id, cwd)
+            session.options = await self._signed_in(
+                conn, lambda: conn.load_session(session_id, cwd)
+            )
         except BaseException:
             del self.sessions[session_id]
             raise
@@ -234,6 +240,40 @@ class SessionManager:
             self._record(session, event, replay=True)
         self.library.created(session_id, cwd, conn.profile.name)
         return session
+
+    async def _signed_in(self, conn: AgentConnection, action: Callable[[], Awaitable[T]]) -> T:
+        """Run ``action``; if the agent wants a sign-in first, sign in when possible and retry."""
+        try:
+            return await action()
+        except AgentError as exc:
+            if exc.code != AUTH_REQUIRED:
+                raise
+        if not await self.authenticate(conn):
+            raise AgentError(f"the agent needs you to sign in: {self._sign_in_help(conn)}")
+        return await action()
+
+    def _sign_in_help(self, conn: AgentConnection) -> str:
+        return instructions(methods_of(conn.profile.describe()))
+
+    async def authenticate(self, conn: AgentConnection | None = None) -> bool:
+        """Sign in with a method that can succeed on its own (``goose.authenticate``)."""
+        conn = conn or await self.supervisor.connection()
+        environ = {**os.environ, **self.settings.agent.env}
+        for method in methods_of(conn.profile.describe()):
+            if not ready(method, environ):
+                continue
+            try:
+                await conn.authenticate(str(method["id"]))
+            except AgentError as exc:
+                log.info("authenticate %s failed: %s", method["id"], exc)
+                continue
+            self.supervisor.signed_in()
+            return True
+        help_text = self._sign_in_help(conn)
+        self.supervisor.needs_sign_in(help_text)
+        for session in self.sessions.values():
+            self.note(session, "warning", f"The agent needs you to sign in: {help_text}.")
+        return False
 
     async def restore_last(self) -> tuple[Session, str | None]:
         """The workspace's last session, loaded; or a new one, with the reason why."""

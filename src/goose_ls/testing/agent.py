@@ -74,6 +74,7 @@ class ScriptedAgent:
         self.sessions: dict[str, dict[str, Any]] = {}
         self.prompts = 0
         self.cancelled: dict[str, asyncio.Event] = {}
+        self.signed_in = False
 
     def on_connect(self, conn: AgentSideConnection) -> None:
         self.conn = conn
@@ -85,20 +86,29 @@ class ScriptedAgent:
                 "protocolVersion": protocol_version,  # goose echoes what it was sent
                 "agentInfo": self.script.get("agentInfo", {"name": "goose", "version": "1.43.0"}),
                 "agentCapabilities": self.script.get("capabilities", GOOSE_CAPABILITIES),
-                "authMethods": [
-                    {
-                        "id": "goose-provider",
-                        "name": "Configure Provider",
-                        "description": "Run `goose configure` to set up your AI provider",
-                    }
-                ],
+                "authMethods": self.script.get(
+                    "authMethods",
+                    [
+                        {
+                            "id": "goose-provider",
+                            "name": "Configure Provider",
+                            "description": "Run `goose configure` to set up your AI provider",
+                        }
+                    ],
+                ),
             }
         )
 
     async def authenticate(self, method_id: str, **_: Any) -> dict[str, Any]:
+        accepted = self.script.get("acceptAuth")
+        if accepted is not None and method_id not in accepted:
+            raise RequestError(-32000, "Authentication required", f"{method_id} did not work")
+        self.signed_in = True
         return {}
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> NewSessionResponse:
+        if self.script.get("requireAuth") and not self.signed_in:
+            raise RequestError(-32000, "Authentication required")
         if not os.path.isabs(cwd) or not os.path.isdir(cwd):  # noqa: ASYNC240
             raise RequestError(-32602, "Invalid params", "invalid directory path")
         known = self._stored_sessions()

@@ -14,6 +14,9 @@ A script is JSON. Top-level keys (all optional):
 ``configOptions``  config options returned by ``session/new`` (and changed by
                    ``session/set_config_option``)
 ``agentSessions``  extra ``SessionInfo`` entries for ``session/list``
+``authMethods``    the ``authMethods`` of ``initialize``
+``requireAuth``    ``session/new`` fails with -32000 until ``authenticate`` succeeds
+``acceptAuth``     the method ids ``authenticate`` accepts (default: any)
 ``load``           steps replayed during ``session/load``
 ``record``         a path; every message received is appended to it as JSON lines
 ``sessionsFile``   a path where created session ids are kept, so that a restarted agent

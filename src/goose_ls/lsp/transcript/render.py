@@ -130,13 +130,14 @@ class Renderer:
             self.text.append(f"> 📎 `{_short(path_of(content.get('uri', '')))}` (file)\n")
 
     def _tool(self, event: events.ToolCall | events.ToolCallUpdate) -> None:
+        known = event.tool_call_id in self._tools
         state = self._tools.setdefault(event.tool_call_id, {"title": event.tool_call_id})
         for key in ("title", "kind", "status", "content", "locations", "raw_input", "raw_output"):
             value = getattr(event, key)
             if value is not None:
                 state[key] = value
         block = f"tool:{event.tool_call_id}"
-        if isinstance(event, events.ToolCall) and self._block != block:
+        if isinstance(event, events.ToolCall) and self._block != block and not known:
             self._new_block(block, "goose")
             self.text.append(_tool_block(state, self._terminal_output))
         elif self._block == block:

@@ -1,0 +1,165 @@
+"""Agents other than goose: presets, sign-in, and the ways agents differ on the wire."""
+
+from __future__ import annotations
+
+from conftest import Editor
+from goose_ls import settings
+from goose_ls.agent.presets import PRESETS
+
+CLAUDE_OPTIONS = [
+    {"optionId": "allow_always", "name": "Always Allow", "kind": "allow_always"},
+    {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+    {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+]
+
+
+def test_presets_name_their_command_and_a_string_picks_one() -> None:
+    loaded, warnings = settings.load([("initializationOptions", {"agent": "claude"})], {})
+    assert warnings == [] and loaded.agent.preset == "claude" and loaded.agent.command == []
+    assert PRESETS["claude"].command == ("claude-code-acp",)
+    assert PRESETS["gemini"].command == ("gemini", "--experimental-acp")
+    assert PRESETS["goose"].minimum_version == (1, 16, 0)
+    assert all(p.minimum_version is None for name, p in PRESETS.items() if name != "goose")
+
+
+async def test_a_missing_preset_binary_says_how_to_install_it(editor: Editor) -> None:
+    await editor.start(settings={"agent": {"preset": "codex", "start": "eager"}})
+    status = await editor.goose.agent_state("error")
+    assert status["reason"] == "missing" and "codex-acp was not found" in status["message"]
+    assert "npm install -g @zed-industries/codex-acp" in status["fix"]
+
+
+async def test_sign_in_with_an_env_var_method_then_retry(editor: Editor) -> None:
+    methods = [
+        {"id": "login", "name": "Log in", "description": "Run `claude /login` in a terminal"},
+        {"id": "api-key", "name": "API key", "type": "env_var", "vars": [{"name": "FAKE_API_KEY"}]},
+    ]
+    await editor.start(
+        {"authMethods": methods, "requireAuth": True, "acceptAuth": ["api-key"]},
+        settings={"agent": {"env": {"FAKE_API_KEY": "sk-test"}}},
+    )
+    sid = await editor.new_session()
+    assert sid
+    calls = [m["params"]["methodId"] for m in editor.received("authenticate")]
+    assert calls == ["login", "api-key"], "the agent method is tried, then the env_var one"
+
+
+async def test_without_a_usable_method_the_user_is_told_and_can_retry(editor: Editor) -> None:
+    methods = [
+        {"id": "login", "name": "Log in", "description": "Run `claude /login` in a terminal"}
+    ]
+    await editor.start({"authMethods": methods, "requireAuth": True, "acceptAuth": ["nothing"]})
+    try:
+        await editor.new_session()
+    except Exception as exc:
+        assert "claude /login" in str(exc)
+    else:
+        raise AssertionError("the session needs a sign-in")
+    status = await editor.goose.agent_state("error")
+    assert (
+        status["reason"] == "auth_required" and "Log in: Run `claude /login`" in status["message"]
+    )
+    assert "goose.authenticate" in await editor.shown("claude /login")
+
+
+async def test_goose_s_no_op_authenticate_keeps_working(editor: Editor) -> None:
+    await editor.start({"requireAuth": True})
+    assert await editor.new_session()
+    assert [m["params"]["methodId"] for m in editor.received("authenticate")] == ["goose-provider"]
+
+
+async def test_claude_style_permission_options_echo_the_exact_option_id(editor: Editor) -> None:
+    await editor.start(
+        {
+            "turns": [
+                [
+                    {
+                        "toolCall": {
+                            "toolCallId": "e1",
+                            "title": "Edit app.py",
+                            "kind": "edit",
+                            "status": "pending",
+                        }
+                    },
+                    {
+                        "permission": {
+                            "toolCall": {"toolCallId": "e1", "title": "Edit app.py"},
+                            "options": CLAUDE_OPTIONS,
+                        }
+                    },
+                ]
+            ]
+        }
+    )
+    sid = await editor.new_session()
+    mid = await editor.prompt(sid)
+    (asked,) = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
+    assert [o["optionId"] for o in asked["options"]] == [
+        "allow_always",
+        "allow",
+        "reject",
+        "goose-ls:allow_session",
+    ]
+    await editor.goose.request(
+        "goose/permission", {"requestId": asked["requestId"], "optionId": "allow"}
+    )
+    await editor.goose.turn_end(mid)
+    assert editor.goose.text(mid) == "[permission: allow]"
+
+
+async def test_a_second_tool_call_with_the_same_id_refines_the_first(editor: Editor) -> None:
+    await editor.start(
+        {
+            "turns": [
+                [
+                    {"toolCall": {"toolCallId": "t1", "title": "Read"}},
+                    {
+                        "toolCall": {
+                            "toolCallId": "t1",
+                            "title": "Read app.py",
+                            "kind": "read",
+                            "locations": [{"path": "/w/app.py"}],
+                        }
+                    },
+                    {
+                        "toolUpdate": {
+                            "toolCallId": "t1",
+                            "status": "completed",
+                            "content": [
+                                {"type": "diff", "path": "/w/app.py", "newText": "x = 1\n"}
+                            ],
+                        }
+                    },
+                ]
+            ]
+        }
+    )
+    sid = await editor.new_session()
+    await editor.goose.turn_end(await editor.prompt(sid))
+    status = await editor.goose.request("goose/status", {})
+    from pathlib import Path
+
+    transcript = Path(status["sessions"][0]["transcript"].removeprefix("file://"))
+    await editor.goose.wait_for(lambda: "completed" in transcript.read_text(encoding="utf-8"))
+    text = transcript.read_text(encoding="utf-8")
+    assert text.count("🔧") == 1, "one block for one tool call"
+    assert "**🔧 Read app.py** · read — ✓ completed" in text and "`/w/app.py`" in text
+    assert "+x = 1" in text, "a diff without oldText renders as a new file"
+
+
+async def test_an_agent_without_session_capabilities_still_chats(editor: Editor) -> None:
+    await editor.start(
+        {
+            "capabilities": {"loadSession": False, "promptCapabilities": {}},
+            "turns": [[{"text": "Notice: using a default model.\n\nThe answer."}]],
+        }
+    )
+    sid = await editor.new_session()
+    listed = await editor.goose.request("goose/listSessions", {})
+    assert [e["sessionId"] for e in listed["sessions"]] == [sid], "no session/list: local only"
+    assert not editor.received("session/list")
+    mid = await editor.prompt(sid, "hi")
+    await editor.goose.turn_end(mid)
+    assert editor.goose.text(mid) == "Notice: using a default model.\n\nThe answer."
+    await editor.goose.request("goose/closeSession", {"sessionId": sid})
+    assert not editor.received("session/close"), "no close capability: not sent"
