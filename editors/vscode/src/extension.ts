@@ -44,13 +44,18 @@ async function askPermission(update: Update): Promise<void> {
   await client!.sendRequest("goose/permission", option ? { requestId: u.requestId, optionId: option.optionId } : { requestId: u.requestId });
 }
 
+/** The agent settings that are set (an empty command means "the preset's"). */
+function settingsOf(agent: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(agent).filter(([, value]) => value !== "" && value !== null));
+}
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const config = vscode.workspace.getConfiguration("goose");
   const serverOptions: ServerOptions = { command: config.get<string>("serverPath", "goose-ls") };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }],
     synchronize: { configurationSection: "goose" },
-    initializationOptions: { agent: config.get("agent") },
+    initializationOptions: { agent: settingsOf(config.get<Record<string, unknown>>("agent") ?? {}) },
   };
   client = new LanguageClient("goose-ls", "goose-ls", serverOptions, clientOptions);
   context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider("goose-chat", documents));
