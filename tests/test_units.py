@@ -133,7 +133,7 @@ def test_a_string_where_a_list_belongs_is_refused_not_split_into_characters() ->
 
 def test_a_broken_json_command_in_the_environment_is_a_warning() -> None:
     loaded, warnings = settings.load([], {"GOOSE_LS_AGENT_COMMAND": '["goose", '})
-    assert loaded.agent.command == ["goose", "acp"]
+    assert loaded.agent.command == [], "still the preset's command"
     assert "GOOSE_LS_AGENT_COMMAND" in warnings[0]
 
 
