@@ -13,6 +13,7 @@ import datetime
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -283,6 +284,18 @@ class ScriptedAgent:
             await self.write_line(step["raw"].encode())
         elif "rawHex" in step:
             await self.write_line(bytes.fromhex(step["rawHex"]))
+        elif "stamped" in step:
+            # Chunks whose text starts with the monotonic clock when sent (for benchmarks).
+            size = int(step.get("size", 20))
+            for _ in range(int(step["stamped"])):
+                stamp = f"{time.monotonic_ns():020d}"
+                await self.update(
+                    session_id,
+                    {
+                        "sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "text", "text": stamp + "x" * max(0, size - 20)},
+                    },
+                )
         elif "bigText" in step:
             await self.update(
                 session_id,
