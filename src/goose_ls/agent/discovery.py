@@ -18,10 +18,9 @@ from typing import Literal
 
 import attrs
 
-from goose_ls.agent.presets import PRESETS
+from goose_ls.agent.presets import MINIMUM_GOOSE_VERSION, PRESETS
 from goose_ls.settings import AgentSettings
 
-MINIMUM_GOOSE_VERSION = (1, 16, 0)
 VERSION_TIMEOUT = 5.0
 
 _VERSION = re.compile(r"(?<![\d.])v?(\d+)\.(\d+)(?:\.(\d+))?")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import attrs
 
+MINIMUM_GOOSE_VERSION = (1, 16, 0)
+
 
 @attrs.frozen
 class Preset:
@@ -23,7 +25,7 @@ PRESETS = {
         ("goose", "acp"),
         "Install goose 1.16.0 or newer (its installer puts it in ~/.local/bin), "
         "then run `goose configure`.",
-        (1, 16, 0),
+        MINIMUM_GOOSE_VERSION,
     ),
     "claude": Preset(
         "claude",

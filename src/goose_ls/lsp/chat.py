@@ -89,13 +89,18 @@ class EditorChat:
         self.current_session = session_id
         await self._server.transcripts.show(self._server.transcripts.for_session(session_id))
 
-    async def review(self, uri: str | None = None) -> None:
-        """Show the last turn's changes of a chat as a diff document."""
+    async def _last_changes(self, uri: str | None) -> tuple[Transcript, Session, str]:
+        """The chat at ``uri`` (or the current one), and its last turn that changed files."""
         transcript = await self.transcript(uri=uri)
         session = self._server.sessions.get(transcript.session_id)
         message_id = session.checkpoints.last_turn()
         if message_id is None:
             raise NothingToSend("the agent has changed no file through goose-ls in this chat")
+        return transcript, session, message_id
+
+    async def review(self, uri: str | None = None) -> None:
+        """Show the last turn's changes of a chat as a diff document."""
+        transcript, session, message_id = await self._last_changes(uri)
         text = review(message_id, session.checkpoints.turns[message_id])
         path = transcript.path.with_name(f"{transcript.path.stem}.review-{message_id[:8]}.md")
         atomic_write(path, text)
@@ -105,11 +110,7 @@ class EditorChat:
 
     async def revert_turn(self, uri: str | None = None) -> None:
         """Put back every file the chat's last turn changed (where nobody changed it since)."""
-        transcript = await self.transcript(uri=uri)
-        session = self._server.sessions.get(transcript.session_id)
-        message_id = session.checkpoints.last_turn()
-        if message_id is None:
-            raise NothingToSend("the agent has changed no file through goose-ls in this chat")
+        _, session, message_id = await self._last_changes(uri)
         await self._revert(session, list(session.checkpoints.turns[message_id].items()))
 
     async def revert_file(self, uri: str) -> None:

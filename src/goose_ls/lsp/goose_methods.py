@@ -37,11 +37,15 @@ def _agent_failure(exc: Exception) -> AgentFailed:
     return AgentFailed(str(exc))
 
 
+def _unknown(method: str, session_id: str) -> JsonRpcInvalidParams:
+    return JsonRpcInvalidParams(f"{method}: sessionId: unknown session {session_id!r}")
+
+
 def _session(ls: GooseLanguageServer, method: str, session_id: str) -> Session:
     try:
         return ls.sessions.get(session_id)
     except UnknownSession:
-        raise JsonRpcInvalidParams(f"{method}: sessionId: unknown session {session_id!r}") from None
+        raise _unknown(method, session_id) from None
 
 
 def _with_text(ls: GooseLanguageServer, i: int, item: ContextItem) -> ContextItem:
@@ -126,9 +130,7 @@ def register(server: GooseLanguageServer) -> None:
         try:
             await ls.sessions.delete_session(params.session_id)
         except UnknownSession:
-            raise JsonRpcInvalidParams(
-                f"{protocol.DELETE_SESSION}: sessionId: unknown session {params.session_id!r}"
-            ) from None
+            raise _unknown(protocol.DELETE_SESSION, params.session_id) from None
         ls.transcripts.delete(params.session_id)
         return {}
 
@@ -138,9 +140,7 @@ def register(server: GooseLanguageServer) -> None:
         try:
             ls.sessions.rename(params.session_id, params.title)
         except UnknownSession:
-            raise JsonRpcInvalidParams(
-                f"{protocol.RENAME_SESSION}: sessionId: unknown session {params.session_id!r}"
-            ) from None
+            raise _unknown(protocol.RENAME_SESSION, params.session_id) from None
         return {}
 
     @server.feature(protocol.SET_MODE)

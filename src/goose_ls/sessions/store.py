@@ -71,6 +71,8 @@ class SessionStore:
         self.problem: str | None = None
         """Why the file on disk could not be used (it was backed up), if it could not."""
         self._writable = True
+        self._by_id: dict[str, SessionRecord] = {}
+        """``data.sessions`` by id: the library looks a record up for every event."""
 
     def load(self) -> None:
         try:
@@ -109,11 +111,14 @@ class SessionStore:
             log.error("cannot save the session store %s: %s", self.path, exc)
 
     def get(self, session_id: str) -> SessionRecord | None:
-        return next((r for r in self.data.sessions if r.session_id == session_id), None)
+        if len(self._by_id) != len(self.data.sessions):
+            self._by_id = {r.session_id: r for r in self.data.sessions}
+        return self._by_id.get(session_id)
 
     def put(self, record: SessionRecord) -> None:
         if self.get(record.session_id) is None:
             self.data.sessions.append(record)
+            self._by_id[record.session_id] = record
         record.updated_at = now()
         self.save()
 
@@ -121,6 +126,7 @@ class SessionStore:
         record = self.get(session_id)
         if record is not None:
             self.data.sessions.remove(record)
+            del self._by_id[session_id]
             self.data.last_active = {
                 k: v for k, v in self.data.last_active.items() if v != session_id
             }
