@@ -285,17 +285,7 @@ class ScriptedAgent:
         elif "rawHex" in step:
             await self.write_line(bytes.fromhex(step["rawHex"]))
         elif "stamped" in step:
-            # Chunks whose text starts with the monotonic clock when sent (for benchmarks).
-            size = int(step.get("size", 20))
-            for _ in range(int(step["stamped"])):
-                stamp = f"{time.monotonic_ns():020d}"
-                await self.update(
-                    session_id,
-                    {
-                        "sessionUpdate": "agent_message_chunk",
-                        "content": {"type": "text", "text": stamp + "x" * max(0, size - 20)},
-                    },
-                )
+            await self.stamped(session_id, step)
         elif "bigText" in step:
             await self.update(
                 session_id,
@@ -326,6 +316,24 @@ class ScriptedAgent:
                     error.get("message", "Internal error"),
                     error.get("data"),
                 )
+            )
+
+    async def stamped(self, session_id: str, step: dict[str, Any]) -> None:
+        """Chunks whose text starts with the monotonic clock when written (for benchmarks).
+
+        Written as raw lines so the agent's own validation does not set the pace;
+        ``rate`` spaces them evenly at that many chunks a second.
+        """
+        size, count = int(step.get("size", 20)), int(step["stamped"])
+        rate = float(step.get("rate", 0))
+        started = time.monotonic()
+        for number in range(count):
+            if rate and (ahead := started + number / rate - time.monotonic()) > 0.001:
+                await asyncio.sleep(ahead)
+            text = f"{time.monotonic_ns():020d}" + "x" * max(0, size - 20)
+            await self.raw_notification(
+                session_id,
+                {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
             )
 
     async def say(self, session_id: str, text: str) -> None:

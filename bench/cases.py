@@ -1,0 +1,288 @@
+"""The benchmark cases. Each runs goose-ls and the direct SDK client (the baseline) on
+the same scripted agent, one after the other in this run, and returns its figures."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+from arrivals import Arrivals, percentile
+from direct import DirectClient
+from goose_ls_side import GooseLsSide
+
+from goose_ls.testing import scripted_agent_command, write_script
+
+STAMP = re.compile(rb"\d{20}")
+
+
+@attrs.define
+class Figure:
+    case: str
+    name: str
+    unit: str
+    goose_ls: float
+    baseline: float | None = None
+    target: str = ""
+    met: bool | None = None
+
+    @property
+    def compared(self) -> str:
+        if self.baseline is None:
+            return ""
+        if self.unit in ("ms", "s"):
+            return f"{self.goose_ls - self.baseline:+.2f} {self.unit}"
+        return f"{self.goose_ls / self.baseline:.2f}x" if self.baseline else ""
+
+
+_dirs = itertools.count(1)
+
+
+def _fresh(tmp: Path) -> Path:
+    path = tmp / f"run{next(_dirs)}"
+    path.mkdir()
+    return path
+
+
+def _agent(tmp: Path, script: dict[str, Any]) -> list[str]:
+    return scripted_agent_command(write_script(_fresh(tmp) / "script.json", script))
+
+
+async def _turn_on_both(
+    tmp: Path, steps: list[dict[str, Any]], expected: int
+) -> tuple[Arrivals, Arrivals]:
+    """One session, one turn of ``steps``, on each side."""
+    command = _agent(tmp, {"turns": [steps]})
+    found = []
+    for side_class in (DirectClient, GooseLsSide):
+        arrivals = Arrivals(expected)
+        side = side_class(command, _fresh(tmp), arrivals)
+        await side.start()
+        session = await side.new_session()
+        await side.prompt(session)
+        await asyncio.wait_for(arrivals.done.wait(), 60)
+        await side.stop()
+        found.append(arrivals)
+    return found[0], found[1]
+
+
+async def relay_latency(tmp: Path) -> list[Figure]:
+    """Chunks spaced out (500 a second), so the figure is the relay, not a queue."""
+    direct, goose = await _turn_on_both(tmp, [{"stamped": 2000, "rate": 500}], 2000)
+    name = "relay latency"
+    figures = []
+    for share, target in ((0.50, 1.0), (0.99, 5.0)):
+        ours, base = (
+            percentile(goose.latencies_ms(), share),
+            percentile(direct.latencies_ms(), share),
+        )
+        figures.append(
+            Figure(
+                name,
+                f"p{int(share * 100)}",
+                "ms",
+                ours,
+                base,
+                f"overhead < {target:g} ms",
+                ours - base < target,
+            )
+        )
+    return figures
+
+
+async def throughput(tmp: Path, chunks: int, size: int) -> list[Figure]:
+    direct, goose = await _turn_on_both(tmp, [{"stamped": chunks, "size": size}], chunks)
+    name = f"throughput {chunks}x{size}B"
+    ours, base = chunks / goose.span_s(), chunks / direct.span_s()
+    return [
+        Figure(name, "chunks/s", "/s", ours, base, ">= 0.5x", ours >= base / 2),
+        Figure(
+            name,
+            "latency p50 under load",
+            "ms",
+            percentile(goose.latencies_ms(), 0.5),
+            percentile(direct.latencies_ms(), 0.5),
+        ),
+    ]
+
+
+async def transcript_streaming(tmp: Path) -> list[Figure]:
+    """5,000 chunks at 5,000 a second into a transcript open in the editor."""
+    chunks = 5000
+    command = _agent(tmp, {"turns": [[{"stamped": chunks, "rate": 5000}]]})
+    direct = Arrivals(chunks)
+    base = DirectClient(command, _fresh(tmp), direct)
+    await base.start()
+    await base.prompt(await base.new_session())
+    await base.stop()
+
+    arrivals = Arrivals(chunks)
+    side = GooseLsSide(command, _fresh(tmp), arrivals, apply_edits=True)
+    await side.start()
+    session = await side.new_session()
+    await _until(lambda: side.transcript(session).exists())
+    side.open_transcript(session)
+    await side.prompt(session)
+    await asyncio.sleep(0.5)  # the last edit after the turn's end
+    first_sent = arrivals.first_sent_ns()
+    edits = [(at, text) for at, text in side.editor.edits if at >= first_sent]
+    await side.stop()
+    visible = [at for at, text in edits if STAMP.search(text.encode())]
+    span_s = (edits[-1][0] - first_sent) / 1e9 if edits else float("nan")
+    name = "transcript 5000 chunks/s"
+    first_ms = (visible[0] - first_sent) / 1e6 if visible else float("nan")
+    return [
+        Figure(name, "edits per turn", "", len(edits)),
+        Figure(
+            name,
+            "edits per second",
+            "/s",
+            len(edits) / span_s,
+            None,
+            "<= 20",
+            len(edits) / span_s <= 20,
+        ),
+        Figure(
+            name,
+            "first text visible",
+            "ms",
+            first_ms,
+            (direct.pairs[0][1] - direct.pairs[0][0]) / 1e6,
+            "< 100 ms",
+            first_ms < 100,
+        ),
+    ]
+
+
+async def startup(tmp: Path) -> list[Figure]:
+    """Process start to ``initialize``, and to the first token of a first turn."""
+    command = _agent(tmp, {"turns": [[{"stamped": 1}]]})
+    results: dict[str, tuple[float, float]] = {}
+    for name, make in (
+        ("direct", lambda a: DirectClient(command, _fresh(tmp), a)),
+        ("goose-ls", lambda a: GooseLsSide(command, _fresh(tmp), a, lazy=False)),
+    ):
+        arrivals = Arrivals(1)
+        side = make(arrivals)
+        started = time.monotonic_ns()
+        initialize_s = await side.start()
+        await side.prompt(await side.new_session())
+        await asyncio.wait_for(arrivals.done.wait(), 60)
+        results[name] = (initialize_s, (arrivals.pairs[0][1] - started) / 1e9)
+        await side.stop()
+    ours, base = results["goose-ls"], results["direct"]
+    return [
+        Figure("startup", "to initialize answer", "s", ours[0], base[0], "< 0.6 s", ours[0] < 0.6),
+        Figure("startup", "to first token", "s", ours[1], base[1]),
+    ]
+
+
+async def history(tmp: Path) -> list[Figure]:
+    """``session/load`` replaying 10,000 messages, until the transcript holds them all."""
+    messages = 10_000
+    command = _agent(tmp, {"load": [{"stamped": messages, "size": 120}]})
+    session = "20260101_1"
+    arrivals = Arrivals(messages)
+    base = DirectClient(command, _fresh(tmp), arrivals)
+    await base.start()
+    started = time.perf_counter()
+    await base.load(session)
+    await arrivals.done.wait()
+    base_s = time.perf_counter() - started
+    await base.stop()
+
+    side = GooseLsSide(command, _fresh(tmp), Arrivals(messages))
+    await side.start()
+    started = time.perf_counter()
+    await side.load(session)
+    await side.arrivals.done.wait()
+    transcript = side.transcript(session)
+    await _until(lambda: _holds_last(transcript, side.arrivals))
+    ours_s = time.perf_counter() - started
+    await side.stop()
+    return [
+        Figure(
+            "history 10,000 messages",
+            "until all shown",
+            "s",
+            ours_s,
+            base_s,
+            "< 2 s",
+            ours_s < 2,
+        )
+    ]
+
+
+def _holds_last(transcript: Path, arrivals: Arrivals) -> bool:
+    if not transcript.exists():
+        return False
+    last = max(sent for sent, _ in arrivals.pairs)
+    return f"{last:020d}".encode() in transcript.read_bytes()
+
+
+async def scale(tmp: Path) -> list[Figure]:
+    """20 sessions streaming at once through one connection."""
+    sessions, chunks = 20, 1000
+    command = _agent(tmp, {"turns": [[{"stamped": chunks}]]})
+    figures: dict[str, tuple[float, float]] = {}
+    for name, side_class in (("direct", DirectClient), ("goose-ls", GooseLsSide)):
+        arrivals = Arrivals(sessions * chunks)
+        side = side_class(command, _fresh(tmp), arrivals)
+        await side.start()
+        ids = [await side.new_session() for _ in range(sessions)]
+        await asyncio.gather(*(side.prompt(i) for i in ids))
+        await asyncio.wait_for(arrivals.done.wait(), 120)
+        await side.stop()
+        rates = [chunks / arrivals.span_s(i) for i in ids]
+        jain = sum(rates) ** 2 / (len(rates) * sum(r * r for r in rates))
+        figures[name] = (sessions * chunks / arrivals.span_s(), jain)
+    ours, base = figures["goose-ls"], figures["direct"]
+    return [
+        Figure("scale 20 sessions", "chunks/s, all", "/s", ours[0], base[0]),
+        Figure("scale 20 sessions", "fairness (Jain, 1 = even)", "", ours[1], base[1]),
+    ]
+
+
+async def memory(tmp: Path) -> list[Figure]:
+    """Resident memory after 10 sessions with 5,000 events each."""
+    sessions, chunks = 10, 5000
+    command = _agent(tmp, {"turns": [[{"stamped": chunks, "size": 60}]]})
+    side = GooseLsSide(command, _fresh(tmp), Arrivals(sessions * chunks))
+    await side.start()
+    first = await side.new_session()
+    idle = side.rss_mb()
+    ids = [first, *[await side.new_session() for _ in range(sessions - 1)]]
+    for session in ids:
+        await side.prompt(session)
+    full = side.rss_mb()
+    for session in ids:
+        await side.close_session(session)
+    await side.stop()
+    return [
+        Figure("memory 10x5,000 events", "RSS", "MB", full, idle, "< 100 MB", full < 100),
+    ]
+
+
+async def _until(condition: Callable[[], bool], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the benchmark waited too long")
+        await asyncio.sleep(0.005)
+
+
+CASES: dict[str, Callable[[Path], Awaitable[list[Figure]]]] = {
+    "latency": relay_latency,
+    "small": lambda tmp: throughput(tmp, 10_000, 20),
+    "large": lambda tmp: throughput(tmp, 100, 100_000),
+    "transcript": transcript_streaming,
+    "startup": startup,
+    "history": history,
+    "scale": scale,
+    "memory": memory,
+}

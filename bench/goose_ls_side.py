@@ -1,0 +1,103 @@
+"""goose-ls under measurement: a server process driven over goose/* by the lean client."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from arrivals import Arrivals
+from editor import BenchEditor
+
+
+class GooseLsSide:
+    def __init__(
+        self,
+        command: list[str],
+        workdir: Path,
+        arrivals: Arrivals,
+        *,
+        apply_edits: bool = False,
+        lazy: bool = True,
+    ) -> None:
+        self.command = command
+        self.workdir = workdir
+        self.arrivals = arrivals
+        self.lazy = lazy
+        self.editor = BenchEditor(workdir, apply_edits=apply_edits)
+        self.editor.handlers["goose/update"] = self._on_update
+        self.editor.handlers["goose/turnEnd"] = self._on_turn_end
+        self._turns: dict[str, asyncio.Future[None]] = {}
+
+    @property
+    def data_dir(self) -> Path:
+        return self.workdir / "data"
+
+    async def start(self) -> float:
+        """Spawn and initialize goose-ls; the seconds until ``initialize`` answered."""
+        started = time.perf_counter()
+        await self.editor.start(env={"GOOSE_LS_LOG_DIR": str(self.workdir / "logs")})
+        agent: dict[str, Any] = {"command": self.command}
+        if self.lazy:
+            agent["start"] = "lazy"
+        await self.editor.initialize({"agent": agent, "dataDir": str(self.data_dir)})
+        return time.perf_counter() - started
+
+    async def new_session(self) -> str:
+        result = await self.editor.request("goose/newSession", {})
+        return str(result["sessionId"])
+
+    async def prompt(self, session_id: str) -> None:
+        """Send a prompt and wait for its ``goose/turnEnd``."""
+        message_id = str(uuid.uuid4())
+        ended = self._turns[message_id] = asyncio.get_running_loop().create_future()
+        await self.editor.request(
+            "goose/prompt", {"sessionId": session_id, "messageId": message_id, "prompt": "go"}
+        )
+        await ended
+
+    async def load(self, session_id: str) -> None:
+        await self.editor.request("goose/loadSession", {"sessionId": session_id})
+
+    async def close_session(self, session_id: str) -> None:
+        await self.editor.request("goose/closeSession", {"sessionId": session_id})
+
+    def transcript(self, session_id: str) -> Path:
+        safe = re.sub(r"[^\w.-]", "_", session_id)
+        return self.data_dir / "transcripts" / f"{safe}.md"
+
+    def open_transcript(self, session_id: str) -> None:
+        """Open the transcript as an editor does after ``window/showDocument``."""
+        path = self.transcript(session_id)
+        self.editor.notify(
+            "textDocument/didOpen",
+            {
+                "textDocument": {
+                    "uri": path.as_uri(),
+                    "languageId": "markdown",
+                    "version": 1,
+                    "text": path.read_text(encoding="utf-8"),
+                }
+            },
+        )
+
+    def rss_mb(self) -> float:
+        status = Path(f"/proc/{self.editor.pid}/status").read_text()
+        kilobytes = int(re.search(r"VmRSS:\s+(\d+)", status).group(1))  # type: ignore[union-attr]
+        return kilobytes / 1024
+
+    async def stop(self) -> None:
+        await self.editor.stop()
+
+    def _on_update(self, params: dict[str, Any]) -> None:
+        update = params["update"]
+        if update["sessionUpdate"] == "agent_message_chunk":
+            self.arrivals.add(params["sessionId"], update["content"]["text"])
+
+    def _on_turn_end(self, params: dict[str, Any]) -> None:
+        ended = self._turns.pop(params["messageId"], None)
+        if ended is not None and not ended.done():
+            ended.set_result(None)
