@@ -12,8 +12,10 @@ from typing import Any, TypeVar
 
 import attrs
 from pygls.exceptions import JsonRpcInvalidParams
+from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 
+from goose_ls.lsp.writer import GatheringWriter
 from goose_ls.sessions.context import ContextItem
 from goose_ls.wire import WireError, from_wire
 
@@ -154,3 +156,18 @@ class GooseProtocol(LanguageServerProtocol):
                 return _RawRequest(data["id"], method, data["jsonrpc"], params)
             return _RawNotification(method, data["jsonrpc"], params)
         return super().structure_message(data)
+
+    def set_writer(self, writer: Any, *args: Any, **kwargs: Any) -> None:
+        if isinstance(writer, StdoutWriter):
+            writer = GatheringWriter(writer)
+        super().set_writer(writer, *args, **kwargs)
+
+    def notify(self, method: str, params: Any | None = None) -> None:
+        """goose/* notifications are plain JSON already: encode them as they are.
+
+        This is the per-chunk path; pygls' generic one walks the params with cattrs first.
+        """
+        if method.startswith("goose/") and isinstance(params, dict):
+            self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+            return
+        super().notify(method, params)
