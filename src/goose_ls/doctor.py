@@ -14,8 +14,9 @@ from typing import Any
 from goose_ls import __version__
 from goose_ls import settings as settings_model
 from goose_ls.agent.client import RefuseAll
-from goose_ls.agent.connection import AgentError, AgentProfile
+from goose_ls.agent.connection import AgentProfile
 from goose_ls.agent.discovery import AgentUnavailable, format_version, resolve
+from goose_ls.agent.interface import AgentError
 from goose_ls.agent.presets import MINIMUM_GOOSE_VERSION, PRESETS
 from goose_ls.agent.supervisor import AgentSupervisor
 from goose_ls.paths import config_dir, data_dir, log_dir

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import Any
 
 from acp import RequestError
 from acp.schema import (
@@ -31,6 +31,7 @@ from acp.schema import ToolCallUpdate as AcpToolCallUpdate
 from pydantic import BaseModel
 
 from goose_ls import events
+from goose_ls.agent.interface import AgentCallbacks, ClientRefusal, ClientTools
 from goose_ls.wire import WireError, from_wire
 
 log = logging.getLogger(__name__)
@@ -51,68 +52,6 @@ _EVENT_TYPES: dict[str, type[events.SessionEvent]] = {
         events.Usage,
     )
 }
-
-
-class AgentCallbacks(Protocol):
-    """What the upper floors provide to the agent floor."""
-
-    def session_event(self, session_id: str, event: events.SessionEvent) -> None:
-        """An update arrived; called in arrival order, before the next one is read."""
-
-    async def request_permission(
-        self,
-        session_id: str,
-        tool_call: events.ToolCallUpdate,
-        options: list[events.PermissionOption],
-    ) -> str | None:
-        """Return the chosen ``optionId``, or None when the turn was cancelled."""
-
-
-class ClientTools(Protocol):
-    """Files and terminals the agent may ask goose-ls for (when it offers ``fs``/``terminal``)."""
-
-    async def read_text_file(
-        self, session_id: str, path: str, line: int | None, limit: int | None
-    ) -> str:
-        """The file's text (``line`` 1-based, ``limit`` lines); raise :class:`ClientRefusal`."""
-
-    async def write_text_file(self, session_id: str, path: str, content: str) -> None: ...
-
-    async def create_terminal(
-        self,
-        session_id: str,
-        command: str,
-        args: list[str],
-        env: dict[str, str],
-        cwd: str | None,
-        output_byte_limit: int | None,
-    ) -> str:
-        """Start a terminal and return its id."""
-
-    async def terminal_output(
-        self, session_id: str, terminal_id: str
-    ) -> tuple[str, bool, tuple[int | None, str | None] | None]:
-        """(output, truncated, exit status or None while it runs)."""
-
-    async def wait_for_terminal_exit(
-        self, session_id: str, terminal_id: str
-    ) -> tuple[int | None, str | None]: ...
-
-    async def kill_terminal(self, session_id: str, terminal_id: str) -> None: ...
-
-    async def release_terminal(self, session_id: str, terminal_id: str) -> None: ...
-
-
-class ClientRefusal(Exception):
-    """goose-ls will not do what the agent asked; becomes a JSON-RPC error to the agent."""
-
-    NOT_FOUND = -32002
-    INVALID = -32602
-    DENIED = -32003
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 @contextlib.contextmanager

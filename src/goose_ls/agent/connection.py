@@ -11,25 +11,29 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar, cast
 
 import attrs
-from acp import RequestError
+from acp import PROTOCOL_VERSION, Client, RequestError, connect_to_agent
 from acp.client.connection import ClientSideConnection
-from acp.schema import InitializeResponse, PromptRequest
+from acp.schema import (
+    ClientCapabilities,
+    FileSystemCapabilities,
+    Implementation,
+    InitializeResponse,
+    PromptRequest,
+)
 
+from goose_ls import __version__
+from goose_ls.agent.client import AcpClient
+from goose_ls.agent.interface import (
+    AgentCallbacks,
+    AgentError,
+    AgentGone,
+    ClientTools,
+    SessionOptions,
+)
+from goose_ls.agent.transport import AgentTransport
 from goose_ls.settings import AgentSettings
 
 T = TypeVar("T")
-
-
-class AgentError(Exception):
-    """An agent request failed; ``str()`` is what the user reads."""
-
-    def __init__(self, message: str, code: int | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-class AgentGone(AgentError):
-    """The agent process stopped while a request was waiting for it."""
 
 
 @attrs.frozen
@@ -81,25 +85,6 @@ LIST_PAGES = 20
 def _json(model: Any) -> dict[str, Any]:
     data: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_none=True)
     return data
-
-
-@attrs.frozen
-class SessionOptions:
-    """The modes and config options a session has (either may be absent)."""
-
-    modes: dict[str, Any] | None = None
-    config_options: list[dict[str, Any]] | None = None
-
-    @classmethod
-    def of(cls, response: Any) -> SessionOptions:
-        if response is None:
-            return cls()
-        modes = getattr(response, "modes", None)
-        options = getattr(response, "config_options", None)
-        return cls(
-            _json(modes) if modes is not None else None,
-            [_json(o) for o in options] if options is not None else None,
-        )
 
 
 class AgentConnection:
@@ -255,3 +240,38 @@ def _describe_request_error(method: str, exc: RequestError) -> str:
     if detail and str(detail) not in text:
         text += f" ({detail})"
     return text
+
+
+def connect(
+    process: asyncio.subprocess.Process, callbacks: AgentCallbacks, tools: ClientTools
+) -> ClientSideConnection:
+    """The SDK's connection over the agent's pipes, through goose-ls's transport."""
+    assert process.stdout is not None and process.stdin is not None
+    transport = AgentTransport(process.stdout, process.stdin)
+    # AcpClient implements the part of the SDK's Client that goose-ls advertises.
+    return connect_to_agent(cast("Client", AcpClient(callbacks, tools)), transport)
+
+
+async def handshake(
+    conn: ClientSideConnection,
+    settings: AgentSettings,
+    generation: int,
+    gone: asyncio.Future[str],
+) -> AgentConnection:
+    """``initialize``: say what goose-ls offers, learn what the agent does."""
+    response = await call_agent(
+        "initialize",
+        conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(
+                    read_text_file=settings.client_fs, write_text_file=settings.client_fs
+                ),
+                terminal=settings.client_terminal,
+            ),
+            client_info=Implementation(name="goose-ls", title="goose-ls", version=__version__),
+        ),
+        settings.request_timeout,
+        gone,
+    )
+    return AgentConnection(conn, AgentProfile(response), settings, generation, gone)

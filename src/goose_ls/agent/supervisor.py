@@ -18,21 +18,17 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from enum import Enum
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import attrs
-from acp import PROTOCOL_VERSION, connect_to_agent
-from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
-from goose_ls import __version__
-from goose_ls.agent.client import AcpClient, AgentCallbacks, ClientTools
-from goose_ls.agent.connection import AgentConnection, AgentError, AgentProfile, call_agent
 from goose_ls.agent.discovery import AgentUnavailable, Launch, resolve
-from goose_ls.agent.transport import LINE_LIMIT, AgentTransport
+from goose_ls.agent.interface import AgentCallbacks, AgentError, ClientTools
+from goose_ls.agent.transport import LINE_LIMIT
 from goose_ls.settings import AgentSettings
 
 if TYPE_CHECKING:
-    from acp import Client
+    from goose_ls.agent.connection import AgentConnection
 
 log = logging.getLogger(__name__)
 agent_log = logging.getLogger("goose_ls.agent.stderr")
@@ -167,29 +163,14 @@ class AgentSupervisor:
         log.info("started agent pid %s: %s", process.pid, " ".join(launch.argv))
         assert process.stdin and process.stdout and process.stderr
         gone: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        transport = AgentTransport(process.stdout, process.stdin)
-        # AcpClient implements the part of the SDK's Client that goose-ls advertises.
-        conn = connect_to_agent(cast("Client", AcpClient(self._callbacks, self._tools)), transport)
+        await asyncio.to_thread(_import_sdk)
+        from goose_ls.agent.connection import connect, handshake
+
+        conn = connect(process, self._callbacks, self._tools)
         self._watch(self._drain_stderr(process.stderr))
         self._watch(self._wait_for_exit(process, generation, gone, conn))
-        response = await call_agent(
-            "initialize",
-            conn.initialize(
-                protocol_version=PROTOCOL_VERSION,
-                client_capabilities=ClientCapabilities(
-                    fs=FileSystemCapabilities(
-                        read_text_file=self.settings.client_fs,
-                        write_text_file=self.settings.client_fs,
-                    ),
-                    terminal=self.settings.client_terminal,
-                ),
-                client_info=Implementation(name="goose-ls", title="goose-ls", version=__version__),
-            ),
-            self.settings.request_timeout,
-            gone,
-        )
-        profile = AgentProfile(response)
-        connection = AgentConnection(conn, profile, self.settings, generation, gone)
+        connection = await handshake(conn, self.settings, generation, gone)
+        profile = connection.profile
         self._connection = connection
         self._set_status(
             AgentStatus(
@@ -340,6 +321,15 @@ class AgentSupervisor:
         while time.monotonic() < deadline and _alive(pid):
             time.sleep(0.05)
         _signal_group(pid, signal.SIGKILL)
+
+
+def _import_sdk() -> None:
+    """Import the ACP SDK (about a second, mostly its pydantic schema).
+
+    Run in a thread when the agent first starts, so neither ``initialize`` nor the
+    editor's requests meanwhile wait for it.
+    """
+    import goose_ls.agent.connection  # noqa: F401
 
 
 def _new_process_group() -> dict[str, Any]:

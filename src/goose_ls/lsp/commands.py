@@ -16,8 +16,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from goose_ls.agent.connection import AgentError
 from goose_ls.agent.discovery import AgentUnavailable
+from goose_ls.agent.interface import AgentError
 from goose_ls.lsp.chat import NothingToSend
 from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.lsp.sessions_view import show_index

@@ -13,8 +13,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from goose_ls import __version__
 from goose_ls import settings as settings_model
-from goose_ls.agent.connection import AgentError
 from goose_ls.agent.discovery import AgentUnavailable
+from goose_ls.agent.interface import AgentError
 from goose_ls.lsp import protocol
 from goose_ls.lsp.publisher import status_to_wire
 from goose_ls.lsp.server import GooseLanguageServer

@@ -15,14 +15,14 @@ import logging
 import os
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import attrs
 
 from goose_ls import events
 from goose_ls.agent.auth import AUTH_REQUIRED, instructions, methods_of, ready
-from goose_ls.agent.connection import AgentConnection, AgentError
 from goose_ls.agent.discovery import AgentUnavailable
+from goose_ls.agent.interface import AgentError
 from goose_ls.agent.supervisor import AgentState, AgentStatus, AgentSupervisor
 from goose_ls.paths import data_dir
 from goose_ls.sessions.context import ContextItem, to_blocks
@@ -33,6 +33,9 @@ from goose_ls.sessions.tools import AgentTools, target_of
 from goose_ls.settings import Settings
 from goose_ls.workspace.files import EditorFiles
 from goose_ls.workspace.policy import Decision, ToolTarget
+
+if TYPE_CHECKING:
+    from goose_ls.agent.connection import AgentConnection
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -13,8 +13,8 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from goose_ls.agent.connection import AgentError
 from goose_ls.agent.discovery import AgentUnavailable
+from goose_ls.agent.interface import AgentError
 
 if TYPE_CHECKING:
     from goose_ls.sessions.manager import SessionManager

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from goose_ls.agent.connection import SessionOptions
+from goose_ls.agent.interface import SessionOptions
 from goose_ls.events import (
     AvailableCommands,
     ConfigOptions,

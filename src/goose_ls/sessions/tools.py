@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goose_ls import events
-from goose_ls.agent.client import ClientRefusal
+from goose_ls.agent.interface import ClientRefusal
 from goose_ls.paths import data_dir
 from goose_ls.sessions.checkpoints import Change
 from goose_ls.workspace import files

@@ -1,0 +1,112 @@
+"""The agent floor's face to the floors above, free of the ACP SDK.
+
+Its errors, the callbacks it needs and the session options it reports. The SDK takes
+about a second to import (its pydantic schema); keeping it out of this module lets the
+server answer ``initialize`` before loading it (see ``AgentSupervisor``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import attrs
+
+from goose_ls import events
+
+
+class AgentError(Exception):
+    """An agent request failed; ``str()`` is what the user reads."""
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class AgentGone(AgentError):
+    """The agent process stopped while a request was waiting for it."""
+
+
+class AgentCallbacks(Protocol):
+    """What the upper floors provide to the agent floor."""
+
+    def session_event(self, session_id: str, event: events.SessionEvent) -> None:
+        """An update arrived; called in arrival order, before the next one is read."""
+
+    async def request_permission(
+        self,
+        session_id: str,
+        tool_call: events.ToolCallUpdate,
+        options: list[events.PermissionOption],
+    ) -> str | None:
+        """Return the chosen ``optionId``, or None when the turn was cancelled."""
+
+
+class ClientTools(Protocol):
+    """Files and terminals the agent may ask goose-ls for (when it offers ``fs``/``terminal``)."""
+
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None, limit: int | None
+    ) -> str:
+        """The file's text (``line`` 1-based, ``limit`` lines); raise :class:`ClientRefusal`."""
+
+    async def write_text_file(self, session_id: str, path: str, content: str) -> None: ...
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        output_byte_limit: int | None,
+    ) -> str:
+        """Start a terminal and return its id."""
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str
+    ) -> tuple[str, bool, tuple[int | None, str | None] | None]:
+        """(output, truncated, exit status or None while it runs)."""
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str
+    ) -> tuple[int | None, str | None]: ...
+
+    async def kill_terminal(self, session_id: str, terminal_id: str) -> None: ...
+
+    async def release_terminal(self, session_id: str, terminal_id: str) -> None: ...
+
+
+class ClientRefusal(Exception):
+    """goose-ls will not do what the agent asked; becomes a JSON-RPC error to the agent."""
+
+    NOT_FOUND = -32002
+    INVALID = -32602
+    DENIED = -32003
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@attrs.frozen
+class SessionOptions:
+    """The modes and config options a session has (either may be absent)."""
+
+    modes: dict[str, Any] | None = None
+    config_options: list[dict[str, Any]] | None = None
+
+    @classmethod
+    def of(cls, response: Any) -> SessionOptions:
+        if response is None:
+            return cls()
+        modes = getattr(response, "modes", None)
+        options = getattr(response, "config_options", None)
+        return cls(
+            _model_json(modes) if modes is not None else None,
+            [_model_json(o) for o in options] if options is not None else None,
+        )
+
+
+def _model_json(model: Any) -> dict[str, Any]:
+    data: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return data
