@@ -48,9 +48,11 @@ def editor_name(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-async def _start(editor: Editor, name: str, script: dict[str, Any]) -> EditorBuffers:
+async def _start(
+    editor: Editor, name: str, script: dict[str, Any], settings: dict[str, Any] | None = None
+) -> EditorBuffers:
     capabilities, encoding = EDITORS[name]
-    await editor.start(script, editor=capabilities)
+    await editor.start(script, settings, editor=capabilities)
     return EditorBuffers(editor.client, encoding)
 
 
@@ -194,6 +196,24 @@ async def test_edits_stay_few_whatever_the_token_rate(editor: Editor) -> None:
     edits = len(buffers.edits)
     print(f"{chunks} chunks reached the editor in {edits} edits")
     assert chunks == 5000 and edits < 60
+
+
+async def test_a_reply_starts_showing_at_once_whatever_the_edit_interval(editor: Editor) -> None:
+    """The first text of a reply is not held back by ``transcript.editInterval``."""
+    buffers = await _start(
+        editor,
+        "helix",
+        {"turns": [[{"text": "The reply begins"}, {"waitForCancel": True}]]},
+        {"transcript": {"editInterval": 3600}},
+    )
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Open chat"])
+    transcript = await _open_transcript(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await editor.goose.wait_for(
+        lambda: "The reply begins" in buffers.texts[transcript], what="the reply's first text"
+    )
+    assert not editor.goose.turn_ends, "the turn is still running"
 
 
 async def test_a_permission_through_a_popup(editor: Editor) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import attrs
 from lsprotocol import types
 
-from goose_ls.events import TurnEnded
+from goose_ls.events import AgentMessageChunk, AgentThoughtChunk, ToolCall, TurnEnded
 from goose_ls.files import atomic_write
 from goose_ls.lsp.transcript.render import Renderer
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer
@@ -62,10 +62,16 @@ class Transcript:
     """Whether ``window/showDocument`` was sent (it is sent once)."""
     restored: bool = False
     """The file held this conversation from an earlier run (a replay need not redraw it)."""
+    answered: str | None = None
+    """The last turn (message id) whose reply has started to show."""
 
     @property
     def uri(self) -> str:
         return self.path.as_uri()
+
+
+REPLY_EVENTS = (AgentMessageChunk, AgentThoughtChunk, ToolCall)
+"""What the agent shows of a reply; the first of each turn is sent at once."""
 
 
 class Transcripts:
@@ -148,7 +154,14 @@ class Transcripts:
         transcript.renderer.render(event.event)
         if isinstance(event.event, TurnEnded):
             self._rotate_if_long(transcript)
-        transcript.streamer.changed()
+        first_reply = (
+            isinstance(event.event, REPLY_EVENTS)
+            and not event.replay
+            and transcript.answered != event.message_id
+        )
+        if first_reply:
+            transcript.answered = event.message_id
+        transcript.streamer.changed(urgent=first_reply)
 
     def _rotate_if_long(self, transcript: Transcript) -> None:
         """Move a long conversation to ``<session>.partN.md`` and link to it."""

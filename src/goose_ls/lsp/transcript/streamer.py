@@ -3,7 +3,8 @@
 Changes pile up in :class:`TranscriptText`; a flush turns all of them into one
 ``workspace/applyEdit`` and waits for the editor's answer before the next, and flushes
 come at most every ``interval`` seconds, so the editor sees a handful of edits a second
-whatever the agent's token rate. The first change after a quiet spell goes out at once.
+whatever the agent's token rate. The first change after a quiet spell goes out at once,
+and so does the first of a turn's reply (the user is waiting to see it start).
 When the transcript is not open in the editor, or the editor cannot apply edits, the
 file on disk is written instead (keeping the user's draft there).
 """
@@ -53,6 +54,7 @@ class TranscriptStreamer:
         self.interval = interval
         self._context_lines = context_lines
         self._wake = asyncio.Event()
+        self._hurry = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
         self._last_flush = 0.0
@@ -63,9 +65,12 @@ class TranscriptStreamer:
     def uses_editor(self) -> bool:
         return self._apply_edit is not None and self._is_open()
 
-    def changed(self) -> None:
+    def changed(self, urgent: bool = False) -> None:
+        """Something was rendered; ``urgent`` sends it without waiting out the interval."""
         self._idle.clear()
         self._wake.set()
+        if urgent:
+            self._hurry.set()
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run())
 
@@ -77,8 +82,10 @@ class TranscriptStreamer:
         while True:
             await self._wake.wait()
             wait = self._last_flush + self.interval - time.monotonic()
-            if wait > 0:
-                await asyncio.sleep(wait)
+            if wait > 0 and not self._hurry.is_set():
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._hurry.wait(), wait)
+            self._hurry.clear()
             self._wake.clear()
             try:
                 await self.flush()
