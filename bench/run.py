@@ -1,6 +1,9 @@
 """goose-ls benchmarks, each figure side by side with a direct ACP client on the SDK.
 
-    .venv/bin/python bench/run.py [CASE ...]   # prints a table, writes bench/results/<time>.json
+    .venv/bin/python bench/run.py [--repeat N] [CASE ...]
+
+prints a table and writes bench/results/<time>.json. Each case runs N times (3 unless
+told) and every figure is the median of its runs.
 
 Both sides talk to the same scripted agent in the same run. The agent stamps every chunk
 with ``time.monotonic_ns()`` (one clock for every process on the machine), so latency is
@@ -9,8 +12,10 @@ the time from the agent writing a chunk to the client receiving it.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -34,23 +39,47 @@ def table(figures: list[Figure]) -> str:
     return "\n".join(lines)
 
 
-async def main(names: list[str]) -> int:
-    unknown = [n for n in names if n not in CASES]
+def median_of(runs: list[list[Figure]]) -> list[Figure]:
+    """Each figure's median over the runs (figures come in the same order every run)."""
+    merged = []
+    for same in zip(*runs, strict=True):
+        bases = [f.baseline for f in same if f.baseline is not None]
+        merged.append(
+            attrs.evolve(
+                same[0],
+                goose_ls=statistics.median(f.goose_ls for f in same),
+                baseline=statistics.median(bases) if bases else None,
+            )
+        )
+    return merged
+
+
+async def main(args: argparse.Namespace) -> int:
+    unknown = [n for n in args.cases if n not in CASES]
     if unknown:
         print(f"unknown case(s): {', '.join(unknown)}; cases: {', '.join(CASES)}")
         return 2
     figures: list[Figure] = []
     with tempfile.TemporaryDirectory(prefix="goose-ls-bench-") as tmp:
-        for name in names or list(CASES):
-            print(f"running {name} ...", file=sys.stderr, flush=True)
-            figures += await CASES[name](Path(tmp))
+        for name in args.cases or list(CASES):
+            runs = []
+            for run in range(args.repeat):
+                print(f"running {name} ({run + 1}/{args.repeat})", file=sys.stderr, flush=True)
+                runs.append(await CASES[name](Path(tmp)))
+            figures += median_of(runs)
     print(table(figures))
     out = Path(__file__).parent / "results" / f"{time.strftime('%Y%m%d-%H%M%S')}.json"
     out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps([attrs.asdict(f) for f in figures], indent=1))
+    rows = [
+        {**attrs.asdict(f, filter=lambda a, _: a.name != "check"), "met": f.met} for f in figures
+    ]
+    out.write_text(json.dumps(rows, indent=1))
     print(f"wrote {out}")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(asyncio.run(main(sys.argv[1:])))
+    parser = argparse.ArgumentParser(description="goose-ls against a direct ACP client")
+    parser.add_argument("cases", nargs="*", help=f"cases to run (default all): {', '.join(CASES)}")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per case; figures are medians")
+    raise SystemExit(asyncio.run(main(parser.parse_args())))
