@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as examples
+from hypothesis import strategies as st
 
 from goose_ls import settings
 from goose_ls.agent.discovery import expand, find_binary, parse_version, platform_candidates
@@ -197,3 +201,38 @@ def test_replayed_content_of_every_kind_renders() -> None:
 def test_an_empty_lua_table_is_an_empty_section() -> None:
     loaded, warnings = settings.load([("didChangeConfiguration", {"goose": []})], {})
     assert loaded == settings.Settings() and warnings == []
+
+
+@examples(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.just("append"), st.text(max_size=8)),
+            st.tuples(st.just("rewrite"), st.integers(0, 40), st.text(max_size=8)),
+            st.tuples(st.just("flush")),
+        ),
+        max_size=40,
+    ),
+    st.sampled_from(["", "\n", "\n\n", "a\n"]),
+)
+def test_transcript_text_matches_a_plain_string(operations: list[Any], suffix: str) -> None:
+    """Appends kept as pieces read back exactly as one string would."""
+    from goose_ls.lsp.transcript.text import TranscriptText
+
+    text, model = TranscriptText(head="# t\n\n"), ""
+    for operation in operations:
+        if operation[0] == "append":
+            text.append(operation[1])
+            model += operation[1]
+        elif operation[0] == "rewrite":
+            offset = min(operation[1], len(model))
+            text.rewrite_from(offset, operation[2])
+            model = model[:offset] + operation[2]
+        else:
+            edit = text.take_pending(len)
+            if edit is not None:
+                text.shown_as(edit)
+            assert text.shown == model
+        assert text.length == len(model)
+        assert text.endswith(suffix) == model.endswith(suffix)
+    assert text.body == model

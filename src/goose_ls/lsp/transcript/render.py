@@ -65,16 +65,13 @@ class Renderer:
         elif self._block is not None:
             self._separate()
         self._block = kind
-        self._block_start = len(self.text.body)
+        self._block_start = self.text.length
 
     def _separate(self) -> None:
         """End the current line and leave one blank line before what comes next."""
-        body = self.text.body
-        if not body:
+        if not self.text.length or self.text.endswith("\n\n"):
             return
-        if body.endswith("\n\n"):
-            return
-        self.text.append("\n" if body.endswith("\n") else "\n\n")
+        self.text.append("\n" if self.text.endswith("\n") else "\n\n")
 
     # --- events ------------------------------------------------------------------
     def render(self, event: events.SessionEvent) -> None:

@@ -72,14 +72,50 @@ class Edit:
 
 @attrs.define
 class TranscriptText:
-    """What the server knows of a transcript, and what it has already shown."""
+    """What the server knows of a transcript, and what it has already shown.
+
+    The body grows by many small appends (one per streamed chunk); they are kept as
+    pieces and joined when the body is read, at most once per edit sent, so a long
+    reply costs linear time rather than a copy of the whole body per chunk.
+    """
 
     head: str
-    body: str = ""
     shown: str = ""
     """The body as the editor (or the file) has it now."""
     dirty_from: int | None = None
     """The first body offset that differs from ``shown``; None when in sync."""
+    _joined: str = ""
+    _pieces: list[str] = attrs.Factory(list)
+    _length: int = 0
+
+    @property
+    def body(self) -> str:
+        if self._pieces:
+            self._joined = "".join([self._joined, *self._pieces])
+            self._pieces.clear()
+        return self._joined
+
+    @body.setter
+    def body(self, value: str) -> None:
+        self._joined = value
+        self._pieces.clear()
+        self._length = len(value)
+
+    @property
+    def length(self) -> int:
+        """``len(body)``, without joining it."""
+        return self._length
+
+    def endswith(self, suffix: str) -> bool:
+        """``body.endswith(suffix)`` for a short suffix, without joining the body."""
+        tail = ""
+        for piece in reversed(self._pieces):
+            tail = piece + tail
+            if len(tail) >= len(suffix):
+                break
+        else:
+            tail = self._joined[len(self._joined) - len(suffix) :] + tail
+        return tail.endswith(suffix)
 
     @property
     def head_lines(self) -> int:
@@ -89,8 +125,9 @@ class TranscriptText:
         if not text:
             return
         if self.dirty_from is None:
-            self.dirty_from = len(self.body)
-        self.body += text
+            self.dirty_from = self._length
+        self._pieces.append(text)
+        self._length += len(text)
 
     def rewrite_from(self, offset: int, text: str) -> None:
         """Replace the body from ``offset`` (the start of the last block) with ``text``."""
