@@ -213,8 +213,9 @@ async def history(tmp: Path) -> list[Figure]:
     base_s = time.perf_counter() - started
     await base.stop()
 
-    side = GooseLsSide(command, _fresh(tmp), Arrivals(messages))
+    side = GooseLsSide(command, _fresh(tmp), Arrivals(messages), lazy=False)
     await side.start()
+    await side.agent_running()
     started = time.perf_counter()
     await side.load(session)
     await side.arrivals.done.wait()

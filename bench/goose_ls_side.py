@@ -30,7 +30,9 @@ class GooseLsSide:
         self.editor = BenchEditor(workdir, apply_edits=apply_edits)
         self.editor.handlers["goose/update"] = self._on_update
         self.editor.handlers["goose/turnEnd"] = self._on_turn_end
+        self.editor.handlers["goose/agentStatus"] = self._on_status
         self._turns: dict[str, asyncio.Future[None]] = {}
+        self._running = asyncio.Event()
 
     @property
     def data_dir(self) -> Path:
@@ -45,6 +47,10 @@ class GooseLsSide:
             agent["start"] = "lazy"
         await self.editor.initialize({"agent": agent, "dataDir": str(self.data_dir)})
         return time.perf_counter() - started
+
+    async def agent_running(self) -> None:
+        """Wait for the agent to be up (it starts in the background unless lazy)."""
+        await asyncio.wait_for(self._running.wait(), 60)
 
     async def new_session(self) -> str:
         result = await self.editor.request("goose/newSession", {})
@@ -96,6 +102,10 @@ class GooseLsSide:
         update = params["update"]
         if update["sessionUpdate"] == "agent_message_chunk":
             self.arrivals.add(params["sessionId"], update["content"]["text"])
+
+    def _on_status(self, params: dict[str, Any]) -> None:
+        if params.get("state") == "running":
+            self._running.set()
 
     def _on_turn_end(self, params: dict[str, Any]) -> None:
         ended = self._turns.pop(params["messageId"], None)
