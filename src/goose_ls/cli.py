@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 from typing import Any
@@ -76,7 +77,14 @@ def serve(tcp: tuple[str, int] | None) -> int:
     server = create_server()
 
     def on_signal(signum: int, _: Any) -> None:
-        raise SystemExit(128 + signum)
+        # pygls reads stdin in a worker thread that a SystemExit would wait for (until the
+        # editor closes the pipe): stop the agent, keep what is known, and leave now.
+        log.info("goose-ls stopped by signal %d", signum)
+        if server.initialized:
+            server.sessions.supervisor.kill_now()
+            server.sessions.library.flush()
+        logging.shutdown()
+        os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, on_signal)
     where = f"tcp {tcp[0]}:{tcp[1]}" if tcp else "stdio"

@@ -5,7 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+
+WriteFailed = Callable[[Path, OSError], None]
+"""Told when goose-ls could not write one of its files (a full or read-only data dir):
+the user hears of it, and the work goes on without the file."""
 
 
 def atomic_write(path: Path, text: str) -> None:

@@ -57,6 +57,9 @@ class AgentSettings:
     stall_timeout: float = 300.0
     """Seconds without a word from the agent before a running turn is flagged as stalled
     (0: never)."""
+    cancel_timeout: float = 10.0
+    """Seconds a cancelled turn waits for the agent to confirm before goose-ls ends it
+    itself, taking the agent to be stuck (0: wait for ever)."""
 
 
 @attrs.define
@@ -65,6 +68,8 @@ class TranscriptSettings:
 
     edit_interval: float = 0.25
     """Seconds between two edits streamed into an open transcript (at most 1/interval a second)."""
+    apply_edit_timeout: float = 10.0
+    """Seconds to wait for the editor to apply an edit before writing the file instead."""
     max_bytes: int = 1_000_000
     """A transcript longer than this moves to a ``.partN.md`` file at the end of a turn,
     leaving a link to it; editors stay fast on long chats."""

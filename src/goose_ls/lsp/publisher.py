@@ -8,6 +8,7 @@ through ``window/showMessage``.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
@@ -67,6 +68,14 @@ class EditorPublisher:
         if status.state is AgentState.ERROR:
             fix = f" {status.fix}" if status.fix else ""
             self.show(types.MessageType.Error, f"goose: {status.message}.{fix}")
+
+    def cannot_write(self, path: Path, error: OSError) -> None:
+        """Once per folder: a full or read-only disk fails every write the same way."""
+        self._server.warn_once(
+            f"cannot write {path.parent}",
+            f"goose-ls cannot write {path}: {error.strerror or error}. Chats go on, but "
+            "what is not written is lost when goose-ls stops; free space or set dataDir.",
+        )
 
     def show(self, kind: types.MessageType, message: str) -> None:
         log.log(logging.ERROR if kind == types.MessageType.Error else logging.INFO, "%s", message)

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 
@@ -73,6 +74,15 @@ class GooseLanguageServer(LanguageServer):
     @property
     def initialized(self) -> bool:
         return self._sessions is not None
+
+    def warn_once(self, key: str, message: str) -> None:
+        """Show a warning the first time ``key`` comes up (a fault that repeats per chunk)."""
+        if key in self.reported_warnings:
+            return
+        self.reported_warnings.add(key)
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+        )
 
     async def settings_settled(self) -> None:
         """Wait (briefly) for the editor's configuration, so the agent starts as configured."""

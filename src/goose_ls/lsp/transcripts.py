@@ -36,9 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-APPLY_EDIT_TIMEOUT = 10.0
-"""Seconds to wait for the editor to apply an edit before writing the file instead."""
-
 
 def context_line(item: ContextItem) -> str:
     if item.type == "selection":
@@ -109,6 +106,7 @@ class Transcripts:
             units=self._server.workspace.position_codec.client_num_units,
             interval=self._server.settings.transcript.edit_interval,
             context_lines=lambda: [context_line(c) for c in transcript.context],
+            write_failed=self._server.publisher.cannot_write,
         )
         renderer = Renderer(text, self._server.sessions.tools.terminals.output_of)
         transcript = Transcript(session_id, path, text, renderer, streamer)
@@ -173,7 +171,11 @@ class Transcripts:
             part := transcript.path.with_name(f"{transcript.path.stem}.part{number}.md")
         ).exists():
             number += 1
-        atomic_write(part, text.head + text.body)
+        try:
+            atomic_write(part, text.head + text.body)
+        except OSError as exc:
+            self._server.publisher.cannot_write(part, exc)
+            return  # keep the conversation in the transcript rather than lose it
         transcript.renderer.restart(f"_Earlier in this chat: [{part.name}]({part.name})_\n")
 
     async def show(self, transcript: Transcript) -> None:
@@ -268,7 +270,11 @@ class Transcripts:
                 transcript.chips_shown = len(lines)
                 return
         draft = self.draft(transcript) if keep_draft else ""
-        atomic_write(transcript.path, transcript.text.document(prompt_section(lines, draft)))
+        try:
+            atomic_write(transcript.path, transcript.text.document(prompt_section(lines, draft)))
+        except OSError as exc:
+            self._server.publisher.cannot_write(transcript.path, exc)
+            return
         transcript.chips_shown = len(lines)
 
     # --- edits -------------------------------------------------------------------
@@ -298,14 +304,26 @@ class Transcripts:
             )
         else:
             change = types.WorkspaceEdit(changes={uri: [edit]})
+        timeout = self._server.settings.transcript.apply_edit_timeout
         try:
             result = await asyncio.wait_for(
                 self._server.workspace_apply_edit_async(
                     types.ApplyWorkspaceEditParams(edit=change)
                 ),
-                APPLY_EDIT_TIMEOUT,
+                timeout,
             )
+        except asyncio.TimeoutError:
+            problem = f"no answer in {timeout:g} s"
         except Exception as exc:
-            log.warning("workspace/applyEdit failed: %s", exc)
-            return False
-        return bool(result and result.applied)
+            problem = str(exc) or type(exc).__name__
+        else:
+            if result and result.applied:
+                return True
+            problem = (result.failure_reason if result else None) or "refused"
+        log.warning("workspace/applyEdit to %s failed: %s", uri, problem)
+        self._server.warn_once(
+            f"applyEdit {uri}",
+            f"goose: the editor did not apply an edit to {Path(uri).name} ({problem}); "
+            "the chat is written to its file instead. Reopen it to see the latest.",
+        )
+        return False

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from goose_ls import events
+from goose_ls.files import WriteFailed
 from goose_ls.sessions.store import (
     NEW_SESSION_TITLE,
     SessionRecord,
@@ -20,8 +21,8 @@ from goose_ls.sessions.store import (
 
 
 class SessionLibrary:
-    def __init__(self, path: Path) -> None:
-        self.store = SessionStore(path)
+    def __init__(self, path: Path, write_failed: WriteFailed) -> None:
+        self.store = SessionStore(path, write_failed)
         self.store.load()
 
     @property

@@ -15,6 +15,7 @@ import logging
 import os
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import attrs
@@ -50,6 +51,9 @@ class SessionListener(Protocol):
     def session_event(self, event: IndexedEvent) -> None: ...
 
     def agent_status(self, status: AgentStatus) -> None: ...
+
+    def cannot_write(self, path: Path, error: OSError) -> None:
+        """One of goose-ls's files could not be written; the user should know."""
 
 
 class UnknownSession(KeyError):
@@ -87,11 +91,16 @@ class SessionManager:
         self._listener = listener
         self.tools = AgentTools(self, editor)
         self.supervisor = AgentSupervisor(settings.agent, self, self.tools, cwd, self._agent_status)
-        self.library = SessionLibrary(data_dir(settings.data_dir) / "sessions.json")
+        self.library = SessionLibrary(
+            data_dir(settings.data_dir) / "sessions.json", self.cannot_write
+        )
         self.recovery = Recovery(self)
         self.sessions: dict[str, Session] = {}
         self._early: dict[str, list[events.SessionEvent]] = {}
         self._permissions: dict[str, _PendingPermission] = {}
+
+    def cannot_write(self, path: Path, error: OSError) -> None:
+        self._listener.cannot_write(path, error)
 
     def update_settings(self, settings: Settings) -> None:
         """New settings; the agent ones apply from the agent's next start."""
@@ -468,7 +477,22 @@ class SessionManager:
                 await conn.cancel(session_id)
             except AgentError as exc:
                 log.warning("session/cancel for %s failed: %s", session_id, exc)
+        if grace := self.settings.agent.cancel_timeout:
+            asyncio.get_running_loop().call_later(grace, self._let_go, session, turn, grace)
         return True
+
+    def _let_go(self, session: Session, turn: Turn, grace: float) -> None:
+        """The agent did not end a cancelled turn in time: end it here, as cancelled."""
+        if session.active is not turn or turn.task is None or turn.task.done():
+            return
+        log.warning("the agent did not confirm the cancel of %s in %g s", turn.message_id, grace)
+        self.note(
+            session,
+            "warning",
+            f"The agent did not stop within {grace:g} s of the cancel; the turn is ended "
+            "here. If the agent stays stuck, restart it (goose.restart).",
+        )
+        turn.task.cancel()
 
     def is_pending(self, request_id: str) -> bool:
         pending = self._permissions.get(request_id)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import attrs
 
-from goose_ls.files import atomic_write
+from goose_ls.files import WriteFailed, atomic_write
 from goose_ls.wire import WireError, from_wire, to_wire
 
 log = logging.getLogger(__name__)
@@ -65,8 +65,9 @@ class StoreData:
 
 
 class SessionStore:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, write_failed: WriteFailed) -> None:
         self.path = path
+        self._write_failed = write_failed
         self.data = StoreData()
         self.problem: str | None = None
         """Why the file on disk could not be used (it was backed up), if it could not."""
@@ -109,6 +110,7 @@ class SessionStore:
             atomic_write(self.path, json.dumps(to_wire(self.data), indent=1, ensure_ascii=False))
         except OSError as exc:
             log.error("cannot save the session store %s: %s", self.path, exc)
+            self._write_failed(self.path, exc)
 
     def get(self, session_id: str) -> SessionRecord | None:
         if len(self._by_id) != len(self.data.sessions):

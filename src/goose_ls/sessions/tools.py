@@ -61,7 +61,9 @@ class AgentTools:
         self._manager = manager
         self._editor = editor
         self.terminals = Terminals()
-        self.audit = AuditLog(data_dir(manager.settings.data_dir) / "audit.log")
+        self.audit = AuditLog(
+            data_dir(manager.settings.data_dir) / "audit.log", manager.cannot_write
+        )
 
     def policy(self) -> tuple[Policy, str | None]:
         return Policy.load(self._manager.cwd, self._manager.settings.policy.rules)

@@ -7,12 +7,15 @@ import json
 import logging
 from pathlib import Path
 
+from goose_ls.files import WriteFailed
+
 log = logging.getLogger(__name__)
 
 
 class AuditLog:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, write_failed: WriteFailed) -> None:
         self.path = path
+        self._write_failed = write_failed
 
     def record(self, session: str, tool: str, target: str, outcome: str, by: str) -> None:
         entry = {
@@ -29,3 +32,4 @@ class AuditLog:
                 out.write(json.dumps(entry, ensure_ascii=False) + "\n")
         except OSError as exc:
             log.error("cannot write the audit log %s: %s (%s)", self.path, exc, entry)
+            self._write_failed(self.path, exc)

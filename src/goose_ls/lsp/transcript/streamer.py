@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from goose_ls.files import atomic_write
+from goose_ls.files import WriteFailed, atomic_write
 from goose_ls.lsp.transcript.text import (
     Position,
     TranscriptText,
@@ -44,6 +44,7 @@ class TranscriptStreamer:
         units: Units,
         interval: float,
         context_lines: Callable[[], list[str]],
+        write_failed: WriteFailed,
     ) -> None:
         self.uri = uri
         self.path = path
@@ -53,6 +54,7 @@ class TranscriptStreamer:
         self._units = units
         self.interval = interval
         self._context_lines = context_lines
+        self._write_failed = write_failed
         self._wake = asyncio.Event()
         self._hurry = asyncio.Event()
         self._idle = asyncio.Event()
@@ -122,5 +124,10 @@ class TranscriptStreamer:
             parts = split_prompt(self.path.read_text(encoding="utf-8"))
             if parts is not None:
                 section = parts[1]
-        atomic_write(self.path, self.text.document(section))
+        try:
+            atomic_write(self.path, self.text.document(section))
+        except OSError as exc:
+            log.error("cannot write transcript %s: %s", self.path, exc)
+            self._write_failed(self.path, exc)
+            return  # still dirty: the next flush tries again
         self.text.mark_shown()
