@@ -57,14 +57,35 @@ def _run(tmp_path: Path, script: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def _tool_output(*lines: str) -> list[dict[str, Any]]:
+    return [{"type": "content", "content": {"type": "text", "text": "\n".join(lines)}}]
+
+
 def test_ask_about_the_region_streams_into_the_chat_buffer(tmp_path: Path) -> None:
     result = _run(
         tmp_path,
         {
             "turns": [
                 [
+                    {"thought": "Look at the code.", "chunks": 3},
                     {"toolCall": {"toolCallId": "t1", "title": "shell · make"}},
+                    {"toolUpdate": {"toolCallId": "t1", "status": "in_progress"}},
+                    {"toolCall": {"toolCallId": "t2", "title": "read · app.py"}},
                     {"permission": {"toolCallId": "t1", "title": "shell"}},
+                    {
+                        "toolUpdate": {
+                            "toolCallId": "t1",
+                            "status": "completed",
+                            "content": _tool_output("3 passed", "0 failed"),
+                        }
+                    },
+                    {
+                        "toolUpdate": {
+                            "toolCallId": "t2",
+                            "status": "failed",
+                            "content": _tool_output("no such file"),
+                        }
+                    },
                     {"text": REPLY, "chunks": 20},
                 ]
             ]
@@ -73,5 +94,50 @@ def test_ask_about_the_region_streams_into_the_chat_buffer(tmp_path: Path) -> No
     assert result["stop"] == "end_turn"
     assert result["asked"] == "shell"
     text = result["text"]
-    assert "## You\n\nWhat does this do?" in text
+    assert "## You\n\nWhat does this do?\n📎 " in text
+    assert text.count("## You") == 1, "the attached region goes under the same heading"
+    assert "> 💭 Look at the code." in text
     assert text.rstrip().endswith("[permission: allow_once]" + REPLY)
+
+
+def test_a_tool_call_is_one_status_line_rewritten_in_place(tmp_path: Path) -> None:
+    result = _run(
+        tmp_path,
+        {
+            "turns": [
+                [
+                    {"toolCall": {"toolCallId": "t1", "title": "shell · make"}},
+                    {"toolUpdate": {"toolCallId": "t1", "status": "in_progress"}},
+                    {"toolCall": {"toolCallId": "t2", "title": "read · app.py"}},
+                    {"text": "Running.", "chunks": 2},
+                    {
+                        "toolUpdate": {
+                            "toolCallId": "t1",
+                            "status": "completed",
+                            "content": _tool_output("3 passed", "0 failed"),
+                        }
+                    },
+                    {
+                        "toolUpdate": {
+                            "toolCallId": "t2",
+                            "status": "failed",
+                            "content": _tool_output("no such file"),
+                        }
+                    },
+                    {"toolUpdate": {"toolCallId": "t1", "title": "shell · make test"}},
+                    {"text": " Done.", "chunks": 2},
+                ]
+            ]
+        },
+    )
+    text = result["text"]
+    assert text.count("🔧") == 2, text
+    assert (
+        "🔧 shell · make test — completed\n    3 passed\n    0 failed\n\n"
+        "🔧 read · app.py — failed\n    no such file\n\n## goose\n\nRunning. Done.\n"
+    ) in text, text
+    assert "pending" not in text and "in_progress" not in text
+    assert result["folds"] == [
+        ["🔧 shell · make test — completed", True, False],
+        ["🔧 read · app.py — failed", True, False],
+    ], "output starts folded; TAB on the status line shows it"
