@@ -33,6 +33,7 @@
       (apply #'eglot (eglot--guess-contact))
       (flow--wait (lambda () (eglot-current-server)) "eglot to connect")
       (push (cons 'eglot (eglot--server-info (eglot-current-server))) flow--result)
+      (push (cons 'emacs emacs-major-version) flow--result)
       (goose-ls-ask "What does this do?" (point-min) (point-max))
       (flow--wait (lambda () flow--ended) "the turn to end")
       (push (cons 'stop (or (plist-get flow--ended :stopReason) (plist-get flow--ended :error)))
