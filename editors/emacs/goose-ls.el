@@ -300,13 +300,19 @@ rewrite that line and the output under it where they are."
                              :prompt question :context (vconcat context)))
     (display-buffer (goose-ls--chat session))))
 
+(defun goose-ls--uri (path)
+  "PATH as a file URI, by eglot (whose function was renamed in eglot 1.16)."
+  (if (fboundp 'eglot-path-to-uri)
+      (eglot-path-to-uri path)
+    (with-no-warnings (eglot--path-to-uri path))))
+
 ;;;###autoload
 (defun goose-ls-ask (question start end)
   "Ask QUESTION about the region from START to END."
   (interactive (list (read-string "Ask goose: ") (region-beginning) (region-end)))
   (goose-ls--prompt question
                     (list (list :type "selection"
-                                :uri (eglot--path-to-uri (buffer-file-name))
+                                :uri (goose-ls--uri (buffer-file-name))
                                 :startLine (line-number-at-pos start)
                                 :endLine (line-number-at-pos (max start (1- end)))))))
 
