@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Refresh docs/editors/helix-chat.txt: a real Helix in tmux with goose-ls and the scripted
 # agent; "Goose: Explain selection" from the code actions on app.py, then the screen once
-# the turn has ended. Uses `hx` from PATH, or the one scripts/fetch-debian-editors.sh
+# the turn has ended and the transcript is still. Uses `hx` from PATH, or the one scripts/fetch-debian-editors.sh
 # fetches (run here when neither is found). Needs tmux and the project's .venv.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -60,16 +60,29 @@ wait_for() {
   exit 1
 }
 wait_for "app.py"
-tmux send-keys -t "$session" x x  # select both lines
-# The code actions appear once goose-ls has started; ask again until they do.
-for _ in $(seq 60); do
+# goose-ls logs the workspace when it answers initialize; ask for code actions after that.
+for _ in $(seq 300); do grep -qs "lifecycle: workspace" "$work/logs/goose-ls.log" && break; sleep 0.1; done
+sleep 0.5
+tmux send-keys -t "$session" x x # select both lines
+for _ in $(seq 20); do
   tmux send-keys -t "$session" Space a
-  sleep 0.5
+  for _ in $(seq 30); do
+    screen | grep -q "Goose: Explain selection\|No configured language server" && break
+    sleep 0.1
+  done
   screen | grep -q "Goose: Explain selection" && break
-  tmux send-keys -t "$session" Escape
+  sleep 0.5 # Helix had not yet taken in what goose-ls can do; ask again
 done
 wait_for "Goose: Explain selection"
-tmux send-keys -t "$session" Down Enter  # the second action
+tmux send-keys -t "$session" Down Enter # the second action
 wait_for "turn finished"
+# The last edits of the transcript can land just after that message: wait for a still screen.
+previous=""
+for _ in $(seq 50); do
+  sleep 0.3
+  current="$(screen)"
+  [ "$current" = "$previous" ] && break
+  previous="$current"
+done
 screen | sed -e 's/[[:space:]]*$//' > "$root/docs/editors/helix-chat.txt"
 echo "wrote docs/editors/helix-chat.txt"
