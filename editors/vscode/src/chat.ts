@@ -35,25 +35,71 @@ export function optionLabel(option: PermissionOption): string {
   return LABELS[option.kind] ?? option.name;
 }
 
-function textOf(content: { type?: string; text?: string; uri?: string; resource?: { uri?: string } }): string {
+interface Content {
+  type?: string;
+  text?: string;
+  uri?: string;
+  name?: string;
+  resource?: { uri?: string };
+}
+
+function textOf(content: Content): string {
   if (content.type === "text") return content.text ?? "";
-  if (content.type === "resource_link") return `[${content.uri}]`;
+  if (content.type === "resource_link") return `[${content.name ?? content.uri}]`;
   if (content.type === "resource") return `📎 ${content.resource?.uri ?? ""}`;
   return `[${content.type}]`;
 }
 
-/** One session's chat, as markdown; events are applied once each, in index order. */
+/** A tool call as the chat shows it: its status line and the text of its output. */
+export interface ToolCall {
+  id: string;
+  title: string;
+  status: string;
+  output: string;
+}
+
+/** The text items of a tool call's content, joined; "" when it has none. */
+function outputOf(content: unknown): string {
+  if (!Array.isArray(content)) return "";
+  const texts = content
+    .filter((item) => item?.type === "content" && item.content?.type === "text")
+    .map((item) => String(item.content.text));
+  return texts.join("\n").replace(/\n+$/, "");
+}
+
+/** A status line, then the output as an indented (code) block under it. */
+export function renderTool(tool: ToolCall): string {
+  const line = `🔧 ${tool.title} — ${tool.status}\n`;
+  if (!tool.output) return line;
+  return `${line}\n${tool.output.split("\n").map((l) => `    ${l}`).join("\n")}\n`;
+}
+
+/**
+ * One session's chat, as markdown; events are applied once each, in index order.
+ * Text only grows at the end, except a tool call's block, which each update of its
+ * toolCallId rewrites where it is.
+ */
 export class Chat {
   private lastIndex = 0;
   private block = "";
-  text: string;
+  private readonly parts: (string | ToolCall)[];
+  private readonly tools = new Map<string, ToolCall>();
 
   constructor(readonly sessionId: string) {
-    this.text = `# goose chat · ${sessionId}\n`;
+    this.parts = [`# goose chat · ${sessionId}\n`];
   }
 
   get seen(): number {
     return this.lastIndex;
+  }
+
+  get text(): string {
+    return this.parts.map((part) => (typeof part === "string" ? part : renderTool(part))).join("");
+  }
+
+  /** The tool calls so far, in the order they started. */
+  get toolCalls(): ToolCall[] {
+    return [...this.tools.values()];
   }
 
   /** Apply an update; returns false when it was already shown (a replay). */
@@ -63,27 +109,28 @@ export class Chat {
     const u = params.update;
     switch (u.sessionUpdate) {
       case "user_message_chunk":
-        this.open("user", "\n## You\n\n");
-        this.text += textOf(u.content as object) + "\n";
+        this.open("user", "## You\n\n");
+        this.add(textOf(u.content as Content) + "\n");
         break;
       case "agent_message_chunk":
-        this.open("agent", "\n## goose\n\n");
-        this.text += textOf(u.content as object);
+        this.open("agent", "## goose\n\n");
+        this.add(textOf(u.content as Content));
         break;
       case "agent_thought_chunk":
-        this.open("thought", "\n> 💭 ");
-        this.text += textOf(u.content as object).replace(/\n/g, "\n> ");
+        this.open("thought", "> 💭 ");
+        this.add(textOf(u.content as Content).replace(/\n/g, "\n> "));
         break;
       case "tool_call":
-        this.block = "tool";
-        this.text += `\n\n🔧 ${u.title as string}\n`;
-        break;
       case "tool_call_update":
-        if (u.status) this.text += `🔧 ${u.toolCallId as string}: ${u.status as string}\n`;
+        this.tool(u);
+        break;
+      case "permission_request":
+        this.separate("permission");
+        this.add(`🔐 permission: ${(u.toolCall as { title?: string } | undefined)?.title ?? "a tool"}\n`);
         break;
       case "note":
-        this.block = "note";
-        this.text += `\n> ${u.text as string}\n`;
+        this.separate("note");
+        this.add(`> ${u.text as string}\n`);
         break;
     }
     return true;
@@ -94,15 +141,44 @@ export class Chat {
     this.lastIndex = params.index;
     this.block = "";
     const outcome = params.error ?? params.stopReason;
-    if (outcome !== "end_turn") this.text += `\n\n_${outcome}_`;
-    this.text += "\n";
+    if (outcome !== "end_turn") this.add(`\n\n_${outcome}_`);
+    this.add("\n");
     return true;
+  }
+
+  /** The first update of a toolCallId adds its block at the end; later ones change it. */
+  private tool(u: Update["update"]): void {
+    const id = u.toolCallId as string;
+    let tool = this.tools.get(id);
+    if (!tool) {
+      this.separate("tool");
+      tool = { id, title: id, status: "pending", output: "" };
+      this.tools.set(id, tool);
+      this.parts.push(tool);
+    }
+    if (typeof u.title === "string") tool.title = u.title;
+    if (typeof u.status === "string") tool.status = u.status;
+    if ("content" in u) tool.output = outputOf(u.content); // content replaces the earlier one
+  }
+
+  private add(text: string): void {
+    const last = this.parts.length - 1;
+    if (typeof this.parts[last] === "string") this.parts[last] += text;
+    else this.parts.push(text);
+  }
+
+  /** End the last block with a blank line; the next one is of this kind. */
+  private separate(kind: string): void {
+    this.block = kind;
+    const last = this.parts[this.parts.length - 1];
+    const tail = typeof last === "string" ? last : "\n";
+    this.add(tail.endsWith("\n\n") ? "" : tail.endsWith("\n") ? "\n" : "\n\n");
   }
 
   private open(kind: string, heading: string): void {
     if (this.block !== kind) {
-      this.text += heading;
-      this.block = kind;
+      this.separate(kind);
+      this.add(heading);
     }
   }
 }

@@ -27,3 +27,51 @@ test("permission buttons come from the kind, or the agent's own names", () => {
   assert.equal(optionLabel({ optionId: "reject", name: "No", kind: "reject_once" }), "No");
   assert.equal(optionLabel({ optionId: "x", name: "x", kind: "reject_always" }), "Reject always");
 });
+
+const output = (text: string) => [{ type: "content", content: { type: "text", text } }];
+
+test("a tool call is one block, rewritten in place by each update of its id", () => {
+  const chat = new Chat("s1");
+  chat.apply(update(1, { sessionUpdate: "tool_call", toolCallId: "t1", title: "shell · make" }));
+  chat.apply(update(2, { sessionUpdate: "tool_call_update", toolCallId: "t1", status: "in_progress" }));
+  chat.apply(update(3, { sessionUpdate: "tool_call", toolCallId: "t2", title: "read · app.py" }));
+  chat.apply(update(4, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Running." } }));
+  assert.match(chat.text, /🔧 shell · make — in_progress\n\n🔧 read · app.py — pending\n\n## goose\n\nRunning\.$/);
+  chat.apply(update(5, { sessionUpdate: "tool_call_update", toolCallId: "t1", status: "completed", content: output("3 passed\n0 failed\n") }));
+  chat.apply(update(6, { sessionUpdate: "tool_call_update", toolCallId: "t2", status: "failed", content: output("no such file") }));
+  chat.apply(update(7, { sessionUpdate: "tool_call_update", toolCallId: "t1", title: "shell · make test" }));
+  chat.apply(update(8, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: " Done." } }));
+  chat.end({ sessionId: "s1", messageId: "m1", index: 9, stopReason: "end_turn" });
+  assert.equal(
+    chat.text,
+    "# goose chat · s1\n\n" +
+      "🔧 shell · make test — completed\n\n    3 passed\n    0 failed\n\n" +
+      "🔧 read · app.py — failed\n\n    no such file\n\n" +
+      "## goose\n\nRunning. Done.\n",
+  );
+  assert.deepEqual(
+    chat.toolCalls.map((t) => [t.id, t.status]),
+    [["t1", "completed"], ["t2", "failed"]],
+  );
+});
+
+test("content replaces a tool call's output; an update without content keeps it", () => {
+  const chat = new Chat("s1");
+  chat.apply(update(1, { sessionUpdate: "tool_call", toolCallId: "t1", title: "shell", content: output("first") }));
+  chat.apply(update(2, { sessionUpdate: "tool_call_update", toolCallId: "t1", status: "in_progress" }));
+  assert.match(chat.text, /🔧 shell — in_progress\n\n    first\n$/);
+  chat.apply(update(3, { sessionUpdate: "tool_call_update", toolCallId: "t1", content: output("second") }));
+  assert.doesNotMatch(chat.text, /first/);
+  chat.apply(update(4, { sessionUpdate: "tool_call_update", toolCallId: "t1", content: [] }));
+  assert.match(chat.text, /🔧 shell — in_progress\n$/);
+  assert.equal(chat.apply(update(3, { sessionUpdate: "tool_call_update", toolCallId: "t1", status: "failed" })), false);
+  assert.doesNotMatch(chat.text, /failed/);
+});
+
+test("a tool call's first update may be a tool_call_update; it is shown as pending until a status comes", () => {
+  const chat = new Chat("s1");
+  chat.apply(update(1, { sessionUpdate: "tool_call_update", toolCallId: "t9", kind: "execute" }));
+  assert.match(chat.text, /🔧 t9 — pending\n$/);
+  chat.apply(update(2, { sessionUpdate: "permission_request", requestId: "r1", toolCall: { toolCallId: "t9", title: "shell" }, options: [] }));
+  assert.match(chat.text, /🔧 t9 — pending\n\n🔐 permission: shell\n$/);
+});
