@@ -159,7 +159,8 @@ class Transcripts:
         )
         if first_reply:
             transcript.answered = event.message_id
-        transcript.streamer.changed(urgent=first_reply)
+        # A turn's end goes out at once too: the editor says it finished right then.
+        transcript.streamer.changed(urgent=first_reply or isinstance(event.event, TurnEnded))
 
     def _rotate_if_long(self, transcript: Transcript) -> None:
         """Move a long conversation to ``<session>.partN.md`` and link to it."""
