@@ -14,12 +14,31 @@ from goose_ls.paths import log_dir
 LEVELS = ("debug", "info", "warning", "error")
 
 
+class ShortSchemaErrors(logging.Filter):
+    """The ACP SDK logs a whole traceback at ERROR for every agent message that does not
+    fit its schema (and skips it); one WARNING line naming the problem says the same."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        while error is not None and type(error).__name__ != "ValidationError":
+            error = error.__cause__ or error.__context__
+        if error is None:
+            return True
+        lines = [line.strip()[:300] for line in str(error).splitlines()]
+        record.args = (record.getMessage(), " | ".join(lines[:3]))
+        record.msg = "%s: skipped, it does not fit the ACP schema: %s"
+        record.exc_info = record.exc_text = None
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
 def setup(level: str = "info", log_file: str | None = None) -> Path | None:
     """Configure the root logger; returns the log file used (None if it could not be opened)."""
     root = logging.getLogger()
     root.setLevel(logging.DEBUG)
     for handler in list(root.handlers):
         root.removeHandler(handler)
+    root.addFilter(ShortSchemaErrors())
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     stderr = logging.StreamHandler()

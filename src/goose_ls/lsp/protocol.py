@@ -11,7 +11,10 @@ import uuid
 from typing import Any, TypeVar
 
 import attrs
-from pygls.exceptions import JsonRpcInvalidParams
+from cattrs import transform_error
+from cattrs.errors import ClassValidationError
+from lsprotocol.types import ResponseError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 
@@ -145,6 +148,17 @@ class _RawNotification:
     params: Any = None
 
 
+UNREADABLE = "$/goose-ls/unreadableRequest"
+"""Stands in for a request already answered with an error (a ``$/`` method: ignored)."""
+
+
+def _describe(error: BaseException | None) -> str:
+    """The first few problems cattrs found, with where they are."""
+    if isinstance(error, ClassValidationError):
+        return "; ".join(transform_error(error, path="message")[:3])
+    return str(error) if error else "unreadable"
+
+
 class GooseProtocol(LanguageServerProtocol):
     """LSP plus goose/* methods whose params arrive as plain JSON."""
 
@@ -155,7 +169,18 @@ class GooseProtocol(LanguageServerProtocol):
             if "id" in data:
                 return _RawRequest(data["id"], method, data["jsonrpc"], params)
             return _RawNotification(method, data["jsonrpc"], params)
-        return super().structure_message(data)
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if "id" not in data or not isinstance(method, str):
+                raise  # a malformed notification or response: pygls logs and drops it
+            # pygls would drop a request it cannot read, leaving the editor waiting for
+            # ever; answer it with the error now.
+            problem = _describe(exc.__cause__)
+            self._send_response(
+                data["id"], error=ResponseError(exc.code, f"{method}: invalid params: {problem}")
+            )
+            return _RawNotification(UNREADABLE, data["jsonrpc"], None)
 
     def set_writer(self, writer: Any, *args: Any, **kwargs: Any) -> None:
         if isinstance(writer, StdoutWriter):
