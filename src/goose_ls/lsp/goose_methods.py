@@ -6,6 +6,9 @@ session floor, and answers at once; a turn's output follows as notifications.
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -86,6 +89,16 @@ async def _agent_call(work: Any) -> Any:
         raise _agent_failure(exc) from None
 
 
+def memory_in_use() -> dict[str, Any]:
+    """Resident size (where /proc tells it) and Python's live memory blocks, for leak hunts."""
+    memory: dict[str, Any] = {"allocatedBlocks": sys.getallocatedblocks()}
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                memory["rssMb"] = round(int(line.split()[1]) / 1024, 1)
+    return memory
+
+
 def register(server: GooseLanguageServer) -> None:
     @server.feature(protocol.STATUS)
     def status(ls: GooseLanguageServer, _: Any) -> dict[str, Any]:
@@ -96,6 +109,7 @@ def register(server: GooseLanguageServer) -> None:
             "agent": status_to_wire(sessions.supervisor.status),
             "sessions": [session_summary(ls, s) for s in sessions.sessions.values()],
             "settings": settings_model.describe(ls.settings),
+            "memory": memory_in_use(),
         }
 
     @server.feature(protocol.NEW_SESSION)
@@ -122,6 +136,7 @@ def register(server: GooseLanguageServer) -> None:
         params = protocol.parse(protocol.CLOSE_SESSION, raw, protocol.SessionParams)
         _session(ls, protocol.CLOSE_SESSION, params.session_id)
         await ls.sessions.close_session(params.session_id)
+        await ls.transcripts.close(params.session_id)
         return {}
 
     @server.feature(protocol.DELETE_SESSION)

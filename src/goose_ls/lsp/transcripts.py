@@ -130,6 +130,13 @@ class Transcripts:
             return ""
         return parts[0][len(head) : -1]
 
+    async def close(self, session_id: str) -> None:
+        """Write out a closed session's transcript and let it go (the file stays)."""
+        transcript = self._by_session.pop(session_id, None)
+        if transcript is not None:
+            self._by_uri.pop(transcript.uri, None)
+            await transcript.streamer.close()
+
     def delete(self, session_id: str) -> None:
         """Forget a session's transcript and remove its files (parts included)."""
         transcript = self._by_session.pop(session_id, None)

@@ -11,6 +11,7 @@ permission requests are answered ``cancelled``.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import uuid
@@ -312,6 +313,8 @@ class SessionManager:
         self.tools.terminals.release_session(session_id)
         del self.sessions[session_id]
         self.library.flush()
+        # A long chat is a large graph of events with cycles: free it now, not whenever.
+        gc.collect()
         conn = self.supervisor.current
         if conn is not None and conn.profile.session_capability("close"):
             try:
@@ -425,6 +428,8 @@ class SessionManager:
             end = events.TurnEnded(stop_reason="cancelled")
             raise
         finally:
+            if turn.watchdog is not None:
+                turn.watchdog.cancel()  # it holds the session: let a closed one go
             self._cancel_permissions(session)
             self._record(session, end)
             session.active = None

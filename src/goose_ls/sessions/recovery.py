@@ -66,7 +66,7 @@ class Recovery:
         limit = self._manager.settings.agent.stall_timeout
         if limit <= 0:
             return
-        task = asyncio.create_task(self._watch(session, turn, limit))
+        task = turn.watchdog = asyncio.create_task(self._watch(session, turn, limit))
         self._watchdogs.add(task)
         task.add_done_callback(self._watchdogs.discard)
 

@@ -49,6 +49,8 @@ class Turn:
     cancelled: bool = False
     sent: bool = False
     task: asyncio.Task[None] | None = None
+    watchdog: asyncio.Task[None] | None = None
+    """Watches the turn for silence; stopped when the turn ends."""
 
 
 class Session:

@@ -80,6 +80,12 @@ class TranscriptStreamer:
         """Wait until everything rendered so far has reached the editor or the disk."""
         await self._idle.wait()
 
+    async def close(self) -> None:
+        """Send what is left, then stop (the session was closed)."""
+        await self.settled()
+        if self._task is not None:
+            self._task.cancel()
+
     async def _run(self) -> None:
         while True:
             await self._wake.wait()

@@ -1,0 +1,68 @@
+"""Load: 20 sessions streaming 2,000 chunks each at once through one goose-ls."""
+
+from __future__ import annotations
+
+import asyncio
+
+from conftest import Editor
+
+SESSIONS = 20
+CHUNKS = 2000
+PIECE = 6
+"""Each chunk is its own number, zero-padded and ended by ';': 6 characters."""
+
+
+async def _memory(editor: Editor) -> dict[str, float]:
+    status = await editor.goose.request("goose/status", {})
+    return dict(status["memory"])
+
+
+async def _warm_up(editor: Editor) -> None:
+    """One small chat opened and closed, so that what gets loaded once is loaded."""
+    session_id = await editor.new_session()
+    await editor.goose.turn_end(await editor.prompt(session_id, "warm up"))
+    await editor.goose.request("goose/closeSession", {"sessionId": session_id})
+
+
+async def test_twenty_sessions_at_once_each_event_once_in_order(editor: Editor) -> None:
+    text = "".join(f"{n:05d};" for n in range(CHUNKS))
+    await editor.start(
+        {
+            "turns": [[{"text": text, "chunks": CHUNKS}]],
+            "byPrompt": {"warm up": [{"text": "ready", "chunks": 50}]},
+        }
+    )
+    await _warm_up(editor)
+    baseline = await _memory(editor)
+
+    sessions = [await editor.new_session() for _ in range(SESSIONS)]
+    messages = await asyncio.gather(*(editor.prompt(s, "stream") for s in sessions))
+    for message_id in messages:
+        end = await editor.goose.turn_end(message_id, timeout=300)
+        assert end["stopReason"] == "end_turn"
+    peak = await _memory(editor)
+
+    for session_id, message_id in zip(sessions, messages, strict=True):
+        updates = [
+            u
+            for u in editor.goose.updates
+            if u["sessionId"] == session_id and u.get("messageId") == message_id
+        ]
+        pieces = [
+            u["update"]["content"]["text"]
+            for u in updates
+            if u["update"]["sessionUpdate"] == "agent_message_chunk"
+        ]
+        assert pieces == [f"{n:05d};" for n in range(CHUNKS)], "each chunk once, in order"
+        indices = [u["index"] for u in updates]
+        assert indices == sorted(set(indices)), "indices rise, none repeated"
+
+    for session_id in sessions:
+        await editor.goose.request("goose/closeSession", {"sessionId": session_id})
+    await _warm_up(editor)  # the same work as before the baseline, after the close
+    after = await _memory(editor)
+    for key in ("allocatedBlocks", "rssMb"):
+        print(f"{key}: baseline {baseline[key]}, streaming {peak[key]}, closed {after[key]}")
+    grown = peak["allocatedBlocks"] - baseline["allocatedBlocks"]
+    kept = after["allocatedBlocks"] - baseline["allocatedBlocks"]
+    assert grown > 0 and kept < grown / 10, "what the sessions held is given back"
