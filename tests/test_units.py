@@ -236,3 +236,31 @@ def test_transcript_text_matches_a_plain_string(operations: list[Any], suffix: s
         assert text.length == len(model)
         assert text.endswith(suffix) == model.endswith(suffix)
     assert text.body == model
+
+
+def test_chunk_events_take_the_short_way_to_the_same_json() -> None:
+    from acp.schema import SessionNotification
+
+    from goose_ls import events
+    from goose_ls.agent.client import to_event
+    from goose_ls.wire import to_wire
+
+    for kind in ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk"):
+        for extra in ({}, {"messageId": "m-1"}):
+            update = SessionNotification.model_validate(
+                {
+                    "sessionId": "s",
+                    "update": {
+                        "sessionUpdate": kind,
+                        "content": {"type": "text", "text": "héllo ✓"},
+                        **extra,
+                    },
+                }
+            ).update
+            event = to_event(update)
+            assert isinstance(event, events.CHUNKS)
+            assert event.content == {"type": "text", "text": "héllo ✓"}
+            general = {"sessionUpdate": event.KIND, **to_wire(event)}
+            assert events.event_to_wire(event) == general
+            if extra:
+                assert general["messageId"] == "m-1"

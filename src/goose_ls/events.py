@@ -171,6 +171,15 @@ SessionEvent = (
 )
 
 
+CHUNKS = (UserMessageChunk, AgentMessageChunk, AgentThoughtChunk)
+"""The events that come once per token: they take a shorter way through goose-ls."""
+
+
 def event_to_wire(event: SessionEvent) -> Json:
     """The event as JSON, discriminated by ``sessionUpdate`` like ACP updates are."""
+    if isinstance(event, CHUNKS):  # what to_wire gives, without its generic walk
+        data: Json = {"sessionUpdate": event.KIND, "content": event.content}
+        if event.message_id is not None:
+            data["messageId"] = event.message_id
+        return data
     return {"sessionUpdate": event.KIND, **to_wire(event)}

@@ -69,6 +69,10 @@ def _json(model: BaseModel) -> dict[str, Any]:
 
 def to_event(update: BaseModel) -> events.SessionEvent | None:
     """Convert an SDK update model into our event, or None for kinds we do not know."""
+    chunk = _CHUNK_TYPES.get(getattr(update, "session_update", None))
+    content = getattr(update, "content", None)
+    if chunk is not None and isinstance(content, BaseModel):  # once per token: the short way
+        return chunk(content=_json(content), message_id=getattr(update, "message_id", None))
     data = _json(update)
     kind = data.pop("sessionUpdate", None)
     data.pop("_meta", None)
@@ -83,6 +87,11 @@ def to_event(update: BaseModel) -> events.SessionEvent | None:
     except WireError as exc:
         log.warning("ignored a malformed %s update: %s", kind, exc)
         return None
+
+
+_CHUNK_TYPES: dict[
+    Any, type[events.UserMessageChunk | events.AgentMessageChunk | events.AgentThoughtChunk]
+] = {cls.KIND: cls for cls in events.CHUNKS}
 
 
 class AcpClient:

@@ -7,6 +7,7 @@ that names the field. ``docs/protocol.md`` is the contract these classes impleme
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any, TypeVar
 
@@ -192,7 +193,8 @@ class GooseProtocol(LanguageServerProtocol):
 
         This is the per-chunk path; pygls' generic one walks the params with cattrs first.
         """
-        if method.startswith("goose/") and isinstance(params, dict):
-            self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+        if method.startswith("goose/") and isinstance(params, dict) and self.writer is not None:
+            body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params})
+            self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body.encode()))
             return
         super().notify(method, params)
