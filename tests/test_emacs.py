@@ -96,7 +96,12 @@ def _run(major: int, emacs: list[str], tmp_path: Path, script: dict[str, Any]) -
     )
     assert out.exists(), completed.stderr[-3000:]
     result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-    assert "error" not in result, (result["error"], completed.stderr[-3000:])
+    assert "error" not in result, (
+        result["error"],
+        result.get("chat"),
+        result.get("events"),
+        completed.stderr[-3000:],
+    )
     assert result["emacs"] == major, "the Emacs that ran is the one asked for"
     return result
 

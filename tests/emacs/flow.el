@@ -51,5 +51,15 @@
                   (funcall (lookup-key (get-text-property (match-beginning 0) 'keymap) (kbd "TAB")))
                   (push (vector header before (if (invisible-p output) t :json-false)) folds)))))
           (push (cons 'folds (vconcat (nreverse folds))) flow--result))))
-  (error (push (cons 'error (error-message-string err)) flow--result)))
+  (error
+   (push (cons 'error (error-message-string err)) flow--result)
+   ;; What was seen so far, to tell a hang from a slow run.
+   (ignore-errors
+     (with-current-buffer (goose-ls--chat goose-ls-current-session)
+       (push (cons 'chat (buffer-string)) flow--result)))
+   (ignore-errors
+     (with-current-buffer (eglot-events-buffer (eglot-current-server))
+       (push (cons 'events (buffer-substring-no-properties
+                            (max (point-min) (- (point-max) 6000)) (point-max)))
+             flow--result)))))
 (flow--finish)
