@@ -125,9 +125,12 @@ async def test_a_loaded_session_replays_its_history_marked_as_replay(editor: Edi
     ]
     assert all(u["tabId"] == "tab-9" for u in replayed)
     transcript = Path(result["transcript"].removeprefix("file://"))
-    await editor.goose.wait_for(lambda: "calc · 2+2" in transcript.read_text(encoding="utf-8"))
-    text = transcript.read_text(encoding="utf-8")
-    assert "what is 2+2?" in text and "💭 simple" in text and "\n4" in text
+    # The transcript is written in a few steps; wait for the last of the history.
+    text = await editor.goose.wait_for(
+        lambda: t if "\n4" in (t := transcript.read_text(encoding="utf-8")) else None,
+        what="the whole history in the transcript",
+    )
+    assert "what is 2+2?" in text and "💭 simple" in text and "calc · 2+2" in text
 
 
 async def test_modes_switch_through_the_mode_config_option_when_there_is_one(
