@@ -220,7 +220,8 @@ async def history(tmp: Path) -> list[Figure]:
     await side.load(session)
     await side.arrivals.done.wait()
     transcript = side.transcript(session)
-    await _until(lambda: _holds_last(transcript, side.arrivals))
+    last = f"{max(sent for sent, _ in side.arrivals.pairs):020d}".encode()
+    await _until(lambda: transcript.exists() and last in transcript.read_bytes())
     ours_s = time.perf_counter() - started
     await side.stop()
     return [
@@ -234,13 +235,6 @@ async def history(tmp: Path) -> list[Figure]:
             below(2),
         )
     ]
-
-
-def _holds_last(transcript: Path, arrivals: Arrivals) -> bool:
-    if not transcript.exists():
-        return False
-    last = max(sent for sent, _ in arrivals.pairs)
-    return f"{last:020d}".encode() in transcript.read_bytes()
 
 
 async def scale(tmp: Path) -> list[Figure]:

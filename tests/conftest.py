@@ -108,18 +108,29 @@ def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 SERVER_COMMAND = [sys.executable, "-m", "goose_ls", "--log-level", "info"]
 
 
-@pytest_asyncio.fixture
-async def editor(tmp_path: Path) -> AsyncIterator[Editor]:
-    config = ClientServerConfig(server_command=SERVER_COMMAND, server_env=server_env(tmp_path))
+async def start_editor(tmp_path: Path, server_command: list[str] = SERVER_COMMAND) -> Editor:
+    """A goose-ls process started by ``server_command`` and an LSP client speaking to it."""
+    config = ClientServerConfig(server_command=server_command, server_env=server_env(tmp_path))
     client = await config.start()
     assert isinstance(client, LanguageClient)
-    session = Editor(client, tmp_path)
-    yield session
+    return Editor(client, tmp_path)
+
+
+async def stop_editor(editor: Editor) -> None:
+    """Shut the server down the way an editor does, unless it has already stopped."""
+    client = editor.client
     if client._server is not None and client._server.returncode is None:
         try:
             await client.shutdown_session()
         except Exception:
             await client.stop()
+
+
+@pytest_asyncio.fixture
+async def editor(tmp_path: Path) -> AsyncIterator[Editor]:
+    session = await start_editor(tmp_path)
+    yield session
+    await stop_editor(session)
 
 
 def process_alive(pid: int) -> bool:

@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest_asyncio
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
 
-from conftest import SERVER_COMMAND, Editor, gone, server_env
+from conftest import SERVER_COMMAND, Editor, gone, start_editor, stop_editor
 from goose_ls.testing.buffers import EditorBuffers, read_code_actions_correctly
 
 
@@ -193,15 +192,9 @@ async def test_a_data_dir_that_cannot_be_written_is_reported_and_chat_goes_on(
 async def full_disk_editor(tmp_path: Path) -> AsyncIterator[Editor]:
     """goose-ls whose files may not grow past 32 KiB, as on a full disk."""
     command = " ".join(f"'{part}'" for part in SERVER_COMMAND)
-    config = ClientServerConfig(
-        server_command=["sh", "-c", f"ulimit -f 64 && exec {command}"],
-        server_env=server_env(tmp_path),
-    )
-    client = await config.start()
-    assert isinstance(client, LanguageClient)
-    yield Editor(client, tmp_path)
-    if client._server is not None and client._server.returncode is None:
-        await client.shutdown_session()
+    editor = await start_editor(tmp_path, ["sh", "-c", f"ulimit -f 64 && exec {command}"])
+    yield editor
+    await stop_editor(editor)
 
 
 async def test_a_full_disk_is_reported_and_chat_goes_on(full_disk_editor: Editor) -> None:

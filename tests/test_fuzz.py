@@ -23,9 +23,9 @@ from hypothesis import settings as examples
 from hypothesis import strategies as st
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
-from conftest import SERVER_COMMAND, Editor, server_env
+from conftest import Editor, start_editor
 from goose_ls.lsp import commands, protocol
 
 T = TypeVar("T")
@@ -94,10 +94,8 @@ def served(
 ) -> Iterator[tuple[Background, Editor, str, str]]:
     tmp = tmp_path_factory.mktemp("fuzz")
     background = Background()
-    config = ClientServerConfig(server_command=SERVER_COMMAND, server_env=server_env(tmp))
-    client = background.run(config.start())
-    assert isinstance(client, LanguageClient)
-    editor = Editor(client, tmp)
+    editor = background.run(start_editor(tmp))
+    client = editor.client
     background.run(editor.start({"turns": [[{"text": "ok"}]]}))
     session_id = background.run(editor.new_session())
     source = editor.workspace / "app.py"
@@ -258,10 +256,8 @@ def test_random_session_updates_from_the_agent_are_survived(
 ) -> None:
     tmp = tmp_path_factory.mktemp("agent-fuzz")
     background = Background()
-    config = ClientServerConfig(server_command=SERVER_COMMAND, server_env=server_env(tmp))
-    client = background.run(config.start())
-    assert isinstance(client, LanguageClient)
-    editor = Editor(client, tmp)
+    editor = background.run(start_editor(tmp))
+    client = editor.client
     try:
         (tmp / "payloads.json").write_text(json.dumps(payloads), encoding="utf-8")
         steps: list[dict[str, Any]] = [{"update": p} for p in payloads]

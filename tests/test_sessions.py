@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
 
-from conftest import SERVER_COMMAND, Editor, server_env
+from conftest import Editor, start_editor
 
 
 async def test_three_sessions_stream_at_once_without_crossing(editor: Editor) -> None:
@@ -201,7 +200,7 @@ async def test_a_corrupt_store_is_kept_aside_and_reported(tmp_path: Path) -> Non
     store = tmp_path / "data" / "sessions.json"
     store.parent.mkdir(parents=True)
     store.write_text('{"schemaVersion": 1, "sessions": [ {"oops"', encoding="utf-8")
-    editor = await _editor(tmp_path)
+    editor = await start_editor(tmp_path)
     try:
         await editor.start({})
         message = await editor.shown("could not be used")
@@ -218,7 +217,7 @@ async def test_kill_the_server_and_the_chat_resumes_with_its_history(tmp_path: P
     script = {
         "byPrompt": {"first": [{"text": "first answer"}], "second": [{"text": "second answer"}]}
     }
-    editor = await _editor(tmp_path)
+    editor = await start_editor(tmp_path)
     await editor.start(script)
     await editor.client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="goose.openChat", arguments=[])
@@ -239,7 +238,7 @@ async def test_kill_the_server_and_the_chat_resumes_with_its_history(tmp_path: P
     await server.wait()
     await editor.client.stop()
 
-    again = await _editor(tmp_path)
+    again = await start_editor(tmp_path)
     try:
         await again.start(script)
         await again.client.workspace_execute_command_async(
@@ -265,13 +264,6 @@ async def test_kill_the_server_and_the_chat_resumes_with_its_history(tmp_path: P
         assert first_index > 1, "indices go on from where the last run stopped"
     finally:
         await again.client.shutdown_session()
-
-
-async def _editor(tmp_path: Path) -> Editor:
-    config = ClientServerConfig(server_command=SERVER_COMMAND, server_env=server_env(tmp_path))
-    client = await config.start()
-    assert isinstance(client, LanguageClient)
-    return Editor(client, tmp_path)
 
 
 async def test_the_sessions_index_opens_renames_and_deletes(editor: Editor) -> None:

@@ -31,7 +31,7 @@ from acp.schema import ToolCallUpdate as AcpToolCallUpdate
 from pydantic import BaseModel
 
 from goose_ls import events
-from goose_ls.agent.interface import AgentCallbacks, ClientRefusal, ClientTools
+from goose_ls.agent.interface import AgentCallbacks, ClientRefusal, ClientTools, model_json
 from goose_ls.wire import WireError, from_wire
 
 log = logging.getLogger(__name__)
@@ -62,18 +62,13 @@ def _refusals() -> Iterator[None]:
         raise RequestError(exc.code, str(exc)) from None
 
 
-def _json(model: BaseModel) -> dict[str, Any]:
-    data: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return data
-
-
 def to_event(update: BaseModel) -> events.SessionEvent | None:
     """Convert an SDK update model into our event, or None for kinds we do not know."""
     chunk = _CHUNK_TYPES.get(getattr(update, "session_update", None))
     content = getattr(update, "content", None)
     if chunk is not None and isinstance(content, BaseModel):  # once per token: the short way
-        return chunk(content=_json(content), message_id=getattr(update, "message_id", None))
-    data = _json(update)
+        return chunk(content=model_json(content), message_id=getattr(update, "message_id", None))
+    data = model_json(update)
     kind = data.pop("sessionUpdate", None)
     data.pop("_meta", None)
     if kind == "current_mode_update" and "currentModeId" not in data and "modeId" in data:
@@ -114,8 +109,8 @@ class AcpClient:
         options: list[AcpPermissionOption],
         **kwargs: Any,
     ) -> RequestPermissionResponse:
-        call = from_wire(_json(tool_call), events.ToolCallUpdate)
-        choices = [from_wire(_json(option), events.PermissionOption) for option in options]
+        call = from_wire(model_json(tool_call), events.ToolCallUpdate)
+        choices = [from_wire(model_json(option), events.PermissionOption) for option in options]
         chosen = await self._callbacks.request_permission(session_id, call, choices)
         if chosen is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))

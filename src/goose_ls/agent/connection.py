@@ -29,6 +29,7 @@ from goose_ls.agent.interface import (
     AgentGone,
     ClientTools,
     SessionOptions,
+    model_json,
 )
 from goose_ls.agent.transport import AgentTransport
 from goose_ls.settings import AgentSettings
@@ -72,19 +73,11 @@ class AgentProfile:
 
     def describe(self) -> dict[str, Any]:
         """The ``initialize`` result as camelCase JSON, for status reports."""
-        data: dict[str, Any] = self.response.model_dump(
-            mode="json", by_alias=True, exclude_none=True
-        )
-        return data
+        return model_json(self.response)
 
 
 LIST_PAGES = 20
 """At most this many ``session/list`` pages are read (goose pages by 50)."""
-
-
-def _json(model: Any) -> dict[str, Any]:
-    data: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return data
 
 
 class AgentConnection:
@@ -141,7 +134,7 @@ class AgentConnection:
                 self._conn.list_sessions(cwd=cwd, cursor=cursor),
                 self._settings.request_timeout,
             )
-            found += [_json(info) for info in page.sessions]
+            found += [model_json(info) for info in page.sessions]
             cursor = page.next_cursor
             if not cursor:
                 break
@@ -169,7 +162,7 @@ class AgentConnection:
             self._conn.set_config_option(config_id=config_id, session_id=session_id, value=value),
             self._settings.request_timeout,
         )
-        return [_json(option) for option in response.config_options]
+        return [model_json(option) for option in response.config_options]
 
     async def prompt(self, session_id: str, blocks: list[dict[str, Any]]) -> str:
         """Run a turn and return its stop reason. No timeout: long turns are normal."""

@@ -102,11 +102,12 @@ class SessionOptions:
         modes = getattr(response, "modes", None)
         options = getattr(response, "config_options", None)
         return cls(
-            _model_json(modes) if modes is not None else None,
-            [_model_json(o) for o in options] if options is not None else None,
+            model_json(modes) if modes is not None else None,
+            [model_json(o) for o in options] if options is not None else None,
         )
 
 
-def _model_json(model: Any) -> dict[str, Any]:
+def model_json(model: Any) -> dict[str, Any]:
+    """An SDK (pydantic) model as the camelCase JSON the agent sent."""
     data: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_none=True)
     return data

@@ -188,13 +188,13 @@ class GooseProtocol(LanguageServerProtocol):
             writer = GatheringWriter(writer)
         super().set_writer(writer, *args, **kwargs)
 
-    def notify(self, method: str, params: Any | None = None) -> None:
-        """goose/* notifications are plain JSON already: encode them as they are.
+    def notify_json(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification whose params are plain JSON already, as they are.
 
-        This is the per-chunk path; pygls' generic one walks the params with cattrs first.
+        goose/* notifications take this way, once per chunk; pygls' ``notify`` walks the
+        params with cattrs first.
         """
-        if method.startswith("goose/") and isinstance(params, dict) and self.writer is not None:
-            body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params})
-            self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body.encode()))
+        if self.writer is None:
             return
-        super().notify(method, params)
+        body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params})
+        self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body.encode()))

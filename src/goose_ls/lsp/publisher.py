@@ -82,7 +82,7 @@ class EditorPublisher:
         self._server.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
     def _notify(self, method: str, params: dict[str, Any]) -> None:
-        self._server.protocol.notify(method, params)
+        self._server.protocol.notify_json(method, params)
 
 
 def update_to_wire(event: IndexedEvent) -> dict[str, Any]:

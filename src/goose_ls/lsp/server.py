@@ -36,6 +36,8 @@ class NotInitialized(JsonRpcServerNotInitialized):
 
 
 class GooseLanguageServer(LanguageServer):
+    protocol: GooseProtocol
+
     def __init__(self) -> None:
         super().__init__("goose-ls", __version__, protocol_cls=GooseProtocol)
         self.settings = Settings()
