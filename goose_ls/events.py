@@ -109,11 +109,29 @@ class Usage:
     cost: Json | None = None
 
 
+KIND_LABELS = {
+    "allow_once": "Allow once",
+    "allow_always": "Allow always",
+    "reject_once": "Reject",
+    "reject_always": "Reject always",
+}
+
+
+def _label(option: PermissionOption) -> str:
+    """The agent's own name when it gave a real one (goose names options by their kind)."""
+    if option.name and option.name not in (option.kind, option.option_id):
+        return option.name
+    return KIND_LABELS.get(option.kind, option.name or option.option_id)
+
+
 @attrs.frozen
 class PermissionOption:
     option_id: str
     name: str
     kind: str
+    label: str = attrs.field(default=attrs.Factory(_label, takes_self=True))
+    """What every editor shows for this option (one wording on the card, in popups and
+    in the plugins)."""
 
 
 @attrs.frozen
@@ -132,6 +150,8 @@ class PermissionResolved:
     request_id: str
     outcome: Literal["selected", "cancelled"]
     option_id: str | None = None
+    label: str | None = None
+    """The chosen option's label."""
 
 
 @attrs.frozen

@@ -12,7 +12,6 @@ from typing import Any
 from lsprotocol import types
 
 from goose_ls.lsp.commands import TITLES
-from goose_ls.lsp.permissions import option_label
 from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.lsp.sessions_view import entry_at, index_path
 from goose_ls.lsp.transcript.render import permission_marker
@@ -94,7 +93,7 @@ def transcript_actions(
                 types.CodeActionKind.QuickFix,
                 request_id,
                 option.option_id,
-                title=f"Goose: {option_label(option)}",
+                title=f"Goose: {option.label}",
             )
             for option in ls.sessions.offered(request_id)
         ]

@@ -18,19 +18,11 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from goose_ls import events
-from goose_ls.lsp.transcript.render import OPTION_LABELS
 
 if TYPE_CHECKING:
     from goose_ls.lsp.server import GooseLanguageServer
 
 log = logging.getLogger(__name__)
-
-
-def option_label(option: events.PermissionOption) -> str:
-    """A human label from the option's kind; its own name when the agent gave a real one."""
-    if option.name and option.name != option.kind and option.name != option.option_id:
-        return option.name
-    return OPTION_LABELS.get(option.kind, option.name)
 
 
 class PermissionPrompts:
@@ -72,7 +64,7 @@ class PermissionPrompts:
                 )
             )
             return
-        labels = {option_label(o): o.option_id for o in request.options}
+        labels = {o.label: o.option_id for o in request.options}
         try:
             chosen = await self._server.window_show_message_request_async(
                 types.ShowMessageRequestParams(

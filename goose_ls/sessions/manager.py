@@ -173,17 +173,18 @@ class SessionManager:
         self._permissions[request_id] = _PendingPermission(session_id, offered, answer, target)
         self._record(session, events.PermissionRequested(request_id, tool_call, offered))
         try:
-            chosen = await answer
+            chosen = answered = await answer
         finally:
             del self._permissions[request_id]
         if chosen == ALLOW_FOR_SESSION.option_id:
             session.allowed.add(target)
             chosen = _option(options, "allow_once")
         self.tools.audit.record(session_id, tool, target.describe(), chosen or "cancelled", "user")
+        label = next((o.label for o in offered if o.option_id == answered), None)
         self._record(
             session,
             events.PermissionResolved(
-                request_id, "selected" if chosen else "cancelled", option_id=chosen
+                request_id, "selected" if chosen else "cancelled", option_id=chosen, label=label
             ),
         )
         return chosen

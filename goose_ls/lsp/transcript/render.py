@@ -21,12 +21,6 @@ from goose_ls.sessions.context import path_of
 EXCERPT_LINES = 12
 EXCERPT_CHARS = 1200
 STATUS_MARK = {"pending": "⏳", "in_progress": "⏳", "completed": "✓", "failed": "✗"}
-OPTION_LABELS = {
-    "allow_once": "Allow once",
-    "allow_always": "Allow always",
-    "reject_once": "Reject",
-    "reject_always": "Reject always",
-}
 
 
 def permission_marker(request_id: str) -> str:
@@ -94,7 +88,7 @@ class Renderer:
             self._card(event)
         elif isinstance(event, events.PermissionResolved):
             self._new_block("status")
-            answer = OPTION_LABELS.get(event.option_id or "", event.option_id) or "cancelled"
+            answer = event.label or event.option_id or "cancelled"
             self.text.append(f"_Permission answered: {answer}._\n")
         elif isinstance(event, events.TurnEnded):
             self._new_block("status")
@@ -171,7 +165,7 @@ class Renderer:
         )
         if target:
             lines.append(f"> {target}")
-        choices = " · ".join(OPTION_LABELS.get(o.kind, o.name) for o in event.options)
+        choices = " · ".join(o.label for o in event.options)
         lines.append(f"> Answer with a code action on this card: {choices}")
         self.text.append("\n".join(lines) + "\n")
         diff = _diffs(call.content or state.get("content"))
