@@ -156,7 +156,7 @@ def test_random_command_arguments_get_an_answer(
     served: tuple[Background, Editor, str, str], data: st.DataObject
 ) -> None:
     background, editor, session_id, uri = served
-    command = data.draw(st.sampled_from(sorted(commands.TITLES)))
+    command = data.draw(st.sampled_from(sorted(commands.COMMANDS)))
     arguments = data.draw(
         st.one_of(
             st.none(),

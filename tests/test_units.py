@@ -164,7 +164,7 @@ def test_replayed_content_of_every_kind_renders() -> None:
     from goose_ls.lsp.transcript.text import TranscriptText
 
     text = TranscriptText(head="# t\n\n")
-    renderer = Renderer(text)
+    renderer = Renderer(text, lambda: None)
     for event in [
         events.UserMessageChunk({"type": "text", "text": "Look at this"}),
         events.UserMessageChunk({"type": "resource_link", "uri": "file:///p/a.py", "name": "a.py"}),

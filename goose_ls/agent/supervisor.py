@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from goose_ls.agent.discovery import AgentUnavailable, Launch, resolve
-from goose_ls.agent.interface import AgentCallbacks, AgentError, ClientTools
+from goose_ls.agent.discovery import Launch, resolve
+from goose_ls.agent.interface import AgentCallbacks, ClientTools
 from goose_ls.agent.transport import LINE_LIMIT
+from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.settings import AgentSettings
+from goose_ls.tasks import Tasks
 
 if TYPE_CHECKING:
     from goose_ls.agent.connection import AgentConnection
@@ -68,9 +70,11 @@ class AgentSupervisor:
         tools: ClientTools,
         cwd: str,
         on_status: Callable[[AgentStatus], None],
+        tasks: Tasks,
         environ: Mapping[str, str] | None = None,
     ) -> None:
         self.settings = settings
+        self._tasks = tasks
         self._callbacks = callbacks
         self._tools = tools
         self._cwd = cwd
@@ -82,7 +86,6 @@ class AgentSupervisor:
         self._process: asyncio.subprocess.Process | None = None
         self._starting: asyncio.Task[AgentConnection] | None = None
         self._stopping = False
-        self._tasks: set[asyncio.Task[Any]] = set()
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL)
 
     @property
@@ -104,17 +107,15 @@ class AgentSupervisor:
             return self._connection
         if self._starting is None or self._starting.done():
             self._stopping = False
-            self._starting = asyncio.create_task(self._start())
+            self._starting = self._tasks.run(self._start(), "starting the agent")
         return await asyncio.shield(self._starting)
 
     def start_in_background(self) -> None:
         """Begin starting the agent without waiting (the ``eager`` start)."""
-        task = asyncio.create_task(self._start_quietly())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.run(self._start_quietly(), "starting the agent eagerly")
 
     async def _start_quietly(self) -> None:
-        with contextlib.suppress(AgentError, AgentUnavailable):
+        with contextlib.suppress(AgentError):
             await self.connection()
 
     async def _start(self) -> AgentConnection:
@@ -167,8 +168,10 @@ class AgentSupervisor:
         from goose_ls.agent.connection import connect, handshake
 
         conn = connect(process, self._callbacks, self._tools)
-        self._watch(self._drain_stderr(process.stderr))
-        self._watch(self._wait_for_exit(process, generation, gone, conn))
+        self._tasks.run(self._drain_stderr(process.stderr), f"agent {process.pid} stderr")
+        self._tasks.run(
+            self._wait_for_exit(process, generation, gone, conn), f"agent {process.pid} exit"
+        )
         connection = await handshake(conn, self.settings, generation, gone)
         profile = connection.profile
         self._connection = connection
@@ -183,11 +186,6 @@ class AgentSupervisor:
             )
         )
         return connection
-
-    def _watch(self, coro: Any) -> None:
-        task = asyncio.create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
         while True:
