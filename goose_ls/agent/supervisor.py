@@ -13,8 +13,6 @@ import contextlib
 import logging
 import os
 import signal
-import sys
-import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from enum import Enum
@@ -24,6 +22,13 @@ import attrs
 
 from goose_ls.agent.discovery import Launch, resolve
 from goose_ls.agent.interface import AgentCallbacks, ClientTools
+from goose_ls.agent.process import (
+    describe_exit,
+    kill_group_now,
+    new_process_group,
+    signal_group,
+    terminate_group,
+)
 from goose_ls.agent.transport import LINE_LIMIT
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.settings import AgentSettings
@@ -156,7 +161,7 @@ class AgentSupervisor:
                 env={**self._environ, **self.settings.env},
                 cwd=self._cwd,
                 limit=LINE_LIMIT,
-                **_new_process_group(),
+                **new_process_group(),
             )
         except OSError as exc:
             raise AgentError(f"could not run {launch.binary}: {exc.strerror or exc}") from exc
@@ -208,7 +213,7 @@ class AgentSupervisor:
         conn: Any,
     ) -> None:
         code = await process.wait()
-        reason = _describe_exit(code)
+        reason = describe_exit(code)
         if not gone.done():
             gone.set_result(f"the agent {reason}{self._stderr_hint()}")
         await conn.close()
@@ -227,7 +232,7 @@ class AgentSupervisor:
             )
         )
         # A dead leader may leave its children behind; they belong to its process group.
-        _signal_group(process.pid, signal.SIGKILL)
+        signal_group(process.pid, signal.SIGKILL)
 
     def _stderr_hint(self) -> str:
         return f" (last output: {self.stderr_tail[-1]})" if self.stderr_tail else ""
@@ -294,31 +299,12 @@ class AgentSupervisor:
         if process is None or process.returncode is not None:
             return
         self._stopping = True
-        if process.stdin is not None:
-            process.stdin.close()
-        _signal_group(process.pid, signal.SIGTERM)
-        try:
-            await asyncio.wait_for(process.wait(), self.settings.shutdown_timeout)
-        except asyncio.TimeoutError:
-            log.warning("agent pid %s ignored SIGTERM; killing it", process.pid)
-        _signal_group(process.pid, signal.SIGKILL)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(process.wait(), 2.0)
+        await terminate_group(process, self.settings.shutdown_timeout)
 
     def kill_now(self) -> None:
         """Synchronous last-resort stop, for when the event loop is already gone."""
-        process = self._process
-        if process is None:
-            return
-        pid = process.pid
-        if not _alive(pid):
-            _signal_group(pid, signal.SIGKILL)
-            return
-        _signal_group(pid, signal.SIGTERM)
-        deadline = time.monotonic() + self.settings.shutdown_timeout
-        while time.monotonic() < deadline and _alive(pid):
-            time.sleep(0.05)
-        _signal_group(pid, signal.SIGKILL)
+        if self._process is not None:
+            kill_group_now(self._process.pid, self.settings.shutdown_timeout)
 
 
 def _import_sdk() -> None:
@@ -328,40 +314,3 @@ def _import_sdk() -> None:
     editor's requests meanwhile wait for it.
     """
     import goose_ls.agent.connection  # noqa: F401
-
-
-def _new_process_group() -> dict[str, Any]:
-    if sys.platform == "win32":
-        import subprocess
-
-        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
-    return {"start_new_session": True}
-
-
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    """Signal the agent's whole process group (its leader is the agent itself)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-        if sys.platform == "win32":
-            os.kill(pid, signal.SIGTERM)
-        else:
-            os.killpg(pid, sig)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        finished, _ = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        finished = pid
-    except OSError:
-        return False
-    return finished != pid
-
-
-def _describe_exit(code: int) -> str:
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"was killed by {name}"
-    return f"exited with code {code}"
