@@ -157,9 +157,12 @@ def parse_arguments(command: str, arguments: list[Any], cls: type[T]) -> T:
 
 
 def _positional(message: str, fields: Any) -> str:
-    """``title: expected str`` as ``argument 2 (title): expected str``."""
-    for number, field in enumerate(fields, start=1):
-        name = camel(field.name)
-        if message.startswith(f"{name}:") or message.startswith(f"{name}."):
-            return f"argument {number} ({name}){message[len(name) :]}"
-    return message
+    """``title: expected str`` as ``argument 2 (title): expected str``, for each problem."""
+    numbers = {camel(field.name): number for number, field in enumerate(fields, start=1)}
+    parts = []
+    for part in message.split("; "):
+        name = part.split(":", 1)[0].split(".", 1)[0]
+        if name in numbers:
+            part = f"argument {numbers[name]} ({name}){part[len(name) :]}"
+        parts.append(part)
+    return "; ".join(parts)
