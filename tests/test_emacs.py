@@ -60,6 +60,28 @@ EMACSES = [
 
 REPLY = "It adds x and y, and returns the sum."
 
+GOOSE_LABELS = ["Allow always", "Allow once", "Reject", "Reject always", "Allow for this session"]
+"""goose names its options by their kind; goose-ls words them, and adds its own last."""
+
+PERMISSION_WITH_AGENT_NAMES = {
+    "toolCall": {"toolCallId": "e1", "title": "Edit app.py"},
+    "options": [  # claude-code-acp's, and one the agent left unnamed
+        {"optionId": "allow_always", "name": "Always Allow", "kind": "allow_always"},
+        {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+        {"optionId": "never", "name": "", "kind": "reject_always"},
+    ],
+}
+"""Options whose words goose-ls chooses, not the kind: the agent's own names ("Allow", not
+"Allow once"), a wording of the kind for the unnamed one, and goose-ls's own option."""
+LABELS_FOR_AGENT_NAMES = [
+    "Always Allow",
+    "Allow",
+    "Reject",
+    "Reject always",
+    "Allow for this session",
+]
+
 
 def _run(major: int, emacs: list[str], tmp_path: Path, script: dict[str, Any]) -> dict[str, Any]:
     workspace = tmp_path / "workspace"
@@ -147,11 +169,27 @@ def test_ask_about_the_region_streams_into_the_chat_buffer(
     )
     assert result["stop"] == "end_turn"
     assert result["asked"] == "shell"
+    assert result["choices"] == GOOSE_LABELS == result["sent"]
     text = result["text"]
     assert "## You\n\nWhat does this do?\n📎 " in text
     assert text.count("## You") == 1, "the attached region goes under the same heading"
     assert "> 💭 Look at the code." in text
     assert text.rstrip().endswith("[permission: allow_once]" + REPLY)
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_permission_choices_are_the_labels_goose_ls_sent(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    result = _run(
+        major,
+        emacs,
+        tmp_path,
+        {"turns": [[{"permission": PERMISSION_WITH_AGENT_NAMES}, {"text": "done"}]]},
+    )
+    assert result["asked"] == "Edit app.py"
+    assert result["choices"] == LABELS_FOR_AGENT_NAMES == result["sent"]
+    assert result["text"].rstrip().endswith("[permission: allow]done"), "the label's option"
 
 
 @pytest.mark.parametrize(("major", "emacs"), EMACSES)

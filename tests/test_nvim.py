@@ -44,6 +44,25 @@ pytestmark = pytest.mark.parametrize(
 
 REPLY = "It adds x and y — and returns the sum ✓."
 
+PERMISSION_WITH_AGENT_NAMES = {
+    "toolCall": {"toolCallId": "e1", "title": "Edit app.py"},
+    "options": [  # claude-code-acp's, and one the agent left unnamed
+        {"optionId": "allow_always", "name": "Always Allow", "kind": "allow_always"},
+        {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+        {"optionId": "never", "name": "", "kind": "reject_always"},
+    ],
+}
+"""Options whose words goose-ls chooses, not the kind: the agent's own names ("Allow", not
+"Allow once"), a wording of the kind for the unnamed one, and goose-ls's own option."""
+LABELS_FOR_AGENT_NAMES = [
+    "Always Allow",
+    "Allow",
+    "Reject",
+    "Reject always",
+    "Allow for this session",
+]
+
 
 def _run(nvim: str, tmp_path: Path, scenario: str, script: dict[str, Any]) -> dict[str, Any]:
     workspace = tmp_path / "workspace"
@@ -138,8 +157,21 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path:
         "the diff, before asking"
     )
     assert result["choices"][:4] == ["Allow always", "Allow once", "Reject", "Reject always"]
+    assert result["choices"] == result["sent"], "the labels goose-ls sent"
     assert result["statusline"] == "goose: running"
     assert result["replay_count"] > 10 and result["text_after_replay"] == text, "no duplicates"
+
+
+def test_permission_choices_are_the_labels_goose_ls_sent(nvim: str, tmp_path: Path) -> None:
+    result = _run(
+        nvim,
+        tmp_path,
+        "permission",
+        {"turns": [[{"permission": PERMISSION_WITH_AGENT_NAMES}, {"text": "done"}]]},
+    )
+    assert result["asked"] == "goose wants to run: Edit app.py"
+    assert result["choices"] == LABELS_FOR_AGENT_NAMES == result["sent"]
+    assert result["text"].rstrip().endswith("[permission: allow]done")
 
 
 def test_cancel_from_neovim(nvim: str, tmp_path: Path) -> None:
