@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 
 from conftest import SERVER_COMMAND, server_env
-from goose_ls.testing import scripted_agent_command, write_script
+from goose_ls.testing.script import (
+    GOOSE_LABELS,
+    LABELS_FOR_AGENT_NAMES,
+    PERMISSION_WITH_AGENT_NAMES,
+    scripted_agent_command,
+    write_script,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))
@@ -59,28 +65,6 @@ EMACSES = [
 ]
 
 REPLY = "It adds x and y, and returns the sum."
-
-GOOSE_LABELS = ["Allow always", "Allow once", "Reject", "Reject always", "Allow for this session"]
-"""goose names its options by their kind; goose-ls words them, and adds its own last."""
-
-PERMISSION_WITH_AGENT_NAMES = {
-    "toolCall": {"toolCallId": "e1", "title": "Edit app.py"},
-    "options": [  # claude-code-acp's, and one the agent left unnamed
-        {"optionId": "allow_always", "name": "Always Allow", "kind": "allow_always"},
-        {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
-        {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
-        {"optionId": "never", "name": "", "kind": "reject_always"},
-    ],
-}
-"""Options whose words goose-ls chooses, not the kind: the agent's own names ("Allow", not
-"Allow once"), a wording of the kind for the unnamed one, and goose-ls's own option."""
-LABELS_FOR_AGENT_NAMES = [
-    "Always Allow",
-    "Allow",
-    "Reject",
-    "Reject always",
-    "Allow for this session",
-]
 
 
 def _run(major: int, emacs: list[str], tmp_path: Path, script: dict[str, Any]) -> dict[str, Any]:

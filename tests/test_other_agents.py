@@ -5,12 +5,7 @@ from __future__ import annotations
 from conftest import Editor
 from goose_ls import settings
 from goose_ls.agent.presets import PRESETS
-
-CLAUDE_OPTIONS = [
-    {"optionId": "allow_always", "name": "Always Allow", "kind": "allow_always"},
-    {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
-    {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
-]
+from goose_ls.testing.script import CLAUDE_PERMISSION_OPTIONS
 
 
 def test_presets_name_their_command_and_a_string_picks_one() -> None:
@@ -84,7 +79,7 @@ async def test_claude_style_permission_options_echo_the_exact_option_id(editor: 
                     {
                         "permission": {
                             "toolCall": {"toolCallId": "e1", "title": "Edit app.py"},
-                            "options": CLAUDE_OPTIONS,
+                            "options": CLAUDE_PERMISSION_OPTIONS,
                         }
                     },
                 ]
