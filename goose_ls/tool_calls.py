@@ -3,30 +3,19 @@
 ACP sends a tool call once (``tool_call``) and then only the fields that changed
 (``tool_call_update``); a permission request may repeat little of it. The session owns
 one :class:`ToolCalls`; the policy reads it to know what a call would do, and the
-transcript renders from it.
+transcript renders from it. A call's merged state is a ``ToolCallUpdate`` holding every
+field said so far.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 
-from goose_ls.events import Json, ToolCall, ToolCallUpdate
+from goose_ls.events import ToolCall, ToolCallUpdate
+
+ToolCallState = ToolCallUpdate
 
 FIELDS = ("title", "kind", "status", "content", "locations", "raw_input", "raw_output")
-
-
-@attrs.define
-class ToolCallState:
-    tool_call_id: str
-    title: str | None = None
-    kind: str | None = None
-    status: str | None = None
-    content: list[Json] | None = None
-    locations: list[Json] | None = None
-    raw_input: Any = None
-    raw_output: Any = None
 
 
 class ToolCalls:
@@ -35,13 +24,14 @@ class ToolCalls:
 
     def apply(self, event: ToolCall | ToolCallUpdate) -> ToolCallState:
         """Merge what ``event`` says (absent fields keep their value); the merged state."""
-        state = self._calls.get(event.tool_call_id)
-        if state is None:
-            state = self._calls[event.tool_call_id] = ToolCallState(event.tool_call_id)
-        for name in FIELDS:
-            value = getattr(event, name)
-            if value is not None:
-                setattr(state, name, value)
+        said = {name: value for name in FIELDS if (value := getattr(event, name)) is not None}
+        earlier = self._calls.get(event.tool_call_id)
+        state = (
+            attrs.evolve(earlier, **said)
+            if earlier is not None
+            else ToolCallUpdate(event.tool_call_id, **said)
+        )
+        self._calls[event.tool_call_id] = state
         return state
 
     def get(self, tool_call_id: str) -> ToolCallState | None:
