@@ -14,17 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 from pygls.progress import Progress
 from pygls.workspace import TextDocument
 
+from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.lsp.transcript.text import Position
 
 log = logging.getLogger(__name__)
 
 
 class Editor:
-    def __init__(self, server: LanguageServer) -> None:
+    def __init__(self, server: GooseLanguageServer) -> None:
         self._server = server
         self._warned: set[str] = set()
 
@@ -93,11 +93,7 @@ class Editor:
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         """A goose/* notification (plain JSON, sent as it is)."""
-        notify_json = getattr(self._server.protocol, "notify_json", None)
-        if notify_json is not None:
-            notify_json(method, params)
-        else:
-            self._server.protocol.notify(method, params)
+        self._server.protocol.notify_json(method, params)
 
     async def ask(self, kind: types.MessageType, message: str, choices: list[str]) -> str | None:
         """A popup with buttons; the chosen title, or None (dismissed, or no popup)."""
