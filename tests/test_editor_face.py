@@ -10,9 +10,9 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 
-from conftest import Editor
 from goose_ls.lsp.transcript.text import SENTINEL
 from goose_ls.testing.buffers import EditorBuffers
+from goose_ls.testing.harness import Editor
 
 HELIX = types.ClientCapabilities(
     workspace=types.WorkspaceClientCapabilities(

@@ -25,8 +25,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pytest_lsp import LanguageClient
 
-from conftest import Editor, start_editor
 from goose_ls.lsp import commands, protocol
+from goose_ls.testing.harness import Editor, start_editor
 
 T = TypeVar("T")
 

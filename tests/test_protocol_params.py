@@ -8,7 +8,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from conftest import Editor
+from goose_ls.testing.harness import Editor
 
 
 async def _error(editor: Editor, method: str, params: object) -> str:
