@@ -120,14 +120,36 @@ async def start_editor(tmp_path: Path, server_command: list[str] = SERVER_COMMAN
     return Editor(client, tmp_path)
 
 
+EXIT_WITHIN = 30.0
+"""Seconds goose-ls may take to exit after ``shutdown`` and ``exit``."""
+
+
 async def stop_editor(editor: Editor) -> None:
-    """Shut the server down the way an editor does, unless it has already stopped."""
+    """Shut the server down the way an editor does, unless it has already stopped.
+
+    A server still running after that (never initialized, or its connection broken) is
+    stopped with SIGTERM, then SIGKILL; one that did not exit after ``exit`` is an error,
+    reported instead of a test run that never ends.
+    """
     server = editor.client._server
-    if server is not None and server.returncode is None:
+    if server is None or server.returncode is not None:
+        return
+    hung = False
+    try:
+        await asyncio.wait_for(editor.client.shutdown_session(), EXIT_WITHIN)
+    except asyncio.TimeoutError:
+        hung = True
+    except Exception:
+        pass  # the connection is broken: stopped below
+    if server.returncode is None:
+        server.terminate()  # goose-ls stops its agent on SIGTERM
         try:
-            await editor.client.shutdown_session()
-        except Exception:
-            await disconnect(editor)
+            await asyncio.wait_for(server.wait(), 10)
+        except asyncio.TimeoutError:
+            server.kill()
+            await server.wait()
+        await disconnect(editor)
+    assert not hung, f"goose-ls did not exit within {EXIT_WITHIN:.0f} s of shutdown and exit"
 
 
 async def disconnect(editor: Editor) -> None:
