@@ -13,7 +13,7 @@ from goose_ls.testing.harness import Editor
 
 async def _error(editor: Editor, method: str, params: object) -> str:
     with pytest.raises(JsonRpcInvalidParams) as info:
-        await editor.client.protocol.send_request_async(method, params)
+        await editor.goose.request(method, params)
     return str(info.value)
 
 
