@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import Editor
 from goose_ls.testing import write_fake_goose, write_script
+from goose_ls.testing.harness import Editor
 
 
 def _fake_goose(editor: Editor, version: str) -> Path:

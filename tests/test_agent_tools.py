@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from conftest import Editor, gone
 from goose_ls.testing.buffers import EditorBuffers
+from goose_ls.testing.harness import Editor, gone
 
 
 async def _turn(editor: Editor, steps: list[dict[str, Any]], **settings: Any) -> str:

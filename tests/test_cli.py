@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import server_env
 from goose_ls import __version__
 from goose_ls.testing import write_fake_goose, write_script
+from goose_ls.testing.harness import server_env
 
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

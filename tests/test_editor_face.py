@@ -10,9 +10,9 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 
-from conftest import Editor
 from goose_ls.lsp.transcript.text import SENTINEL
 from goose_ls.testing.buffers import EditorBuffers
+from goose_ls.testing.harness import Editor
 
 HELIX = types.ClientCapabilities(
     workspace=types.WorkspaceClientCapabilities(
@@ -238,10 +238,11 @@ async def test_a_permission_through_a_popup(editor: Editor) -> None:
     )
     asked: list[types.ShowMessageRequestParams] = []
 
-    @editor.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
     def popup(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
         asked.append(params)
         return types.MessageActionItem(title="Allow once")
+
+    editor.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(popup)
 
     uri = _source(editor, buffers)
     await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
@@ -433,7 +434,7 @@ async def test_without_edits_the_file_on_disk_is_written(editor: Editor) -> None
     path = Path(shown[0].uri.removeprefix("file://"))
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     on_disk = await editor.goose.wait_for(
-        lambda: (text := path.read_text(encoding="utf-8")) and REPLY in text and text,
+        lambda: text if REPLY in (text := path.read_text(encoding="utf-8")) else None,
         what="the reply on disk",
     )
     assert on_disk.index(REPLY) < on_disk.index(SENTINEL)

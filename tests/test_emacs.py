@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SERVER_COMMAND, server_env
+from goose_ls.testing.harness import SERVER_COMMAND, server_env
 from goose_ls.testing.script import (
     GOOSE_LABELS,
     LABELS_FOR_AGENT_NAMES,

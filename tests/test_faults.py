@@ -14,8 +14,8 @@ from typing import Any
 import pytest_asyncio
 from lsprotocol import types
 
-from conftest import SERVER_COMMAND, Editor, gone, start_editor, stop_editor
 from goose_ls.testing.buffers import EditorBuffers, read_code_actions_correctly
+from goose_ls.testing.harness import SERVER_COMMAND, Editor, gone, start_editor, stop_editor
 
 
 async def _agent_pid(editor: Editor) -> int:
@@ -106,9 +106,10 @@ async def test_a_50_mb_line_from_the_agent_gets_through(editor: Editor) -> None:
 async def test_an_editor_that_never_applies_edits_gets_the_file(editor: Editor) -> None:
     never: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
-    @editor.client.feature(types.WORKSPACE_APPLY_EDIT)
     async def hold(_: Any) -> Any:
         return await never  # an editor stuck in a modal dialog
+
+    editor.client.feature(types.WORKSPACE_APPLY_EDIT)(hold)
 
     await editor.start(
         {"turns": [[{"text": "one two three ", "chunks": 3}, {"text": "four"}]]},
@@ -136,9 +137,10 @@ async def test_a_permission_popup_never_answered_can_be_answered_elsewhere(
 ) -> None:
     never: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
-    @editor.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
     async def hold(_: Any) -> Any:
         return await never
+
+    editor.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(hold)
 
     await editor.start(
         {

@@ -1,19 +1,18 @@
 """Fuzz: random and malformed input from the editor and from the agent.
 
 Every goose/* request, every command and code action requests get random params: the
-answer is a result or an LSP error, never a hang, and the server goes on serving. Random
-``session/update`` payloads from the agent are skipped and logged, and the turn goes on.
-One goose-ls serves all the editor-side examples, so what one example breaks shows up in
-the next.
+answer is a result or an LSP error, never a hang, the server goes on serving, and its log
+shows no traceback (commands answer at once and do their work in the background, where an
+exception reaches only the log). Random ``session/update`` payloads from the agent are
+skipped and logged, and the turn goes on. One goose-ls serves all the editor-side
+examples, so what one example breaks shows up in the next.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import json
 import threading
-import uuid
 from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
 
@@ -23,10 +22,10 @@ from hypothesis import settings as examples
 from hypothesis import strategies as st
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
-from pytest_lsp import LanguageClient
 
-from conftest import Editor, start_editor
 from goose_ls.lsp import commands, protocol
+from goose_ls.testing.harness import Editor, raw_request, start_editor
+from goose_ls.testing.logs import read_log, unexpected_tracebacks
 
 T = TypeVar("T")
 
@@ -110,29 +109,26 @@ def served(
     background.run(editor.goose.request(protocol.STATUS, {}))  # and still answers
     background.run(client.shutdown_session())
     background.stop()
-
-
-async def raw_request(client: LanguageClient, method: str, params: Any) -> Any:
-    """Send params as they are: the typed client would refuse to send malformed ones."""
-    request_id = str(uuid.uuid4())
-    answer: concurrent.futures.Future[Any] = concurrent.futures.Future()
-    client.protocol._request_futures[request_id] = answer
-    client.protocol._result_types[request_id] = None  # keep the result as plain JSON
-    client.protocol._send_data(
-        {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-    )
-    return await asyncio.wrap_future(answer)
+    # What was still at work when the last example read the log.
+    logged = unexpected_tracebacks(read_log(editor.tmp / "logs"))
+    assert not logged, f"goose-ls logged a traceback:\n{logged[0]}"
 
 
 def _answer(background: Background, editor: Editor, method: str, params: Any) -> None:
-    """A result or an error saying what was wrong is fine; a hang, a dead server or an
-    internal error (an exception nobody caught) is not."""
+    """A result or an error saying what was wrong is fine; a hang, a dead server, an
+    internal error or a traceback in the log (an exception nobody caught) is not."""
     try:
         background.run(raw_request(editor.client, method, params))
     except JsonRpcInternalError as exc:
         raise AssertionError(f"{method} {params!r}: internal error {exc}") from exc
     except JsonRpcException:
         pass
+    # Once this is answered, the background work the request started has begun. What
+    # fails later shows up in the next example (a traceback stays in the log, so every
+    # example after it fails), or in the fixture's check at the end.
+    background.run(editor.goose.request(protocol.STATUS, {}))
+    logged = unexpected_tracebacks(read_log(editor.tmp / "logs"))
+    assert not logged, f"{method} {params!r}: goose-ls logged a traceback:\n{logged[0]}"
 
 
 @examples(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import Editor, gone, process_alive
+from goose_ls.testing.harness import Editor, gone, process_alive
 
 
 async def _agent_pid(editor: Editor) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import Editor
+from goose_ls.testing.harness import Editor
 
 SESSIONS = 20
 CHUNKS = 2000

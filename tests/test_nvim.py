@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SERVER_COMMAND, server_env
+from goose_ls.testing.harness import SERVER_COMMAND, server_env
 from goose_ls.testing.script import (
     LABELS_FOR_AGENT_NAMES,
     PERMISSION_WITH_AGENT_NAMES,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import Editor
 from goose_ls import settings
 from goose_ls.agent.presets import PRESETS
+from goose_ls.testing.harness import Editor
 from goose_ls.testing.script import CLAUDE_PERMISSION_OPTIONS
 
 

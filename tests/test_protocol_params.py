@@ -8,12 +8,12 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from conftest import Editor
+from goose_ls.testing.harness import Editor
 
 
 async def _error(editor: Editor, method: str, params: object) -> str:
     with pytest.raises(JsonRpcInvalidParams) as info:
-        await editor.client.protocol.send_request_async(method, params)
+        await editor.goose.request(method, params)
     return str(info.value)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from conftest import Editor, start_editor
+from goose_ls.testing.harness import Editor, disconnect, start_editor
 
 
 async def test_three_sessions_stream_at_once_without_crossing(editor: Editor) -> None:
@@ -236,7 +236,7 @@ async def test_kill_the_server_and_the_chat_resumes_with_its_history(tmp_path: P
     assert server is not None
     server.kill()  # no shutdown, no exit: as if the editor was killed
     await server.wait()
-    await editor.client.stop()
+    await disconnect(editor)
 
     again = await start_editor(tmp_path)
     try:

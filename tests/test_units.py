@@ -165,7 +165,7 @@ def test_replayed_content_of_every_kind_renders() -> None:
 
     text = TranscriptText(head="# t\n\n")
     renderer = Renderer(text, lambda: None)
-    for event in [
+    replayed: list[events.SessionEvent] = [
         events.UserMessageChunk({"type": "text", "text": "Look at this"}),
         events.UserMessageChunk({"type": "resource_link", "uri": "file:///p/a.py", "name": "a.py"}),
         events.UserMessageChunk(
@@ -187,7 +187,8 @@ def test_replayed_content_of_every_kind_renders() -> None:
                 {"type": "diff", "path": "/p/a.py", "oldText": "x = 1\n", "newText": "x = 2\n"}
             ],
         ),
-    ]:
+    ]
+    for event in replayed:
         renderer.render(event)
     body = text.body
     assert "## You\n\nLook at this\n" in body

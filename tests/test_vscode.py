@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SERVER_COMMAND, server_env
+from goose_ls.testing.harness import SERVER_COMMAND, server_env
 
 EXTENSION = Path(__file__).resolve().parent.parent / "editors" / "vscode"
 NPM = shutil.which("npm")

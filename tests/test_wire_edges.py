@@ -10,19 +10,13 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from conftest import Editor
 from goose_ls.testing import plain
+from goose_ls.testing.harness import Editor, raw_request
 
 
 async def _raw(editor: Editor, method: str, params: Any, timeout: float = 10.0) -> Any:
     """Send ``params`` exactly as given (the typed client would rebuild them)."""
-    request_id = str(uuid.uuid4())
-    answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-    protocol = editor.client.protocol
-    protocol._request_futures[request_id] = answer
-    protocol._result_types[request_id] = None  # keep the result as plain JSON
-    protocol._send_data({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-    return await asyncio.wait_for(answer, timeout)
+    return await asyncio.wait_for(raw_request(editor.client, method, params), timeout)
 
 
 MESSAGE_LIKE = {"jsonrpc": "2.0", "id": 7, "method": "exit", "nested": {"jsonrpc": 1}}

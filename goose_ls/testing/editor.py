@@ -11,9 +11,11 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from pygls.client import JsonRPCClient
+
+T = TypeVar("T")
 
 
 def plain(value: Any) -> Any:
@@ -35,14 +37,15 @@ class GooseRecorder:
         client.feature("goose/turnEnd")(lambda params: self.turn_ends.append(plain(params)))
         client.feature("goose/agentStatus")(lambda params: self.statuses.append(plain(params)))
 
-    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def request(self, method: str, params: object) -> dict[str, Any]:
         result = await self.client.protocol.send_request_async(method, params)
         return plain(result)  # type: ignore[no-any-return]
 
     async def wait_for(
-        self, condition: Callable[[], Any], timeout: float = 30.0, what: str = "condition"
-    ) -> Any:
-        """Poll ``condition`` until it returns something truthy (guards against hangs only)."""
+        self, condition: Callable[[], T | None], timeout: float = 30.0, what: str = "condition"
+    ) -> T:
+        """Poll ``condition`` until it returns something truthy, and return that (the
+        timeout guards against hangs only)."""
         deadline = time.monotonic() + timeout
         while True:
             value = condition()
@@ -58,13 +61,13 @@ class GooseRecorder:
             timeout,
             f"the end of turn {message_id}",
         )
-        return ends[0]  # type: ignore[no-any-return]
+        return ends[0]
 
     async def agent_state(self, state: str, timeout: float = 30.0) -> dict[str, Any]:
         found = await self.wait_for(
             lambda: [s for s in self.statuses if s["state"] == state], timeout, f"agent {state}"
         )
-        return found[-1]  # type: ignore[no-any-return]
+        return found[-1]
 
     def of_kind(self, kind: str, session_id: str | None = None) -> list[dict[str, Any]]:
         return [

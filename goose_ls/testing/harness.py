@@ -1,0 +1,194 @@
+"""The test harness: a real goose-ls process, and an editor speaking LSP to it.
+
+The editor is a pytest-lsp client; what it receives of the goose/* protocol is kept by a
+:class:`~goose_ls.testing.editor.GooseRecorder`. Each :class:`Editor` has its own
+workspace, data dir, log dir and scripted agent. This module imports pytest-lsp (the
+``test`` extra); ``goose_ls.testing`` itself does not, so the demo runs without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import os
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from goose_ls.testing.editor import GooseRecorder
+from goose_ls.testing.script import scripted_agent_command, write_script
+
+SERVER_COMMAND = [sys.executable, "-m", "goose_ls", "--log-level", "info"]
+"""goose-ls as an editor starts it."""
+
+
+class Editor:
+    """One editor session against one goose-ls process."""
+
+    def __init__(self, client: LanguageClient, tmp_path: Path) -> None:
+        self.client = client
+        self.goose = GooseRecorder(client)
+        self.tmp = tmp_path
+        self.workspace = tmp_path / "workspace"
+        self.workspace.mkdir(exist_ok=True)
+        self.record = tmp_path / "agent-received.jsonl"
+
+    def script(self, script: dict[str, Any]) -> list[str]:
+        """Write ``script`` (recording what the agent receives) and return its command."""
+        defaults = {"record": str(self.record), "sessionsFile": str(self.tmp / "agent-sessions")}
+        path = write_script(self.tmp / "script.json", {**defaults, **script})
+        return scripted_agent_command(path)
+
+    async def start(
+        self,
+        script: dict[str, Any] | None = None,
+        settings: dict[str, Any] | None = None,
+        editor: str | types.ClientCapabilities = "neovim@v0.11.0",
+    ) -> None:
+        options: dict[str, Any] = {"dataDir": str(self.tmp / "data")}
+        if script is not None:
+            options["agent"] = {"command": self.script(script)}
+        for key, value in (settings or {}).items():
+            if isinstance(value, dict) and isinstance(options.get(key), dict):
+                options[key] = {**options[key], **value}
+            else:
+                options[key] = value
+        await self.client.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities(editor) if isinstance(editor, str) else editor,
+                root_uri=self.workspace.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=self.workspace.as_uri(), name="ws")],
+                initialization_options=options,
+            )
+        )
+
+    async def new_session(self) -> str:
+        result = await self.goose.request("goose/newSession", {})
+        return str(result["sessionId"])
+
+    async def prompt(self, session_id: str, text: str = "hello", **extra: Any) -> str:
+        message_id = str(uuid.uuid4())
+        await self.goose.request(
+            "goose/prompt",
+            {"sessionId": session_id, "messageId": message_id, "prompt": text, **extra},
+        )
+        return message_id
+
+    async def shown(self, text: str) -> str:
+        """Wait for a window/showMessage containing ``text``; return the message."""
+        found = await self.goose.wait_for(
+            lambda: [m.message for m in self.client.messages if text in m.message],
+            what=f"a message saying {text!r}",
+        )
+        return str(found[0])
+
+    def received(self, method: str) -> list[dict[str, Any]]:
+        """Messages with ``method`` that the scripted agent received."""
+        return [m for m in self.agent_messages() if m.get("method") == method]
+
+    def agent_messages(self) -> list[dict[str, Any]]:
+        """Everything the scripted agent received, requests, notifications and answers."""
+        if not self.record.exists():
+            return []
+        return [json.loads(line) for line in self.record.read_text(encoding="utf-8").splitlines()]
+
+
+def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """goose-ls's environment: logs, XDG dirs and a ``bin`` on PATH, all under ``tmp_path``."""
+    env = {
+        **os.environ,
+        "GOOSE_LS_LOG_DIR": str(tmp_path / "logs"),
+        "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+        "XDG_STATE_HOME": str(tmp_path / "xdg-state"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
+        # Tests that need a goose on PATH put a fake one here.
+        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    env.update(extra)
+    return env
+
+
+async def start_editor(tmp_path: Path, server_command: list[str] = SERVER_COMMAND) -> Editor:
+    """A goose-ls process started by ``server_command`` and an LSP client speaking to it."""
+    config = ClientServerConfig(server_command=server_command, server_env=server_env(tmp_path))
+    client = await config.start()
+    assert isinstance(client, LanguageClient)
+    return Editor(client, tmp_path)
+
+
+EXIT_WITHIN = 30.0
+"""Seconds goose-ls may take to exit after ``shutdown`` and ``exit``."""
+
+
+async def stop_editor(editor: Editor) -> None:
+    """Shut the server down the way an editor does, unless it has already stopped.
+
+    A server still running after that (never initialized, or its connection broken) is
+    stopped with SIGTERM, then SIGKILL; one that did not exit after ``exit`` is an error,
+    reported instead of a test run that never ends.
+    """
+    server = editor.client._server
+    if server is None or server.returncode is not None:
+        return
+    hung = False
+    try:
+        await asyncio.wait_for(editor.client.shutdown_session(), EXIT_WITHIN)
+    except asyncio.TimeoutError:
+        hung = True
+    except Exception:
+        pass  # the connection is broken: stopped below
+    if server.returncode is None:
+        server.terminate()  # goose-ls stops its agent on SIGTERM
+        try:
+            await asyncio.wait_for(server.wait(), 10)
+        except asyncio.TimeoutError:
+            server.kill()
+            await server.wait()
+        await disconnect(editor)
+    assert not hung, f"goose-ls did not exit within {EXIT_WITHIN:.0f} s of shutdown and exit"
+
+
+async def disconnect(editor: Editor) -> None:
+    """Stop the client without the LSP shutdown; it waits for a running server to exit."""
+    await editor.client.stop()  # type: ignore[no-untyped-call]  # unannotated in pytest-lsp
+
+
+def process_alive(pid: int) -> bool:
+    """Running (a zombie waiting to be reaped does not count)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def gone(pid: int, timeout: float = 10.0) -> bool:
+    """Wait (up to ``timeout`` seconds) for ``pid`` to stop running."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while process_alive(pid):
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+async def raw_request(client: LanguageClient, method: str, params: Any) -> Any:
+    """Send params as they are: the typed client would refuse to send malformed ones."""
+    request_id = str(uuid.uuid4())
+    answer: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    client.protocol._request_futures[request_id] = answer
+    client.protocol._result_types[request_id] = None  # keep the result as plain JSON
+    client.protocol._send_data(
+        {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+    )
+    return await asyncio.wrap_future(answer)
