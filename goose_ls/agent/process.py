@@ -20,6 +20,9 @@ log = logging.getLogger(__name__)
 KILL_WAIT = 2.0
 """Seconds to wait for the group to go after SIGKILL."""
 
+EXIT_POLL = 0.25
+"""Seconds between looks at the exit status where no pidfd tells of the exit."""
+
 
 def new_process_group() -> dict[str, Any]:
     """``create_subprocess_exec`` arguments that start the child in a group of its own."""
@@ -74,6 +77,45 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return finished != pid
+
+
+async def exited(process: asyncio.subprocess.Process) -> int:
+    """The exit code, as soon as the process itself ends.
+
+    asyncio's ``wait()`` also waits for the pipes to close, which never happens while a
+    child of the agent (an MCP server, a shell) still holds them. A pidfd becomes
+    readable when the process ends, whoever reaps it; elsewhere the status is polled.
+    """
+    fd = None
+    if process.returncode is None:
+        with contextlib.suppress(AttributeError, OSError):
+            fd = os.pidfd_open(process.pid)
+    if fd is not None:
+        try:
+            await _readable(fd)
+        finally:
+            os.close(fd)
+    # asyncio's child watcher reaps the process and sets returncode a moment later.
+    delay = 0.01 if fd is not None else EXIT_POLL
+    while True:
+        if process.returncode is not None:
+            return process.returncode
+        await asyncio.sleep(delay)
+
+
+async def _readable(fd: int) -> None:
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(fd, wake)
+    try:
+        await ready
+    finally:
+        loop.remove_reader(fd)
 
 
 def describe_exit(code: int) -> str:
