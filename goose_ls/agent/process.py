@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -116,6 +117,36 @@ async def _readable(fd: int) -> None:
         await ready
     finally:
         loop.remove_reader(fd)
+
+
+async def end_of(
+    process: asyncio.subprocess.Process,
+    output_ended: asyncio.Future[str],
+    stopping: Callable[[], bool],
+    grace: float,
+) -> tuple[str, bool]:
+    """Wait for the agent's end, whichever comes first: its exit, or its output's end.
+
+    An agent whose output ended (``output_ended`` says how) but which is still running
+    ``grace`` seconds later is killed, unless it is being stopped anyway. Returns what
+    happened, and whether it had to be killed for that.
+    """
+    exit_code = asyncio.ensure_future(exited(process))
+    either: set[asyncio.Future[Any]] = {exit_code, output_ended}
+    try:
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if not exit_code.done():
+            # A dying process closes its pipes a moment before it exits.
+            await asyncio.wait({exit_code}, timeout=grace)
+        if exit_code.done() or stopping():
+            return describe_exit(await exit_code), False
+        broken = output_ended.result()
+        log.error("agent pid %s %s but kept running; killing it", process.pid, broken)
+        signal_group(process.pid, signal.SIGKILL)
+        await exit_code
+        return f"{broken} while still running, so goose-ls stopped it", True
+    finally:
+        exit_code.cancel()
 
 
 def describe_exit(code: int) -> str:

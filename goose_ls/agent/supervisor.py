@@ -28,8 +28,7 @@ import attrs
 from goose_ls.agent.discovery import Launch, resolve
 from goose_ls.agent.interface import AgentCallbacks, ClientTools
 from goose_ls.agent.process import (
-    describe_exit,
-    exited,
+    end_of,
     kill_group_now,
     new_process_group,
     signal_group,
@@ -225,7 +224,9 @@ class AgentSupervisor:
         gone: asyncio.Future[str],
         conn: Any,
     ) -> None:
-        reason, killed = await self._end_of(process, transport)
+        reason, killed = await end_of(
+            process, transport.ended, lambda: self._stopping, READER_GRACE
+        )
         if not gone.done():
             gone.set_result(f"the agent {reason}{self._stderr_hint()}")
         await conn.close()
@@ -246,30 +247,6 @@ class AgentSupervisor:
         )
         # A dead leader may leave its children behind; they belong to its process group.
         signal_group(process.pid, signal.SIGKILL)
-
-    async def _end_of(
-        self, process: asyncio.subprocess.Process, transport: AgentTransport
-    ) -> tuple[str, bool]:
-        """Wait for the agent's end, whichever comes first: its exit, or its output's end.
-
-        Returns what happened, and whether goose-ls had to kill it for a dead output.
-        """
-        exit_code = asyncio.ensure_future(exited(process))
-        either: set[asyncio.Future[Any]] = {exit_code, transport.ended}
-        try:
-            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-            if not exit_code.done():
-                # A dying process closes its pipes a moment before it exits.
-                await asyncio.wait({exit_code}, timeout=READER_GRACE)
-            if exit_code.done() or self._stopping:
-                return describe_exit(await exit_code), False
-            broken = transport.ended.result()
-            log.error("agent pid %s %s but kept running; killing it", process.pid, broken)
-            signal_group(process.pid, signal.SIGKILL)
-            await exit_code
-            return f"{broken} while still running, so goose-ls stopped it", True
-        finally:
-            exit_code.cancel()
 
     def _stderr_hint(self) -> str:
         return f" (last output: {self.stderr_tail[-1]})" if self.stderr_tail else ""
