@@ -63,6 +63,14 @@ class AgentSettings:
     cancel_timeout: float = 10.0
     """Seconds a cancelled turn waits for the agent to confirm before goose-ls ends it
     itself, taking the agent to be stuck (0: wait for ever)."""
+    restart_delay: float = 1.0
+    """Seconds before goose-ls restarts a crashed agent by itself; doubled after each
+    further failure within ``restartWindow``."""
+    restart_limit: int = 5
+    """Failures (crashes, and restarts that fail) within ``restartWindow`` after which
+    goose-ls gives up: no agent starts until ``goose.restart``."""
+    restart_window: float = 300.0
+    """Seconds over which failures are counted; older ones are forgotten."""
 
 
 @attrs.define

@@ -24,7 +24,7 @@ from acp.schema import (
 from goose_ls import __version__
 from goose_ls.agent.client import AcpClient
 from goose_ls.agent.interface import AgentCallbacks, ClientTools, SessionOptions, model_json
-from goose_ls.agent.transport import AgentTransport
+from goose_ls.agent.transport import READER_GRACE, AgentTransport
 from goose_ls.errors import AgentError, AgentGone
 from goose_ls.settings import AgentSettings
 
@@ -207,9 +207,10 @@ async def call_agent(
 
 
 async def _reason_gone(gone: asyncio.Future[str]) -> str:
-    # The pipe closes a moment before the exit status is known; wait briefly for it.
+    # The pipe closes a moment before the exit status is known, and an agent that closed
+    # its output but lives on is killed after READER_GRACE: wait for that.
     try:
-        return await asyncio.wait_for(asyncio.shield(gone), 1.0)
+        return await asyncio.wait_for(asyncio.shield(gone), READER_GRACE + 2.0)
     except asyncio.TimeoutError:
         return "the connection to the agent was lost"
 
@@ -230,11 +231,9 @@ def _describe_request_error(method: str, exc: RequestError) -> str:
 
 
 def connect(
-    process: asyncio.subprocess.Process, callbacks: AgentCallbacks, tools: ClientTools
+    transport: AgentTransport, callbacks: AgentCallbacks, tools: ClientTools
 ) -> ClientSideConnection:
     """The SDK's connection over the agent's pipes, through goose-ls's transport."""
-    assert process.stdout is not None and process.stdin is not None
-    transport = AgentTransport(process.stdout, process.stdin)
     # AcpClient implements the part of the SDK's Client that goose-ls advertises.
     return connect_to_agent(cast("Client", AcpClient(callbacks, tools)), transport)
 

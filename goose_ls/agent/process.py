@@ -13,12 +13,16 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 log = logging.getLogger(__name__)
 
 KILL_WAIT = 2.0
 """Seconds to wait for the group to go after SIGKILL."""
+
+EXIT_POLL = 0.25
+"""Seconds between looks at the exit status where no pidfd tells of the exit."""
 
 
 def new_process_group() -> dict[str, Any]:
@@ -74,6 +78,75 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return finished != pid
+
+
+async def exited(process: asyncio.subprocess.Process) -> int:
+    """The exit code, as soon as the process itself ends.
+
+    asyncio's ``wait()`` also waits for the pipes to close, which never happens while a
+    child of the agent (an MCP server, a shell) still holds them. A pidfd becomes
+    readable when the process ends, whoever reaps it; elsewhere the status is polled.
+    """
+    fd = None
+    if process.returncode is None:
+        with contextlib.suppress(AttributeError, OSError):
+            fd = os.pidfd_open(process.pid)
+    if fd is not None:
+        try:
+            await _readable(fd)
+        finally:
+            os.close(fd)
+    # asyncio's child watcher reaps the process and sets returncode a moment later.
+    delay = 0.01 if fd is not None else EXIT_POLL
+    while True:
+        if process.returncode is not None:
+            return process.returncode
+        await asyncio.sleep(delay)
+
+
+async def _readable(fd: int) -> None:
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(fd, wake)
+    try:
+        await ready
+    finally:
+        loop.remove_reader(fd)
+
+
+async def end_of(
+    process: asyncio.subprocess.Process,
+    output_ended: asyncio.Future[str],
+    stopping: Callable[[], bool],
+    grace: float,
+) -> tuple[str, bool]:
+    """Wait for the agent's end, whichever comes first: its exit, or its output's end.
+
+    An agent whose output ended (``output_ended`` says how) but which is still running
+    ``grace`` seconds later is killed, unless it is being stopped anyway. Returns what
+    happened, and whether it had to be killed for that.
+    """
+    exit_code = asyncio.ensure_future(exited(process))
+    either: set[asyncio.Future[Any]] = {exit_code, output_ended}
+    try:
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if not exit_code.done():
+            # A dying process closes its pipes a moment before it exits.
+            await asyncio.wait({exit_code}, timeout=grace)
+        if exit_code.done() or stopping():
+            return describe_exit(await exit_code), False
+        broken = output_ended.result()
+        log.error("agent pid %s %s but kept running; killing it", process.pid, broken)
+        signal_group(process.pid, signal.SIGKILL)
+        await exit_code
+        return f"{broken} while still running, so goose-ls stopped it", True
+    finally:
+        exit_code.cancel()
 
 
 def describe_exit(code: int) -> str:

@@ -4,6 +4,11 @@ States are ``stopped``, ``starting``, ``running`` and ``error``; every change is
 through ``on_status`` so the editor can show it. A crash fails every waiting request at
 once (never a hang) and the next request starts a fresh agent. Stopping closes the
 agent's stdin, sends SIGTERM to its whole process group, waits, then SIGKILLs the group.
+
+The agent is dead when its process exits (seen through a pidfd, even while a child of it
+holds the pipes) or when its output can no longer be read: an agent that closes its
+stdout but lives on is killed and reported as crashed. After :meth:`give_up` no agent is
+started until :meth:`restart`.
 """
 
 from __future__ import annotations
@@ -23,13 +28,13 @@ import attrs
 from goose_ls.agent.discovery import Launch, resolve
 from goose_ls.agent.interface import AgentCallbacks, ClientTools
 from goose_ls.agent.process import (
-    describe_exit,
+    end_of,
     kill_group_now,
     new_process_group,
     signal_group,
     terminate_group,
 )
-from goose_ls.agent.transport import LINE_LIMIT
+from goose_ls.agent.transport import LINE_LIMIT, READER_GRACE, AgentTransport
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.settings import AgentSettings
 from goose_ls.tasks import Tasks
@@ -91,6 +96,7 @@ class AgentSupervisor:
         self._process: asyncio.subprocess.Process | None = None
         self._starting: asyncio.Task[AgentConnection] | None = None
         self._stopping = False
+        self._gave_up: AgentStatus | None = None
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL)
 
     @property
@@ -110,6 +116,9 @@ class AgentSupervisor:
         """The running agent, started (or restarted after a crash) if need be."""
         if self._connection is not None and self._connection.alive:
             return self._connection
+        if self._gave_up is not None:
+            status = self._gave_up
+            raise AgentUnavailable("gave_up", status.message or "", status.fix or "")
         if self._starting is None or self._starting.done():
             self._stopping = False
             self._starting = self._tasks.run(self._start(), "starting the agent")
@@ -172,10 +181,12 @@ class AgentSupervisor:
         await asyncio.to_thread(_import_sdk)
         from goose_ls.agent.connection import connect, handshake
 
-        conn = connect(process, self._callbacks, self._tools)
+        transport = AgentTransport(process.stdout, process.stdin)
+        conn = connect(transport, self._callbacks, self._tools)
         self._tasks.run(self._drain_stderr(process.stderr), f"agent {process.pid} stderr")
         self._tasks.run(
-            self._wait_for_exit(process, generation, gone, conn), f"agent {process.pid} exit"
+            self._wait_for_exit(process, transport, generation, gone, conn),
+            f"agent {process.pid} exit",
         )
         connection = await handshake(conn, self.settings, generation, gone)
         profile = connection.profile
@@ -208,12 +219,14 @@ class AgentSupervisor:
     async def _wait_for_exit(
         self,
         process: asyncio.subprocess.Process,
+        transport: AgentTransport,
         generation: int,
         gone: asyncio.Future[str],
         conn: Any,
     ) -> None:
-        code = await process.wait()
-        reason = describe_exit(code)
+        reason, killed = await end_of(
+            process, transport.ended, lambda: self._stopping, READER_GRACE
+        )
         if not gone.done():
             gone.set_result(f"the agent {reason}{self._stderr_hint()}")
         await conn.close()
@@ -226,7 +239,8 @@ class AgentSupervisor:
         self._set_status(
             AgentStatus(
                 AgentState.ERROR,
-                message=f"the agent {reason} unexpectedly{self._stderr_hint()}",
+                message=f"the agent {reason}{'' if killed else ' unexpectedly'}"
+                f"{self._stderr_hint()}",
                 fix=_CRASH_FIX,
                 reason="crashed",
             )
@@ -270,15 +284,14 @@ class AgentSupervisor:
             )
 
     def give_up(self, message: str) -> None:
-        """Report that restarting failed for good (until the next request or a restart)."""
-        self._set_status(
-            AgentStatus(
-                AgentState.ERROR,
-                message=message,
-                fix="Run `goose-ls doctor`, fix what it reports, then run goose.restart.",
-                reason="gave_up",
-            )
+        """Report that restarting failed for good: no agent starts until :meth:`restart`."""
+        self._gave_up = AgentStatus(
+            AgentState.ERROR,
+            message=message,
+            fix="Run `goose-ls doctor`, fix what it reports, then run goose.restart.",
+            reason="gave_up",
         )
+        self._set_status(self._gave_up)
 
     async def stop(self) -> None:
         """Stop the agent gracefully; returns when its process group is gone."""
@@ -291,6 +304,7 @@ class AgentSupervisor:
             self._set_status(AgentStatus(AgentState.STOPPED, message="stopped"))
 
     async def restart(self) -> AgentConnection:
+        self._gave_up = None
         await self.stop()
         return await self.connection()
 

@@ -3,7 +3,10 @@
 The ACP SDK's connection takes any message transport; this one reads lines of any length
 (goose's ``session/load`` replays and file contents are far over asyncio's 64 KiB default)
 and drops, with a log line, anything that is not a JSON-RPC message: log text on stdout,
-invalid UTF-8, JSON that is not an object, ids of the wrong type. The connection lives on.
+invalid UTF-8, JSON that is not an object, ids of the wrong type, JSON nested too deeply
+to parse. The connection lives on. When reading stops for good (the agent closed its
+output, or reading failed), ``ended`` says why: the supervisor treats that as the
+agent's death, even while its process lives on.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ log = logging.getLogger(__name__)
 LINE_LIMIT = 64 * 1024 * 1024
 """asyncio's read-buffer limit for the agent's stdout; longer lines are still read whole."""
 
+READER_GRACE = 1.0
+"""Seconds an agent whose output ended may take to exit before it is killed."""
+
 _EXCERPT = 200
 
 
@@ -28,6 +34,8 @@ class AgentTransport:
         self._reader = reader
         self._writer = writer
         self._write_lock = asyncio.Lock()
+        self.ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        """Set, with the reason, when nothing more can be read from the agent."""
 
     async def send(self, message: dict[str, Any]) -> None:
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
@@ -36,13 +44,22 @@ class AgentTransport:
             await self._writer.drain()
 
     async def receive(self) -> dict[str, Any] | None:
-        while True:
-            line = await self._read_line()
-            if line is None:
-                return None
-            message = self._decode(line)
-            if message is not None:
-                return message
+        try:
+            while True:
+                line = await self._read_line()
+                if line is None:
+                    self._end("closed its output")
+                    return None
+                message = self._decode(line)
+                if message is not None:
+                    return message
+        except Exception as exc:
+            self._end(f"sent output that could not be read ({type(exc).__name__}: {exc})")
+            raise
+
+    def _end(self, why: str) -> None:
+        if not self.ended.done():
+            self.ended.set_result(why)
 
     async def close(self) -> None:
         if not self._writer.is_closing():
@@ -72,6 +89,8 @@ class AgentTransport:
             problem: str | None = "invalid UTF-8"
         except ValueError:
             problem = "not JSON"
+        except RecursionError:
+            problem = "nested too deeply"
         else:
             problem = _envelope_problem(message)
         if problem is None:

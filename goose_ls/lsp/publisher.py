@@ -88,9 +88,9 @@ class EditorPublisher:
             params["tabId"] = tab_id
         self._editor.notify(method, params)
 
-    def agent_status(self, status: AgentStatus) -> None:
+    def agent_status(self, status: AgentStatus, announce: bool = True) -> None:
         self._editor.notify(protocol.AGENT_STATUS, status_to_wire(status))
-        if status.state is AgentState.ERROR:
+        if status.state is AgentState.ERROR and announce:
             fix = f" {status.fix}" if status.fix else ""
             self._editor.show(types.MessageType.Error, f"goose: {status.message}.{fix}")
 

@@ -39,7 +39,8 @@ class SessionListener(Protocol):
 
     def session_event(self, event: IndexedEvent) -> None: ...
 
-    def agent_status(self, status: AgentStatus) -> None: ...
+    def agent_status(self, status: AgentStatus, announce: bool = True) -> None:
+        """The agent's state changed; ``announce`` errors to the user (not a repeat crash)."""
 
     def cannot_write(self, path: Path, error: OSError) -> None:
         """One of goose-ls's files could not be written; the user should know."""
@@ -110,8 +111,10 @@ class SessionManager:
     def _agent_status(self, status: AgentStatus) -> None:
         if status.state in (AgentState.ERROR, AgentState.STOPPED):
             self.permissions.cancel()  # nobody can act on these any more; fail closed
-        self._listener.agent_status(status)
-        if status.state is AgentState.ERROR and status.reason == "crashed":
+        crashed = status.state is AgentState.ERROR and status.reason == "crashed"
+        # In a crash loop the first crash and the giving up are announced, not each crash.
+        self._listener.agent_status(status, announce=not (crashed and self.recovery.in_series))
+        if crashed:
             self.recovery.agent_died(status.message or "the agent stopped")
 
     # --- sessions ----------------------------------------------------------------
@@ -222,8 +225,8 @@ class SessionManager:
             self.registry.record(session, events.ConfigOptions(config_options=options))
 
     async def restart(self) -> None:
-        """Restart the agent now and load the open sessions into it."""
-        self.recovery.stop()
+        """Restart the agent now (even after goose-ls gave up) and load the open sessions."""
+        self.recovery.reset()
         await self.supervisor.restart()
         await self.link.reload_open_sessions()
 

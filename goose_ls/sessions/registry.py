@@ -1,13 +1,15 @@
 """The open sessions, and the one way an event enters one.
 
 Updates from the agent are routed here by session id. An update may name a session whose
-``session/new`` answer is still on its way: it is kept aside (a bounded number per id)
-and recorded once the session opens. Every event recorded gets its session's next index,
+``session/new`` answer is still on its way: it is kept aside and recorded once the session
+opens. What is kept aside is bounded per id and across ids (an agent may name a million
+ids nobody opens); beyond that updates are dropped, with one log line per flood. Every event recorded gets its session's next index,
 is handed to the listener, and tells the library what it says about the session.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from typing import Literal
 
@@ -16,8 +18,14 @@ from goose_ls.errors import UnknownSession
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.session import IndexedEvent, Session
 
+log = logging.getLogger(__name__)
+
 EARLY_EVENTS_LIMIT = 10_000
 """Updates kept for a session id the agent has not named yet (its ``session/new`` is pending)."""
+EARLY_EVENTS_TOTAL = 20_000
+"""Updates kept for all such ids together."""
+EARLY_SESSIONS_LIMIT = 100
+"""Session ids whose early updates are kept at once (a few ``session/new`` may be pending)."""
 
 Severity = Literal["info", "warning", "error"]
 
@@ -28,6 +36,8 @@ class Registry:
         self._publish = publish
         self._sessions: dict[str, Session] = {}
         self._early: dict[str, list[events.SessionEvent]] = {}
+        self._early_count = 0
+        self._dropping = False
 
     # --- lookup ------------------------------------------------------------------
     def get(self, session_id: str) -> Session:
@@ -64,24 +74,52 @@ class Registry:
 
     def flush_early(self, session: Session, replay: bool = False) -> None:
         """Record what arrived for ``session`` before it opened."""
-        for event in self._early.pop(session.session_id, []):
+        for event in self._take_early(session.session_id):
             self.record(session, event, replay=replay)
 
     def drop_early(self, session_id: str) -> None:
-        self._early.pop(session_id, None)
+        self._take_early(session_id)
 
     def remove(self, session_id: str) -> None:
         self._sessions.pop(session_id, None)
-        self._early.pop(session_id, None)
+        self._take_early(session_id)
+
+    def _take_early(self, session_id: str) -> list[events.SessionEvent]:
+        taken = self._early.pop(session_id, [])
+        self._early_count -= len(taken)
+        if not self._early:
+            self._dropping = False  # a later flood is logged again
+        return taken
+
+    def _keep_early(self, session_id: str, event: events.SessionEvent) -> None:
+        early = self._early.get(session_id)
+        if (
+            (early is None and len(self._early) >= EARLY_SESSIONS_LIMIT)
+            or len(early or ()) >= EARLY_EVENTS_LIMIT
+            or self._early_count >= EARLY_EVENTS_TOTAL
+        ):
+            self._drop_early_event(session_id)
+        else:
+            self._early.setdefault(session_id, []).append(event)
+            self._early_count += 1
+
+    def _drop_early_event(self, session_id: str) -> None:
+        if not self._dropping:
+            self._dropping = True
+            log.warning(
+                "dropping updates for sessions goose-ls does not know (first: %s); "
+                "already keeping %d updates for %d such ids",
+                session_id[:100],
+                self._early_count,
+                len(self._early),
+            )
 
     # --- events ------------------------------------------------------------------
     def session_event(self, session_id: str, event: events.SessionEvent) -> None:
         """An update from the agent, in arrival order."""
         session = self._sessions.get(session_id)
         if session is None:
-            early = self._early.setdefault(session_id, [])
-            if len(early) < EARLY_EVENTS_LIMIT:
-                early.append(event)
+            self._keep_early(session_id, event)
             return
         if session.replaying:
             return  # history this session already holds, sent again by session/load

@@ -30,7 +30,11 @@ once; for benchmarks), ``toolCall``, ``toolUpdate``, ``plan``, ``usage``, ``comm
 (goose's four options unless ``options`` is given), ``sleep``, ``waitForCancel``, ``raw``
 (a raw stdout line), ``rawHex``, ``bigText`` (one chunk of N bytes), ``bigRaw``,
 ``halfLine`` (half a line, then exit), ``crash`` (exit code), ``hang``, ``stderr``,
-``stopReason``, ``error`` (``{"code", "message", "data"}`` as the prompt's reply).
+``stopReason``, ``error`` (``{"code", "message", "data"}`` as the prompt's reply),
+``closeStdout`` (close stdout, then keep running), ``orphanCrash`` (``{"code",
+"childSleeps"}``: start a ``sleep`` child that keeps the pipes, say ``[child PID]``, exit),
+``exitLater`` (exit with code 1 that many seconds later; in ``startup``, an agent that dies
+after a good start), ``unknownSessions`` (N updates, each for a session id nobody opened).
 With ``"cancelledAs": "end_turn"`` in a turn step list's last step, a cancelled turn
 reports ``end_turn`` the way goose 1.48 did.
 """

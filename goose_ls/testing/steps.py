@@ -7,6 +7,7 @@ terminals, permissions), writes raw bytes, sleeps, crashes or ends the turn.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -124,6 +125,20 @@ class StepPlayer:
             os._exit(int(step["crash"]))
         elif "hang" in step:
             await asyncio.Event().wait()
+        elif "closeStdout" in step:
+            self.writer.close()
+            with contextlib.suppress(OSError):
+                os.close(1)
+            await asyncio.Event().wait()
+        elif "orphanCrash" in step:
+            await self.orphan_crash(session_id, step["orphanCrash"])
+        elif "exitLater" in step:
+            asyncio.get_running_loop().call_later(float(step["exitLater"]), os._exit, 1)
+        elif "unknownSessions" in step:
+            for number in range(int(step["unknownSessions"])):
+                await self.raw_notification(
+                    f"unknown-{number}", {"sessionUpdate": "plan", "entries": []}
+                )
         elif "stderr" in step:
             sys.stderr.write(step["stderr"] + "\n")
             sys.stderr.flush()
@@ -154,6 +169,12 @@ class StepPlayer:
                 session_id,
                 {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
             )
+
+    async def orphan_crash(self, session_id: str, spec: dict[str, Any]) -> None:
+        """Leave a child holding our pipes (as an MCP server would), say its pid, then die."""
+        child = await asyncio.create_subprocess_exec("sleep", str(spec.get("childSleeps", 30)))
+        await self.say(session_id, f"[child {child.pid}]")
+        os._exit(int(spec.get("code", 1)))
 
     async def say(self, session_id: str, text: str) -> None:
         await self.update(
