@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Editor, gone
 from goose_ls import events
 from goose_ls.sessions import registry as early
 from goose_ls.sessions.library import SessionLibrary
+from goose_ls.testing.harness import Editor, gone
 
 FAST_RESTARTS = {"agent": {"restartDelay": 0.05, "restartLimit": 3, "restartWindow": 60}}
 
@@ -95,7 +95,8 @@ async def test_a_crash_loop_backs_off_gives_up_once_and_restart_tries_again(
     assert "3" in gave_up[0]["message"] and "goose.restart" in gave_up[0]["fix"]
     await asyncio.sleep(1.5)  # longer than any backoff here: nothing starts by itself
     states = [s["state"] for s in editor.goose.statuses]
-    assert states.count("running") == 3, states
+    # Three tries; under load one may die before its handshake ends, so count starts.
+    assert states.count("starting") == 3, states
     assert states[-1] == "error" and editor.goose.statuses[-1]["reason"] == "gave_up"
     popups = [m.message for m in editor.client.messages if "unexpectedly" in m.message]
     assert len(popups) == 1, "one popup for the first crash, not one per crash"

@@ -20,7 +20,6 @@ import os
 import signal
 from collections import deque
 from collections.abc import Callable, Mapping
-from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -34,6 +33,7 @@ from goose_ls.agent.process import (
     signal_group,
     terminate_group,
 )
+from goose_ls.agent.status import AgentState, AgentStatus
 from goose_ls.agent.transport import LINE_LIMIT, READER_GRACE, AgentTransport
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.settings import AgentSettings
@@ -47,27 +47,6 @@ agent_log = logging.getLogger("goose_ls.agent.stderr")
 
 STDERR_TAIL = 20
 _CRASH_FIX = "Run `goose-ls doctor` to check the agent; the next request restarts it."
-
-
-class AgentState(str, Enum):
-    STOPPED = "stopped"
-    STARTING = "starting"
-    RUNNING = "running"
-    ERROR = "error"
-
-
-@attrs.frozen
-class AgentStatus:
-    """What the editor is told about the agent (``goose/agentStatus``)."""
-
-    state: AgentState
-    message: str | None = None
-    fix: str | None = None
-    reason: str | None = None
-    binary: str | None = None
-    version: str | None = None
-    pid: int | None = None
-    agent: dict[str, Any] | None = None
 
 
 class AgentSupervisor:

@@ -4,7 +4,7 @@ The LSP floor imports from here, never from ``goose_ls.agent``: the agent's stat
 reported through :class:`AgentStatus`, its failures raise :mod:`goose_ls.errors`.
 """
 
-from goose_ls.agent.supervisor import AgentState, AgentStatus
+from goose_ls.agent.status import AgentState, AgentStatus
 from goose_ls.sessions.checkpoints import Change, review
 from goose_ls.sessions.context import ContextItem, path_of
 from goose_ls.sessions.manager import SessionListener, SessionManager

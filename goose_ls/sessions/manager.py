@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from goose_ls import events
-from goose_ls.agent.supervisor import AgentState, AgentStatus, AgentSupervisor
+from goose_ls.agent.status import AgentState, AgentStatus
+from goose_ls.agent.supervisor import AgentSupervisor
 from goose_ls.errors import AgentError, UnknownSession
 from goose_ls.paths import data_dir
 from goose_ls.sessions.library import SessionLibrary

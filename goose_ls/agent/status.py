@@ -1,0 +1,29 @@
+"""The agent's state as the editor is told it (``goose/agentStatus``)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+import attrs
+
+
+class AgentState(str, Enum):
+    STOPPED = "stopped"
+    STARTING = "starting"
+    RUNNING = "running"
+    ERROR = "error"
+
+
+@attrs.frozen
+class AgentStatus:
+    """What the editor is told about the agent (``goose/agentStatus``)."""
+
+    state: AgentState
+    message: str | None = None
+    fix: str | None = None
+    reason: str | None = None
+    binary: str | None = None
+    version: str | None = None
+    pid: int | None = None
+    agent: dict[str, Any] | None = None
