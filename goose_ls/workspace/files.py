@@ -23,7 +23,9 @@ from goose_ls.files import replace_at
 from goose_ls.workspace.confinement import Denied
 from goose_ls.workspace.opening import open_folder
 
-READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_NOCTTY", 0)
+READ_FLAGS = os.O_RDONLY
+for _flag in ("O_NONBLOCK", "O_NOFOLLOW", "O_NOCTTY"):  # POSIX; Windows opens nothing
+    READ_FLAGS |= getattr(os, _flag, 0)
 SNIFF_BYTES = 8192
 """A NUL byte in this many first bytes makes a file binary."""
 

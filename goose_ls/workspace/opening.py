@@ -27,7 +27,8 @@ RESOLVE_BENEATH = 0x08
 SYS_OPENAT2 = 437
 """The same number on every architecture with the unified syscall table (listed below)."""
 UNIFIED_TABLE = {"x86_64", "amd64", "i386", "i686", "aarch64", "arm64", "armv7l", "riscv64"}
-FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+"""(Windows has no O_DIRECTORY, but opens nothing here: no ``dir_fd``.)"""
 
 
 class _OpenHow(ctypes.Structure):
