@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -26,4 +27,25 @@ def atomic_write(path: Path, text: str) -> None:
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        raise
+
+
+def replace_at(folder: int, name: str, data: bytes, mode: int | None) -> None:
+    """Replace ``name`` in the open ``folder`` the same way, all through its descriptor:
+    a folder swapped for a symlink meanwhile cannot redirect the write. ``mode`` is the
+    replaced file's (kept); None for a new file (0o666 less the umask)."""
+    tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(tmp, flags, 0o666, dir_fd=folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            if mode is not None:
+                os.fchmod(out.fileno(), mode)
+            os.fsync(out.fileno())
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=folder)
         raise

@@ -91,11 +91,19 @@ class WorkspaceSettings:
     """What the agent may touch through goose-ls."""
 
     extra_roots: list[str] = attrs.Factory(list)
-    """Folders outside the workspace the agent may read, write and run in."""
+    """Folders outside the workspace the agent may read, write and run in (relative ones
+    against the workspace; ``/``, your home folder and folders holding it are ignored)."""
     outside: Literal["deny", "ask"] = "deny"
     """Other paths: refused, or asked about (the policy's rules apply to the question)."""
     secrets: list[str] = attrs.Factory(lambda: list(DEFAULT_SECRETS))
     """File name patterns refused wherever they are (``.ssh/*`` style for a folder)."""
+    allow_hard_links: bool = False
+    """Let the agent write files that have more than one hard link (another of their
+    names may be outside the workspace). Reads are allowed, but never of a link to a
+    secret found at the top of a root or in your home folder."""
+    max_read_bytes: int = 10_000_000
+    """The largest file the agent may read whole; bigger ones are read in parts
+    (``line`` and ``limit``, streamed), each part at most this size."""
 
 
 @attrs.define

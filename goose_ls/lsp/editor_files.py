@@ -20,12 +20,11 @@ class EditorFileAccess:
     def buffer_text(self, path: Path) -> str | None:
         return self._editor.buffer_text(path.as_uri())
 
-    async def replace_buffer(self, path: Path, content: str) -> bool:
+    async def replace_buffer(self, path: Path, content: str) -> str | None:
         if not self._editor.can_apply_edits():
-            return False
+            return "the editor cannot apply edits (no workspace/applyEdit)"
         uri = path.as_uri()
         end = self._editor.end_of(uri)
-        problem = await self._editor.apply_edit(
+        return await self._editor.apply_edit(
             uri, Position(0, 0), end, content, EDIT_TIMEOUT, label="goose"
         )
-        return problem is None

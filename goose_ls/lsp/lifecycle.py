@@ -36,8 +36,9 @@ CONFIGURATION_WAIT = 5.0
 """Seconds a request waits for ``workspace/configuration`` before going on without it."""
 
 
-def workspace_root(params: types.InitializeParams) -> str:
-    """The first workspace folder, else the root URI or path, else the server's cwd."""
+def workspace_root(params: types.InitializeParams) -> str | None:
+    """The first workspace folder, else the root URI or path; None when there is none
+    (the server's cwd is then where sessions run, but the agent is confined to nothing)."""
     uris = [f.uri for f in params.workspace_folders or []]
     if params.root_uri:
         uris.append(params.root_uri)
@@ -47,7 +48,7 @@ def workspace_root(params: types.InitializeParams) -> str:
             return path
     if params.root_path and os.path.isdir(params.root_path):
         return params.root_path
-    return os.getcwd()
+    return None
 
 
 class Configuration:
@@ -81,13 +82,16 @@ class Configuration:
 def build(
     server: GooseLanguageServer,
     editor: Editor,
-    root: str,
+    workspace: str | None,
     settings: Settings,
     configuration: Configuration,
 ) -> Services:
     """Every part of goose-ls, wired together."""
     publisher = EditorPublisher(editor)
-    sessions = SessionManager(settings, root, publisher, EditorFileAccess(editor), server.tasks)
+    root = workspace or os.getcwd()
+    sessions = SessionManager(
+        settings, root, publisher, EditorFileAccess(editor), server.tasks, workspace
+    )
     current = lambda: sessions.settings  # noqa: E731 (read at each use: settings change)
     transcripts = Transcripts(editor, sessions, current, server.tasks)
     progress = TurnProgress(editor, sessions.turns.cancel, server.tasks)

@@ -55,7 +55,10 @@ class SessionManager:
         listener: SessionListener,
         editor: EditorFiles,
         tasks: Tasks,
+        workspace: str | None,
     ) -> None:
+        """``cwd`` is where sessions run; ``workspace`` the folder the agent is confined
+        to (None when the editor opened none: its file and terminal requests are refused)."""
         self.settings = settings
         self.cwd = cwd
         self._listener = listener
@@ -73,6 +76,7 @@ class SessionManager:
             lambda: self.settings,
             cwd,
             tasks,
+            workspace,
         )
         self.supervisor = AgentSupervisor(
             settings.agent, self, self.tools, cwd, self._agent_status, tasks

@@ -7,6 +7,8 @@ their buffers and written through the editor.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +22,7 @@ from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
 from goose_ls.workspace import files
 from goose_ls.workspace.audit import AuditLog
-from goose_ls.workspace.confinement import Confinement, Denied
+from goose_ls.workspace.confinement import BadPath, Confinement, Denied, roots_of
 from goose_ls.workspace.files import EditorFiles, FileProblem
 from goose_ls.workspace.terminals import Terminal, Terminals
 
@@ -42,6 +44,7 @@ class AgentTools:
         settings: Callable[[], Settings],
         cwd: str,
         tasks: Tasks,
+        workspace: str | None,
     ) -> None:
         self._registry = registry
         self._permissions = permissions
@@ -49,25 +52,31 @@ class AgentTools:
         self._editor = editor
         self._settings = settings
         self._cwd = cwd
+        self._workspace = workspace
+        """The workspace folder; None when the editor opened none (nothing is allowed)."""
         self.terminals = Terminals(tasks)
 
     def confinement(self) -> Confinement:
         settings = self._settings().workspace
-        return Confinement([self._cwd, *settings.extra_roots], settings.secrets)
+        return Confinement(roots_of(self._workspace, settings.extra_roots), settings.secrets)
 
     async def _check(self, session_id: str, path: str, action: str, kind: str) -> Path:
         try:
             return self.confinement().check(path)
+        except BadPath as exc:
+            raise ClientRefusal(ClientRefusal.INVALID, str(exc)) from None
         except Denied as exc:
             if exc.outside is not None and await self._ask_outside(
                 session_id, exc.outside, action, kind
             ):
                 return exc.outside
-            self._registry.note_for(
-                session_id, "warning", f"Refused to let the agent {action}: {exc}."
-            )
-            self._audit.record(session_id, action.split(" ", 1)[0], path, "denied", "confinement")
-            raise ClientRefusal(ClientRefusal.DENIED, f"permission denied: {exc}") from None
+            raise self._refused(session_id, path, action, exc) from None
+
+    def _refused(self, session_id: str, path: str, action: str, exc: Denied) -> ClientRefusal:
+        """Noted in the session, audited, and the error the agent gets."""
+        self._registry.note_for(session_id, "warning", f"Refused to let the agent {action}: {exc}.")
+        self._audit.record(session_id, action.split(" ", 1)[0], path, "denied", "confinement")
+        return ClientRefusal(ClientRefusal.DENIED, f"permission denied: {exc}")
 
     async def _ask_outside(self, session_id: str, path: Path, action: str, kind: str) -> bool:
         """With ``workspace.outside: ask``, the user (or the policy) decides."""
@@ -87,29 +96,46 @@ class AgentTools:
     ) -> str:
         resolved = await self._check(session_id, path, f"read {path}", "read")
         text = self._editor.buffer_text(resolved)
-        if text is None:
-            try:
-                text = files.read_disk(resolved)
-            except FileProblem as exc:
-                code = ClientRefusal.NOT_FOUND if exc.not_found else ClientRefusal.INVALID
-                raise ClientRefusal(code, str(exc)) from None
-        return files.select_lines(text, line, limit)
+        if text is not None:
+            return files.select_lines(text, line, limit)
+        try:
+            return await asyncio.to_thread(self._read_disk, resolved, line, limit)
+        except Denied as exc:
+            raise self._refused(session_id, path, f"read {path}", exc) from None
+        except FileProblem as exc:
+            code = ClientRefusal.NOT_FOUND if exc.not_found else ClientRefusal.INVALID
+            raise ClientRefusal(code, str(exc)) from None
 
-    def current_text(self, path: Path) -> str | None:
+    def _read_disk(self, path: Path, line: int | None = None, limit: int | None = None) -> str:
+        confinement = self.confinement()
+        cap = self._settings().workspace.max_read_bytes
+        root = confinement.root_of(path)
+        return files.read_disk(path, root, line, limit, cap, confinement.check_links)
+
+    async def current_text(self, path: Path) -> str | None:
         """The file as the user sees it: the editor's buffer, else the disk (None: absent)."""
         text = self._editor.buffer_text(path)
         if text is not None:
             return text
         try:
-            return files.read_disk(path)
-        except FileProblem:
+            return await asyncio.to_thread(self._read_disk, path)
+        except (FileProblem, Denied):
             return None
+
+    async def _write(self, path: Path, content: str) -> None:
+        """Through the editor when the file is open, else to the disk, no link followed."""
+        root = self.confinement().root_of(path)
+        links = self._settings().workspace.allow_hard_links
+        to_disk = functools.partial(files.write_disk, path, root, content, links)
+        await files.write(self._editor, path, content, to_disk)
 
     async def write_text_file(self, session_id: str, path: str, content: str) -> None:
         resolved = await self._check(session_id, path, f"write {path}", "edit")
-        before = self.current_text(resolved)
+        before = await self.current_text(resolved)
         try:
-            await files.write(self._editor, resolved, content)
+            await self._write(resolved, content)
+        except Denied as exc:
+            raise self._refused(session_id, path, f"write {path}", exc) from None
         except FileProblem as exc:
             raise ClientRefusal(ClientRefusal.INVALID, str(exc)) from None
         session = self._registry.find(session_id)
@@ -118,7 +144,7 @@ class AgentTools:
 
     async def revert(self, path: Path, change: Change) -> str | None:
         """Put back the content from before the turn; returns why not, when it cannot."""
-        now = self.current_text(path)
+        now = await self.current_text(path)
         if now != change.after:
             return f"{path} changed since the agent wrote it; not reverted"
         if change.before is None:
@@ -127,8 +153,8 @@ class AgentTools:
             path.unlink(missing_ok=True)  # noqa: ASYNC240 (one unlink)
             return None
         try:
-            await files.write(self._editor, path, change.before)
-        except FileProblem as exc:
+            await self._write(path, change.before)
+        except (FileProblem, Denied) as exc:
             return str(exc)
         return None
 

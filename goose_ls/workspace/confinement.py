@@ -2,7 +2,9 @@
 
 Every path is resolved (symlinks followed, ``..`` collapsed) and compared with the
 roots component by component, never as strings: ``/work/app-old`` is not inside
-``/work/app``. Secrets are refused wherever they are.
+``/work/app``. Secrets are refused wherever they are, and by inode too (a hard link to
+one is one). Without a workspace folder there are no roots, and nothing is allowed:
+``/``, your home folder or a folder holding it are never roots.
 """
 
 from __future__ import annotations
@@ -25,6 +27,32 @@ DEFAULT_SECRETS = (
     ".netrc",
     ".npmrc",
     ".pypirc",
+    ".git-credentials",
+    ".aws/credentials",
+    ".kube/config",
+    ".docker/config.json",
+    ".config/gh/hosts.yml",
+    ".gnupg/*",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    ".terraformrc",
+    "credentials.json",
+    "*-credentials.json",
+    "service-account*.json",
+    "client_secret*.json",
+    ".pgpass",
+    ".my.cnf",
+)
+
+PATH_MAX = 4096
+NAME_MAX = 255
+"""Linux's limits, in bytes; a longer path is refused before it reaches the disk."""
+
+NO_WORKSPACE = (
+    "goose-ls has no workspace folder (the editor opened none, or it is / or your home "
+    "folder), so the agent may not read, write or run anything; open a project folder"
 )
 
 
@@ -37,13 +65,67 @@ class Denied(Exception):
         """The resolved path, when the only problem is that it is outside the roots."""
 
 
+class BadPath(ValueError):
+    """Not a path goose-ls can use at all (NUL byte, too long): the agent's request is invalid."""
+
+
+def _home() -> Path | None:
+    try:
+        return Path(os.path.realpath(Path.home()))
+    except (RuntimeError, KeyError):
+        return None
+
+
+def too_broad(root: Path) -> bool:
+    """``/``, the home folder, or a folder holding it: confining to it confines nothing."""
+    home = _home()
+    return root == Path(root.anchor) or (
+        home is not None and (root == home or root in home.parents)
+    )
+
+
+def roots_of(workspace: str | None, extra_roots: Iterable[str]) -> list[Path]:
+    """The workspace and the extra roots (relative ones against the workspace, ``~``
+    expanded), without any that is too broad; none at all without a usable workspace."""
+    if workspace is None:
+        return []
+    base = Path(os.path.realpath(workspace))
+    if too_broad(base):
+        return []
+    extras = (Path(os.path.realpath(base / os.path.expanduser(r))) for r in extra_roots)
+    return [base, *(root for root in extras if not too_broad(root))]
+
+
+def checked_spelling(path: str) -> None:
+    """Refuse a path no file can have: NUL bytes, over-long, not encodable."""
+    if "\0" in path:
+        raise BadPath(f"the path contains a NUL byte: {path!r}")
+    try:
+        encoded = os.fsencode(path)
+    except UnicodeEncodeError:
+        raise BadPath(f"the path is not a valid file name: {path!r}") from None
+    if len(encoded) >= PATH_MAX or any(len(p) > NAME_MAX for p in encoded.split(b"/")):
+        raise BadPath(
+            f"the path is too long ({len(encoded)} bytes; at most {PATH_MAX - 1}, "
+            f"{NAME_MAX} per name): {path[:80]}..."
+        )
+
+
 class Confinement:
-    def __init__(self, roots: Iterable[str], secrets: Iterable[str] = DEFAULT_SECRETS) -> None:
+    def __init__(self, roots: Iterable[Path], secrets: Iterable[str] = DEFAULT_SECRETS) -> None:
         self.roots = [Path(os.path.realpath(root)) for root in roots]
         self.secrets = list(secrets)
 
+    def root_of(self, resolved: Path) -> Path:
+        """The root ``resolved`` lies in (its anchor for a path allowed from outside)."""
+        inside = (r for r in self.roots if resolved == r or r in resolved.parents)
+        return next(inside, Path(resolved.anchor))
+
     def check(self, path: str, what: str = "path") -> Path:
         """The resolved path, or :class:`Denied` when it is outside every root or secret."""
+        checked_spelling(path)
+        if not self.roots:
+            raise Denied(NO_WORKSPACE)
         if not os.path.isabs(path):
             raise Denied(f"{what} must be absolute: {path}")
         resolved = Path(os.path.realpath(path))
@@ -68,3 +150,22 @@ class Confinement:
             elif fnmatch.fnmatchcase(path.name, pattern):
                 return pattern
         return None
+
+    def check_links(self, path: Path, stat: os.stat_result) -> None:
+        """A file with more than one name is a secret when one of its names is.
+
+        The other names cannot be listed, so the secrets are looked for where they live:
+        the top of each root and the home folder (``.ssh/*``-style patterns one deeper).
+        """
+        if stat.st_nlink < 2:
+            return
+        home = _home()
+        for base in [*self.roots, *([home] if home else [])]:
+            for pattern in self.secrets:
+                for match in base.glob(pattern):
+                    try:
+                        found = match.stat()
+                    except OSError:
+                        continue
+                    if (found.st_dev, found.st_ino) == (stat.st_dev, stat.st_ino):
+                        raise Denied(f"{path} is a hard link to a secret ({pattern})")

@@ -1,15 +1,36 @@
 """The agent's file reads and writes, served from what the editor sees.
 
 A file open in the editor is read from its buffer (the unsaved text) and written through
-the editor, so the change lands with undo; other files come from and go to the disk.
+the editor, so the change lands with undo; when the editor does not apply the edit, the
+write fails rather than going to disk under the buffer. Other files come from and go to
+the disk, through their folder opened without following links (``opening``): only
+regular files (never a FIFO, socket or device, which could block goose-ls for good),
+streamed when a part is asked for, whole only up to a size cap.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
-from goose_ls.files import atomic_write
+from goose_ls.files import replace_at
+from goose_ls.workspace.confinement import Denied
+from goose_ls.workspace.opening import open_folder
+
+READ_FLAGS = os.O_RDONLY
+for _flag in ("O_NONBLOCK", "O_NOFOLLOW", "O_NOCTTY"):  # POSIX; Windows opens nothing
+    READ_FLAGS |= getattr(os, _flag, 0)
+SNIFF_BYTES = 8192
+"""A NUL byte in this many first bytes makes a file binary."""
+
+LinkCheck = Callable[[Path, os.stat_result], None]
+"""Raises :class:`Denied` when a file with several names is a secret under another."""
 
 
 class EditorFiles(Protocol):
@@ -18,8 +39,8 @@ class EditorFiles(Protocol):
     def buffer_text(self, path: Path) -> str | None:
         """The unsaved text of ``path`` when the editor has it open, else None."""
 
-    async def replace_buffer(self, path: Path, content: str) -> bool:
-        """Replace an open buffer's text through the editor; False if it could not."""
+    async def replace_buffer(self, path: Path, content: str) -> str | None:
+        """Replace an open buffer's text through the editor; None when done, else why not."""
 
 
 class FileProblem(Exception):
@@ -38,30 +59,135 @@ def select_lines(text: str, line: int | None, limit: int | None) -> str:
     return "".join(lines[start:end])
 
 
-def read_disk(path: Path) -> str:
-    if path.is_dir():
+def _kind(mode: int) -> str | None:
+    """Why a file of this mode is not read or written, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a file"
+    return "is not a regular file (a FIFO, socket or device); goose-ls does not open those"
+
+
+@contextlib.contextmanager
+def _folder(root: Path, path: Path, create: bool = False) -> Iterator[int]:
+    if path == root:
         raise FileProblem(f"{path} is a directory, not a file")
     try:
-        data = path.read_bytes()
+        fd = open_folder(root, path.parent, create)
     except FileNotFoundError:
         raise FileProblem(f"{path} does not exist", not_found=True) from None
     except OSError as exc:
+        raise FileProblem(f"cannot open the folder of {path}: {exc.strerror}") from None
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _entry(folder: int, path: Path) -> os.stat_result | None:
+    """The file's status, not following a link (refused: it was resolved when checked)."""
+    try:
+        entry = os.stat(path.name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
         raise FileProblem(f"cannot read {path}: {exc.strerror}") from None
-    if b"\0" in data[:8192]:
-        raise FileProblem(f"{path} is a binary file")
+    if stat.S_ISLNK(entry.st_mode):
+        raise Denied(f"{path} became a symlink after it was checked; not followed")
+    return entry
+
+
+def read_disk(
+    path: Path,
+    root: Path,
+    line: int | None = None,
+    limit: int | None = None,
+    cap: int = 10_000_000,
+    check_links: LinkCheck = lambda _, __: None,
+) -> str:
+    """The text of a regular file below ``root`` (blocking: run it off the event loop)."""
+    with _folder(root, path) as folder:
+        entry = _entry(folder, path)
+        if entry is None:
+            raise FileProblem(f"{path} does not exist", not_found=True)
+        if why := _kind(entry.st_mode):
+            raise FileProblem(f"{path} {why}")
+        try:
+            fd = os.open(path.name, READ_FLAGS, dir_fd=folder)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise Denied(f"{path} became a symlink after it was checked") from None
+            raise FileProblem(f"cannot read {path}: {exc.strerror}") from None
+    with open(fd, "rb") as stream:
+        opened = os.fstat(stream.fileno())
+        if why := _kind(opened.st_mode):  # swapped between the stat and the open
+            raise FileProblem(f"{path} {why}")
+        check_links(path, opened)
+        if b"\0" in os.pread(stream.fileno(), SNIFF_BYTES, 0):
+            raise FileProblem(f"{path} is a binary file")
+        data = _lines(stream, line, limit, cap, path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise FileProblem(f"{path} is not UTF-8 text") from None
 
 
-async def write(editor: EditorFiles, path: Path, content: str) -> None:
-    """Write ``content`` exactly (line endings included): into the buffer when it is open."""
-    if editor.buffer_text(path) is not None and await editor.replace_buffer(path, content):
+def _lines(stream: BinaryIO, line: int | None, limit: int | None, cap: int, path: Path) -> bytes:
+    """The whole file up to ``cap`` bytes, or the lines asked for, read one at a time."""
+    if line is None and limit is None:
+        data = stream.read(cap + 1)
+        if len(data) > cap:
+            raise FileProblem(
+                f"{path} is over {cap} bytes, too big to read whole; "
+                "read it in parts with line and limit"
+            )
+        return data
+    start = max((line or 1) - 1, 0)
+    end = start + limit if limit is not None else None
+    taken: list[bytes] = []
+    size = number = 0
+    while end is None or number < end:
+        piece = stream.readline(cap + 1)
+        if not piece:
+            break
+        if number >= start:
+            size += len(piece)
+            if size > cap:
+                raise FileProblem(f"the lines asked for in {path} are over {cap} bytes")
+            taken.append(piece)
+        if piece.endswith(b"\n"):
+            number += 1
+    return b"".join(taken)
+
+
+def write_disk(path: Path, root: Path, content: str, hard_links: bool = False) -> None:
+    """Replace a regular file below ``root`` (or create it) through its opened folder."""
+    with _folder(root, path, create=True) as folder:
+        entry = _entry(folder, path)
+        mode: int | None = None
+        if entry is not None:
+            if why := _kind(entry.st_mode):
+                raise FileProblem(f"{path} {why}")
+            if entry.st_nlink > 1 and not hard_links:
+                raise Denied(
+                    f"{path} has {entry.st_nlink} hard links (another name may be outside "
+                    "the workspace); set workspace.allowHardLinks to write it"
+                )
+            mode = stat.S_IMODE(entry.st_mode)
+        try:
+            replace_at(folder, path.name, content.encode("utf-8"), mode)
+        except OSError as exc:
+            raise FileProblem(f"cannot write {path}: {exc.strerror}") from None
+
+
+async def write(editor: EditorFiles, path: Path, content: str, to_disk: Callable[[], None]) -> None:
+    """Write ``content`` exactly (line endings included): into the buffer when it is open,
+    else with ``to_disk``."""
+    if editor.buffer_text(path) is not None:
+        if problem := await editor.replace_buffer(path, content):
+            raise FileProblem(
+                f"{path} is open in the editor, which did not apply the edit ({problem}); "
+                "not written to disk under its buffer"
+            )
         return
-    if path.is_dir():  # noqa: ASYNC240 (a stat, where the write is synchronous anyway)
-        raise FileProblem(f"{path} is a directory")
-    try:
-        atomic_write(path, content)
-    except OSError as exc:
-        raise FileProblem(f"cannot write {path}: {exc.strerror}") from None
+    await asyncio.to_thread(to_disk)

@@ -19,9 +19,12 @@ import attrs
 
 from goose_ls.tool_calls import ToolCallState
 from goose_ls.wire import WireError, from_wire
+from goose_ls.workspace.confinement import Denied
+from goose_ls.workspace.files import FileProblem, read_disk
 
 Action = Literal["allow", "ask", "deny"]
 PROJECT_FILE = Path(".goose-ls") / "policy.json"
+POLICY_BYTES = 1_000_000
 
 
 @attrs.frozen
@@ -91,12 +94,12 @@ class Policy:
         """Project rules, then the user's; returns a problem with the project file, if any."""
         project: list[Rule] = []
         problem = None
-        path = Path(root) / PROJECT_FILE
+        path = Path(os.path.realpath(root)) / PROJECT_FILE
         if path.exists():
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+            try:  # read as the agent's files are: a FIFO or a symlink must not hang or lead out
+                data = json.loads(read_disk(path, path.parent.parent, cap=POLICY_BYTES))
                 project = [from_wire(item, Rule) for item in data.get("rules", [])]
-            except (OSError, ValueError, AttributeError, WireError) as exc:
+            except (FileProblem, Denied, OSError, ValueError, AttributeError, WireError) as exc:
                 problem = f"{path} was ignored: {exc}"
         return cls(root, [*project, *user_rules]), problem
 

@@ -1,0 +1,235 @@
+"""A hostile agent against goose-ls's file access: odd files, big files, hard links,
+no workspace, refused edits and malformed paths (issue 13, points 9-16)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+
+from conftest import Editor, start_editor, stop_editor
+from goose_ls.testing.buffers import EditorBuffers
+
+TURN_TIMEOUT = 20.0
+"""A frozen goose-ls must fail the test, not hang it."""
+
+
+async def _turn(editor: Editor, steps: list[dict[str, Any]], **settings: Any) -> str:
+    await editor.start({"turns": [[*steps, {"text": "[alive]"}]]}, settings=settings or None)
+    return await _run(editor)
+
+
+async def _run(editor: Editor) -> str:
+    sid = await editor.new_session()
+    mid = await editor.prompt(sid, "go")
+    await editor.goose.turn_end(mid, timeout=TURN_TIMEOUT)
+    return editor.goose.text(mid)
+
+
+def _errors(text: str) -> list[str]:
+    return re.findall(r"\[(?:read|write|terminal) error (-?\d+: [^\]]*)\]", text)
+
+
+async def test_a_fifo_in_the_workspace_is_refused_without_freezing(editor: Editor) -> None:
+    fifo = editor.workspace / "pipe.txt"
+    os.mkfifo(fifo)
+    text = await _turn(
+        editor,
+        [
+            {"readFile": {"path": str(fifo)}},
+            {"readFile": {"path": str(fifo), "line": 1, "limit": 1}},
+            {"writeFile": {"path": str(fifo), "content": "x"}},
+        ],
+    )
+    errors = _errors(text)
+    assert len(errors) == 3 and all("not a regular file" in e for e in errors), text
+    assert text.endswith("[alive]")
+    assert fifo.is_fifo(), "the FIFO is left alone"
+
+
+async def test_a_fifo_named_policy_json_does_not_freeze_the_permission_check(
+    editor: Editor,
+) -> None:
+    (editor.workspace / ".goose-ls").mkdir()
+    os.mkfifo(editor.workspace / ".goose-ls" / "policy.json")
+    text = await _turn(
+        editor,
+        [{"permission": {"toolCall": {"toolCallId": "c1", "title": "read", "kind": "read"}}}],
+        policy={"rules": [{"action": "allow", "kind": "read"}]},
+    )
+    assert "[permission: allow" in text and text.endswith("[alive]"), text
+
+
+async def test_sockets_and_devices_are_not_read(editor: Editor) -> None:
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(editor.workspace / "agent.sock"))
+    steps = [{"readFile": {"path": str(editor.workspace / "agent.sock")}}]
+    if os.geteuid() == 0:
+        os.mknod(editor.workspace / "null", 0o666 | 0o020000, os.makedev(1, 3))
+        steps.append({"readFile": {"path": str(editor.workspace / "null")}})
+    try:
+        text = await _turn(editor, steps)
+    finally:
+        sock.close()
+    errors = _errors(text)
+    assert len(errors) == len(steps) and all("not a regular file" in e for e in errors), text
+
+
+async def test_a_whole_read_over_the_cap_is_refused_but_lines_are_streamed(
+    editor: Editor,
+) -> None:
+    big = editor.workspace / "big.log"
+    big.write_text("".join(f"line {n}\n" for n in range(1000)))
+    text = await _turn(
+        editor,
+        [
+            {"readFile": {"path": str(big)}},
+            {"readFile": {"path": str(big), "line": 500, "limit": 2}},
+        ],
+        workspace={"maxReadBytes": 1000},
+    )
+    (error,) = _errors(text)
+    assert error.startswith("-32602:") and "line" in error and "limit" in error, text
+    assert '[read "line 499\\nline 500\\n"]' in text
+
+
+async def test_writes_through_a_hard_link_are_refused_unless_allowed(editor: Editor) -> None:
+    outside = editor.tmp / "outside.txt"
+    outside.write_text("private")
+    os.link(outside, editor.workspace / "linked.txt")
+    step = {"writeFile": {"path": str(editor.workspace / "linked.txt"), "content": "x"}}
+    text = await _turn(editor, [step])
+    (error,) = _errors(text)
+    assert "hard link" in error and "allowHardLinks" in error, text
+    assert outside.read_text() == "private"
+
+
+async def test_a_hard_link_may_be_written_when_the_user_allows_it(editor: Editor) -> None:
+    outside = editor.tmp / "outside.txt"
+    outside.write_text("private")
+    os.link(outside, editor.workspace / "linked.txt")
+    step = {"writeFile": {"path": str(editor.workspace / "linked.txt"), "content": "x"}}
+    text = await _turn(editor, [step], workspace={"allowHardLinks": True})
+    assert "[written]" in text
+    assert outside.read_text() == "private", "the link is replaced, the other file kept"
+
+
+async def test_a_hard_link_to_a_secret_is_a_secret(editor: Editor) -> None:
+    (editor.workspace / ".env").write_text("TOKEN=hunter2")
+    os.link(editor.workspace / ".env", editor.workspace / "notes.txt")
+    text = await _turn(editor, [{"readFile": {"path": str(editor.workspace / "notes.txt")}}])
+    assert "hunter2" not in text
+    (error,) = _errors(text)
+    assert error.startswith("-32003:") and "secret" in error, text
+
+
+async def test_without_a_workspace_folder_files_and_terminals_are_refused(
+    editor: Editor,
+) -> None:
+    here = Path.cwd() / "pyproject.toml"  # inside the server's cwd, the old fallback root
+    script = editor.script(
+        {
+            "turns": [
+                [
+                    {"readFile": {"path": str(here)}},
+                    {"terminal": {"command": "true", "cwd": str(Path.cwd())}},
+                ]
+            ]
+        }
+    )
+    await editor.client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            initialization_options={
+                "dataDir": str(editor.tmp / "data"),
+                "agent": {"command": script},
+            },
+        )
+    )
+    text = await _run(editor)
+    errors = _errors(text)
+    assert len(errors) == 2 and all("no workspace folder" in e for e in errors), text
+
+
+@pytest.mark.parametrize("root", ["/", "home"])
+async def test_the_disk_or_home_is_never_a_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, root: str
+) -> None:
+    home = tmp_path / "workspace"
+    monkeypatch.setenv("HOME", str(home))
+    editor = await start_editor(tmp_path)
+    try:
+        (home / "notes.txt").write_text("mine")
+        folder = Path("/") if root == "/" else home
+        script = editor.script({"turns": [[{"readFile": {"path": str(home / "notes.txt")}}]]})
+        await editor.client.initialize_session(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                root_uri=folder.as_uri(),
+                initialization_options={
+                    "dataDir": str(tmp_path / "data"),
+                    "agent": {"command": script},
+                },
+            )
+        )
+        text = await _run(editor)
+    finally:
+        await stop_editor(editor)
+    (error,) = _errors(text)
+    assert "no workspace folder" in error and "mine" not in text, text
+
+
+async def test_relative_extra_roots_are_the_workspace_s_not_the_server_s(
+    editor: Editor,
+) -> None:
+    shared = editor.tmp / "shared"
+    shared.mkdir()
+    (shared / "lib.txt").write_text("shared")
+    here = Path.cwd() / "pyproject.toml"
+    text = await _turn(
+        editor,
+        [{"readFile": {"path": str(shared / "lib.txt")}}, {"readFile": {"path": str(here)}}],
+        workspace={"extraRoots": ["../shared", ".", "/", "~"]},
+    )
+    assert '[read "shared"]' in text, text
+    (error,) = _errors(text)
+    assert "outside the workspace" in error
+
+
+async def test_a_refused_edit_to_an_open_buffer_is_not_written_under_it(editor: Editor) -> None:
+    source = editor.workspace / "open.py"
+    source.write_text("on disk\n")
+    await editor.start({"turns": [[{"writeFile": {"path": str(source), "content": "agent\n"}}]]})
+    buffers = EditorBuffers(editor.client, "utf-8", apply_edits=False)
+    editor.client.feature(types.WORKSPACE_APPLY_EDIT)(
+        lambda _: types.ApplyWorkspaceEditResult(applied=False, failure_reason="busy")
+    )
+    buffers.open(source.as_uri(), "unsaved\n", "python")
+    text = await _run(editor)
+    (error,) = _errors(text)
+    assert "did not apply" in error and "busy" in error, text
+    assert source.read_text() == "on disk\n", "never written under the editor's buffer"
+
+
+@pytest.mark.parametrize(
+    ("name", "why"), [("a\0b.txt", "NUL"), ("a" * 300, "too long"), ("d/" * 2100, "too long")]
+)
+async def test_malformed_paths_are_invalid_params(editor: Editor, name: str, why: str) -> None:
+    path = os.path.join(str(editor.workspace), name)
+    text = await _turn(
+        editor,
+        [
+            {"readFile": {"path": path}},
+            {"writeFile": {"path": path, "content": "x"}},
+            {"terminal": {"command": "true", "cwd": path}},
+        ],
+    )
+    errors = _errors(text)
+    assert len(errors) == 3, text
+    assert all(e.startswith("-32602:") and why in e for e in errors), json.dumps(errors)
