@@ -73,18 +73,28 @@ def main(argv: list[str] | None = None) -> int:
 
 def serve(tcp: tuple[str, int] | None) -> int:
     from goose_ls.lsp.app import create_server
+    from goose_ls.workspace import reaper
 
     server = create_server()
+    # Whatever the agent or its commands start, even with setsid or a double fork, stays
+    # below goose-ls and is killed when it stops.
+    reaper.become_subreaper()
+
+    def last_words() -> None:
+        server.stop_now()
+        reaper.kill_all_descendants()
 
     def on_signal(signum: int, _: Any) -> None:
         # pygls reads stdin in a worker thread that a SystemExit would wait for (until the
         # editor closes the pipe): stop the agent, keep what is known, and leave now.
         log.info("goose-ls stopped by signal %d", signum)
-        server.stop_now()
+        last_words()
         logging.shutdown()
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, on_signal)
+    if hasattr(signal, "SIGHUP"):  # the editor's terminal closed
+        signal.signal(signal.SIGHUP, on_signal)
     where = f"tcp {tcp[0]}:{tcp[1]}" if tcp else "stdio"
     log.info("goose-ls %s serving LSP on %s", __version__, where)
     try:
@@ -94,7 +104,7 @@ def serve(tcp: tuple[str, int] | None) -> int:
             server.start_io()
     finally:
         # The editor left (exit, closed pipe or a signal): no agent may outlive us.
-        server.stop_now()
+        last_words()
         log.info("goose-ls stopped")
     return server.exit_code
 

@@ -21,6 +21,7 @@ from goose_ls.agent.supervisor import AgentSupervisor
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.paths import config_dir, data_dir, log_dir
 from goose_ls.tasks import Tasks
+from goose_ls.workspace import sandbox
 
 
 def _line(label: str, value: str) -> None:
@@ -50,6 +51,7 @@ async def _check(raw_settings: Any) -> int:
     _line("config dir", str(config_dir()))
     _line("log dir", str(log_dir()))
     _line("data dir", str(data_dir(settings.data_dir)))
+    _line("sandbox", sandbox.choose(settings.terminal.sandbox).describe())
     for warning in warnings:
         _line("warning", warning)
     agent = settings.agent

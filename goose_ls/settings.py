@@ -107,6 +107,20 @@ class WorkspaceSettings:
 
 
 @attrs.define
+class TerminalSettings:
+    """How the agent's commands run (``agent.clientTerminal``)."""
+
+    sandbox: Literal["workspace", "strict", "off"] = "workspace"
+    """``workspace``: in a bubblewrap sandbox (Linux) where only the workspace, the extra
+    roots and a private /tmp are writable and the secrets list's files are empty;
+    without bubblewrap, unsandboxed (the permission card says so). ``strict``: the same
+    and no network; without bubblewrap, terminals are refused. ``off``: unsandboxed."""
+    allowed_env: list[str] = attrs.Factory(list)
+    """Variables the agent may set although they can inject code (``LD_PRELOAD``,
+    ``PATH``, ``PYTHONSTARTUP``...); the others of that list are dropped."""
+
+
+@attrs.define
 class PolicySettings:
     """Your permission rules (after the project's ``.goose-ls/policy.json``)."""
 
@@ -121,6 +135,7 @@ class Settings:
     """Also accepts just a preset name: ``"agent": "claude"``."""
     transcript: TranscriptSettings = attrs.Factory(TranscriptSettings)
     workspace: WorkspaceSettings = attrs.Factory(WorkspaceSettings)
+    terminal: TerminalSettings = attrs.Factory(TerminalSettings)
     policy: PolicySettings = attrs.Factory(PolicySettings)
     data_dir: str = ""
     """Where sessions and transcripts live; empty means the platform's user data dir."""
@@ -129,6 +144,7 @@ class Settings:
 attrs.resolve_types(AgentSettings)
 attrs.resolve_types(TranscriptSettings)
 attrs.resolve_types(WorkspaceSettings)
+attrs.resolve_types(TerminalSettings)
 attrs.resolve_types(PolicySettings)
 attrs.resolve_types(Settings)
 

@@ -22,6 +22,12 @@ async def _turn(editor: Editor, steps: list[dict[str, Any]], **settings: Any) ->
     return editor.goose.text(mid)
 
 
+RUN = {"rules": [{"action": "allow", "kind": "execute"}]}
+"""Terminals run only when allowed: these tests allow every command."""
+UNSANDBOXED = {"sandbox": "off"}
+"""For tests that look at the command's pids and files outside the workspace."""
+
+
 def _said(text: str, kind: str) -> list[Any]:
     return [json.loads(m) for m in re.findall(rf"\[{kind} (.*?)\](?=\[|$)", text)]
 
@@ -132,7 +138,9 @@ async def test_paths_outside_the_workspace_and_secrets_are_refused(
 
 
 async def test_a_terminal_runs_a_shell_line_and_reports_its_exit(editor: Editor) -> None:
-    text = await _turn(editor, [{"terminal": {"command": "printf 'hello %s' \"$PWD\"; exit 3"}}])
+    text = await _turn(
+        editor, [{"terminal": {"command": "printf 'hello %s' \"$PWD\"; exit 3"}}], policy=RUN
+    )
     (result,) = _said(text, "terminal")
     assert result["exitCode"] == 3 and result["signal"] is None
     assert result["output"] == f"hello {editor.workspace}"
@@ -143,6 +151,8 @@ async def test_a_long_command_is_killed_with_its_process_group(editor: Editor) -
     text = await _turn(
         editor,
         [{"terminal": {"command": f"sleep 300 & echo $! > {marker}; wait", "killAfter": 0.5}}],
+        policy=RUN,
+        terminal=UNSANDBOXED,
     )
     (result,) = _said(text, "terminal")
     assert result["signal"] == "SIGKILL"
@@ -153,6 +163,7 @@ async def test_output_over_the_limit_is_cut_from_the_start_at_a_character(editor
     text = await _turn(
         editor,
         [{"terminal": {"command": "printf 'ééééé'; printf 'end'", "outputByteLimit": 6}}],
+        policy=RUN,
     )
     (result,) = _said(text, "terminal")
     assert result["truncated"] is True
@@ -179,7 +190,8 @@ async def test_no_terminal_outlives_its_session(editor: Editor) -> None:
                     }
                 ]
             ]
-        }
+        },
+        settings={"policy": RUN, "terminal": UNSANDBOXED},
     )
     sid = await editor.new_session()
     await editor.prompt(sid, "go")
@@ -355,7 +367,8 @@ async def test_a_terminal_s_output_shows_in_the_transcript_tool_block(editor: Ed
                     {"terminal": {"command": "echo from-the-terminal", "toolCallId": "sh"}},
                 ]
             ]
-        }
+        },
+        settings={"policy": RUN},
     )
     sid = await editor.new_session()
     mid = await editor.prompt(sid, "go")

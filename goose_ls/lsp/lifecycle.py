@@ -107,6 +107,7 @@ def build(
         )
     )
     server.on_exit(sessions.supervisor.kill_now)
+    server.on_exit(sessions.tools.terminals.release_all)
     server.on_exit(sessions.library.flush)
     return Services(editor, root, sessions, publisher, transcripts, chat, configuration.settled)
 

@@ -25,6 +25,13 @@ ALLOW_FOR_SESSION = events.PermissionOption(
 )
 """goose-ls's own choice: allow once now, and the same call again without asking."""
 
+COMMAND_OPTIONS = [
+    events.PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+    events.PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
+]
+"""The choices when goose-ls itself asks (a terminal the agent did not ask about)."""
+ALLOWING = ("allow_once", "allow_always")
+
 PolicySource = Callable[[], "tuple[Policy, str | None]"]
 """The policy in force now, and a problem with the project's policy file, if any."""
 
@@ -52,12 +59,15 @@ class Permissions:
         session_id: str,
         tool_call: events.ToolCallUpdate,
         options: list[events.PermissionOption],
+        own: bool = False,
     ) -> str | None:
-        """The chosen ``optionId``, or None (cancelled)."""
+        """The chosen ``optionId``, or None (cancelled). A shell line the user allows in
+        the agent's call may then run once in a terminal without asking again; goose-ls's
+        ``own`` calls grant nothing and join the session's tool calls only when asked."""
         session = self._registry.find(session_id)
         if session is None or session.active is None or session.active.cancelled:
             return None
-        target = ToolTarget.of(session.tool_calls.apply(tool_call))
+        target = ToolTarget.of(tool_call if own else session.tool_calls.apply(tool_call))
         tool = tool_call.title or target.kind
         policy, problem = self._policy()
         if problem:
@@ -69,15 +79,18 @@ class Permissions:
             kind = "allow_once" if decision.action == "allow" else "reject_once"
             chosen = _option(options, kind) or _option(options, kind.replace("once", "always"))
             verb = "Allowed" if decision.action == "allow" else "Refused"
-            self._registry.note(
-                session,
-                "info",
-                f"{verb} without asking ({decision.reason}): {tool} {target.describe()}",
-            )
+            if not (own and decision.action == "allow"):  # an allowed command shows itself
+                self._registry.note(
+                    session,
+                    "info",
+                    f"{verb} without asking ({decision.reason}): {tool} {target.describe()}",
+                )
             self.audit.record(
                 session_id, tool, target.describe(), chosen or "cancelled", decision.reason
             )
             return chosen
+        if own:
+            session.tool_calls.apply(tool_call)
         request_id = uuid.uuid4().hex[:12]
         answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         offered = [*options, ALLOW_FOR_SESSION] if _option(options, "allow_once") else options
@@ -91,6 +104,9 @@ class Permissions:
         if answered == ALLOW_FOR_SESSION.option_id:
             session.allowed.add(target)
             chosen = _option(options, "allow_once")
+        chosen_kind = next((o.kind for o in options if o.option_id == chosen), None)
+        if not own and chosen_kind in ALLOWING and target.command and session.active is not None:
+            session.active.granted.append(target.command.strip())
         self.audit.record(session_id, tool, target.describe(), chosen or "cancelled", "user")
         label = next((o.label for o in offered if o.option_id == answered), None)
         self._registry.record(
@@ -100,6 +116,32 @@ class Permissions:
             ),
         )
         return chosen
+
+    async def authorize_command(self, session_id: str, call: events.ToolCallUpdate) -> str | None:
+        """May the shell line of ``call`` run in a terminal? None if so, else why not.
+
+        The policy first (deny wins); then a permission the user already gave for a
+        tool call of this turn with the same line (used once); then the user is asked.
+        """
+        session = self._registry.find(session_id)
+        if session is None or session.active is None or session.active.cancelled:
+            return "no turn of this session is running"
+        raw = call.raw_input if isinstance(call.raw_input, dict) else {}
+        command = str(raw.get("command", "")).strip()
+        policy, _ = self._policy()
+        decision = policy.decide(ToolTarget("execute", (), command))
+        if decision.action == "ask" and command in session.active.granted:
+            session.active.granted.remove(command)
+            self.audit.record(
+                session_id, "terminal", command, "allow_once", "user, for its tool call"
+            )
+            return None
+        chosen = await self.request(session_id, call, COMMAND_OPTIONS, own=True)
+        if chosen == "allow_once":
+            return None
+        if decision.action == "deny":
+            return f"refused by {decision.reason}"
+        return "refused by the user" if chosen else "the request was cancelled"
 
     # --- the editor's side -------------------------------------------------------------
     def is_pending(self, request_id: str) -> bool:

@@ -53,6 +53,9 @@ class Turn:
     """Watches the turn for silence; stopped when the turn ends."""
     let_go: asyncio.TimerHandle | None = None
     """Ends a cancelled turn the agent does not end; stopped when the turn ends."""
+    granted: list[str] = attrs.Factory(list)
+    """Shell lines the user allowed in a tool call of this turn: each lets one
+    ``terminal/create`` of the same line run without asking again."""
 
 
 class Session:

@@ -12,6 +12,7 @@ import functools
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 from goose_ls import events
 from goose_ls.agent.interface import ClientRefusal
@@ -20,11 +21,11 @@ from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.registry import Registry
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
-from goose_ls.workspace import files
+from goose_ls.workspace import files, sandbox
 from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.confinement import BadPath, Confinement, Denied, roots_of
 from goose_ls.workspace.files import EditorFiles, FileProblem
-from goose_ls.workspace.terminals import Terminal, Terminals
+from goose_ls.workspace.terminals import Terminal, Terminals, filter_env, line_of
 
 OUTSIDE_OPTIONS = [
     events.PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
@@ -172,9 +173,43 @@ class AgentTools:
         resolved = await self._check(session_id, where, f"run `{command}` in {where}", "execute")
         if not resolved.is_dir():
             raise ClientRefusal(ClientRefusal.INVALID, f"{where} is not a directory")
-        return await self.terminals.create(
-            session_id, command, args, str(resolved), env, output_byte_limit
+        settings = self._settings().terminal
+        jail = sandbox.choose(settings.sandbox)
+        line = line_of(command, args)
+        if jail.refuses:
+            self._refuse_run(session_id, line, f"terminal.sandbox is strict and {jail.problem}")
+        unsandboxed = "" if jail.active else f" (UNSANDBOXED: {jail.describe()})"
+        call = events.ToolCallUpdate(
+            tool_call_id=f"goose-ls-{uuid.uuid4().hex[:8]}",
+            title=f"Run `{line}` in {resolved}{unsandboxed}",
+            kind="execute",
+            raw_input={"command": line, "cwd": str(resolved)},
         )
+        if why := await self._permissions.authorize_command(session_id, call):
+            self._refuse_run(session_id, line, why)
+        kept, dropped = filter_env(env, settings.allowed_env)
+        if dropped:
+            self._registry.note_for(
+                session_id,
+                "warning",
+                f"Dropped {', '.join(dropped)} from the agent's environment for `{line}` "
+                "(they can make it run other code; terminal.allowedEnv lets them through).",
+            )
+        roots = self.confinement().roots
+        hidden = await asyncio.to_thread(sandbox.secret_files, self.confinement(), _home())
+        return await self.terminals.create(
+            session_id,
+            command,
+            args,
+            str(resolved),
+            kept,
+            output_byte_limit,
+            (jail, roots, hidden if jail.active else []),
+        )
+
+    def _refuse_run(self, session_id: str, line: str, why: str) -> NoReturn:
+        self._registry.note_for(session_id, "warning", f"Refused to run `{line}`: {why}.")
+        raise ClientRefusal(ClientRefusal.DENIED, f"permission denied: `{line}` {why}")
 
     async def terminal_output(
         self, session_id: str, terminal_id: str
@@ -202,3 +237,10 @@ class AgentTools:
             return self.terminals.get(session_id, terminal_id)
         except KeyError:
             raise ClientRefusal(ClientRefusal.NOT_FOUND, f"no terminal {terminal_id}") from None
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home()
+    except RuntimeError:
+        return None

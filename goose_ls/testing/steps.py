@@ -16,7 +16,7 @@ from typing import Any
 
 from acp import RequestError
 from acp.agent.connection import AgentSideConnection
-from acp.schema import PromptResponse, RequestPermissionRequest, SessionNotification
+from acp.schema import EnvVariable, PromptResponse, RequestPermissionRequest, SessionNotification
 
 from goose_ls.testing.script import GOOSE_PERMISSION_OPTIONS
 
@@ -207,12 +207,15 @@ class StepPlayer:
             await self.say(session_id, f"[write error {exc.code}: {exc}]")
 
     async def run_terminal(self, session_id: str, spec: dict[str, Any]) -> None:
-        """Create, wait (or kill after ``killAfter`` s), read and release a terminal."""
+        """Create, wait (or kill after ``killAfter`` s), read and release a terminal;
+        with ``summary``, say the output's length instead of the output."""
         assert self.conn is not None
         try:
             created = await self.conn.create_terminal(
                 session_id=session_id,
                 command=spec["command"],
+                args=spec.get("args"),
+                env=[EnvVariable(name=k, value=v) for k, v in spec.get("env", {}).items()],
                 cwd=spec.get("cwd"),
                 output_byte_limit=spec.get("outputByteLimit"),
             )
@@ -248,7 +251,7 @@ class StepPlayer:
         result = {
             "exitCode": exit_status.exit_code,
             "signal": exit_status.signal,
-            "output": output.output,
+            "output": len(output.output) if spec.get("summary") else output.output,
             "truncated": output.truncated,
         }
         await self.say(session_id, f"[terminal {json.dumps(result)}]")

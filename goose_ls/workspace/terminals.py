@@ -1,28 +1,75 @@
 """Terminals the agent runs through goose-ls: a shell line in its own process group.
 
 goose sends a whole shell line as ``command``; it runs through the user's shell, in the
-requested cwd (inside the workspace) with the requested environment. Output is kept up
-to ``outputByteLimit`` bytes, dropping from the start at a character boundary. Killing
-or releasing a terminal ends its whole process group, and every terminal of a session is
-released when the session ends or goose-ls stops.
+requested cwd (inside the workspace) with the requested environment, less the variables
+that inject code into other programs, and inside the sandbox when there is one. Output
+is kept in a ring buffer of ``outputByteLimit`` bytes (at most ``MAX_OUTPUT_LIMIT``),
+read from a character boundary. Killing or releasing a terminal ends its process group
+and every process below it, escaped ones included (see ``reaper``); every terminal of a
+session is released when the session ends or goose-ls stops.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import fnmatch
 import os
 import shlex
 import signal
 import uuid
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 import attrs
 
 from goose_ls.tasks import Tasks
+from goose_ls.workspace import reaper, sandbox
 
 DEFAULT_OUTPUT_LIMIT = 1_000_000
+MAX_OUTPUT_LIMIT = 8 * 1024 * 1024
+"""The most output kept per terminal, whatever ``outputByteLimit`` the agent asks for."""
 KEEP_RELEASED = 50
+EXIT_GRACE = 1.0
+EXIT_POLL = 0.05
+INJECTING_ENV = (
+    "LD_*",
+    "DYLD_*",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PYTHONSTARTUP",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONINSPECT",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "GIT_*",
+    "PATH",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "ZDOTDIR",
+    "IFS",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "*_ASKPASS",
+    "GOOSE_LS_*",
+)
+"""Variables that make an allowed command run other code (a preloaded library, a startup
+file, a planted binary on ``PATH``, a ``.gitconfig`` under another ``HOME``), or fake
+goose-ls's own mark: dropped from the agent's environment unless
+``terminal.allowedEnv`` names them."""
 
 
 @attrs.frozen
@@ -31,33 +78,78 @@ class ExitStatus:
     signal: str | None
 
 
-def _trim(data: bytes, limit: int) -> tuple[bytes, bool]:
-    """Keep the last ``limit`` bytes, starting on a UTF-8 character boundary."""
-    if len(data) <= limit:
-        return data, False
-    start = len(data) - limit
-    while start < len(data) and (data[start] & 0xC0) == 0x80:
-        start += 1  # a continuation byte: move to the next character's start
-    return data[start:], True
+def filter_env(env: Mapping[str, str], allowed: Iterable[str]) -> tuple[dict[str, str], list[str]]:
+    """The agent's variables less the code-injecting ones; and the names dropped."""
+    allowed = set(allowed)
+    kept: dict[str, str] = {}
+    dropped: list[str] = []
+    for name, value in env.items():
+        risky = any(fnmatch.fnmatchcase(name, pattern) for pattern in INJECTING_ENV)
+        if risky and name not in allowed:
+            dropped.append(name)
+        else:
+            kept[name] = value
+    return kept, dropped
+
+
+class OutputBuffer:
+    """The last ``limit`` bytes of a stream: a ring of chunks, each append O(chunk)."""
+
+    def __init__(self, limit: int | None) -> None:
+        wanted = DEFAULT_OUTPUT_LIMIT if limit is None else limit
+        self.limit = max(0, min(wanted, MAX_OUTPUT_LIMIT))
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self.truncated = False
+
+    def append(self, chunk: bytes) -> None:
+        self._chunks.append(chunk)
+        self._size += len(chunk)
+        while self._size > self.limit:
+            extra = self._size - self.limit
+            first = self._chunks[0]
+            if len(first) <= extra:
+                self._chunks.popleft()
+                self._size -= len(first)
+            else:
+                self._chunks[0] = first[extra:]
+                self._size -= extra
+            self.truncated = True
+
+    def __len__(self) -> int:
+        return self._size
+
+    def text(self) -> str:
+        """The output decoded, starting on a character boundary when its start was cut."""
+        data = b"".join(self._chunks)
+        start = 0
+        if self.truncated:
+            while start < len(data) and (data[start] & 0xC0) == 0x80:
+                start += 1  # a continuation byte: move to the next character's start
+        return data[start:].decode("utf-8", "replace")
 
 
 class Terminal:
-    def __init__(self, process: asyncio.subprocess.Process, limit: int, tasks: Tasks) -> None:
+    def __init__(
+        self, process: asyncio.subprocess.Process, limit: int | None, marker: str, tasks: Tasks
+    ) -> None:
         self.process = process
-        self.limit = limit
-        self._output = b""
-        self.truncated = False
+        self.marker = marker
+        self._output = OutputBuffer(limit)
         self._reader = tasks.run(self._read(), f"terminal {process.pid} output")
 
     async def _read(self) -> None:
         assert self.process.stdout is not None
         while chunk := await self.process.stdout.read(65536):
-            self._output, cut = _trim(self._output + chunk, self.limit)
-            self.truncated = self.truncated or cut
+            self._output.append(chunk)
+
+    @property
+    def truncated(self) -> bool:
+        return self._output.truncated
 
     @property
     def output(self) -> str:
-        return self._output.decode("utf-8", "replace")
+        return self._output.text()
 
     def status(self) -> ExitStatus | None:
         code = self.process.returncode
@@ -68,17 +160,27 @@ class Terminal:
         return ExitStatus(code, None)
 
     async def wait(self) -> ExitStatus:
-        await self.process.wait()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._reader
+        """The command's exit, once its output is read, or ``EXIT_GRACE`` seconds after
+        it exited when something it left behind still holds the output open."""
+        # Not process.wait(): before Python 3.12 it also waits for the pipes to close.
+        while self.process.returncode is None:  # noqa: ASYNC110 (no exit event to await)
+            await asyncio.sleep(EXIT_POLL)
+        with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._reader), EXIT_GRACE)
         status = self.status()
         assert status is not None
         return status
 
     def kill(self) -> None:
-        if self.process.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, signal.SIGKILL)
+        """Its process group and every process below it or marked as its own."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        reaper.kill_tree(self.process.pid, self.marker)
+
+
+def line_of(command: str, args: list[str]) -> str:
+    """The shell line a ``terminal/create`` runs: the command, then its quoted arguments."""
+    return command if not args else " ".join([command, *map(shlex.quote, args)])
 
 
 class Terminals:
@@ -98,24 +200,25 @@ class Terminals:
         cwd: str,
         env: Mapping[str, str],
         limit: int | None,
+        jail: tuple[sandbox.Sandbox, list[Path], list[Path]] = (sandbox.Sandbox("off"), [], []),
     ) -> str:
-        line = command if not args else " ".join([command, *map(shlex.quote, args)])
+        """Start ``line_of(command, args)``; ``jail`` is the sandbox, its writable roots and
+        the paths it hides. ``env`` is used as given (filter it first)."""
+        terminal_id = f"term-{uuid.uuid4().hex[:10]}"
         shell = os.environ.get("SHELL") or "/bin/sh"
+        argv = sandbox.wrap(jail[0], [shell, "-c", line_of(command, args)], cwd, jail[1], jail[2])
         process = await asyncio.create_subprocess_exec(
-            shell,
-            "-c",
-            line,
+            *argv,
             cwd=cwd,
-            env={**os.environ, **env},
+            env={**os.environ, **env, reaper.MARKER: terminal_id},
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
-        terminal_id = f"term-{uuid.uuid4().hex[:10]}"
         self._terminals[terminal_id] = (
             session_id,
-            Terminal(process, limit if limit is not None else DEFAULT_OUTPUT_LIMIT, self._tasks),
+            Terminal(process, limit, terminal_id, self._tasks),
         )
         return terminal_id
 
