@@ -142,6 +142,8 @@ class PermissionRequested:
     request_id: str
     tool_call: ToolCallUpdate
     options: list[PermissionOption]
+    warning: str | None = None
+    """What the user must know before allowing (a protected path), shown on the card."""
 
 
 @attrs.frozen

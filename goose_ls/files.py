@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import re
 import secrets
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+TEMP_NAME = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+"""What :func:`atomic_write` names its temporary files (``.sessions.json.k3j_x9a2.tmp``)."""
+STALE_AFTER = 60.0
+"""Seconds after which such a file is a leftover (a write takes milliseconds)."""
 
 WriteFailed = Callable[[Path, OSError], None]
 """Told when goose-ls could not write one of its files (a full or read-only data dir):
@@ -49,3 +59,22 @@ def replace_at(folder: int, name: str, data: bytes, mode: int | None) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=folder)
         raise
+
+
+def remove_stale_temps(folder: Path) -> None:
+    """Delete the temporary files a killed goose-ls left in ``folder`` (one of its own).
+
+    Only old ones: another goose-ls sharing the data dir may be writing right now."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if not TEMP_NAME.fullmatch(entry.name):
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_file(follow_symlinks=False) and (
+                time.time() - entry.stat(follow_symlinks=False).st_mtime > STALE_AFTER
+            ):
+                os.unlink(entry.path)
+                log.info("removed %s, left by an interrupted write", entry.path)

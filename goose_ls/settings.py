@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal, get_origin
@@ -18,7 +19,7 @@ import attrs
 
 from goose_ls.wire import camel, converter, describe_error, to_wire
 from goose_ls.workspace.confinement import DEFAULT_SECRETS
-from goose_ls.workspace.policy import Rule
+from goose_ls.workspace.policy import DEFAULT_PROTECTED, Rule
 
 ENV_PREFIX = "GOOSE_LS_"
 SECTION = "goose"
@@ -104,6 +105,9 @@ class WorkspaceSettings:
     max_read_bytes: int = 10_000_000
     """The largest file the agent may read whole; bigger ones are read in parts
     (``line`` and ``limit``, streamed), each part at most this size."""
+    protected: list[str] = attrs.Factory(lambda: list(DEFAULT_PROTECTED))
+    """Files that run code later (git hooks, editor configs, build files): writing one
+    is always asked, unless a policy rule names it (``.ssh/*`` style for a folder)."""
 
 
 @attrs.define
@@ -269,7 +273,33 @@ def load(
     return settings, warnings
 
 
+REDACTED = "<redacted>"
+TOKEN_LIKE = re.compile(
+    r"(?i)((?:--?|\b)[\w-]*(?:token|secret|password|passwd|api[_-]?key|auth)[\w-]*[=:])\S+"
+    r"|\b(?:sk|pk|rk|ghp|gho|ghs|ghu|github_pat|xox[abpr]|glpat|AKIA|AIza)[\w-]{8,}"
+    r"|\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{32,}\b"
+)
+"""``--api-key=…``, ``TOKEN:…``, well-known key prefixes, and long random-looking words."""
+
+
+def redact(text: str) -> str:
+    """``text`` with anything that looks like a credential replaced."""
+    return TOKEN_LIKE.sub(lambda m: (m.group(1) or "") + REDACTED, text)
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _redacted(item) for key, item in value.items()}
+    return value
+
+
 def describe(settings: Settings) -> dict[str, Any]:
-    """The effective settings as camelCase JSON (for logs, ``goose/status`` and doctor)."""
-    result: dict[str, Any] = to_wire(settings)
+    """The effective settings as camelCase JSON (for logs, ``goose/status`` and doctor),
+    with ``agent.env`` values and anything token-like redacted: logs get shared."""
+    result: dict[str, Any] = _redacted(to_wire(settings))
+    result["agent"]["env"] = {name: REDACTED for name in settings.agent.env}
     return result

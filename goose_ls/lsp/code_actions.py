@@ -188,6 +188,14 @@ def option_actions(s: Services, session_id: str) -> list[types.CodeAction]:
     return actions
 
 
+def trust_actions(s: Services) -> list[types.CodeAction]:
+    """Offered while the workspace policy has allow rules the user has not trusted."""
+    untrusted = s.sessions.untrusted_policy()
+    if untrusted is None:
+        return []
+    return [_action("goose.trustWorkspacePolicy", types.CodeActionKind.QuickFix, untrusted.digest)]
+
+
 def register(server: LanguageServer, services: ServicesSlot) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -197,10 +205,11 @@ def register(server: LanguageServer, services: ServicesSlot) -> None:
         s = services()
         uri = params.text_document.uri
         if s.transcripts.by_uri(uri) is not None:
-            return transcript_actions(s, uri, params)
+            return [*transcript_actions(s, uri, params), *trust_actions(s)]
         if uri == index_path(s.settings.data_dir).as_uri():
             return index_actions(s, params)
         actions = [
+            *trust_actions(s),
             *source_actions(params),
             _action("goose.sessions", types.CodeActionKind.Refactor),
         ]

@@ -112,6 +112,15 @@ class SessionArguments:
 
 
 @attrs.frozen
+class TrustArguments:
+    digest: str
+    """The SHA-256 of the workspace policy file as offered: a changed file is not trusted."""
+
+    def problem(self) -> str | None:
+        return None if self.digest else "argument 1 (digest): must not be empty"
+
+
+@attrs.frozen
 class RenameArguments:
     session_id: str
     title: str

@@ -132,7 +132,7 @@ async def permission(s: Services, a: args.PermissionArguments) -> None:
         request_id, choice = pending[0], a.request_or_kind
     else:
         raise Refused("no permission request is waiting")
-    option_id = permissions.option_for_kind(request_id, choice)
+    option_id = permissions.option_for(request_id, choice, by_kind=a.option_id is None)
     if option_id is None:
         raise Refused(f"{choice!r} is not an option of request {request_id}")
     permissions.answer(request_id, option_id)
@@ -175,6 +175,11 @@ async def restart(s: Services, _: args.NoArguments) -> None:
 async def authenticate(s: Services, _: args.NoArguments) -> None:
     if await s.sessions.link.authenticate():
         _info(s, "signed in to the agent")
+
+
+async def trust_policy(s: Services, a: args.TrustArguments) -> None:
+    path = s.sessions.trust_policy(a.digest)
+    _info(s, f"{path} is trusted: its allow rules apply until it changes")
 
 
 async def review_turn(s: Services, a: args.ChatArguments) -> None:
@@ -245,6 +250,12 @@ COMMANDS = {
         Command("goose.revertFile", "Goose: Revert file", args.FileArguments, revert_file),
         Command(
             "goose.authenticate", "Goose: Sign in to the agent", args.NoArguments, authenticate
+        ),
+        Command(
+            "goose.trustWorkspacePolicy",
+            "Goose: Trust this workspace policy",
+            args.TrustArguments,
+            trust_policy,
         ),
     ]
 }

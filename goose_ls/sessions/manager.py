@@ -16,7 +16,8 @@ from typing import Any, Protocol
 from goose_ls import events
 from goose_ls.agent.status import AgentState, AgentStatus
 from goose_ls.agent.supervisor import AgentSupervisor
-from goose_ls.errors import AgentError, UnknownSession
+from goose_ls.errors import AgentError, Refused, UnknownSession
+from goose_ls.files import remove_stale_temps
 from goose_ls.paths import data_dir
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.link import AgentLink
@@ -30,7 +31,8 @@ from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
 from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.files import EditorFiles
-from goose_ls.workspace.policy import Policy
+from goose_ls.workspace.policy import Policy, Untrusted
+from goose_ls.workspace.trust import PolicyTrust
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +65,11 @@ class SessionManager:
         self.cwd = cwd
         self._listener = listener
         folder = data_dir(settings.data_dir)
+        for leftovers in (folder, folder / "transcripts"):
+            remove_stale_temps(leftovers)
         self.library = SessionLibrary(folder / "sessions.json", listener.cannot_write)
         self.registry = Registry(self.library, listener.session_event)
+        self.trust = PolicyTrust(folder / "trusted-policies.json", listener.cannot_write)
         self.permissions = Permissions(
             self.registry, self._policy, AuditLog(folder / "audit.log", listener.cannot_write)
         )
@@ -99,7 +104,20 @@ class SessionManager:
         self.supervisor.settings = settings.agent
 
     def _policy(self) -> tuple[Policy, str | None]:
-        return Policy.load(self.cwd, self.settings.policy.rules)
+        rules, protected = self.settings.policy.rules, self.settings.workspace.protected
+        return Policy.load(self.cwd, rules, protected, self.trust)
+
+    def untrusted_policy(self) -> Untrusted | None:
+        """The workspace policy file whose loosening rules wait for the user's trust."""
+        return self._policy()[0].untrusted
+
+    def trust_policy(self, file_digest: str) -> Path:
+        """Trust the workspace policy file, if it still is what the user was shown."""
+        untrusted = self.untrusted_policy()
+        if untrusted is None or untrusted.digest != file_digest:
+            raise Refused("the workspace policy changed or is trusted already; nothing trusted")
+        self.trust.trust(untrusted.path, untrusted.digest)
+        return untrusted.path
 
     # --- what the agent floor calls ------------------------------------------------
     def session_event(self, session_id: str, event: events.SessionEvent) -> None:

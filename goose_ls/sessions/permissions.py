@@ -4,7 +4,12 @@ A request the policy settles is answered at once, with a note saying so. Any oth
 recorded as a ``permission_request`` event and waits for the editor's answer; goose-ls
 adds its own "Allow for this session" choice when the agent offers an "allow once". Every
 decision is audited. Requests fail closed: a cancelled turn, a stopped agent or an
-unknown session answers ``cancelled``, never "allow".
+unknown session answers ``cancelled``, never "allow"; a rule's "allow" is recorded
+before it is used, and asked instead when the audit log cannot be written.
+
+goose-ls's own choices are kept apart from the agent's: a request holds the two
+separately, and the id the editor sees for goose-ls's choice is picked so that no agent
+option has it. An agent cannot offer an option that the user takes for goose-ls's.
 """
 
 from __future__ import annotations
@@ -17,13 +22,15 @@ import attrs
 
 from goose_ls import events
 from goose_ls.sessions.registry import Registry
+from goose_ls.sessions.session import Session
 from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.policy import Decision, Policy, ToolTarget
 
 ALLOW_FOR_SESSION = events.PermissionOption(
     option_id="goose-ls:allow_session", name="Allow for this session", kind="allow_always"
 )
-"""goose-ls's own choice: allow once now, and the same call again without asking."""
+"""goose-ls's own choice: allow once now, and the same call again without asking. Its
+id is the one the editor sees unless an agent option has it (then one that none has)."""
 
 COMMAND_OPTIONS = [
     events.PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
@@ -40,11 +47,43 @@ def _option(options: list[events.PermissionOption], kind: str) -> str | None:
     return next((o.option_id for o in options if o.kind == kind), None)
 
 
+def _find(options: list[events.PermissionOption], option_id: str) -> events.PermissionOption:
+    return next(o for o in options if o.option_id == option_id)
+
+
+def _warning(policy: Policy, target: ToolTarget) -> str | None:
+    """What the card must say before the user allows a protected path."""
+    path = policy.protected_path(target)
+    if path is None:
+        return None
+    return (
+        f"{path} is a protected path: it makes your tools run code later (hooks, editor or "
+        "build configuration). Check what the agent writes before you allow it."
+    )
+
+
+def _own_option(agent_options: list[events.PermissionOption]) -> events.PermissionOption:
+    """goose-ls's choice, with an id no agent option has."""
+    taken = {o.option_id for o in agent_options}
+    option_id, n = ALLOW_FOR_SESSION.option_id, 1
+    while option_id in taken:
+        n += 1
+        option_id = f"{ALLOW_FOR_SESSION.option_id}-{n}"
+    return attrs.evolve(ALLOW_FOR_SESSION, option_id=option_id)
+
+
 @attrs.define
 class _Pending:
     session_id: str
-    options: list[events.PermissionOption]
-    answer: asyncio.Future[str | None]
+    agent: list[events.PermissionOption]
+    own: events.PermissionOption | None
+    """goose-ls's own choice, as the editor sees it (never one of ``agent``'s ids)."""
+    answer: asyncio.Future[tuple[bool, str] | None]
+    """``(own, option id)``: whose choice was taken, or None (cancelled)."""
+
+    @property
+    def options(self) -> list[events.PermissionOption]:
+        return [*self.agent, self.own] if self.own else list(self.agent)
 
 
 class Permissions:
@@ -72,43 +111,57 @@ class Permissions:
         policy, problem = self._policy()
         if problem:
             self._registry.note(session, "warning", problem)
-        decision = policy.decide(target)
-        if decision.action == "ask" and target in session.allowed:
-            decision = Decision("allow", "allowed for this session")
+        decision = self._decide(session, policy, target)
         if decision.action != "ask":
             kind = "allow_once" if decision.action == "allow" else "reject_once"
             chosen = _option(options, kind) or _option(options, kind.replace("once", "always"))
-            verb = "Allowed" if decision.action == "allow" else "Refused"
-            if not (own and decision.action == "allow"):  # an allowed command shows itself
-                self._registry.note(
-                    session,
-                    "info",
-                    f"{verb} without asking ({decision.reason}): {tool} {target.describe()}",
-                )
-            self.audit.record(
+            written = self.audit.record(
                 session_id, tool, target.describe(), chosen or "cancelled", decision.reason
             )
-            return chosen
+            if written or decision.action == "deny":
+                verb = "Allowed" if decision.action == "allow" else "Refused"
+                if not (own and decision.action == "allow"):  # an allowed command shows itself
+                    self._registry.note(
+                        session,
+                        "info",
+                        f"{verb} without asking ({decision.reason}): {tool} {target.describe()}",
+                    )
+                return chosen
+            self._registry.note(
+                session,
+                "warning",
+                f"Not allowed without asking ({decision.reason}): the audit log cannot be "
+                "written, so you are asked instead.",
+            )
         if own:
             session.tool_calls.apply(tool_call)
         request_id = uuid.uuid4().hex[:12]
-        answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-        offered = [*options, ALLOW_FOR_SESSION] if _option(options, "allow_once") else options
-        self._pending[request_id] = _Pending(session_id, offered, answer)
-        self._registry.record(session, events.PermissionRequested(request_id, tool_call, offered))
+        answer: asyncio.Future[tuple[bool, str] | None] = asyncio.get_running_loop().create_future()
+        own_option = _own_option(options) if _option(options, "allow_once") else None
+        pending = _Pending(session_id, list(options), own_option, answer)
+        self._pending[request_id] = pending
+        warning = _warning(policy, target)
+        offered = pending.options
+        self._registry.record(
+            session, events.PermissionRequested(request_id, tool_call, offered, warning)
+        )
         try:
             answered = await answer
         finally:
             del self._pending[request_id]
-        chosen = answered
-        if answered == ALLOW_FOR_SESSION.option_id:
+        chosen = answered[1] if answered else None
+        if answered and answered[0]:
             session.allowed.add(target)
             chosen = _option(options, "allow_once")
         chosen_kind = next((o.kind for o in options if o.option_id == chosen), None)
         if not own and chosen_kind in ALLOWING and target.command and session.active is not None:
             session.active.granted.append(target.command.strip())
         self.audit.record(session_id, tool, target.describe(), chosen or "cancelled", "user")
-        label = next((o.label for o in offered if o.option_id == answered), None)
+        label = None
+        if answered:
+            label = (
+                own_option if answered[0] and own_option else _find(options, answered[1])
+            ).label
         self._registry.record(
             session,
             events.PermissionResolved(
@@ -143,6 +196,21 @@ class Permissions:
             return f"refused by {decision.reason}"
         return "refused by the user" if chosen else "the request was cancelled"
 
+    def _decide(self, session: Session, policy: Policy, target: ToolTarget) -> Decision:
+        decision = policy.decide(target)
+        if decision.action == "ask" and target in session.allowed:
+            decision = Decision("allow", "allowed for this session")
+        if decision.action == "ask" and policy.would_allow_if_trusted(target):
+            self._registry.note(
+                session,
+                "warning",
+                f"{policy.untrusted.path if policy.untrusted else 'The workspace policy'} "
+                "would allow this, but it is not trusted: a workspace policy only tightens "
+                'your rules until you trust it (code action "Goose: Trust this workspace '
+                'policy").',
+            )
+        return decision
+
     # --- the editor's side -------------------------------------------------------------
     def is_pending(self, request_id: str) -> bool:
         pending = self._pending.get(request_id)
@@ -161,12 +229,14 @@ class Permissions:
         pending = self._pending.get(request_id)
         return list(pending.options) if pending else []
 
-    def option_for_kind(self, request_id: str, kind: str) -> str | None:
-        """The optionId of the offered option of ``kind`` (``allow_once``...), if any."""
-        for option in self.offered(request_id):
-            if kind in (option.kind, option.option_id):
-                return option.option_id
-        return None
+    def option_for(self, request_id: str, choice: str, by_kind: bool) -> str | None:
+        """The optionId of the offered option with id ``choice``, else of kind ``choice``
+        (kind first with ``by_kind``): an agent cannot name an option by another's kind."""
+        offered = self.offered(request_id)
+        by_id = [o.option_id for o in offered if o.option_id == choice]
+        of_kind = [o.option_id for o in offered if o.kind == choice]
+        found = [*of_kind, *by_id] if by_kind else [*by_id, *of_kind]
+        return found[0] if found else None
 
     def answer(self, request_id: str, option_id: str | None) -> None:
         """Answer a waiting request; ``None`` means cancelled."""
@@ -176,7 +246,8 @@ class Permissions:
         if option_id is not None and option_id not in {o.option_id for o in pending.options}:
             offered = ", ".join(o.option_id for o in pending.options)
             raise ValueError(f"{option_id!r} was not offered (offered: {offered})")
-        pending.answer.set_result(option_id)
+        own = pending.own is not None and option_id == pending.own.option_id
+        pending.answer.set_result(None if option_id is None else (own, option_id))
 
     def cancel(self, session_id: str | None = None) -> None:
         """Answer ``cancelled`` to the waiting requests of a session (of all, with None)."""

@@ -2,13 +2,16 @@
 
 Every path and terminal cwd goes through the confinement first; a refusal is a clear
 error to the agent and a note in the session. Files open in the editor are read from
-their buffers and written through the editor.
+their buffers and written through the editor. goose-ls's own files (``.goose-ls/``, the
+data dir) are never written for the agent, whatever a rule says: else it could grant
+itself permissions. Protected files (they run code later) are written only when asked.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +19,7 @@ from typing import NoReturn
 
 from goose_ls import events
 from goose_ls.agent.interface import ClientRefusal
+from goose_ls.paths import data_dir
 from goose_ls.sessions.checkpoints import Change
 from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.registry import Registry
@@ -25,6 +29,7 @@ from goose_ls.workspace import files, sandbox
 from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.confinement import BadPath, Confinement, Denied, roots_of
 from goose_ls.workspace.files import EditorFiles, FileProblem
+from goose_ls.workspace.policy import protected_path
 from goose_ls.workspace.terminals import Terminal, Terminals, filter_env, line_of
 
 OUTSIDE_OPTIONS = [
@@ -79,6 +84,38 @@ class AgentTools:
         self._audit.record(session_id, action.split(" ", 1)[0], path, "denied", "confinement")
         return ClientRefusal(ClientRefusal.DENIED, f"permission denied: {exc}")
 
+    def _refuse(self, session_id: str, path: str, why: str) -> ClientRefusal:
+        self._registry.note_for(
+            session_id, "warning", f"Refused to let the agent write {path}: {why}."
+        )
+        self._audit.record(session_id, "write", path, "denied", "confinement")
+        return ClientRefusal(ClientRefusal.DENIED, f"permission denied: {path}: {why}")
+
+    def _own(self, path: str) -> str | None:
+        """Why ``path`` is goose-ls's own (its configuration or data), if it is."""
+        resolved = Path(os.path.realpath(path))
+        if any(part.casefold() == ".goose-ls" for part in resolved.parts):
+            return "goose-ls's configuration (.goose-ls) is not the agent's to change"
+        own = Path(os.path.realpath(data_dir(self._settings().data_dir)))
+        if resolved == own or own in resolved.parents:
+            return "goose-ls's data (sessions, audit log, transcripts) is not the agent's to change"
+        return None
+
+    async def _ask_protected(self, session_id: str, path: Path) -> None:
+        """Writing a file that runs code later is asked (or allowed by a rule naming it)."""
+        settings = self._settings().workspace
+        relative = protected_path(self._cwd, settings.protected, str(path))
+        if relative is None:
+            return
+        call = events.ToolCallUpdate(
+            tool_call_id=f"goose-ls-{uuid.uuid4().hex[:8]}",
+            title=f"write {relative} (a protected path)",
+            kind="edit",
+            locations=[{"path": str(path)}],
+        )
+        if await self._permissions.request(session_id, call, OUTSIDE_OPTIONS) != "allow_once":
+            raise self._refuse(session_id, str(path), "a protected path, and not allowed")
+
     async def _ask_outside(self, session_id: str, path: Path, action: str, kind: str) -> bool:
         """With ``workspace.outside: ask``, the user (or the policy) decides."""
         if self._settings().workspace.outside != "ask":
@@ -131,7 +168,10 @@ class AgentTools:
         await files.write(self._editor, path, content, to_disk)
 
     async def write_text_file(self, session_id: str, path: str, content: str) -> None:
+        if os.path.isabs(path) and (why := self._own(path)):
+            raise self._refuse(session_id, path, why)
         resolved = await self._check(session_id, path, f"write {path}", "edit")
+        await self._ask_protected(session_id, resolved)
         before = await self.current_text(resolved)
         try:
             await self._write(resolved, content)

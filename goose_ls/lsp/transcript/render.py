@@ -173,6 +173,8 @@ class Renderer:
         target = _target(state.raw_input, state.locations)
         if target:
             lines.append(f"> {target}")
+        if event.warning:
+            lines.append(f"> **⚠️ Warning:** {event.warning}")
         choices = " · ".join(o.label for o in event.options)
         lines.append(f"> Answer with a code action on this card: {choices}")
         self.text.append("\n".join(lines) + "\n")

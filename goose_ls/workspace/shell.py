@@ -1,0 +1,101 @@
+"""Reading a shell line the way the shell will, so that command rules mean what they say.
+
+A rule like ``allow "cargo test"`` must not allow ``cargo test; curl … | sh``, and
+``deny "rm -rf"`` must catch ``/bin/rm -rf``. The line is parsed with bashlex (a port of
+bash's own grammar); what it cannot parse is :data:`None`, and the policy asks.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+import bashlex
+
+PLAIN_REDIRECTS = {">", ">>", "<", ">|"}
+WRAPPERS = {"sudo", "doas", "env", "command", "exec", "nice", "nohup", "time", "timeout", "xargs"}
+"""Programs that run the next word as a program: ``sudo rm -rf`` runs ``rm -rf``."""
+
+
+@attrs.frozen
+class Parsed:
+    commands: tuple[tuple[str, ...], ...]
+    """Every simple command of the line, nested ones too (in ``$(...)``, subshells,
+    pipelines), as its words with the program as spelled."""
+    simple: bool
+    """The line is one command: no ``;``, ``&&``, ``||``, ``|``, ``&``, ``$(...)``,
+    backticks, subshells, expansions or ``VAR=value`` prefixes."""
+    redirect_targets: tuple[str, ...] = ()
+    """Files the single command's plain redirections (``>``, ``<``...) name."""
+
+
+def parse(line: str) -> Parsed | None:
+    """The line's commands, or None when it cannot be parsed (or has none)."""
+    try:
+        trees = bashlex.parse(line)
+    except Exception:  # bashlex raises its own errors, and others on odd input
+        return None
+    commands = tuple(_words(node) for node in _nodes(trees) if node.kind == "command")
+    if not commands or any(not words for words in commands):
+        return None
+    top = trees[0]
+    simple = len(trees) == 1 and top.kind == "command" and len(commands) == 1
+    targets: list[str] = []
+    for part in top.parts if simple else ():
+        if part.kind == "word" and not getattr(part, "parts", None):
+            continue
+        if part.kind == "redirect" and _fd_copy(part):
+            continue
+        if part.kind == "redirect" and part.type in PLAIN_REDIRECTS and _plain(part.output):
+            targets.append(part.output.word)
+            continue
+        simple = False
+    return Parsed(commands, simple, tuple(targets))
+
+
+def program(words: tuple[str, ...]) -> tuple[str, ...]:
+    """The command with its program by basename: ``/bin/rm -rf`` is ``rm -rf``."""
+    return (os.path.basename(words[0]), *words[1:]) if words else words
+
+
+def programs(words: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """What a command may run, programs by basename: itself, and behind a wrapper
+    (``sudo -u root rm -rf``) every tail of its words, so a deny rule errs on refusing."""
+    runs = [program(words)]
+    if runs[0] and runs[0][0] in WRAPPERS:
+        runs += [program(words[i:]) for i in range(1, len(words))]
+    return runs
+
+
+def rule_words(command: str) -> tuple[str, ...] | None:
+    """A rule's command as words (``"cargo "`` is ``cargo``); None when not one command."""
+    parsed = parse(command)
+    if parsed is None or not parsed.simple or parsed.redirect_targets:
+        return None
+    return parsed.commands[0]
+
+
+def _fd_copy(node: Any) -> bool:
+    """``2>&1``: a copy of one descriptor onto another, no file involved."""
+    return node.type in (">&", "<&") and isinstance(node.output, int)
+
+
+def _plain(node: Any) -> bool:
+    return getattr(node, "kind", None) == "word" and not getattr(node, "parts", None)
+
+
+def _words(node: Any) -> tuple[str, ...]:
+    return tuple(part.word for part in node.parts if part.kind == "word")
+
+
+def _nodes(items: Any) -> Iterator[Any]:
+    """Every node under ``items``, whatever field holds it (parts, list, command...)."""
+    for item in items if isinstance(items, list) else [items]:
+        if not isinstance(item, bashlex.ast.node):
+            continue
+        yield item
+        for value in vars(item).values():
+            if isinstance(value, (list, bashlex.ast.node)):
+                yield from _nodes(value)
