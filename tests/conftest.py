@@ -2,7 +2,9 @@
 and the scripted agent) is ``goose_ls.testing.harness``.
 
 ``editor`` is a goose-ls of a test's own, with its own workspace, data dir and log file;
-tests that change anything use it.
+tests that change anything use it. ``shared_editor`` is one goose-ls for the tests of a
+module that only read, as esbonio's tests share one server: they must be marked
+``SHARED`` (the module's event loop, and one xdist worker for the module).
 
 ``SERVER_COMMAND`` and ``server_env`` are here only because test_nvim.py and
 test_emacs.py still import them from conftest; they belong to the harness.
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 import pytest_asyncio
 
 from goose_ls.testing.harness import SERVER_COMMAND as SERVER_COMMAND
@@ -24,4 +27,18 @@ from goose_ls.testing.harness import server_env as server_env
 async def editor(tmp_path: Path) -> AsyncIterator[Editor]:
     session = await start_editor(tmp_path)
     yield session
+    await stop_editor(session)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_editor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Editor]:
+    """A goose-ls started (as Neovim 0.11 starts it) for every test of a module that asks
+    and is answered but changes nothing another test could notice. Its agent answers
+    every prompt with "ok"; when the module is done, it must still serve a turn."""
+    session = await start_editor(tmp_path_factory.mktemp("shared"))
+    await session.start({"turns": [[{"text": "ok"}]]})
+    yield session
+    session_id = await session.new_session()
+    end = await session.goose.turn_end(await session.prompt(session_id, "still there?"))
+    assert end["stopReason"] == "end_turn", "after all that, the server still works"
     await stop_editor(session)

@@ -13,9 +13,11 @@ import json
 import os
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
@@ -24,6 +26,8 @@ from goose_ls.testing.script import scripted_agent_command, write_script
 
 SERVER_COMMAND = [sys.executable, "-m", "goose_ls", "--log-level", "info"]
 """goose-ls as an editor starts it."""
+
+Test = TypeVar("Test", bound=Callable[..., Any])
 
 
 class Editor:
@@ -179,3 +183,12 @@ async def gone(pid: int, timeout: float = 10.0) -> bool:
             return False
         await asyncio.sleep(0.02)
     return True
+
+
+def shared_server(test: Test) -> Test:
+    """Mark a test that uses the ``shared_editor`` fixture (one goose-ls for a module's
+    tests that only read): it runs in its module's event loop, where that server's client
+    lives, and under xdist on the worker that runs the module's other such tests."""
+    in_module_loop: Test = pytest.mark.asyncio(loop_scope="module")(test)
+    one_worker: Test = pytest.mark.xdist_group(f"shared-server:{test.__module__}")(in_module_loop)
+    return one_worker
