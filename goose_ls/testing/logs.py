@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError
+
 _RECORD = re.compile(r"^\d{4}-\d\d-\d\d [\d:,]+ [A-Z]+ (\S+): (.*)$", re.MULTILINE)
 _TRACEBACK = "Traceback (most recent call last):"
-_ANSWERED = re.compile(r"pygls\.exceptions\.JsonRpc(?!InternalError)\w*\b")
+_RAISED = re.compile(r"([\w.]+)\.(\w+)(?::|$)")
 
 
 def unexpected_tracebacks(log: str) -> list[str]:
     """The records of goose-ls's ``log`` with a traceback that goose-ls did not mean.
 
     pygls logs a traceback for two things goose-ls does on purpose, and those are left
-    out: answering a request with a JSON-RPC error (an InvalidParams that names the bad
-    field, say; not an internal error, which is an exception nobody caught), and reading a
-    message that does not fit the LSP schema (which goose-ls answers with InvalidParams).
-    Any other traceback, such as an exception in a background task, is returned.
+    out: answering a request with a JSON-RPC error (a ``JsonRpcException`` such as an
+    InvalidParams that names the bad field; not an internal error, which is an exception
+    nobody caught), and reading a message that does not fit the LSP schema (which goose-ls
+    answers with InvalidParams). Any other traceback, such as an exception in a background
+    task, is returned.
     """
     heads = list(_RECORD.finditer(log))
     ends = [m.start() for m in heads[1:]] + [len(log)]
@@ -36,7 +40,24 @@ def _pygls_on_purpose(logger: str, message: str, record: str) -> bool:
         return True
     final = record.rsplit(_TRACEBACK, 1)[1].splitlines()
     raised = next((line for line in final[1:] if line and not line.startswith(" ")), "")
-    return _ANSWERED.match(raised) is not None
+    return _is_an_answer(raised)
+
+
+def _is_an_answer(raised: str) -> bool:
+    """Whether ``raised`` (``module.Class: message``) is a JSON-RPC error other than an
+    internal error: one goose-ls answers with on purpose."""
+    named = _RAISED.match(raised)
+    if named is None:
+        return False
+    try:
+        cls = getattr(importlib.import_module(named.group(1)), named.group(2))
+    except (ImportError, AttributeError):
+        return False
+    return (
+        isinstance(cls, type)
+        and issubclass(cls, JsonRpcException)
+        and not issubclass(cls, JsonRpcInternalError)
+    )
 
 
 def read_log(log_dir: Path) -> str:

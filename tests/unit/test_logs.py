@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pygls.exceptions import JsonRpcException
+
 from goose_ls.testing.logs import read_log, unexpected_tracebacks
+
+
+class AgentTrouble(JsonRpcException):
+    """An error of goose-ls's own that it answers a request with."""
+
 
 INVALID_PARAMS = """\
 2026-11-23 20:34:12,192 ERROR pygls.protocol.json_rpc: Exception occurred for message "7098"
@@ -18,6 +25,13 @@ UNREADABLE = """\
 Traceback (most recent call last):
   File "cattrs/cols.py", line 129, in structure_list
 TypeError: 'float' object is not iterable
+"""
+AGENT_FAILED = f"""\
+2026-11-23 21:33:39,173 ERROR pygls.protocol.json_rpc: Exception occurred for message "3825"
+Traceback (most recent call last):
+  File "goose_ls/lsp/goose_methods.py", line 89, in _agent_call
+    raise _agent_failure(exc) from None
+{__name__}.AgentTrouble: session/load failed: Resource not found
 """
 INTERNAL = """\
 2026-11-23 20:34:13,001 ERROR pygls.protocol.json_rpc: Exception occurred for message "99"
@@ -35,7 +49,8 @@ PLAIN = "2026-11-23 21:16:13,435 INFO goose_ls.cli: goose-ls stopped\n"
 
 
 def test_errors_answered_on_purpose_are_not_failures() -> None:
-    assert unexpected_tracebacks(PLAIN + INVALID_PARAMS + UNREADABLE + PLAIN) == []
+    log = PLAIN + INVALID_PARAMS + UNREADABLE + AGENT_FAILED + PLAIN
+    assert unexpected_tracebacks(log) == []
 
 
 def test_an_exception_nobody_caught_is_a_failure_whoever_logged_it() -> None:
