@@ -3,8 +3,8 @@ and the scripted agent) is ``goose_ls.testing.harness``.
 
 ``editor`` is a goose-ls of a test's own, with its own workspace, data dir and log file;
 tests that change anything use it. ``shared_editor`` is one goose-ls for the tests of a
-module that only read, as esbonio's tests share one server: they must be marked
-``SHARED`` (the module's event loop, and one xdist worker for the module).
+module that only read, as esbonio's tests share one server: they are marked
+``@shared_server``, to run in the module's event loop.
 
 ``SERVER_COMMAND`` and ``server_env`` are here only because test_nvim.py and
 test_emacs.py still import them from conftest; they belong to the harness.

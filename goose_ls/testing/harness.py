@@ -188,7 +188,6 @@ async def gone(pid: int, timeout: float = 10.0) -> bool:
 def shared_server(test: Test) -> Test:
     """Mark a test that uses the ``shared_editor`` fixture (one goose-ls for a module's
     tests that only read): it runs in its module's event loop, where that server's client
-    lives, and under xdist on the worker that runs the module's other such tests."""
+    lives."""
     in_module_loop: Test = pytest.mark.asyncio(loop_scope="module")(test)
-    one_worker: Test = pytest.mark.xdist_group(f"shared-server:{test.__module__}")(in_module_loop)
-    return one_worker
+    return in_module_loop
