@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def serve(tcp: tuple[str, int] | None) -> int:
-    from goose_ls.lsp.server import create_server
+    from goose_ls.lsp.app import create_server
 
     server = create_server()
 
@@ -80,9 +80,7 @@ def serve(tcp: tuple[str, int] | None) -> int:
         # pygls reads stdin in a worker thread that a SystemExit would wait for (until the
         # editor closes the pipe): stop the agent, keep what is known, and leave now.
         log.info("goose-ls stopped by signal %d", signum)
-        if server.initialized:
-            server.sessions.supervisor.kill_now()
-            server.sessions.library.flush()
+        server.stop_now()
         logging.shutdown()
         os._exit(128 + signum)
 
@@ -96,8 +94,7 @@ def serve(tcp: tuple[str, int] | None) -> int:
             server.start_io()
     finally:
         # The editor left (exit, closed pipe or a signal): no agent may outlive us.
-        if server.initialized:
-            server.sessions.supervisor.kill_now()
+        server.stop_now()
         log.info("goose-ls stopped")
     return server.exit_code
 

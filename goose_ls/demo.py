@@ -19,7 +19,8 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 from goose_ls import settings as settings_model
-from goose_ls.agent.discovery import AgentUnavailable, resolve
+from goose_ls.agent.discovery import resolve
+from goose_ls.errors import AgentUnavailable
 from goose_ls.testing import scripted_agent_command, write_script
 
 DEFAULT_QUESTION = "In two or three sentences, what does this code do?"
@@ -62,7 +63,7 @@ async def _choose_agent(scripted: bool, workdir: Path) -> tuple[dict[str, Any], 
             launch = await resolve(settings.agent, os.environ)
             return {}, f"using {' '.join(launch.argv)} (goose {launch.version or '?'})"
         except AgentUnavailable as exc:
-            reason = f"{exc.message}"
+            reason = exc.message
     else:
         reason = "--scripted was given"
     command = scripted_agent_command(_demo_script(workdir))

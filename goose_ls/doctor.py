@@ -15,11 +15,12 @@ from goose_ls import __version__
 from goose_ls import settings as settings_model
 from goose_ls.agent.client import RefuseAll
 from goose_ls.agent.connection import AgentProfile
-from goose_ls.agent.discovery import AgentUnavailable, format_version, resolve
-from goose_ls.agent.interface import AgentError
+from goose_ls.agent.discovery import format_version, resolve
 from goose_ls.agent.presets import MINIMUM_GOOSE_VERSION, PRESETS
 from goose_ls.agent.supervisor import AgentSupervisor
+from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.paths import config_dir, data_dir, log_dir
+from goose_ls.tasks import Tasks
 
 
 def _line(label: str, value: str) -> None:
@@ -57,21 +58,22 @@ async def _check(raw_settings: Any) -> int:
     try:
         launch = await resolve(agent, os.environ)
     except AgentUnavailable as exc:
-        return _fail(exc.message, exc.fix)
+        return _fail(exc.message, exc.fix or "")
     _line("binary", launch.binary)
     if launch.version:
         _line("version", f"{launch.version} (minimum {format_version(MINIMUM_GOOSE_VERSION)}) ok")
     else:
         _line("version", "not checked (not goose, or goose.agent.checkVersion is false)")
-    supervisor = AgentSupervisor(agent, RefuseAll(), RefuseAll(), os.getcwd(), lambda _: None)
+    supervisor = AgentSupervisor(
+        agent, RefuseAll(), RefuseAll(), os.getcwd(), lambda _: None, Tasks()
+    )
     started = time.monotonic()
     try:
         conn = await supervisor.connection()
-    except (AgentError, AgentUnavailable) as exc:
+    except AgentError as exc:
         await supervisor.stop()
-        message = exc.message if isinstance(exc, AgentUnavailable) else str(exc)
         return _fail(
-            f"initialize failed: {message}",
+            f"initialize failed: {exc.message}",
             "Run the agent command in a terminal to see its error; check its provider setup "
             "(for goose: `goose configure`).",
         )

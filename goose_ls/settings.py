@@ -44,7 +44,10 @@ class AgentSettings:
     start: Literal["eager", "lazy"] = "eager"
     """``eager`` starts the agent right after ``initialize``; ``lazy`` on first use."""
     request_timeout: float = 60.0
-    """Seconds to wait for the agent's ``initialize`` answer. Turns never time out."""
+    """Seconds to wait for the agent's answer to ``initialize``, ``authenticate``, each
+    ``session/list`` page, ``session/close``, ``session/set_mode`` and
+    ``session/set_config_option``. Turns never time out; ``session/new`` and
+    ``session/load`` have ``sessionTimeout``."""
     session_timeout: float = 330.0
     """Seconds to wait for ``session/new`` and ``session/load`` (goose starts extensions)."""
     shutdown_timeout: float = 5.0

@@ -5,9 +5,6 @@ and the scripted agent) is ``goose_ls.testing.harness``.
 tests that change anything use it. ``shared_editor`` is one goose-ls for the tests of a
 module that only read, as esbonio's tests share one server: they are marked
 ``@shared_server``, to run in the module's event loop.
-
-``SERVER_COMMAND`` and ``server_env`` are here only because test_nvim.py and
-test_emacs.py still import them from conftest; they belong to the harness.
 """
 
 from __future__ import annotations
@@ -18,9 +15,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from goose_ls.testing.harness import SERVER_COMMAND as SERVER_COMMAND
 from goose_ls.testing.harness import Editor, start_editor, stop_editor
-from goose_ls.testing.harness import server_env as server_env
 
 
 @pytest_asyncio.fixture

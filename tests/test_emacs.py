@@ -11,8 +11,14 @@ from typing import Any
 
 import pytest
 
-from conftest import SERVER_COMMAND, server_env
-from goose_ls.testing import scripted_agent_command, write_script
+from goose_ls.testing.harness import SERVER_COMMAND, server_env
+from goose_ls.testing.script import (
+    GOOSE_LABELS,
+    LABELS_FOR_AGENT_NAMES,
+    PERMISSION_WITH_AGENT_NAMES,
+    scripted_agent_command,
+    write_script,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))
@@ -147,11 +153,27 @@ def test_ask_about_the_region_streams_into_the_chat_buffer(
     )
     assert result["stop"] == "end_turn"
     assert result["asked"] == "shell"
+    assert result["choices"] == GOOSE_LABELS == result["sent"]
     text = result["text"]
     assert "## You\n\nWhat does this do?\n📎 " in text
     assert text.count("## You") == 1, "the attached region goes under the same heading"
     assert "> 💭 Look at the code." in text
     assert text.rstrip().endswith("[permission: allow_once]" + REPLY)
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_permission_choices_are_the_labels_goose_ls_sent(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    result = _run(
+        major,
+        emacs,
+        tmp_path,
+        {"turns": [[{"permission": PERMISSION_WITH_AGENT_NAMES}, {"text": "done"}]]},
+    )
+    assert result["asked"] == "Edit app.py"
+    assert result["choices"] == LABELS_FOR_AGENT_NAMES == result["sent"]
+    assert result["text"].rstrip().endswith("[permission: allow]done"), "the label's option"
 
 
 @pytest.mark.parametrize(("major", "emacs"), EMACSES)

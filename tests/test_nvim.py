@@ -12,8 +12,13 @@ from typing import Any
 
 import pytest
 
-from conftest import SERVER_COMMAND, server_env
-from goose_ls.testing import scripted_agent_command, write_script
+from goose_ls.testing.harness import SERVER_COMMAND, server_env
+from goose_ls.testing.script import (
+    LABELS_FOR_AGENT_NAMES,
+    PERMISSION_WITH_AGENT_NAMES,
+    scripted_agent_command,
+    write_script,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))
@@ -138,8 +143,21 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path:
         "the diff, before asking"
     )
     assert result["choices"][:4] == ["Allow always", "Allow once", "Reject", "Reject always"]
+    assert result["choices"] == result["sent"], "the labels goose-ls sent"
     assert result["statusline"] == "goose: running"
     assert result["replay_count"] > 10 and result["text_after_replay"] == text, "no duplicates"
+
+
+def test_permission_choices_are_the_labels_goose_ls_sent(nvim: str, tmp_path: Path) -> None:
+    result = _run(
+        nvim,
+        tmp_path,
+        "permission",
+        {"turns": [[{"permission": PERMISSION_WITH_AGENT_NAMES}, {"text": "done"}]]},
+    )
+    assert result["asked"] == "goose wants to run: Edit app.py"
+    assert result["choices"] == LABELS_FOR_AGENT_NAMES == result["sent"]
+    assert result["text"].rstrip().endswith("[permission: allow]done")
 
 
 def test_cancel_from_neovim(nvim: str, tmp_path: Path) -> None:

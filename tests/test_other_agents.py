@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 from goose_ls.testing.harness import Editor
-
-CLAUDE_OPTIONS = [
-    {"optionId": "allow_always", "name": "Always Allow", "kind": "allow_always"},
-    {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
-    {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
-]
+from goose_ls.testing.script import CLAUDE_PERMISSION_OPTIONS
 
 
 async def test_a_missing_preset_binary_says_how_to_install_it(editor: Editor) -> None:
@@ -73,7 +68,7 @@ async def test_claude_style_permission_options_echo_the_exact_option_id(editor: 
                     {
                         "permission": {
                             "toolCall": {"toolCallId": "e1", "title": "Edit app.py"},
-                            "options": CLAUDE_OPTIONS,
+                            "options": CLAUDE_PERMISSION_OPTIONS,
                         }
                     },
                 ]

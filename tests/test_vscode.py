@@ -1,24 +1,40 @@
-"""The VS Code extension builds (npm ci, tsc) and its unit tests pass under node."""
+"""The VS Code extension builds (npm ci, tsc) and its tests pass under node; one runs the
+extension against a real goose-ls and the scripted agent (test/extension.test.ts)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+from goose_ls.testing.harness import SERVER_COMMAND, server_env
 
 EXTENSION = Path(__file__).resolve().parent.parent / "editors" / "vscode"
 NPM = shutil.which("npm")
 
 
 @pytest.mark.skipif(NPM is None, reason="npm not installed")
-def test_the_extension_builds_and_its_node_tests_pass() -> None:
+def test_the_extension_builds_and_its_node_tests_pass(tmp_path: Path) -> None:
     assert NPM is not None
+    env = server_env(
+        tmp_path,
+        GOOSE_CMD=json.dumps(SERVER_COMMAND),
+        GOOSE_AGENT=json.dumps([sys.executable, "-m", "goose_ls.testing"]),
+    )
     for step in (["ci", "--no-audit", "--no-fund", "--loglevel=error"], ["test"]):
         done = subprocess.run(
-            [NPM, *step], cwd=EXTENSION, capture_output=True, text=True, timeout=300, check=False
+            [NPM, *step],
+            cwd=EXTENSION,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
         )
         assert done.returncode == 0, f"npm {step[0]}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
     written = sum(

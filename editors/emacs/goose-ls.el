@@ -249,20 +249,11 @@ rewrite that line and the output under it where they are."
   "Show the agent's state in the echo area."
   (message "goose: %s" (plist-get params :state)))
 
-(defconst goose-ls--labels
-  '(("allow_once" . "Allow once") ("allow_always" . "Allow always")
-    ("reject_once" . "Reject") ("reject_always" . "Reject always")))
-
-(defun goose-ls--label (option)
-  (let ((name (plist-get option :name)) (kind (plist-get option :kind)))
-    (if (and (not (equal name kind)) (not (equal name (plist-get option :optionId))))
-        name
-      (or (cdr (assoc kind goose-ls--labels)) name))))
-
 (defun goose-ls-ask-permission (request)
-  "Ask in the minibuffer which option of REQUEST to choose; return its optionId."
-  (let* ((options (append (plist-get request :options) nil))
-         (choices (mapcar (lambda (o) (cons (goose-ls--label o) (plist-get o :optionId))) options))
+  "Ask in the minibuffer which option of REQUEST to choose; return its optionId.
+The choices are the options' labels, as goose-ls words them."
+  (let* ((choices (mapcar (lambda (o) (cons (plist-get o :label) (plist-get o :optionId)))
+                          (plist-get request :options)))
          (title (plist-get (plist-get request :toolCall) :title))
          (answer (completing-read (format "goose wants to run %s: " title) choices nil t)))
     (cdr (assoc answer choices))))

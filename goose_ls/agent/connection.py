@@ -23,15 +23,9 @@ from acp.schema import (
 
 from goose_ls import __version__
 from goose_ls.agent.client import AcpClient
-from goose_ls.agent.interface import (
-    AgentCallbacks,
-    AgentError,
-    AgentGone,
-    ClientTools,
-    SessionOptions,
-    model_json,
-)
+from goose_ls.agent.interface import AgentCallbacks, ClientTools, SessionOptions, model_json
 from goose_ls.agent.transport import AgentTransport
+from goose_ls.errors import AgentError, AgentGone
 from goose_ls.settings import AgentSettings
 
 T = TypeVar("T")

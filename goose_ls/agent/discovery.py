@@ -14,11 +14,11 @@ import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
 
 import attrs
 
 from goose_ls.agent.presets import MINIMUM_GOOSE_VERSION, PRESETS
+from goose_ls.errors import AgentUnavailable
 from goose_ls.settings import AgentSettings
 
 VERSION_TIMEOUT = 5.0
@@ -49,18 +49,6 @@ class Launch:
     argv: list[str]
     binary: str
     version: str | None = None
-
-
-class AgentUnavailable(Exception):
-    """The agent cannot be started; ``fix`` is one line telling the user what to do."""
-
-    def __init__(
-        self, reason: Literal["missing", "outdated", "unusable"], message: str, fix: str
-    ) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
-        self.fix = fix
 
 
 def is_goose(binary: str) -> bool:

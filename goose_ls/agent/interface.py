@@ -1,6 +1,7 @@
 """The agent floor's face to the floors above, free of the ACP SDK.
 
-Its errors, the callbacks it needs and the session options it reports. The SDK takes
+The callbacks it needs and the session options it reports (its errors are in
+:mod:`goose_ls.errors`). The SDK takes
 about a second to import (its pydantic schema); keeping it out of this module lets the
 server answer ``initialize`` before loading it (see ``AgentSupervisor``).
 """
@@ -12,18 +13,6 @@ from typing import Any, Protocol
 import attrs
 
 from goose_ls import events
-
-
-class AgentError(Exception):
-    """An agent request failed; ``str()`` is what the user reads."""
-
-    def __init__(self, message: str, code: int | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-class AgentGone(AgentError):
-    """The agent process stopped while a request was waiting for it."""
 
 
 class AgentCallbacks(Protocol):

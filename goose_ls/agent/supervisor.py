@@ -13,8 +13,6 @@ import contextlib
 import logging
 import os
 import signal
-import sys
-import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from enum import Enum
@@ -22,10 +20,19 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from goose_ls.agent.discovery import AgentUnavailable, Launch, resolve
-from goose_ls.agent.interface import AgentCallbacks, AgentError, ClientTools
+from goose_ls.agent.discovery import Launch, resolve
+from goose_ls.agent.interface import AgentCallbacks, ClientTools
+from goose_ls.agent.process import (
+    describe_exit,
+    kill_group_now,
+    new_process_group,
+    signal_group,
+    terminate_group,
+)
 from goose_ls.agent.transport import LINE_LIMIT
+from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.settings import AgentSettings
+from goose_ls.tasks import Tasks
 
 if TYPE_CHECKING:
     from goose_ls.agent.connection import AgentConnection
@@ -68,9 +75,11 @@ class AgentSupervisor:
         tools: ClientTools,
         cwd: str,
         on_status: Callable[[AgentStatus], None],
+        tasks: Tasks,
         environ: Mapping[str, str] | None = None,
     ) -> None:
         self.settings = settings
+        self._tasks = tasks
         self._callbacks = callbacks
         self._tools = tools
         self._cwd = cwd
@@ -82,7 +91,6 @@ class AgentSupervisor:
         self._process: asyncio.subprocess.Process | None = None
         self._starting: asyncio.Task[AgentConnection] | None = None
         self._stopping = False
-        self._tasks: set[asyncio.Task[Any]] = set()
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL)
 
     @property
@@ -104,17 +112,15 @@ class AgentSupervisor:
             return self._connection
         if self._starting is None or self._starting.done():
             self._stopping = False
-            self._starting = asyncio.create_task(self._start())
+            self._starting = self._tasks.run(self._start(), "starting the agent")
         return await asyncio.shield(self._starting)
 
     def start_in_background(self) -> None:
         """Begin starting the agent without waiting (the ``eager`` start)."""
-        task = asyncio.create_task(self._start_quietly())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.run(self._start_quietly(), "starting the agent eagerly")
 
     async def _start_quietly(self) -> None:
-        with contextlib.suppress(AgentError, AgentUnavailable):
+        with contextlib.suppress(AgentError):
             await self.connection()
 
     async def _start(self) -> AgentConnection:
@@ -155,7 +161,7 @@ class AgentSupervisor:
                 env={**self._environ, **self.settings.env},
                 cwd=self._cwd,
                 limit=LINE_LIMIT,
-                **_new_process_group(),
+                **new_process_group(),
             )
         except OSError as exc:
             raise AgentError(f"could not run {launch.binary}: {exc.strerror or exc}") from exc
@@ -167,8 +173,10 @@ class AgentSupervisor:
         from goose_ls.agent.connection import connect, handshake
 
         conn = connect(process, self._callbacks, self._tools)
-        self._watch(self._drain_stderr(process.stderr))
-        self._watch(self._wait_for_exit(process, generation, gone, conn))
+        self._tasks.run(self._drain_stderr(process.stderr), f"agent {process.pid} stderr")
+        self._tasks.run(
+            self._wait_for_exit(process, generation, gone, conn), f"agent {process.pid} exit"
+        )
         connection = await handshake(conn, self.settings, generation, gone)
         profile = connection.profile
         self._connection = connection
@@ -183,11 +191,6 @@ class AgentSupervisor:
             )
         )
         return connection
-
-    def _watch(self, coro: Any) -> None:
-        task = asyncio.create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
         while True:
@@ -210,7 +213,7 @@ class AgentSupervisor:
         conn: Any,
     ) -> None:
         code = await process.wait()
-        reason = _describe_exit(code)
+        reason = describe_exit(code)
         if not gone.done():
             gone.set_result(f"the agent {reason}{self._stderr_hint()}")
         await conn.close()
@@ -229,7 +232,7 @@ class AgentSupervisor:
             )
         )
         # A dead leader may leave its children behind; they belong to its process group.
-        _signal_group(process.pid, signal.SIGKILL)
+        signal_group(process.pid, signal.SIGKILL)
 
     def _stderr_hint(self) -> str:
         return f" (last output: {self.stderr_tail[-1]})" if self.stderr_tail else ""
@@ -296,31 +299,12 @@ class AgentSupervisor:
         if process is None or process.returncode is not None:
             return
         self._stopping = True
-        if process.stdin is not None:
-            process.stdin.close()
-        _signal_group(process.pid, signal.SIGTERM)
-        try:
-            await asyncio.wait_for(process.wait(), self.settings.shutdown_timeout)
-        except asyncio.TimeoutError:
-            log.warning("agent pid %s ignored SIGTERM; killing it", process.pid)
-        _signal_group(process.pid, signal.SIGKILL)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(process.wait(), 2.0)
+        await terminate_group(process, self.settings.shutdown_timeout)
 
     def kill_now(self) -> None:
         """Synchronous last-resort stop, for when the event loop is already gone."""
-        process = self._process
-        if process is None:
-            return
-        pid = process.pid
-        if not _alive(pid):
-            _signal_group(pid, signal.SIGKILL)
-            return
-        _signal_group(pid, signal.SIGTERM)
-        deadline = time.monotonic() + self.settings.shutdown_timeout
-        while time.monotonic() < deadline and _alive(pid):
-            time.sleep(0.05)
-        _signal_group(pid, signal.SIGKILL)
+        if self._process is not None:
+            kill_group_now(self._process.pid, self.settings.shutdown_timeout)
 
 
 def _import_sdk() -> None:
@@ -330,40 +314,3 @@ def _import_sdk() -> None:
     editor's requests meanwhile wait for it.
     """
     import goose_ls.agent.connection  # noqa: F401
-
-
-def _new_process_group() -> dict[str, Any]:
-    if sys.platform == "win32":
-        import subprocess
-
-        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
-    return {"start_new_session": True}
-
-
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    """Signal the agent's whole process group (its leader is the agent itself)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-        if sys.platform == "win32":
-            os.kill(pid, signal.SIGTERM)
-        else:
-            os.killpg(pid, sig)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        finished, _ = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        finished = pid
-    except OSError:
-        return False
-    return finished != pid
-
-
-def _describe_exit(code: int) -> str:
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"was killed by {name}"
-    return f"exited with code {code}"

@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
-from goose_ls.lsp.commands import TITLES
-from goose_ls.lsp.server import GooseLanguageServer
+from goose_ls.lsp.commands import COMMANDS
+from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.lsp.sessions_view import entry_at, index_path
 from goose_ls.lsp.transcript.render import permission_marker
-from goose_ls.sessions.context import path_of
+from goose_ls.sessions import path_of
 from goose_ls.wire import converter
 
 KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]
@@ -24,7 +25,7 @@ MAX_CHOICES = 12
 
 
 def _action(command: str, kind: str, *arguments: Any, title: str | None = None) -> types.CodeAction:
-    title = title or TITLES[command]
+    title = title or COMMANDS[command].title
     return types.CodeAction(
         title=title,
         kind=kind,
@@ -70,13 +71,13 @@ def _diagnostic(diagnostic: types.Diagnostic) -> dict[str, Any]:
 
 
 def transcript_actions(
-    ls: GooseLanguageServer, uri: str, params: types.CodeActionParams
+    s: Services, uri: str, params: types.CodeActionParams
 ) -> list[types.CodeAction]:
-    transcript = ls.transcripts.by_uri(uri)
+    transcript = s.transcripts.by_uri(uri)
     assert transcript is not None
     refactor = types.CodeActionKind.Refactor
     actions = [_action("goose.send", refactor, uri)]
-    session = ls.sessions.sessions.get(transcript.session_id)
+    session = s.sessions.registry.find(transcript.session_id)
     if session is not None and session.active is not None:
         actions.append(_action("goose.cancel", refactor, uri))
     if session is not None and session.checkpoints.last_turn() is not None:
@@ -84,9 +85,9 @@ def transcript_actions(
             _action("goose.reviewTurn", refactor, uri),
             _action("goose.revertTurn", refactor, uri),
         ]
-    actions += option_actions(ls, transcript.session_id)
+    actions += option_actions(s, transcript.session_id)
     actions += [_action("goose.sessions", refactor), _action("goose.restart", refactor)]
-    for request_id in _cards_near(ls, uri, params.range, transcript.session_id):
+    for request_id in _cards_near(s, uri, params.range, transcript.session_id):
         answers = [
             _action(
                 "goose.permission",
@@ -95,20 +96,19 @@ def transcript_actions(
                 option.option_id,
                 title=f"Goose: {option.label}",
             )
-            for option in ls.sessions.offered(request_id)
+            for option in s.sessions.permissions.offered(request_id)
         ]
         actions[:0] = answers
     return actions
 
 
-def _cards_near(
-    ls: GooseLanguageServer, uri: str, selection: types.Range, session_id: str
-) -> list[str]:
+def _cards_near(s: Services, uri: str, selection: types.Range, session_id: str) -> list[str]:
     """Pending requests whose card the selection touches (any pending one as a fallback)."""
-    pending = ls.sessions.pending_requests(session_id)
-    if not pending:
+    pending = s.sessions.permissions.pending_requests(session_id)
+    transcript = s.transcripts.by_uri(uri)
+    if not pending or transcript is None:
         return []
-    lines = ls.transcripts.document_text(ls.transcripts.by_uri(uri)).split("\n")  # type: ignore[arg-type]
+    lines = s.transcripts.document_text(transcript).split("\n")
     near = []
     for request_id in pending:
         marker = permission_marker(request_id)
@@ -122,11 +122,9 @@ def _cards_near(
     return near or pending[:1]
 
 
-def index_actions(
-    ls: GooseLanguageServer, params: types.CodeActionParams
-) -> list[types.CodeAction]:
+def index_actions(s: Services, params: types.CodeActionParams) -> list[types.CodeAction]:
     """Actions on the lines of the sessions index."""
-    document = ls.workspace.get_text_document(params.text_document.uri)
+    document = s.editor.document(params.text_document.uri)
     actions: list[types.CodeAction] = []
     first, last = params.range.start.line, params.range.end.line
     for line in document.lines[first : last + 1]:
@@ -149,9 +147,9 @@ def index_actions(
     return actions
 
 
-def option_actions(ls: GooseLanguageServer, session_id: str) -> list[types.CodeAction]:
+def option_actions(s: Services, session_id: str) -> list[types.CodeAction]:
     """Switch mode or another config option of the transcript's session."""
-    session = ls.sessions.sessions.get(session_id)
+    session = s.sessions.registry.find(session_id)
     if session is None:
         return []
     refactor = types.CodeActionKind.Refactor
@@ -190,24 +188,23 @@ def option_actions(ls: GooseLanguageServer, session_id: str) -> list[types.CodeA
     return actions
 
 
-def register(server: GooseLanguageServer) -> None:
+def register(server: LanguageServer, services: ServicesSlot) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False),
     )
-    def code_actions(
-        ls: GooseLanguageServer, params: types.CodeActionParams
-    ) -> list[types.CodeAction]:
+    def code_actions(_: LanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        s = services()
         uri = params.text_document.uri
-        if ls.transcripts.by_uri(uri) is not None:
-            return transcript_actions(ls, uri, params)
-        if uri == index_path(ls).as_uri():
-            return index_actions(ls, params)
+        if s.transcripts.by_uri(uri) is not None:
+            return transcript_actions(s, uri, params)
+        if uri == index_path(s.settings.data_dir).as_uri():
+            return index_actions(s, params)
         actions = [
             *source_actions(params),
             _action("goose.sessions", types.CodeActionKind.Refactor),
         ]
         path = Path(path_of(uri)).resolve()
-        if any(s.checkpoints.last_change(path) for s in ls.sessions.sessions.values()):
+        if any(session.checkpoints.last_change(path) for session in s.sessions.registry):
             actions.append(_action("goose.revertFile", types.CodeActionKind.Refactor, uri))
         return actions

@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
-from goose_ls.lsp.server import GooseLanguageServer
+from goose_ls.lsp.services import ServicesSlot
 from goose_ls.lsp.transcript.text import SENTINEL
 
 
-def register(server: GooseLanguageServer) -> None:
+def register(server: LanguageServer, services: ServicesSlot) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["/"])
     )
-    def complete(
-        ls: GooseLanguageServer, params: types.CompletionParams
-    ) -> types.CompletionList | None:
+    def complete(_: LanguageServer, params: types.CompletionParams) -> types.CompletionList | None:
+        s = services()
         uri = params.text_document.uri
-        transcript = ls.transcripts.by_uri(uri)
-        session = ls.sessions.sessions.get(transcript.session_id) if transcript else None
+        transcript = s.transcripts.by_uri(uri)
+        session = s.sessions.registry.find(transcript.session_id) if transcript else None
         if session is None or not session.commands:
             return None
-        lines = ls.workspace.get_text_document(uri).lines
+        lines = s.editor.document(uri).lines
         line = params.position.line
         sentinel = next((i for i, text in enumerate(lines) if text.startswith(SENTINEL)), None)
         if sentinel is None or line <= sentinel or line >= len(lines):

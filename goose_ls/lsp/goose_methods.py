@@ -1,74 +1,48 @@
 """The goose/* requests thin editor plugins use (contract: ``docs/protocol.md``).
 
-Each handler validates its params (InvalidParams names the field), does its work in the
-session floor, and answers at once; a turn's output follows as notifications.
+One table routes each method to its params class and its handler. Every request is
+validated the same way (InvalidParams names the field), does its work in the session
+floor and answers at once; a turn's output follows as notifications. Failures map to
+errors the same way for all: an unknown session or a refused request is InvalidParams,
+an agent that failed is -32001 with ``reason`` and ``fix``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
 
 from goose_ls import __version__
 from goose_ls import settings as settings_model
-from goose_ls.agent.discovery import AgentUnavailable
-from goose_ls.agent.interface import AgentError
+from goose_ls.errors import AgentError, Refused, UnknownSession
 from goose_ls.lsp import protocol
 from goose_ls.lsp.publisher import status_to_wire
-from goose_ls.lsp.server import GooseLanguageServer
-from goose_ls.sessions.context import ContextItem
-from goose_ls.sessions.manager import PromptRejected, UnknownSession
-from goose_ls.sessions.session import Session
+from goose_ls.lsp.services import Services, ServicesSlot
+from goose_ls.sessions import ContextItem, Session
 from goose_ls.wire import to_wire
 
 AGENT_FAILED = -32001
 """Error code for requests the agent could not serve (``data`` has ``reason`` and ``fix``)."""
+
+Json = dict[str, Any]
 
 
 class AgentFailed(JsonRpcException):
     CODE = AGENT_FAILED
 
 
-def _agent_failure(exc: Exception) -> AgentFailed:
-    if isinstance(exc, AgentUnavailable):
-        return AgentFailed(f"{exc.message}. {exc.fix}", data={"reason": exc.reason, "fix": exc.fix})
-    return AgentFailed(str(exc))
-
-
-def _unknown(method: str, session_id: str) -> JsonRpcInvalidParams:
-    return JsonRpcInvalidParams(f"{method}: sessionId: unknown session {session_id!r}")
-
-
-def _session(ls: GooseLanguageServer, method: str, session_id: str) -> Session:
-    try:
-        return ls.sessions.get(session_id)
-    except UnknownSession:
-        raise _unknown(method, session_id) from None
-
-
-def _with_text(ls: GooseLanguageServer, i: int, item: ContextItem) -> ContextItem:
-    """A selection sent without its text takes it from the editor's buffer (or the disk)."""
-    if item.type != "selection" or item.text is not None:
-        return item
-    assert item.uri is not None and item.start_line is not None and item.end_line is not None
-    try:
-        lines = ls.workspace.get_text_document(item.uri).lines
-    except OSError as exc:
-        raise JsonRpcInvalidParams(
-            f"{protocol.PROMPT}: context[{i}].uri: cannot read {item.uri} ({exc.strerror})"
-        ) from None
-    return attrs.evolve(item, text="".join(lines[item.start_line - 1 : item.end_line]))
-
-
-def session_summary(ls: GooseLanguageServer, session: Session) -> dict[str, Any]:
-    record = ls.sessions.library.record(session.session_id)
-    transcript = ls.transcripts.get(session.session_id)
-    summary: dict[str, Any] = {
+def session_summary(services: Services, session: Session) -> Json:
+    record = services.sessions.library.record(session.session_id)
+    transcript = services.transcripts.get(session.session_id)
+    summary: Json = {
         "sessionId": session.session_id,
         "cwd": session.cwd,
         "title": record.title if record else None,
@@ -82,16 +56,9 @@ def session_summary(ls: GooseLanguageServer, session: Session) -> dict[str, Any]
     return {k: v for k, v in summary.items() if v is not None}
 
 
-async def _agent_call(work: Any) -> Any:
-    try:
-        return await work
-    except (AgentError, AgentUnavailable) as exc:
-        raise _agent_failure(exc) from None
-
-
-def memory_in_use() -> dict[str, Any]:
+def memory_in_use() -> Json:
     """Resident size (where /proc tells it) and Python's live memory blocks, for leak hunts."""
-    memory: dict[str, Any] = {"allocatedBlocks": sys.getallocatedblocks()}
+    memory: Json = {"allocatedBlocks": sys.getallocatedblocks()}
     with contextlib.suppress(OSError, ValueError):
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
@@ -99,131 +66,178 @@ def memory_in_use() -> dict[str, Any]:
     return memory
 
 
-def register(server: GooseLanguageServer) -> None:
-    @server.feature(protocol.STATUS)
-    def status(ls: GooseLanguageServer, _: Any) -> dict[str, Any]:
-        sessions = ls.sessions
-        return {
-            "protocolVersion": protocol.PROTOCOL_VERSION,
-            "serverVersion": __version__,
-            "agent": status_to_wire(sessions.supervisor.status),
-            "sessions": [session_summary(ls, s) for s in sessions.sessions.values()],
-            "settings": settings_model.describe(ls.settings),
-            "memory": memory_in_use(),
-        }
+def _with_text(services: Services, i: int, item: ContextItem) -> ContextItem:
+    """A selection sent without its text takes it from the editor's buffer (or the disk)."""
+    if item.type != "selection" or item.text is not None:
+        return item
+    assert item.uri is not None and item.start_line is not None and item.end_line is not None
+    try:
+        lines = services.editor.document(item.uri).lines
+    except OSError as exc:
+        raise Refused(f"context[{i}].uri: cannot read {item.uri} ({exc.strerror})") from None
+    return attrs.evolve(item, text="".join(lines[item.start_line - 1 : item.end_line]))
 
-    @server.feature(protocol.NEW_SESSION)
-    async def new_session(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
-        params = protocol.parse(protocol.NEW_SESSION, raw, protocol.NewSessionParams)
-        await ls.settings_settled()
-        session = await _agent_call(ls.sessions.new_session(params.cwd, params.tab_id))
-        return session_summary(ls, session)
 
-    @server.feature(protocol.LOAD_SESSION)
-    async def load_session(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
-        params = protocol.parse(protocol.LOAD_SESSION, raw, protocol.LoadSessionParams)
-        await ls.settings_settled()
-        session = await _agent_call(ls.sessions.load_session(params.session_id, params.tab_id))
-        return session_summary(ls, session)
+# --- the handlers: (services, params) -> result --------------------------------------
+def status(s: Services, _: None) -> Json:
+    return {
+        "protocolVersion": protocol.PROTOCOL_VERSION,
+        "serverVersion": __version__,
+        "agent": status_to_wire(s.sessions.supervisor.status),
+        "sessions": [session_summary(s, session) for session in s.sessions.registry],
+        "settings": settings_model.describe(s.settings),
+        "memory": memory_in_use(),
+    }
 
-    @server.feature(protocol.LIST_SESSIONS)
-    async def list_sessions(ls: GooseLanguageServer, _: Any) -> dict[str, Any]:
-        await ls.settings_settled()
-        return {"sessions": await _agent_call(ls.sessions.list_sessions())}
 
-    @server.feature(protocol.CLOSE_SESSION)
-    async def close_session(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
-        params = protocol.parse(protocol.CLOSE_SESSION, raw, protocol.SessionParams)
-        _session(ls, protocol.CLOSE_SESSION, params.session_id)
-        await ls.sessions.close_session(params.session_id)
-        await ls.transcripts.close(params.session_id)
-        return {}
+async def new_session(s: Services, p: protocol.NewSessionParams) -> Json:
+    await s.settled()
+    return session_summary(s, await s.sessions.new_session(p.cwd, p.tab_id))
 
-    @server.feature(protocol.DELETE_SESSION)
-    async def delete_session(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
-        params = protocol.parse(protocol.DELETE_SESSION, raw, protocol.SessionParams)
+
+async def load_session(s: Services, p: protocol.LoadSessionParams) -> Json:
+    await s.settled()
+    return session_summary(s, await s.sessions.load_session(p.session_id, p.tab_id))
+
+
+async def list_sessions(s: Services, _: None) -> Json:
+    await s.settled()
+    return {"sessions": await s.sessions.list_sessions()}
+
+
+async def close_session(s: Services, p: protocol.SessionParams) -> Json:
+    s.sessions.registry.get(p.session_id)
+    await s.sessions.close_session(p.session_id)
+    await s.transcripts.close(p.session_id)
+    return {}
+
+
+async def delete_session(s: Services, p: protocol.SessionParams) -> Json:
+    await s.sessions.delete_session(p.session_id)
+    s.transcripts.delete(p.session_id)
+    return {}
+
+
+def rename_session(s: Services, p: protocol.RenameParams) -> Json:
+    s.sessions.rename(p.session_id, p.title)
+    return {}
+
+
+async def set_mode(s: Services, p: protocol.SetModeParams) -> Json:
+    session = s.sessions.registry.get(p.session_id)
+    await s.sessions.set_mode(p.session_id, p.mode_id)
+    return session_summary(s, session)
+
+
+async def set_config_option(s: Services, p: protocol.SetConfigOptionParams) -> Json:
+    session = s.sessions.registry.get(p.session_id)
+    await s.sessions.set_config_option(p.session_id, p.config_id, p.value)
+    return session_summary(s, session)
+
+
+async def restart(s: Services, _: None) -> Json:
+    await s.sessions.restart()
+    return {"agent": status_to_wire(s.sessions.supervisor.status)}
+
+
+async def authenticate(s: Services, _: None) -> Json:
+    signed_in = await s.sessions.link.authenticate()
+    return {"signedIn": signed_in, "agent": status_to_wire(s.sessions.supervisor.status)}
+
+
+def prompt(s: Services, p: protocol.PromptParams) -> Json:
+    session = s.sessions.registry.get(p.session_id)
+    context = [_with_text(s, i, item) for i, item in enumerate(p.context)]
+    queued = session.active is not None or bool(session.waiting)
+    s.sessions.turns.prompt(p.session_id, p.message_id, p.prompt, context)
+    return {"sessionId": p.session_id, "messageId": p.message_id, "queued": queued}
+
+
+async def cancel(s: Services, p: protocol.CancelParams) -> Json:
+    return {"cancelled": await s.sessions.turns.cancel(p.session_id, p.message_id)}
+
+
+def permission(s: Services, p: protocol.PermissionParams) -> Json:
+    try:
+        s.sessions.permissions.answer(p.request_id, p.option_id)
+    except KeyError:
+        raise JsonRpcInvalidParams(
+            f"{protocol.PERMISSION}: requestId: no pending request {p.request_id!r}"
+        ) from None
+    except ValueError as exc:
+        raise JsonRpcInvalidParams(f"{protocol.PERMISSION}: optionId: {exc}") from None
+    return {}
+
+
+def replay(s: Services, p: protocol.ReplayParams) -> Json:
+    session = s.sessions.registry.get(p.session_id)
+    resent = session.events_after(p.after_index)
+    for event in resent:
+        s.publisher.forward(event)
+    return {"sessionId": session.session_id, "lastIndex": session.last_index, "count": len(resent)}
+
+
+@attrs.frozen
+class Route:
+    method: str
+    params: type | None
+    """The params class; None for a request that takes none."""
+    handler: Callable[[Services, Any], Any]
+
+
+ROUTES = [
+    Route(protocol.STATUS, None, status),
+    Route(protocol.NEW_SESSION, protocol.NewSessionParams, new_session),
+    Route(protocol.LOAD_SESSION, protocol.LoadSessionParams, load_session),
+    Route(protocol.LIST_SESSIONS, None, list_sessions),
+    Route(protocol.CLOSE_SESSION, protocol.SessionParams, close_session),
+    Route(protocol.DELETE_SESSION, protocol.SessionParams, delete_session),
+    Route(protocol.RENAME_SESSION, protocol.RenameParams, rename_session),
+    Route(protocol.SET_MODE, protocol.SetModeParams, set_mode),
+    Route(protocol.SET_CONFIG_OPTION, protocol.SetConfigOptionParams, set_config_option),
+    Route(protocol.RESTART, None, restart),
+    Route(protocol.AUTHENTICATE, None, authenticate),
+    Route(protocol.PROMPT, protocol.PromptParams, prompt),
+    Route(protocol.CANCEL, protocol.CancelParams, cancel),
+    Route(protocol.PERMISSION, protocol.PermissionParams, permission),
+    Route(protocol.REPLAY, protocol.ReplayParams, replay),
+]
+
+
+def as_rpc_error(method: str, exc: Exception) -> JsonRpcException:
+    """A goose-ls problem as the JSON-RPC error the contract names for it."""
+    if isinstance(exc, UnknownSession):
+        return JsonRpcInvalidParams(f"{method}: sessionId: {exc}")
+    if isinstance(exc, AgentError):
+        data = {"reason": exc.reason, "fix": exc.fix} if exc.reason else None
+        return AgentFailed(str(exc), data=data)
+    return JsonRpcInvalidParams(f"{method}: {exc}")
+
+
+def _handler(route: Route, services: ServicesSlot) -> Callable[..., Any]:
+    def start(raw: Any) -> tuple[Services, Any]:
+        params = protocol.parse(route.method, raw, route.params) if route.params else None
+        return services(), params
+
+    if inspect.iscoroutinefunction(route.handler):
+
+        async def handle_async(_: LanguageServer, raw: Any) -> Any:
+            try:
+                return await route.handler(*start(raw))
+            except (UnknownSession, Refused, AgentError) as exc:
+                raise as_rpc_error(route.method, exc) from None
+
+        return handle_async
+
+    def handle(_: LanguageServer, raw: Any) -> Any:
         try:
-            await ls.sessions.delete_session(params.session_id)
-        except UnknownSession:
-            raise _unknown(protocol.DELETE_SESSION, params.session_id) from None
-        ls.transcripts.delete(params.session_id)
-        return {}
+            return route.handler(*start(raw))
+        except (UnknownSession, Refused, AgentError) as exc:
+            raise as_rpc_error(route.method, exc) from None
 
-    @server.feature(protocol.RENAME_SESSION)
-    def rename_session(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
-        params = protocol.parse(protocol.RENAME_SESSION, raw, protocol.RenameParams)
-        try:
-            ls.sessions.rename(params.session_id, params.title)
-        except UnknownSession:
-            raise _unknown(protocol.RENAME_SESSION, params.session_id) from None
-        return {}
+    return handle
 
-    @server.feature(protocol.SET_MODE)
-    async def set_mode(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
-        params = protocol.parse(protocol.SET_MODE, raw, protocol.SetModeParams)
-        session = _session(ls, protocol.SET_MODE, params.session_id)
-        await _agent_call(ls.sessions.set_mode(params.session_id, params.mode_id))
-        return session_summary(ls, session)
 
-    @server.feature(protocol.SET_CONFIG_OPTION)
-    async def set_config_option(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
-        params = protocol.parse(protocol.SET_CONFIG_OPTION, raw, protocol.SetConfigOptionParams)
-        session = _session(ls, protocol.SET_CONFIG_OPTION, params.session_id)
-        await _agent_call(
-            ls.sessions.set_config_option(params.session_id, params.config_id, params.value)
-        )
-        return session_summary(ls, session)
-
-    @server.feature(protocol.RESTART)
-    async def restart(ls: GooseLanguageServer, _: Any) -> dict[str, Any]:
-        await _agent_call(ls.sessions.restart())
-        return {"agent": status_to_wire(ls.sessions.supervisor.status)}
-
-    @server.feature(protocol.AUTHENTICATE)
-    async def authenticate(ls: GooseLanguageServer, _: Any) -> dict[str, Any]:
-        signed_in = await _agent_call(ls.sessions.authenticate())
-        return {"signedIn": signed_in, "agent": status_to_wire(ls.sessions.supervisor.status)}
-
-    @server.feature(protocol.PROMPT)
-    def prompt(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
-        params = protocol.parse(protocol.PROMPT, raw, protocol.PromptParams)
-        session = _session(ls, protocol.PROMPT, params.session_id)
-        context = [_with_text(ls, i, item) for i, item in enumerate(params.context)]
-        queued = session.active is not None or bool(session.waiting)
-        try:
-            ls.sessions.prompt(params.session_id, params.message_id, params.prompt, context)
-        except PromptRejected as exc:
-            raise JsonRpcInvalidParams(f"{protocol.PROMPT}: {exc}") from None
-        return {"sessionId": params.session_id, "messageId": params.message_id, "queued": queued}
-
-    @server.feature(protocol.CANCEL)
-    async def cancel(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
-        params = protocol.parse(protocol.CANCEL, raw, protocol.CancelParams)
-        _session(ls, protocol.CANCEL, params.session_id)
-        return {"cancelled": await ls.sessions.cancel(params.session_id, params.message_id)}
-
-    @server.feature(protocol.PERMISSION)
-    def permission(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
-        params = protocol.parse(protocol.PERMISSION, raw, protocol.PermissionParams)
-        try:
-            ls.sessions.answer_permission(params.request_id, params.option_id)
-        except KeyError:
-            raise JsonRpcInvalidParams(
-                f"{protocol.PERMISSION}: requestId: no pending request {params.request_id!r}"
-            ) from None
-        except ValueError as exc:
-            raise JsonRpcInvalidParams(f"{protocol.PERMISSION}: optionId: {exc}") from None
-        return {}
-
-    @server.feature(protocol.REPLAY)
-    def replay(ls: GooseLanguageServer, raw: Any) -> dict[str, Any]:
-        params = protocol.parse(protocol.REPLAY, raw, protocol.ReplayParams)
-        session = _session(ls, protocol.REPLAY, params.session_id)
-        resent = session.events_after(params.after_index)
-        for event in resent:
-            ls.publisher.forward(event)
-        return {
-            "sessionId": session.session_id,
-            "lastIndex": session.last_index,
-            "count": len(resent),
-        }
+def register(server: LanguageServer, services: ServicesSlot) -> None:
+    for route in ROUTES:
+        server.feature(route.method)(_handler(route, services))

@@ -1,8 +1,15 @@
-"""Initialize, configuration and shutdown: when the agent starts and with which settings."""
+"""Initialize, configuration, shutdown and exit: where goose-ls's parts are built.
+
+``initialize`` is the composition root of the LSP floor: it reads the workspace and the
+settings, builds the session floor and the plugin-free face, and fills the slot every
+feature takes its services from. Settings are layered from ``initializationOptions``,
+``workspace/configuration`` and the environment; each problem is shown once.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from typing import Any
@@ -11,17 +18,22 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from goose_ls import settings as settings_model
-from goose_ls.agent.supervisor import AgentState
 from goose_ls.lsp.chat import EditorChat
+from goose_ls.lsp.editor import Editor
 from goose_ls.lsp.editor_files import EditorFileAccess
 from goose_ls.lsp.permissions import PermissionPrompts
 from goose_ls.lsp.progress import TurnProgress
-from goose_ls.lsp.publisher import EditorPublisher
-from goose_ls.lsp.server import CONFIGURATION_WAIT, GooseLanguageServer
+from goose_ls.lsp.publisher import EditorPublisher, PlainFace
+from goose_ls.lsp.server import GooseLanguageServer
+from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.lsp.transcripts import Transcripts
-from goose_ls.sessions.manager import SessionManager
+from goose_ls.sessions import AgentState, SessionManager
+from goose_ls.settings import Settings
 
 log = logging.getLogger(__name__)
+
+CONFIGURATION_WAIT = 5.0
+"""Seconds a request waits for ``workspace/configuration`` before going on without it."""
 
 
 def workspace_root(params: types.InitializeParams) -> str:
@@ -38,93 +50,133 @@ def workspace_root(params: types.InitializeParams) -> str:
     return os.getcwd()
 
 
-def register(server: GooseLanguageServer) -> None:
+class Configuration:
+    """Where the settings came from, and whether the editor's own have arrived."""
+
+    def __init__(self, editor: Editor) -> None:
+        self._editor = editor
+        self.sources: list[tuple[str, Any]] = []
+        self.arrived = asyncio.Event()
+        """Set once the settings from ``workspace/configuration`` are in (or known absent)."""
+        self._reported: set[str] = set()
+
+    def load(self, source: tuple[str, Any]) -> settings_model.Settings:
+        """Recompute the settings with ``source`` replacing its earlier values."""
+        self.sources = [s for s in self.sources if s[0] != source[0]] + [source]
+        settings, warnings = settings_model.load(self.sources)
+        new = [w for w in warnings if w not in self._reported]
+        self._reported.update(new)
+        for warning in new:
+            log.warning("%s", warning)
+        if new:
+            self._editor.show(types.MessageType.Warning, "goose-ls settings: " + "; ".join(new))
+        return settings
+
+    async def settled(self) -> None:
+        """Wait (briefly) for the editor's configuration, so the agent starts as configured."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.arrived.wait(), CONFIGURATION_WAIT)
+
+
+def build(
+    server: GooseLanguageServer,
+    editor: Editor,
+    root: str,
+    settings: Settings,
+    configuration: Configuration,
+) -> Services:
+    """Every part of goose-ls, wired together."""
+    publisher = EditorPublisher(editor)
+    sessions = SessionManager(settings, root, publisher, EditorFileAccess(editor), server.tasks)
+    current = lambda: sessions.settings  # noqa: E731 (read at each use: settings change)
+    transcripts = Transcripts(editor, sessions, current, server.tasks)
+    progress = TurnProgress(editor, sessions.turns.cancel, server.tasks)
+    chat = EditorChat(editor, sessions, transcripts, progress, configuration.settled)
+    prompts = PermissionPrompts(editor, sessions.permissions, server.tasks)
+    publisher.connect(
+        PlainFace(
+            transcripts,
+            progress,
+            chat,
+            prompts,
+            lambda session_id: s.tab_id if (s := sessions.registry.find(session_id)) else None,
+        )
+    )
+    server.on_exit(sessions.supervisor.kill_now)
+    server.on_exit(sessions.library.flush)
+    return Services(editor, root, sessions, publisher, transcripts, chat, configuration.settled)
+
+
+def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
+    editor = Editor(server)
+    configuration = Configuration(editor)
+    shutdown_requested = False
+
     @server.feature(types.INITIALIZE)
-    def initialize(ls: GooseLanguageServer, params: types.InitializeParams) -> None:
-        ls.root = workspace_root(params)
-        ls.setting_sources = [("initializationOptions", params.initialization_options)]
-        ls.settings, warnings = settings_model.load(ls.setting_sources)
-        publisher = EditorPublisher(ls)
-        sessions = SessionManager(ls.settings, ls.root, publisher, EditorFileAccess(ls))
-        ls.attach(sessions, publisher)
-        ls.transcripts = Transcripts(ls)
-        ls.chat = EditorChat(ls)
-        ls.turn_progress = TurnProgress(ls, sessions.cancel)
-        ls.prompts = PermissionPrompts(ls, sessions.answer_permission, sessions.is_pending)
-        _report(ls, warnings)
-        if sessions.library.problem:
-            publisher.show(types.MessageType.Warning, f"goose: {sessions.library.problem}")
-        log.info("workspace %s; settings %s", ls.root, settings_model.describe(ls.settings))
+    def initialize(_: GooseLanguageServer, params: types.InitializeParams) -> None:
+        settings = configuration.load(("initializationOptions", params.initialization_options))
+        built = build(server, editor, workspace_root(params), settings, configuration)
+        services.fill(built)
+        if problem := built.sessions.library.problem:
+            editor.show(types.MessageType.Warning, f"goose: {problem}")
+        log.info("workspace %s; settings %s", built.root, settings_model.describe(built.settings))
 
     @server.feature(types.INITIALIZED)
-    async def initialized(ls: GooseLanguageServer, _: types.InitializedParams) -> None:
+    async def initialized(_: GooseLanguageServer, __: types.InitializedParams) -> None:
         try:
-            await _pull_configuration(ls)
+            await _pull_configuration()
         finally:
-            ls.configured.set()
-        if ls.settings.agent.start == "eager":
-            ls.sessions.supervisor.start_in_background()
+            configuration.arrived.set()
+        if services().settings.agent.start == "eager":
+            services().sessions.supervisor.start_in_background()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def changed(ls: GooseLanguageServer, params: types.DidChangeConfigurationParams) -> None:
+    async def changed(_: GooseLanguageServer, params: types.DidChangeConfigurationParams) -> None:
         pushed = settings_model.unwrap_section(params.settings)
         if isinstance(pushed, dict) and pushed:
-            _apply(ls, ("didChangeConfiguration", pushed))
+            _apply(("didChangeConfiguration", pushed))
         else:
-            await _pull_configuration(ls)
+            await _pull_configuration()
 
     @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: GooseLanguageServer, *_: Any) -> None:
-        ls.shutdown_requested = True
-        if ls.initialized:
-            await ls.sessions.shutdown()
+    async def shutdown(_: GooseLanguageServer, *__: Any) -> None:
+        nonlocal shutdown_requested
+        shutdown_requested = True
+        if services.ready:
+            await services().sessions.shutdown()
 
     @server.feature(types.EXIT)
-    def exit_(ls: GooseLanguageServer, *_: Any) -> None:
+    def exit_(_: GooseLanguageServer, *__: Any) -> None:
         # LSP: exit code 0 after a shutdown request, 1 without one.
-        ls.exit_code = 0 if ls.shutdown_requested else 1
+        server.exit_code = 0 if shutdown_requested else 1
 
+    async def _pull_configuration() -> None:
+        caps = editor.capabilities.workspace
+        if not (caps and caps.configuration):
+            return
+        try:
+            result = await asyncio.wait_for(
+                server.workspace_configuration_async(
+                    types.ConfigurationParams(
+                        items=[types.ConfigurationItem(section=settings_model.SECTION)]
+                    )
+                ),
+                CONFIGURATION_WAIT,
+            )
+        except Exception as exc:  # the editor may not answer; the settings we have stay
+            log.warning("workspace/configuration failed: %s", exc)
+            return
+        if result and result[0] is not None:
+            _apply(("workspace/configuration", result[0]))
 
-async def _pull_configuration(ls: GooseLanguageServer) -> None:
-    caps = ls.client_capabilities.workspace
-    if not (caps and caps.configuration):
-        return
-    try:
-        result = await asyncio.wait_for(
-            ls.workspace_configuration_async(
-                types.ConfigurationParams(
-                    items=[types.ConfigurationItem(section=settings_model.SECTION)]
-                )
-            ),
-            CONFIGURATION_WAIT,
-        )
-    except Exception as exc:  # the editor may not answer; the settings we have stay
-        log.warning("workspace/configuration failed: %s", exc)
-        return
-    if result and result[0] is not None:
-        _apply(ls, ("workspace/configuration", result[0]))
-
-
-def _apply(ls: GooseLanguageServer, source: tuple[str, Any]) -> None:
-    """Recompute the settings from every source; env overrides stay on top."""
-    ls.setting_sources = [s for s in ls.setting_sources if s[0] != source[0]] + [source]
-    new, warnings = settings_model.load(ls.setting_sources)
-    agent_changed = new.agent != ls.settings.agent
-    ls.settings = new
-    ls.sessions.update_settings(new)
-    _report(ls, warnings)
-    if agent_changed and ls.sessions.supervisor.status.state is AgentState.RUNNING:
-        ls.publisher.show(
-            types.MessageType.Info,
-            "goose: agent settings changed; they apply when the agent next starts.",
-        )
-
-
-def _report(ls: GooseLanguageServer, warnings: list[str]) -> None:
-    """Tell the user about each settings problem once, not at every reload."""
-    new = [w for w in warnings if w not in ls.reported_warnings]
-    ls.reported_warnings.update(new)
-    for warning in new:
-        log.warning("%s", warning)
-    if new:
-        ls.publisher.show(types.MessageType.Warning, "goose-ls settings: " + "; ".join(new))
+    def _apply(source: tuple[str, Any]) -> None:
+        """Recompute the settings from every source; env overrides stay on top."""
+        sessions = services().sessions
+        new = configuration.load(source)
+        agent_changed = new.agent != sessions.settings.agent
+        sessions.update_settings(new)
+        if agent_changed and sessions.supervisor.status.state is AgentState.RUNNING:
+            editor.show(
+                types.MessageType.Info,
+                "goose: agent settings changed; they apply when the agent next starts.",
+            )

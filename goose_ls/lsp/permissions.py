@@ -12,71 +12,48 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from goose_ls import events
-
-if TYPE_CHECKING:
-    from goose_ls.lsp.server import GooseLanguageServer
+from goose_ls.lsp.editor import Editor
+from goose_ls.sessions import Permissions
+from goose_ls.tasks import Tasks
 
 log = logging.getLogger(__name__)
 
 
 class PermissionPrompts:
-    def __init__(
-        self,
-        server: GooseLanguageServer,
-        answer: Callable[[str, str | None], None],
-        is_pending: Callable[[str], bool],
-    ) -> None:
-        self._server = server
-        self._answer = answer
-        self._is_pending = is_pending
+    def __init__(self, editor: Editor, permissions: Permissions, tasks: Tasks) -> None:
+        self._editor = editor
+        self._permissions = permissions
+        self._tasks = tasks
         self._queue: asyncio.Queue[events.PermissionRequested] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
 
     def ask(self, request: events.PermissionRequested) -> None:
         self._queue.put_nowait(request)
         if self._worker is None or self._worker.done():
-            self._worker = asyncio.create_task(self._work())
+            self._worker = self._tasks.run(self._work(), "permission popups")
 
     async def _work(self) -> None:
         while not self._queue.empty():
             request = self._queue.get_nowait()
-            if self._is_pending(request.request_id):
+            if self._permissions.is_pending(request.request_id):
                 await self._prompt(request)
-
-    def _has_popup(self) -> bool:
-        window = self._server.client_capabilities.window
-        return bool(window and window.show_message)
 
     async def _prompt(self, request: events.PermissionRequested) -> None:
         title = request.tool_call.title or request.tool_call.tool_call_id
         message = f"goose is waiting for your approval: {title}"
-        if not self._has_popup():
-            self._server.window_show_message(
-                types.ShowMessageParams(
-                    type=types.MessageType.Warning,
-                    message=f"{message}. Answer on the card in the chat (code actions there).",
-                )
+        if not self._editor.has_popups():
+            self._editor.show(
+                types.MessageType.Warning,
+                f"{message}. Answer on the card in the chat (code actions there).",
             )
             return
         labels = {o.label: o.option_id for o in request.options}
-        try:
-            chosen = await self._server.window_show_message_request_async(
-                types.ShowMessageRequestParams(
-                    type=types.MessageType.Warning,
-                    message=message,
-                    actions=[types.MessageActionItem(title=label) for label in labels],
-                )
-            )
-        except Exception as exc:  # no popup after all (Helix answers MethodNotFound)
-            log.info("window/showMessageRequest failed (%s); the card stays open", exc)
-            return
-        option_id = labels.get(chosen.title) if chosen is not None else None
-        if option_id is None or not self._is_pending(request.request_id):
+        chosen = await self._editor.ask(types.MessageType.Warning, message, list(labels))
+        option_id = labels.get(chosen) if chosen is not None else None
+        if option_id is None or not self._permissions.is_pending(request.request_id):
             return  # dismissed, or answered on the card meanwhile: the card stays the way
-        self._answer(request.request_id, option_id)
+        self._permissions.answer(request.request_id, option_id)

@@ -10,15 +10,14 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
 from goose_ls import events
-from goose_ls.sessions.session import IndexedEvent
-
-if TYPE_CHECKING:
-    from goose_ls.lsp.server import GooseLanguageServer
+from goose_ls.lsp.editor import Editor
+from goose_ls.sessions import IndexedEvent
+from goose_ls.tasks import Tasks
 
 log = logging.getLogger(__name__)
 
@@ -41,17 +40,23 @@ def describe(event: events.SessionEvent) -> str | None:
 
 class TurnProgress:
     def __init__(
-        self, server: GooseLanguageServer, cancel: Callable[[str], Coroutine[Any, Any, object]]
+        self,
+        editor: Editor,
+        cancel: Callable[[str], Coroutine[Any, Any, object]],
+        tasks: Tasks,
     ) -> None:
-        self._server = server
+        self._editor = editor
         self._cancel = cancel
+        self._tasks = tasks
         self._queues: dict[str, asyncio.Queue[events.SessionEvent]] = {}
 
     def start(self, session_id: str, message_id: str, title: str) -> None:
         """Show progress for the turn ``message_id`` (sent from the editor)."""
         queue: asyncio.Queue[events.SessionEvent] = asyncio.Queue()
         self._queues[message_id] = queue
-        task = asyncio.create_task(self._run(session_id, message_id, title, queue))
+        task = self._tasks.run(
+            self._run(session_id, message_id, title, queue), f"progress of {message_id}"
+        )
         task.add_done_callback(lambda _: self._queues.pop(message_id, None))
 
     def session_event(self, event: IndexedEvent) -> None:
@@ -66,19 +71,19 @@ class TurnProgress:
         queue: asyncio.Queue[events.SessionEvent],
     ) -> None:
         token = await self._create_token()
+        progress = self._editor.progress
         if token is not None:
-            self._server.work_done_progress.begin(
+            progress.begin(
                 token,
                 types.WorkDoneProgressBegin(title=title, message="starting", cancellable=True),
             )
             loop = asyncio.get_running_loop()
-            self._server.work_done_progress.tokens[token].add_done_callback(
-                lambda f: (
-                    f.cancelled()
-                    and loop.call_soon_threadsafe(
-                        lambda: loop.create_task(self._cancel(session_id))
-                    )
-                )
+
+            def cancel_turn() -> None:
+                self._tasks.run(self._cancel(session_id), f"cancelling {message_id}")
+
+            progress.tokens[token].add_done_callback(
+                lambda f: f.cancelled() and loop.call_soon_threadsafe(cancel_turn)
             )
         said, said_at = "", 0.0
         while True:
@@ -86,9 +91,7 @@ class TurnProgress:
             if isinstance(event, events.TurnEnded):
                 if token is not None:
                     outcome = "failed" if event.error else (event.stop_reason or "done")
-                    self._server.work_done_progress.end(
-                        token, types.WorkDoneProgressEnd(message=outcome)
-                    )
+                    progress.end(token, types.WorkDoneProgressEnd(message=outcome))
                 return
             message = describe(event)
             now = time.monotonic()
@@ -97,18 +100,15 @@ class TurnProgress:
             if message != said or now - said_at > REPORT_EVERY * 10:
                 if message == "writing" and said == "writing" and now - said_at < REPORT_EVERY:
                     continue
-                self._server.work_done_progress.report(
-                    token, types.WorkDoneProgressReport(message=message)
-                )
+                progress.report(token, types.WorkDoneProgressReport(message=message))
                 said, said_at = message, now
 
     async def _create_token(self) -> str | None:
-        window = self._server.client_capabilities.window
-        if not (window and window.work_done_progress):
+        if not self._editor.has_progress():
             return None
         token = str(uuid.uuid4())
         try:
-            await asyncio.wait_for(self._server.work_done_progress.create_async(token), 5.0)
+            await asyncio.wait_for(self._editor.progress.create_async(token), 5.0)
         except Exception as exc:
             log.info("the editor refused a progress token: %s", exc)
             return None

@@ -7,20 +7,13 @@ that names the field. ``docs/protocol.md`` is the contract these classes impleme
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any, TypeVar
 
 import attrs
-from cattrs import transform_error
-from cattrs.errors import ClassValidationError
-from lsprotocol.types import ResponseError
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from pygls.io_ import StdoutWriter
-from pygls.protocol import LanguageServerProtocol
+from pygls.exceptions import JsonRpcInvalidParams
 
-from goose_ls.lsp.writer import GatheringWriter
-from goose_ls.sessions.context import ContextItem
+from goose_ls.sessions import ContextItem
 from goose_ls.wire import WireError, from_wire
 
 PROTOCOL_VERSION = 1
@@ -132,69 +125,3 @@ def parse(method: str, params: Any, cls: type[T]) -> T:
     if check is not None and (problem := check()):
         raise JsonRpcInvalidParams(f"{method}: {problem}")
     return value
-
-
-@attrs.define
-class _RawRequest:
-    id: int | str
-    method: str
-    jsonrpc: str
-    params: Any = None
-
-
-@attrs.define
-class _RawNotification:
-    method: str
-    jsonrpc: str
-    params: Any = None
-
-
-UNREADABLE = "$/goose-ls/unreadableRequest"
-"""Stands in for a request already answered with an error (a ``$/`` method: ignored)."""
-
-
-def _describe(error: BaseException | None) -> str:
-    """The first few problems cattrs found, with where they are."""
-    if isinstance(error, ClassValidationError):
-        return "; ".join(transform_error(error, path="message")[:3])
-    return str(error) if error else "unreadable"
-
-
-class GooseProtocol(LanguageServerProtocol):
-    """LSP plus goose/* methods whose params arrive as plain JSON."""
-
-    def structure_message(self, data: dict[str, Any]) -> Any:
-        method = data.get("method")
-        if isinstance(method, str) and method.startswith("goose/") and "jsonrpc" in data:
-            params = data.get("params")
-            if "id" in data:
-                return _RawRequest(data["id"], method, data["jsonrpc"], params)
-            return _RawNotification(method, data["jsonrpc"], params)
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as exc:
-            if "id" not in data or not isinstance(method, str):
-                raise  # a malformed notification or response: pygls logs and drops it
-            # pygls would drop a request it cannot read, leaving the editor waiting for
-            # ever; answer it with the error now.
-            problem = _describe(exc.__cause__)
-            self._send_response(
-                data["id"], error=ResponseError(exc.code, f"{method}: invalid params: {problem}")
-            )
-            return _RawNotification(UNREADABLE, data["jsonrpc"], None)
-
-    def set_writer(self, writer: Any, *args: Any, **kwargs: Any) -> None:
-        if isinstance(writer, StdoutWriter):
-            writer = GatheringWriter(writer)
-        super().set_writer(writer, *args, **kwargs)
-
-    def notify_json(self, method: str, params: dict[str, Any]) -> None:
-        """Send a notification whose params are plain JSON already, as they are.
-
-        goose/* notifications take this way, once per chunk; pygls' ``notify`` walks the
-        params with cattrs first.
-        """
-        if self.writer is None:
-            return
-        body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params})
-        self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body.encode()))

@@ -1,23 +1,29 @@
 """Everything goose-ls tells the editor on its own: goose/* notifications and messages.
 
 Each session event becomes ``goose/update`` (a turn's end becomes ``goose/turnEnd``),
-each agent state ``goose/agentStatus``. Failures also reach editors without a plugin
-through ``window/showMessage``.
+each agent state ``goose/agentStatus``; then the plugin-free face gets the event too
+(the transcript, the turn's progress, a permission popup). Failures also reach editors
+without a plugin through ``window/showMessage``.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 from lsprotocol import types
 
-from goose_ls.agent.supervisor import AgentState, AgentStatus
 from goose_ls.events import PermissionRequested, TurnEnded, event_to_wire
 from goose_ls.lsp import protocol
-from goose_ls.lsp.server import GooseLanguageServer
-from goose_ls.sessions.session import IndexedEvent
+from goose_ls.lsp.chat import EditorChat
+from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.permissions import PermissionPrompts
+from goose_ls.lsp.progress import TurnProgress
+from goose_ls.lsp.transcripts import Transcripts
+from goose_ls.sessions import AgentState, AgentStatus, IndexedEvent
 from goose_ls.wire import to_wire
 
 log = logging.getLogger(__name__)
@@ -29,26 +35,45 @@ def status_to_wire(status: AgentStatus) -> dict[str, Any]:
     return data
 
 
+@attrs.define
+class PlainFace:
+    """The parts of the plugin-free chat that follow every event."""
+
+    transcripts: Transcripts
+    progress: TurnProgress
+    chat: EditorChat
+    prompts: PermissionPrompts
+    tab_of: Callable[[str], str | None]
+    """The client's tab id for a session, if it gave one."""
+
+
 class EditorPublisher:
     """The session manager's listener: forwards events and states to the editor."""
 
-    def __init__(self, server: GooseLanguageServer) -> None:
-        self._server = server
+    def __init__(self, editor: Editor) -> None:
+        self._editor = editor
+        self._face: PlainFace | None = None
+
+    def connect(self, face: PlainFace) -> None:
+        """The plugin-free face exists now (it needs the sessions this listens to)."""
+        self._face = face
 
     def session_event(self, event: IndexedEvent) -> None:
         self.forward(event)
-        server = self._server
-        server.transcripts.session_event(event)
-        server.turn_progress.session_event(event)
+        face = self._face
+        if face is None:
+            return
+        face.transcripts.session_event(event)
+        face.progress.session_event(event)
         ended = event.event if isinstance(event.event, TurnEnded) else None
         if ended and ended.error:
-            self.show(types.MessageType.Error, f"goose: the turn failed: {ended.error}")
-        if event.message_id not in server.chat.turns:
+            self._editor.show(types.MessageType.Error, f"goose: the turn failed: {ended.error}")
+        if event.message_id not in face.chat.turns:
             return
         if isinstance(event.event, PermissionRequested):
-            server.prompts.ask(event.event)
+            face.prompts.ask(event.event)
         elif ended and not ended.error:
-            self.show(types.MessageType.Info, f"goose: turn finished ({ended.stop_reason})")
+            self._editor.show(types.MessageType.Info, f"goose: turn finished ({ended.stop_reason})")
 
     def forward(self, event: IndexedEvent) -> None:
         """Send one event as its notification (again, for ``goose/replay``)."""
@@ -58,31 +83,19 @@ class EditorPublisher:
         else:
             params = update_to_wire(event)
             method = protocol.UPDATE
-        session = self._server.sessions.sessions.get(event.session_id)
-        if session is not None and session.tab_id is not None:
-            params["tabId"] = session.tab_id
-        self._notify(method, params)
+        tab_id = self._face.tab_of(event.session_id) if self._face else None
+        if tab_id is not None:
+            params["tabId"] = tab_id
+        self._editor.notify(method, params)
 
     def agent_status(self, status: AgentStatus) -> None:
-        self._notify(protocol.AGENT_STATUS, status_to_wire(status))
+        self._editor.notify(protocol.AGENT_STATUS, status_to_wire(status))
         if status.state is AgentState.ERROR:
             fix = f" {status.fix}" if status.fix else ""
-            self.show(types.MessageType.Error, f"goose: {status.message}.{fix}")
+            self._editor.show(types.MessageType.Error, f"goose: {status.message}.{fix}")
 
     def cannot_write(self, path: Path, error: OSError) -> None:
-        """Once per folder: a full or read-only disk fails every write the same way."""
-        self._server.warn_once(
-            f"cannot write {path.parent}",
-            f"goose-ls cannot write {path}: {error.strerror or error}. Chats go on, but "
-            "what is not written is lost when goose-ls stops; free space or set dataDir.",
-        )
-
-    def show(self, kind: types.MessageType, message: str) -> None:
-        log.log(logging.ERROR if kind == types.MessageType.Error else logging.INFO, "%s", message)
-        self._server.window_show_message(types.ShowMessageParams(type=kind, message=message))
-
-    def _notify(self, method: str, params: dict[str, Any]) -> None:
-        self._server.protocol.notify_json(method, params)
+        self._editor.cannot_write(path, error)
 
 
 def update_to_wire(event: IndexedEvent) -> dict[str, Any]:

@@ -1,38 +1,22 @@
-"""The server core: one small class holding the shared state, and the list of features.
+"""The pygls server goose-ls runs: its protocol, its background work, its last words.
 
-Data flows editor -> LSP feature (``lsp/``) -> session manager (``sessions/``) -> agent
-connection (``agent/``) -> the agent, and back through :mod:`goose_ls.lsp.publisher`.
+It knows nothing of goose-ls's features; :mod:`goose_ls.lsp.app` registers them, and
+they receive what they need instead of reaching into this class.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Any
+import logging
+from collections.abc import Callable
 
-from lsprotocol import types
-from pygls.exceptions import JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 
 from goose_ls import __version__
-from goose_ls.lsp.protocol import GooseProtocol
-from goose_ls.sessions.manager import SessionManager
-from goose_ls.settings import Settings
+from goose_ls.lsp.jsonrpc import GooseProtocol
+from goose_ls.tasks import Tasks
 
-if TYPE_CHECKING:
-    from goose_ls.lsp.chat import EditorChat
-    from goose_ls.lsp.permissions import PermissionPrompts
-    from goose_ls.lsp.progress import TurnProgress
-    from goose_ls.lsp.publisher import EditorPublisher
-    from goose_ls.lsp.transcripts import Transcripts
-
-
-CONFIGURATION_WAIT = 5.0
-"""Seconds a request waits for ``workspace/configuration`` before going on without it."""
-
-
-class NotInitialized(JsonRpcServerNotInitialized):
-    """A goose/* request arrived before ``initialize``."""
+log = logging.getLogger(__name__)
 
 
 class GooseLanguageServer(LanguageServer):
@@ -40,74 +24,18 @@ class GooseLanguageServer(LanguageServer):
 
     def __init__(self) -> None:
         super().__init__("goose-ls", __version__, protocol_cls=GooseProtocol)
-        self.settings = Settings()
-        self.setting_sources: list[tuple[str, Any]] = []
-        self.reported_warnings: set[str] = set()
-        self.background_tasks: set[asyncio.Task[None]] = set()
-        self.root = ""
-        self.configured = asyncio.Event()
-        """Set once the settings from ``workspace/configuration`` are in (or known absent)."""
-        self.shutdown_requested = False
+        self.tasks = Tasks()
+        """Every background task of this server (see :mod:`goose_ls.tasks`)."""
         self.exit_code = 0
-        self._sessions: SessionManager | None = None
-        self._publisher: EditorPublisher | None = None
-        # The plugin-free face, set up at initialize (see lifecycle.py).
-        self.transcripts: Transcripts
-        self.chat: EditorChat
-        self.turn_progress: TurnProgress
-        self.prompts: PermissionPrompts
+        self._on_exit: list[Callable[[], None]] = []
 
-    @property
-    def sessions(self) -> SessionManager:
-        if self._sessions is None:
-            raise NotInitialized("goose-ls has not been initialized yet")
-        return self._sessions
+    def on_exit(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` when goose-ls stops for any reason, even without its event loop."""
+        self._on_exit.append(hook)
 
-    @property
-    def publisher(self) -> EditorPublisher:
-        if self._publisher is None:
-            raise NotInitialized("goose-ls has not been initialized yet")
-        return self._publisher
-
-    def attach(self, sessions: SessionManager, publisher: EditorPublisher) -> None:
-        self._sessions = sessions
-        self._publisher = publisher
-
-    @property
-    def initialized(self) -> bool:
-        return self._sessions is not None
-
-    def warn_once(self, key: str, message: str) -> None:
-        """Show a warning the first time ``key`` comes up (a fault that repeats per chunk)."""
-        if key in self.reported_warnings:
-            return
-        self.reported_warnings.add(key)
-        self.window_show_message(
-            types.ShowMessageParams(type=types.MessageType.Warning, message=message)
-        )
-
-    async def settings_settled(self) -> None:
-        """Wait (briefly) for the editor's configuration, so the agent starts as configured."""
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self.configured.wait(), CONFIGURATION_WAIT)
-
-
-def create_server() -> GooseLanguageServer:
-    """Build the server with every feature registered."""
-    from goose_ls.lsp import (
-        code_actions,
-        commands,
-        completion,
-        documents,
-        goose_methods,
-        lifecycle,
-    )
-
-    server = GooseLanguageServer()
-    lifecycle.register(server)
-    goose_methods.register(server)
-    documents.register(server)
-    code_actions.register(server)
-    commands.register(server)
-    completion.register(server)
-    return server
+    def stop_now(self) -> None:
+        """The last words: stop the agent, keep what is known. Synchronous, runs once."""
+        hooks, self._on_exit = self._on_exit, []
+        for hook in hooks:
+            with contextlib.suppress(Exception):
+                hook()

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from lsprotocol import types
+from typing import Any
 
 from goose_ls.files import atomic_write
+from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.transcript.text import Position
 from goose_ls.paths import data_dir
+from goose_ls.sessions import SessionManager
 
-if TYPE_CHECKING:
-    from goose_ls.lsp.server import GooseLanguageServer
+EDIT_TIMEOUT = 10.0
+"""Seconds to wait for the editor to apply the refreshed index."""
 
 HEAD = (
     "# goose sessions\n\n"
@@ -27,8 +28,8 @@ HEAD = (
 _ENTRY = re.compile(r"^- \*\*(?P<title>.*)\*\* · `(?P<id>[^`]+)`")
 
 
-def index_path(server: GooseLanguageServer) -> Path:
-    return (data_dir(server.settings.data_dir) / "sessions.md").resolve()
+def index_path(data_dir_setting: str) -> Path:
+    return (data_dir(data_dir_setting) / "sessions.md").resolve()
 
 
 def render(entries: list[dict[str, Any]]) -> str:
@@ -51,27 +52,13 @@ def entry_at(line: str) -> tuple[str, str] | None:
     return (match["id"], match["title"]) if match else None
 
 
-async def show_index(server: GooseLanguageServer) -> None:
+async def show_index(editor: Editor, sessions: SessionManager) -> None:
     """Regenerate the index and show it (once; later runs refresh it where it is)."""
-    path = index_path(server)
-    text = render(await server.sessions.list_sessions())
+    path = index_path(sessions.settings.data_dir)
+    text = render(await sessions.list_sessions())
     uri = path.as_uri()
-    if uri in server.workspace.text_documents:
-        document = server.workspace.get_text_document(uri)
-        end = types.Position(line=len(document.lines), character=0)
-        await server.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(
-                edit=types.WorkspaceEdit(
-                    changes={
-                        uri: [
-                            types.TextEdit(
-                                range=types.Range(types.Position(0, 0), end), new_text=text
-                            )
-                        ]
-                    }
-                )
-            )
-        )
+    if editor.is_open(uri):
+        await editor.apply_edit(uri, Position(0, 0), editor.end_of(uri), text, EDIT_TIMEOUT)
         return
     atomic_write(path, text)
-    await server.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=False))
+    await editor.show_document(path)

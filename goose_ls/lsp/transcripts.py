@@ -6,18 +6,18 @@ prompt section where the user writes the next message and gathers context.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import attrs
 from lsprotocol import types
 
 from goose_ls.events import AgentMessageChunk, AgentThoughtChunk, ToolCall, TurnEnded
 from goose_ls.files import atomic_write
+from goose_ls.lsp.editor import Editor
 from goose_ls.lsp.transcript.render import Renderer
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer
 from goose_ls.lsp.transcript.text import (
@@ -28,11 +28,10 @@ from goose_ls.lsp.transcript.text import (
     split_prompt,
 )
 from goose_ls.paths import data_dir
-from goose_ls.sessions.context import ContextItem, path_of
-from goose_ls.sessions.session import IndexedEvent
-
-if TYPE_CHECKING:
-    from goose_ls.lsp.server import GooseLanguageServer
+from goose_ls.sessions import ContextItem, IndexedEvent, SessionManager, path_of
+from goose_ls.settings import Settings
+from goose_ls.tasks import Tasks
+from goose_ls.tool_calls import ToolCalls
 
 log = logging.getLogger(__name__)
 
@@ -72,14 +71,23 @@ REPLY_EVENTS = (AgentMessageChunk, AgentThoughtChunk, ToolCall)
 
 
 class Transcripts:
-    def __init__(self, server: GooseLanguageServer) -> None:
-        self._server = server
+    def __init__(
+        self,
+        editor: Editor,
+        sessions: SessionManager,
+        settings: Callable[[], Settings],
+        tasks: Tasks,
+    ) -> None:
+        self._editor = editor
+        self._sessions = sessions
+        self._settings = settings
+        self._tasks = tasks
         self._by_session: dict[str, Transcript] = {}
         self._by_uri: dict[str, Transcript] = {}
 
     @property
     def directory(self) -> Path:
-        return data_dir(self._server.settings.data_dir) / "transcripts"
+        return data_dir(self._settings().data_dir) / "transcripts"
 
     def get(self, session_id: str) -> Transcript | None:
         return self._by_session.get(session_id)
@@ -101,23 +109,30 @@ class Transcripts:
             path.as_uri(),
             path,
             text,
-            is_open=lambda: path.as_uri() in self._server.workspace.text_documents,
-            apply_edit=self._apply_edit if self._can_apply_edits() else None,
-            units=self._server.workspace.position_codec.client_num_units,
-            interval=self._server.settings.transcript.edit_interval,
+            is_open=lambda: self._editor.is_open(path.as_uri()),
+            apply_edit=self._apply_edit if self._editor.can_apply_edits() else None,
+            units=self._editor.units,
+            interval=self._settings().transcript.edit_interval,
             context_lines=lambda: [context_line(c) for c in transcript.context],
-            write_failed=self._server.publisher.cannot_write,
+            write_failed=self._editor.cannot_write,
+            tasks=self._tasks,
         )
-        renderer = Renderer(text, self._server.sessions.tools.terminals.output_of)
+        renderer = Renderer(
+            text, lambda: self._tool_calls(session_id), self._sessions.tools.terminals.output_of
+        )
         transcript = Transcript(session_id, path, text, renderer, streamer)
         if earlier:
             text.body = text.shown = earlier
             transcript.restored = True
         streamer.write_file()
-        self._server.sessions.library.set_transcript(session_id, str(path))
+        self._sessions.library.set_transcript(session_id, str(path))
         self._by_session[session_id] = transcript
         self._by_uri[transcript.uri] = transcript
         return transcript
+
+    def _tool_calls(self, session_id: str) -> ToolCalls | None:
+        session = self._sessions.registry.find(session_id)
+        return session.tool_calls if session is not None else None
 
     @staticmethod
     def _earlier_body(path: Path, head: str) -> str:
@@ -172,7 +187,7 @@ class Transcripts:
     def _rotate_if_long(self, transcript: Transcript) -> None:
         """Move a long conversation to ``<session>.partN.md`` and link to it."""
         text = transcript.text
-        if len(text.body.encode("utf-8")) <= self._server.settings.transcript.max_bytes:
+        if len(text.body.encode("utf-8")) <= self._settings().transcript.max_bytes:
             return
         number = 1
         while (
@@ -182,7 +197,7 @@ class Transcripts:
         try:
             atomic_write(part, text.head + text.body)
         except OSError as exc:
-            self._server.publisher.cannot_write(part, exc)
+            self._editor.cannot_write(part, exc)
             return  # keep the conversation in the transcript rather than lose it
         transcript.renderer.restart(f"_Earlier in this chat: [{part.name}]({part.name})_\n")
 
@@ -192,17 +207,8 @@ class Transcripts:
             return
         transcript.shown = True
         await transcript.streamer.settled()
-        try:
-            await self._server.window_show_document_async(
-                types.ShowDocumentParams(uri=transcript.uri, take_focus=False)
-            )
-        except Exception as exc:  # eglot before 1.16 and others do not have it
-            log.info("window/showDocument failed: %s", exc)
-            self._server.window_show_message(
-                types.ShowMessageParams(
-                    type=types.MessageType.Info, message=f"goose chat: {transcript.path}"
-                )
-            )
+        if not await self._editor.show_document(transcript.path):
+            self._editor.show(types.MessageType.Info, f"goose chat: {transcript.path}")
 
     def opened(self, uri: str) -> None:
         """The editor opened a transcript: stream from what it really shows.
@@ -213,7 +219,7 @@ class Transcripts:
         transcript = self._by_uri.get(uri)
         if transcript is None:
             return
-        parts = split_prompt(self._server.workspace.get_text_document(uri).source)
+        parts = split_prompt(self._editor.document(uri).source)
         text = transcript.text
         above = parts[0] if parts else ""
         if not (above.startswith(text.head) and above.endswith("\n")):
@@ -237,8 +243,8 @@ class Transcripts:
 
     # --- the prompt section ------------------------------------------------------
     def document_text(self, transcript: Transcript) -> str:
-        if transcript.uri in self._server.workspace.text_documents:
-            return self._server.workspace.get_text_document(transcript.uri).source
+        if (text := self._editor.buffer_text(transcript.uri)) is not None:
+            return text
         try:
             return transcript.path.read_text(encoding="utf-8")
         except OSError:
@@ -258,21 +264,12 @@ class Transcripts:
     async def _rewrite_prompt_section(self, transcript: Transcript, keep_draft: bool) -> None:
         lines = [context_line(c) for c in transcript.context]
         if transcript.streamer.uses_editor():
-            sentinel = transcript.text.sentinel_line
-            document = self._server.workspace.get_text_document(transcript.uri)
+            start = Position(transcript.text.sentinel_line + 2, 0)
             if keep_draft:
-                start = Position(sentinel + 2, 0)
-                end = Position(sentinel + 2 + transcript.chips_shown, 0)
+                end = Position(start.line + transcript.chips_shown, 0)
                 new_text = "".join(f"{line}\n" for line in lines)
             else:
-                start = Position(sentinel + 2, 0)
-                last = len(document.lines) - 1
-                tail = document.lines[last] if document.lines else ""
-                end = (
-                    Position(last + 1, 0)
-                    if tail.endswith("\n")
-                    else Position(last, document.position_codec.client_num_units(tail))
-                )
+                end = self._editor.end_of(transcript.uri)
                 new_text = "".join(f"{line}\n" for line in lines) + "\n"
             if await self._apply_edit(transcript.uri, start, end, new_text):
                 transcript.chips_shown = len(lines)
@@ -281,55 +278,17 @@ class Transcripts:
         try:
             atomic_write(transcript.path, transcript.text.document(prompt_section(lines, draft)))
         except OSError as exc:
-            self._server.publisher.cannot_write(transcript.path, exc)
+            self._editor.cannot_write(transcript.path, exc)
             return
         transcript.chips_shown = len(lines)
 
     # --- edits -------------------------------------------------------------------
-    def _can_apply_edits(self) -> bool:
-        workspace = self._server.client_capabilities.workspace
-        return bool(workspace and workspace.apply_edit)
-
     async def _apply_edit(self, uri: str, start: Position, end: Position, new_text: str) -> bool:
-        edit = types.TextEdit(
-            range=types.Range(
-                start=types.Position(line=start.line, character=start.character),
-                end=types.Position(line=end.line, character=end.character),
-            ),
-            new_text=new_text,
-        )
-        workspace = self._server.client_capabilities.workspace
-        if workspace and workspace.workspace_edit and workspace.workspace_edit.document_changes:
-            change = types.WorkspaceEdit(
-                document_changes=[
-                    types.TextDocumentEdit(
-                        text_document=types.OptionalVersionedTextDocumentIdentifier(
-                            uri=uri, version=None
-                        ),
-                        edits=[edit],
-                    )
-                ]
-            )
-        else:
-            change = types.WorkspaceEdit(changes={uri: [edit]})
-        timeout = self._server.settings.transcript.apply_edit_timeout
-        try:
-            result = await asyncio.wait_for(
-                self._server.workspace_apply_edit_async(
-                    types.ApplyWorkspaceEditParams(edit=change)
-                ),
-                timeout,
-            )
-        except asyncio.TimeoutError:
-            problem = f"no answer in {timeout:g} s"
-        except Exception as exc:
-            problem = str(exc) or type(exc).__name__
-        else:
-            if result and result.applied:
-                return True
-            problem = (result.failure_reason if result else None) or "refused"
-        log.warning("workspace/applyEdit to %s failed: %s", uri, problem)
-        self._server.warn_once(
+        timeout = self._settings().transcript.apply_edit_timeout
+        problem = await self._editor.apply_edit(uri, start, end, new_text, timeout)
+        if problem is None:
+            return True
+        self._editor.warn_once(
             f"applyEdit {uri}",
             f"goose: the editor did not apply an edit to {Path(uri).name} ({problem}); "
             "the chat is written to its file instead. Reopen it to see the latest.",

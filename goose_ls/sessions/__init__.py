@@ -1,1 +1,26 @@
-"""The session floor: chats, their turns, their numbered events, and prompt context."""
+"""Chats on top of the agent: what the LSP floor may use of the floors below.
+
+The LSP floor imports from here, never from ``goose_ls.agent``: the agent's state is
+reported through :class:`AgentStatus`, its failures raise :mod:`goose_ls.errors`.
+"""
+
+from goose_ls.agent.supervisor import AgentState, AgentStatus
+from goose_ls.sessions.checkpoints import Change, review
+from goose_ls.sessions.context import ContextItem, path_of
+from goose_ls.sessions.manager import SessionListener, SessionManager
+from goose_ls.sessions.permissions import Permissions
+from goose_ls.sessions.session import IndexedEvent, Session
+
+__all__ = [
+    "AgentState",
+    "AgentStatus",
+    "Change",
+    "ContextItem",
+    "IndexedEvent",
+    "Permissions",
+    "Session",
+    "SessionListener",
+    "SessionManager",
+    "path_of",
+    "review",
+]

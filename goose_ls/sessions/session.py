@@ -11,7 +11,6 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
 
 import attrs
 
@@ -26,6 +25,7 @@ from goose_ls.events import (
 )
 from goose_ls.sessions.checkpoints import Checkpoints
 from goose_ls.sessions.context import ContextItem
+from goose_ls.tool_calls import ToolCalls
 from goose_ls.workspace.policy import ToolTarget
 
 
@@ -51,6 +51,8 @@ class Turn:
     task: asyncio.Task[None] | None = None
     watchdog: asyncio.Task[None] | None = None
     """Watches the turn for silence; stopped when the turn ends."""
+    let_go: asyncio.TimerHandle | None = None
+    """Ends a cancelled turn the agent does not end; stopped when the turn ends."""
 
 
 class Session:
@@ -81,13 +83,13 @@ class Session:
         self.message_ids: set[str] = set()
         self.options = SessionOptions()
         self.commands: list[dict[str, object]] = []
-        self.tool_calls: dict[str, dict[str, Any]] = {}
-        """What each tool call said so far (a permission request may repeat little of it)."""
+        """The agent's slash commands (its last ``available_commands_update``)."""
+        self.tool_calls = ToolCalls()
+        """What each tool call said so far, merged."""
         self.checkpoints = Checkpoints()
         """The files each turn changed, for review and revert."""
         self.allowed: set[ToolTarget] = set()
         """Tool calls the user allowed "for this session"."""
-        """The agent's slash commands (its last ``available_commands_update``)."""
         self.last_event_at = time.monotonic()
         self._first_index = first_index
         self._publish = publish
@@ -108,10 +110,7 @@ class Session:
             modes = {**self.options.modes, "currentModeId": event.current_mode_id}
             self.options = attrs.evolve(self.options, modes=modes)
         elif isinstance(event, (ToolCall, ToolCallUpdate)):
-            state = self.tool_calls.setdefault(event.tool_call_id, {})
-            for key in ("title", "kind", "locations", "raw_input"):
-                if (value := getattr(event, key)) is not None:
-                    state[key] = value
+            self.tool_calls.apply(event)
         elif isinstance(event, AvailableCommands):
             self.commands = event.available_commands
         elif isinstance(event, ConfigOptions):

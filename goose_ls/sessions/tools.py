@@ -8,69 +8,52 @@ their buffers and written through the editor.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from goose_ls import events
 from goose_ls.agent.interface import ClientRefusal
-from goose_ls.paths import data_dir
 from goose_ls.sessions.checkpoints import Change
+from goose_ls.sessions.permissions import Permissions
+from goose_ls.sessions.registry import Registry
+from goose_ls.settings import Settings
+from goose_ls.tasks import Tasks
 from goose_ls.workspace import files
 from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.confinement import Confinement, Denied
 from goose_ls.workspace.files import EditorFiles, FileProblem
-from goose_ls.workspace.policy import Policy, ToolTarget
 from goose_ls.workspace.terminals import Terminal, Terminals
-
-if TYPE_CHECKING:
-    from goose_ls.sessions.manager import SessionManager
-
 
 OUTSIDE_OPTIONS = [
     events.PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
     events.PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
 ]
 
-GOOSE_TOOL_KINDS = {"shell": "execute", "edit": "edit", "write": "edit", "read": "read"}
-"""goose asks with kind "other"; its developer tools are named in the title."""
-
-
-def target_of(call: events.ToolCallUpdate, earlier: dict[str, Any] | None = None) -> ToolTarget:
-    """What a permission request's tool call would do: its kind, paths and command."""
-    earlier = earlier or {}
-    title = call.title or earlier.get("title") or ""
-    kind = call.kind or earlier.get("kind") or "other"
-    if kind == "other":
-        kind = GOOSE_TOOL_KINDS.get(title.split(" ", 1)[0].split(":", 1)[0], "other")
-    raw = call.raw_input if isinstance(call.raw_input, dict) else earlier.get("raw_input") or {}
-    raw = raw if isinstance(raw, dict) else {}
-    paths = [
-        str(loc.get("path"))
-        for loc in (call.locations or earlier.get("locations") or [])
-        if loc.get("path")
-    ]
-    for key in ("path", "file"):
-        if isinstance(raw.get(key), str) and raw[key] not in paths:
-            paths.append(raw[key])
-    command = raw.get("command") if isinstance(raw.get("command"), str) else None
-    return ToolTarget(kind, tuple(paths), command)
-
 
 class AgentTools:
-    def __init__(self, manager: SessionManager, editor: EditorFiles) -> None:
-        self._manager = manager
-        self._editor = editor
-        self.terminals = Terminals()
-        self.audit = AuditLog(
-            data_dir(manager.settings.data_dir) / "audit.log", manager.cannot_write
-        )
+    """Implements the agent floor's ``ClientTools`` for the sessions goose-ls holds."""
 
-    def policy(self) -> tuple[Policy, str | None]:
-        return Policy.load(self._manager.cwd, self._manager.settings.policy.rules)
+    def __init__(
+        self,
+        registry: Registry,
+        permissions: Permissions,
+        audit: AuditLog,
+        editor: EditorFiles,
+        settings: Callable[[], Settings],
+        cwd: str,
+        tasks: Tasks,
+    ) -> None:
+        self._registry = registry
+        self._permissions = permissions
+        self._audit = audit
+        self._editor = editor
+        self._settings = settings
+        self._cwd = cwd
+        self.terminals = Terminals(tasks)
 
     def confinement(self) -> Confinement:
-        settings = self._manager.settings.workspace
-        return Confinement([self._manager.cwd, *settings.extra_roots], settings.secrets)
+        settings = self._settings().workspace
+        return Confinement([self._cwd, *settings.extra_roots], settings.secrets)
 
     async def _check(self, session_id: str, path: str, action: str, kind: str) -> Path:
         try:
@@ -80,15 +63,15 @@ class AgentTools:
                 session_id, exc.outside, action, kind
             ):
                 return exc.outside
-            self._manager.note_for(
+            self._registry.note_for(
                 session_id, "warning", f"Refused to let the agent {action}: {exc}."
             )
-            self.audit.record(session_id, action.split(" ", 1)[0], path, "denied", "confinement")
+            self._audit.record(session_id, action.split(" ", 1)[0], path, "denied", "confinement")
             raise ClientRefusal(ClientRefusal.DENIED, f"permission denied: {exc}") from None
 
     async def _ask_outside(self, session_id: str, path: Path, action: str, kind: str) -> bool:
         """With ``workspace.outside: ask``, the user (or the policy) decides."""
-        if self._manager.settings.workspace.outside != "ask":
+        if self._settings().workspace.outside != "ask":
             return False
         call = events.ToolCallUpdate(
             tool_call_id=f"goose-ls-{uuid.uuid4().hex[:8]}",
@@ -96,7 +79,7 @@ class AgentTools:
             kind=kind,
             locations=[{"path": str(path)}],
         )
-        chosen = await self._manager.request_permission(session_id, call, OUTSIDE_OPTIONS)
+        chosen = await self._permissions.request(session_id, call, OUTSIDE_OPTIONS)
         return chosen == "allow_once"
 
     async def read_text_file(
@@ -129,7 +112,7 @@ class AgentTools:
             await files.write(self._editor, resolved, content)
         except FileProblem as exc:
             raise ClientRefusal(ClientRefusal.INVALID, str(exc)) from None
-        session = self._manager.sessions.get(session_id)
+        session = self._registry.find(session_id)
         if session is not None and session.active is not None:
             session.checkpoints.wrote(session.active.message_id, resolved, before, content)
 
@@ -158,8 +141,8 @@ class AgentTools:
         cwd: str | None,
         output_byte_limit: int | None,
     ) -> str:
-        session = self._manager.sessions.get(session_id)
-        where = cwd or (session.cwd if session else self._manager.cwd)
+        session = self._registry.find(session_id)
+        where = cwd or (session.cwd if session else self._cwd)
         resolved = await self._check(session_id, where, f"run `{command}` in {where}", "execute")
         if not resolved.is_dir():
             raise ClientRefusal(ClientRefusal.INVALID, f"{where} is not a directory")

@@ -9,6 +9,7 @@ workspace, data dir, log dir and scripted agent. This module imports pytest-lsp 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import sys
@@ -183,6 +184,18 @@ async def gone(pid: int, timeout: float = 10.0) -> bool:
             return False
         await asyncio.sleep(0.02)
     return True
+
+
+async def raw_request(client: LanguageClient, method: str, params: Any) -> Any:
+    """Send params as they are: the typed client would refuse to send malformed ones."""
+    request_id = str(uuid.uuid4())
+    answer: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    client.protocol._request_futures[request_id] = answer
+    client.protocol._result_types[request_id] = None  # keep the result as plain JSON
+    client.protocol._send_data(
+        {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+    )
+    return await asyncio.wrap_future(answer)
 
 
 def shared_server(test: Test) -> Test:

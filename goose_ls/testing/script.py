@@ -50,6 +50,37 @@ GOOSE_PERMISSION_OPTIONS = [
 ]
 """The four options goose offers, in goose's order, with ``optionId == name == kind``."""
 
+GOOSE_LABELS = ["Allow always", "Allow once", "Reject", "Reject always", "Allow for this session"]
+"""What editors show for goose's options: goose names them by their kind, goose-ls words
+them, and adds its own "Allow for this session" last."""
+
+CLAUDE_PERMISSION_OPTIONS = [
+    {"optionId": "allow_always", "name": "Always Allow", "kind": "allow_always"},
+    {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+    {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+]
+"""claude-code-acp's options: its own names, which are not its kinds."""
+
+PERMISSION_WITH_AGENT_NAMES = {
+    "toolCall": {"toolCallId": "e1", "title": "Edit app.py"},
+    "options": [
+        *CLAUDE_PERMISSION_OPTIONS,
+        {"optionId": "never", "name": "", "kind": "reject_always"},
+    ],
+}
+"""A permission step whose words goose-ls chooses, not the kind: the agent's own names
+("Allow", not "Allow once"), a wording of the kind for the unnamed option, and goose-ls's
+own option."""
+
+LABELS_FOR_AGENT_NAMES = [
+    "Always Allow",
+    "Allow",
+    "Reject",
+    "Reject always",
+    "Allow for this session",
+]
+"""What editors show for :data:`PERMISSION_WITH_AGENT_NAMES`."""
+
 
 def write_script(path: Path, script: dict[str, Any]) -> Path:
     path.write_text(json.dumps(script), encoding="utf-8")

@@ -17,6 +17,7 @@ from typing import Literal
 
 import attrs
 
+from goose_ls.tool_calls import ToolCallState
 from goose_ls.wire import WireError, from_wire
 
 Action = Literal["allow", "ask", "deny"]
@@ -43,6 +44,10 @@ class Rule:
         return f"{self.action} ({', '.join(parts) or 'everything'})"
 
 
+GOOSE_TOOL_KINDS = {"shell": "execute", "edit": "edit", "write": "edit", "read": "read"}
+"""goose asks with kind "other"; its developer tools are named in the title."""
+
+
 @attrs.frozen
 class ToolTarget:
     """What a tool call would do, as far as the policy is concerned."""
@@ -50,6 +55,21 @@ class ToolTarget:
     kind: str
     paths: tuple[str, ...] = ()
     command: str | None = None
+
+    @classmethod
+    def of(cls, call: ToolCallState) -> ToolTarget:
+        """What a tool call says it would do: its kind, paths and command."""
+        title = call.title or ""
+        kind = call.kind or "other"
+        if kind == "other":
+            kind = GOOSE_TOOL_KINDS.get(title.split(" ", 1)[0].split(":", 1)[0], "other")
+        raw = call.raw_input if isinstance(call.raw_input, dict) else {}
+        paths = [str(loc.get("path")) for loc in call.locations or [] if loc.get("path")]
+        for key in ("path", "file"):
+            if isinstance(raw.get(key), str) and raw[key] not in paths:
+                paths.append(raw[key])
+        command = raw.get("command") if isinstance(raw.get("command"), str) else None
+        return cls(kind, tuple(paths), command)
 
     def describe(self) -> str:
         return self.command or ", ".join(self.paths) or self.kind

@@ -19,6 +19,8 @@ from collections.abc import Mapping
 
 import attrs
 
+from goose_ls.tasks import Tasks
+
 DEFAULT_OUTPUT_LIMIT = 1_000_000
 KEEP_RELEASED = 50
 
@@ -40,12 +42,12 @@ def _trim(data: bytes, limit: int) -> tuple[bytes, bool]:
 
 
 class Terminal:
-    def __init__(self, process: asyncio.subprocess.Process, limit: int) -> None:
+    def __init__(self, process: asyncio.subprocess.Process, limit: int, tasks: Tasks) -> None:
         self.process = process
         self.limit = limit
         self._output = b""
         self.truncated = False
-        self._reader = asyncio.create_task(self._read())
+        self._reader = tasks.run(self._read(), f"terminal {process.pid} output")
 
     async def _read(self) -> None:
         assert self.process.stdout is not None
@@ -82,7 +84,8 @@ class Terminal:
 class Terminals:
     """Every terminal, by id, with the session that owns it."""
 
-    def __init__(self) -> None:
+    def __init__(self, tasks: Tasks) -> None:
+        self._tasks = tasks
         self._terminals: dict[str, tuple[str, Terminal]] = {}
         self._released: dict[str, str] = {}
         """Output of released terminals (the chat still shows it), the latest few."""
@@ -112,7 +115,7 @@ class Terminals:
         terminal_id = f"term-{uuid.uuid4().hex[:10]}"
         self._terminals[terminal_id] = (
             session_id,
-            Terminal(process, limit if limit is not None else DEFAULT_OUTPUT_LIMIT),
+            Terminal(process, limit if limit is not None else DEFAULT_OUTPUT_LIMIT, self._tasks),
         )
         return terminal_id
 

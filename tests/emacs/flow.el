@@ -23,10 +23,21 @@
             (json-parse-string (getenv "GOOSE_INIT") :object-type 'plist))
       (setq goose-ls-modes '(python-mode))
       (goose-ls-setup)
+      ;; The permission prompt: the package's own, with the user picking the allow-once
+      ;; option by the words shown for it.
       (setq goose-ls-permission-function
             (lambda (request)
-              (push (cons 'asked (plist-get (plist-get request :toolCall) :title)) flow--result)
-              "allow_once"))
+              (let* ((options (append (plist-get request :options) nil))
+                     (once (seq-find (lambda (o) (equal (plist-get o :kind) "allow_once")) options)))
+                (push (cons 'asked (plist-get (plist-get request :toolCall) :title)) flow--result)
+                (push (cons 'sent (vconcat (mapcar (lambda (o) (plist-get o :label)) options)))
+                      flow--result)
+                (cl-letf (((symbol-function 'completing-read)
+                           (lambda (_prompt collection &rest _)
+                             (push (cons 'choices (vconcat (all-completions "" collection)))
+                                   flow--result)
+                             (plist-get once :label))))
+                  (goose-ls-ask-permission request)))))
       (add-hook 'goose-ls-turn-end-hook (lambda (params) (setq flow--ended params)))
       (find-file (getenv "GOOSE_FILE"))
       (python-mode)

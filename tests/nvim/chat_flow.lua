@@ -25,6 +25,7 @@ local ok, err = pcall(function()
   vim.ui.select = function(items, opts, on_choice)
     result.asked = opts.prompt
     result.choices = vim.tbl_map(opts.format_item, items)
+    result.sent = vim.tbl_map(function(item) return item.label end, items)
     for _, item in ipairs(items) do
       if item.kind == "allow_once" then return on_choice(item) end
     end

@@ -108,7 +108,7 @@ def test_replayed_content_of_every_kind_renders() -> None:
     from goose_ls.lsp.transcript.text import TranscriptText
 
     text = TranscriptText(head="# t\n\n")
-    renderer = Renderer(text)
+    renderer = Renderer(text, lambda: None)
     replayed: list[events.SessionEvent] = [
         events.UserMessageChunk({"type": "text", "text": "Look at this"}),
         events.UserMessageChunk({"type": "resource_link", "uri": "file:///p/a.py", "name": "a.py"}),

@@ -20,19 +20,8 @@ export interface PermissionOption {
   optionId: string;
   name: string;
   kind: string;
-}
-
-const LABELS: Record<string, string> = {
-  allow_once: "Allow once",
-  allow_always: "Allow always",
-  reject_once: "Reject",
-  reject_always: "Reject always",
-};
-
-/** A human label: the agent's own name when it gave one, else one from the kind. */
-export function optionLabel(option: PermissionOption): string {
-  if (option.name !== option.kind && option.name !== option.optionId) return option.name;
-  return LABELS[option.kind] ?? option.name;
+  /** The words to show for it, as goose-ls words every option. */
+  label: string;
 }
 
 interface Content {

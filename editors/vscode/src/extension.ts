@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import * as vscode from "vscode";
 import { LanguageClient, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
-import { Chat, optionLabel, type PermissionOption, type TurnEnd, type Update } from "./chat";
+import { Chat, type PermissionOption, type TurnEnd, type Update } from "./chat";
 
 let client: LanguageClient | undefined;
 const chats = new Map<string, Chat>();
@@ -38,7 +38,7 @@ async function ask(question: string, context: object[]): Promise<void> {
 
 async function askPermission(update: Update): Promise<void> {
   const u = update.update as unknown as { requestId: string; toolCall: { title?: string }; options: PermissionOption[] };
-  const labels = u.options.map(optionLabel);
+  const labels = u.options.map((option) => option.label);
   const choice = await vscode.window.showWarningMessage(`goose wants to run: ${u.toolCall.title ?? "a tool"}`, ...labels);
   const option = choice === undefined ? undefined : u.options[labels.indexOf(choice)];
   await client!.sendRequest("goose/permission", option ? { requestId: u.requestId, optionId: option.optionId } : { requestId: u.requestId });

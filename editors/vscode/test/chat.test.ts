@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Chat, optionLabel } from "../src/chat";
+import { Chat } from "../src/chat";
 
 const update = (index: number, u: object) => ({ sessionId: "s1", messageId: "m1", index, update: u as never });
 
@@ -20,12 +20,6 @@ test("a cancelled turn says so", () => {
   chat.apply(update(1, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "par" } }));
   chat.end({ sessionId: "s1", messageId: "m1", index: 2, stopReason: "cancelled" });
   assert.match(chat.text, /par\n\n_cancelled_\n$/);
-});
-
-test("permission buttons come from the kind, or the agent's own names", () => {
-  assert.equal(optionLabel({ optionId: "allow_once", name: "allow_once", kind: "allow_once" }), "Allow once");
-  assert.equal(optionLabel({ optionId: "reject", name: "No", kind: "reject_once" }), "No");
-  assert.equal(optionLabel({ optionId: "x", name: "x", kind: "reject_always" }), "Reject always");
 });
 
 const output = (text: string) => [{ type: "content", content: { type: "text", text } }];

@@ -16,7 +16,8 @@ from typing import Any
 
 from goose_ls import events
 from goose_ls.lsp.transcript.text import TranscriptText
-from goose_ls.sessions.context import path_of
+from goose_ls.sessions import path_of
+from goose_ls.tool_calls import ToolCalls, ToolCallState
 
 EXCERPT_LINES = 12
 EXCERPT_CHARS = 1200
@@ -29,19 +30,27 @@ def permission_marker(request_id: str) -> str:
 
 
 TerminalOutput = Callable[[str], "str | None"]
+ToolCallLookup = Callable[[], "ToolCalls | None"]
 
 
 class Renderer:
+    """Renders one session's events; tool calls are read from the session's tracker."""
+
     def __init__(
-        self, text: TranscriptText, terminal_output: TerminalOutput = lambda _: None
+        self,
+        text: TranscriptText,
+        tool_calls: ToolCallLookup,
+        terminal_output: TerminalOutput = lambda _: None,
     ) -> None:
         self.text = text
+        self._tool_calls = tool_calls
         self._terminal_output = terminal_output
         self._speaker: str | None = None
         self._block: str | None = None
         """What the last block is: "text", "thought", "tool:<id>", "plan", "card", ..."""
         self._block_start = 0
-        self._tools: dict[str, dict[str, Any]] = {}
+        self._drawn: set[str] = set()
+        """Tool calls that have a block of their own."""
 
     def restart(self, text: str) -> None:
         """Replace the whole body (after it moved to a previous part) and start afresh."""
@@ -120,23 +129,26 @@ class Renderer:
             self._new_block("user", "You")
             self.text.append(f"> 📎 `{_short(path_of(content.get('uri', '')))}` (file)\n")
 
+    def _state(self, call: events.ToolCall | events.ToolCallUpdate) -> ToolCallState:
+        """The call as the session knows it so far (this event merged in)."""
+        tracker = self._tool_calls()
+        state = tracker.get(call.tool_call_id) if tracker is not None else None
+        return state if state is not None else ToolCalls().apply(call)
+
     def _tool(self, event: events.ToolCall | events.ToolCallUpdate) -> None:
-        known = event.tool_call_id in self._tools
-        state = self._tools.setdefault(event.tool_call_id, {"title": event.tool_call_id})
-        for key in ("title", "kind", "status", "content", "locations", "raw_input", "raw_output"):
-            value = getattr(event, key)
-            if value is not None:
-                state[key] = value
+        state = self._state(event)
         block = f"tool:{event.tool_call_id}"
-        if isinstance(event, events.ToolCall) and self._block != block and not known:
+        if isinstance(event, events.ToolCall) and event.tool_call_id not in self._drawn:
+            self._drawn.add(event.tool_call_id)
             self._new_block(block, "goose")
             self.text.append(_tool_block(state, self._terminal_output))
         elif self._block == block:
             self.text.rewrite_from(self._block_start, _tool_block(state, self._terminal_output))
         else:
             self._new_block("status")
-            mark = STATUS_MARK.get(state.get("status", ""), "•")
-            self.text.append(f"_{mark} {state['title']}: {state.get('status', 'updated')}_\n")
+            mark = STATUS_MARK.get(state.status or "", "•")
+            title = state.title or state.tool_call_id
+            self.text.append(f"_{mark} {title}: {state.status or 'updated'}_\n")
 
     def _plan(self, event: events.Plan) -> None:
         lines = ["**Plan**"]
@@ -152,23 +164,19 @@ class Renderer:
 
     def _card(self, event: events.PermissionRequested) -> None:
         self._new_block("card", "goose")
-        call = event.tool_call
-        state = self._tools.get(call.tool_call_id, {})
-        title = call.title or state.get("title", call.tool_call_id)
-        kind = call.kind or state.get("kind") or "other"
+        state = self._state(event.tool_call)
         lines = [
             permission_marker(event.request_id),
-            f"> **🔐 Permission needed:** {title} ({kind})",
+            f"> **🔐 Permission needed:** {state.title or state.tool_call_id} "
+            f"({state.kind or 'other'})",
         ]
-        target = _target(
-            call.raw_input or state.get("raw_input"), call.locations or state.get("locations")
-        )
+        target = _target(state.raw_input, state.locations)
         if target:
             lines.append(f"> {target}")
         choices = " · ".join(o.label for o in event.options)
         lines.append(f"> Answer with a code action on this card: {choices}")
         self.text.append("\n".join(lines) + "\n")
-        diff = _diffs(call.content or state.get("content"))
+        diff = _diffs(state.content)
         if diff:
             self.text.append(diff)
 
@@ -211,18 +219,19 @@ def _target(raw_input: Any, locations: list[events.Json] | None) -> str:
     return ""
 
 
-def _tool_block(state: dict[str, Any], terminal_output: TerminalOutput) -> str:
-    status = state.get("status", "pending")
-    kind = f" · {state['kind']}" if state.get("kind") else ""
-    lines = [f"**🔧 {state['title']}**{kind} — {STATUS_MARK.get(status, '•')} {status}"]
-    target = _target(state.get("raw_input"), state.get("locations"))
+def _tool_block(state: ToolCallState, terminal_output: TerminalOutput) -> str:
+    status = state.status or "pending"
+    kind = f" · {state.kind}" if state.kind else ""
+    title = state.title or state.tool_call_id
+    lines = [f"**🔧 {title}**{kind} — {STATUS_MARK.get(status, '•')} {status}"]
+    target = _target(state.raw_input, state.locations)
     if target:
         lines.append(target)
     text = "\n".join(lines) + "\n"
-    excerpt = _excerpt(state.get("content"), state.get("raw_output"), terminal_output)
+    excerpt = _excerpt(state.content, state.raw_output, terminal_output)
     if excerpt:
         text += f"\n```\n{excerpt}\n```\n"
-    return text + _diffs(state.get("content"))
+    return text + _diffs(state.content)
 
 
 def _excerpt(

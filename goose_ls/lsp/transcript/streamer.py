@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -26,6 +27,7 @@ from goose_ls.lsp.transcript.text import (
     prompt_section,
     split_prompt,
 )
+from goose_ls.tasks import Tasks
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,7 @@ class TranscriptStreamer:
         interval: float,
         context_lines: Callable[[], list[str]],
         write_failed: WriteFailed,
+        tasks: Tasks,
     ) -> None:
         self.uri = uri
         self.path = path
@@ -55,11 +58,14 @@ class TranscriptStreamer:
         self.interval = interval
         self._context_lines = context_lines
         self._write_failed = write_failed
+        self._tasks = tasks
         self._wake = asyncio.Event()
         self._hurry = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
-        self._last_flush = 0.0
+        self._last_flush = -math.inf
+        """When the last edit went out: never, so the first goes at once (``monotonic()``
+        counts from boot on Linux, and may be below ``interval`` on a new machine)."""
         self._task: asyncio.Task[None] | None = None
         self.lock = asyncio.Lock()
         """Held for every change to the document, so edits never interleave."""
@@ -74,7 +80,7 @@ class TranscriptStreamer:
         if urgent:
             self._hurry.set()
         if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._run())
+            self._task = self._tasks.run(self._run(), f"streaming {self.path.name}")
 
     async def settled(self) -> None:
         """Wait until everything rendered so far has reached the editor or the disk."""

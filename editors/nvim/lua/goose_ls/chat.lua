@@ -48,21 +48,10 @@ local function text_of(content)
   return "[" .. tostring(content.type) .. "]"
 end
 
-local labels = {
-  allow_once = "Allow once",
-  allow_always = "Allow always",
-  reject_once = "Reject",
-  reject_always = "Reject always",
-}
-
 local function ask_permission(update)
-  local options = update.options
-  vim.ui.select(options, {
+  vim.ui.select(update.options, {
     prompt = "goose wants to run: " .. (update.toolCall.title or "a tool"),
-    format_item = function(o)
-      if o.name ~= o.kind and o.name ~= o.optionId then return o.name end
-      return labels[o.kind] or o.name
-    end,
+    format_item = function(o) return o.label end, -- worded by goose-ls
   }, function(choice)
     require("goose_ls").request("goose/permission", {
       requestId = update.requestId,

@@ -1,0 +1,20 @@
+"""goose-ls assembled: the server, and each feature registered with what it needs."""
+
+from __future__ import annotations
+
+from goose_ls.lsp import code_actions, commands, completion, documents, goose_methods, lifecycle
+from goose_ls.lsp.server import GooseLanguageServer
+from goose_ls.lsp.services import ServicesSlot
+
+
+def create_server() -> GooseLanguageServer:
+    """The server with every feature registered; ``initialize`` builds the rest."""
+    server = GooseLanguageServer()
+    services = ServicesSlot()
+    lifecycle.register(server, services)
+    goose_methods.register(server, services)
+    documents.register(server, services)
+    code_actions.register(server, services)
+    commands.register(server, services, server.tasks)
+    completion.register(server, services)
+    return server

@@ -1,0 +1,168 @@
+"""The arguments of the goose.* commands: typed, positional, checked like goose/* params.
+
+Commands get their arguments as a JSON array. Each command names a class here whose
+fields, in order, are its arguments; :func:`parse_arguments` structures the array with
+the same converter as goose/* params, so a wrong argument gets InvalidParams naming it:
+``goose.renameSession: argument 2 (title): expected str, got int``.
+
+Helix types selections as a path and two 1-based line numbers
+(``"%{buffer_name}" %{selection_line_start} %{selection_line_end}``); code actions send a
+URI and an LSP range. :func:`lsp_range` folds the first form into the second.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import attrs
+from pygls.exceptions import JsonRpcInvalidParams
+
+from goose_ls.events import Json
+from goose_ls.wire import WireError, camel, from_wire
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class Position:
+    line: int
+    character: int = 0
+
+
+@attrs.frozen
+class Range:
+    """An LSP range; the lines it covers are 1-based and inclusive in :meth:`lines`."""
+
+    start: Position
+    end: Position
+
+    def lines(self) -> tuple[int, int]:
+        first, last = self.start.line + 1, self.end.line + 1
+        if self.end.character == 0 and last > first:
+            last -= 1  # a selection ending at column 0 does not include that line
+        return first, max(first, last)
+
+    def problem(self) -> str | None:
+        if self.start.line < 0 or self.end.line < 0:
+            return "lines are 0-based and cannot be negative"
+        return None
+
+
+def lsp_range(arguments: list[Any]) -> list[Any]:
+    """``[file, first, last, ...]`` (Helix, 1-based lines) as ``[file, range, ...]``."""
+    if len(arguments) < 2 or isinstance(arguments[1], dict):
+        return arguments
+    numbers = [a for a in arguments[1:3] if isinstance(a, int) and not isinstance(a, bool)]
+    if not numbers or numbers != arguments[1 : 1 + len(numbers)]:
+        return arguments  # not line numbers: leave it to the checks to say what is wrong
+    first = max(1, numbers[0])
+    last = max(first, numbers[-1])
+    line_range = {"start": {"line": first - 1}, "end": {"line": last, "character": 0}}
+    return [arguments[0], line_range, *arguments[1 + len(numbers) :]]
+
+
+@attrs.frozen
+class NoArguments:
+    pass
+
+
+@attrs.frozen
+class FileArguments:
+    file: str
+    """A file URI, or a path (absolute, ``~/``, or relative to the workspace)."""
+
+    def problem(self) -> str | None:
+        return None if self.file else "argument 1 (file): must not be empty"
+
+
+@attrs.frozen
+class ChatArguments:
+    transcript: str | None = None
+    """A transcript's URI or path; the current chat's when left out."""
+
+
+@attrs.frozen
+class SelectionArguments:
+    file: str
+    range: Range
+
+    def problem(self) -> str | None:
+        if not self.file:
+            return "argument 1 (file): must not be empty"
+        return self.range.problem()
+
+
+@attrs.frozen
+class FixArguments:
+    file: str
+    range: Range
+    diagnostics: list[Json] = attrs.Factory(list)
+    """The code action's diagnostics: ``{line, message, source, code}`` each."""
+
+    def problem(self) -> str | None:
+        return SelectionArguments(self.file, self.range).problem()
+
+
+@attrs.frozen
+class SessionArguments:
+    session_id: str
+
+    def problem(self) -> str | None:
+        return None if self.session_id else "argument 1 (sessionId): must not be empty"
+
+
+@attrs.frozen
+class RenameArguments:
+    session_id: str
+    title: str
+
+
+@attrs.frozen
+class ModeArguments:
+    session_id: str
+    mode_id: str
+
+
+@attrs.frozen
+class OptionArguments:
+    session_id: str
+    config_id: str
+    value: str | bool
+
+
+@attrs.frozen
+class PermissionArguments:
+    """``[requestId, optionId]``, or just an option kind for the oldest waiting request."""
+
+    request_or_kind: str
+    option_id: str | None = None
+
+
+def parse_arguments(command: str, arguments: list[Any], cls: type[T]) -> T:
+    """Structure positional ``arguments`` into ``cls``, or raise InvalidParams naming one."""
+    fields = attrs.fields(cls)  # type: ignore[arg-type]
+    if len(arguments) > len(fields):
+        raise JsonRpcInvalidParams(
+            f"{command}: takes at most {len(fields)} argument(s), got {len(arguments)}"
+        )
+    named = {camel(field.name): value for field, value in zip(fields, arguments, strict=False)}
+    try:
+        value = from_wire(named, cls)
+    except WireError as exc:
+        raise JsonRpcInvalidParams(f"{command}: {_positional(str(exc), fields)}") from None
+    check = getattr(value, "problem", None)
+    if check is not None and (problem := check()):
+        raise JsonRpcInvalidParams(f"{command}: {problem}")
+    return value
+
+
+def _positional(message: str, fields: Any) -> str:
+    """``title: expected str`` as ``argument 2 (title): expected str``, for each problem."""
+    numbers = {camel(field.name): number for number, field in enumerate(fields, start=1)}
+    parts = []
+    for part in message.split("; "):
+        name = part.split(":", 1)[0].split(".", 1)[0]
+        if name in numbers:
+            part = f"argument {numbers[name]} ({name}){part[len(name) :]}"
+        parts.append(part)
+    return "; ".join(parts)

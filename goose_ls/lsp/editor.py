@@ -1,0 +1,171 @@
+"""What goose-ls asks of the editor, in one place: messages, documents, edits, progress.
+
+Features talk to the editor through :class:`Editor` rather than the pygls server: it
+says what the editor can do (its capabilities, its open buffers, positions in its
+encoding) and turns each request into one call that logs and survives an editor that
+refuses, fails or never answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.progress import Progress
+from pygls.workspace import TextDocument
+
+from goose_ls.lsp.server import GooseLanguageServer
+from goose_ls.lsp.transcript.text import Position
+
+log = logging.getLogger(__name__)
+
+
+class Editor:
+    def __init__(self, server: GooseLanguageServer) -> None:
+        self._server = server
+        self._warned: set[str] = set()
+
+    # --- what it can do ----------------------------------------------------------
+    @property
+    def capabilities(self) -> types.ClientCapabilities:
+        return self._server.client_capabilities
+
+    def can_apply_edits(self) -> bool:
+        workspace = self.capabilities.workspace
+        return bool(workspace and workspace.apply_edit)
+
+    def has_popups(self) -> bool:
+        window = self.capabilities.window
+        return bool(window and window.show_message)
+
+    def has_progress(self) -> bool:
+        window = self.capabilities.window
+        return bool(window and window.work_done_progress)
+
+    def units(self, text: str) -> int:
+        """The length of ``text`` in the editor's position units."""
+        units: int = self._server.workspace.position_codec.client_num_units(text)
+        return units
+
+    # --- its documents -------------------------------------------------------------
+    def is_open(self, uri: str) -> bool:
+        return uri in self._server.workspace.text_documents
+
+    def document(self, uri: str) -> TextDocument:
+        """The open buffer at ``uri``, else the file on disk (OSError when unreadable)."""
+        return self._server.workspace.get_text_document(uri)
+
+    def buffer_text(self, uri: str) -> str | None:
+        """The unsaved text of an open buffer, or None when it is not open."""
+        return self.document(uri).source if self.is_open(uri) else None
+
+    def end_of(self, uri: str) -> Position:
+        """The position after the last character of an open buffer."""
+        document = self.document(uri)
+        lines = document.lines
+        if not lines:
+            return Position(0, 0)
+        if lines[-1].endswith("\n"):
+            return Position(len(lines), 0)
+        return Position(len(lines) - 1, self.units(lines[-1]))
+
+    # --- telling the user --------------------------------------------------------------
+    def show(self, kind: types.MessageType, message: str) -> None:
+        log.log(logging.ERROR if kind == types.MessageType.Error else logging.INFO, "%s", message)
+        self._server.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def warn_once(self, key: str, message: str) -> None:
+        """Show a warning the first time ``key`` comes up (a fault that repeats per chunk)."""
+        if key not in self._warned:
+            self._warned.add(key)
+            self.show(types.MessageType.Warning, message)
+
+    def cannot_write(self, path: Path, error: OSError) -> None:
+        """Once per folder: a full or read-only disk fails every write the same way."""
+        self.warn_once(
+            f"cannot write {path.parent}",
+            f"goose-ls cannot write {path}: {error.strerror or error}. Chats go on, but "
+            "what is not written is lost when goose-ls stops; free space or set dataDir.",
+        )
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        """A goose/* notification (plain JSON, sent as it is)."""
+        self._server.protocol.notify_json(method, params)
+
+    async def ask(self, kind: types.MessageType, message: str, choices: list[str]) -> str | None:
+        """A popup with buttons; the chosen title, or None (dismissed, or no popup)."""
+        try:
+            chosen = await self._server.window_show_message_request_async(
+                types.ShowMessageRequestParams(
+                    type=kind,
+                    message=message,
+                    actions=[types.MessageActionItem(title=choice) for choice in choices],
+                )
+            )
+        except Exception as exc:  # no popup after all (Helix answers MethodNotFound)
+            log.info("window/showMessageRequest failed: %s", exc)
+            return None
+        return chosen.title if chosen is not None else None
+
+    async def show_document(self, path: Path) -> bool:
+        """Open a file in the editor without taking the focus; False when it cannot."""
+        try:
+            result = await self._server.window_show_document_async(
+                types.ShowDocumentParams(uri=path.as_uri(), take_focus=False)
+            )
+        except Exception as exc:  # eglot before 1.16 and others do not have it
+            log.info("window/showDocument failed: %s", exc)
+            return False
+        return result is None or result.success is not False
+
+    # --- changing its buffers ------------------------------------------------------------
+    async def apply_edit(
+        self,
+        uri: str,
+        start: Position,
+        end: Position,
+        new_text: str,
+        timeout: float,
+        label: str | None = None,
+    ) -> str | None:
+        """Replace ``start``-``end`` of the buffer at ``uri``; None when applied, else why not."""
+        edit = types.TextEdit(
+            range=types.Range(
+                start=types.Position(line=start.line, character=start.character),
+                end=types.Position(line=end.line, character=end.character),
+            ),
+            new_text=new_text,
+        )
+        workspace = self.capabilities.workspace
+        if workspace and workspace.workspace_edit and workspace.workspace_edit.document_changes:
+            identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None)
+            change = types.WorkspaceEdit(
+                document_changes=[types.TextDocumentEdit(text_document=identifier, edits=[edit])]
+            )
+        else:
+            change = types.WorkspaceEdit(changes={uri: [edit]})
+        try:
+            result = await asyncio.wait_for(
+                self._server.workspace_apply_edit_async(
+                    types.ApplyWorkspaceEditParams(edit=change, label=label)
+                ),
+                timeout,
+            )
+        except asyncio.TimeoutError:
+            problem = f"no answer in {timeout:g} s"
+        except Exception as exc:
+            problem = str(exc) or type(exc).__name__
+        else:
+            if result and result.applied:
+                return None
+            problem = (result.failure_reason if result else None) or "refused"
+        log.warning("workspace/applyEdit to %s failed: %s", uri, problem)
+        return problem
+
+    # --- progress --------------------------------------------------------------------
+    @property
+    def progress(self) -> Progress:
+        return self._server.work_done_progress

@@ -1,0 +1,112 @@
+"""pygls' LSP protocol, with what goose-ls needs of the wire on top.
+
+- Messages are structured once, at the top: pygls reads with a ``json`` object hook that
+  sees every nested object as a possible message, so a request whose params hold an object
+  with a ``"jsonrpc"`` key was dropped, and its editor waited for ever.
+- goose/* params are kept as plain JSON (the handlers structure them with field names in
+  their errors); a standard request pygls cannot read is answered with InvalidParams at
+  once instead of being dropped.
+- After ``shutdown``, a request gets InvalidRequest, as LSP says, not silence.
+- goose/* notifications are written as plain JSON, and every write of one event-loop turn
+  goes out together (``writer.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import attrs
+from cattrs import transform_error
+from cattrs.errors import ClassValidationError
+from lsprotocol.types import EXIT, ErrorCodes, ResponseError
+from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
+from pygls.protocol import LanguageServerProtocol
+
+from goose_ls.lsp.writer import GatheringWriter
+
+log = logging.getLogger(__name__)
+
+
+@attrs.define
+class _RawRequest:
+    id: int | str
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+@attrs.define
+class _RawNotification:
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+def _describe(error: BaseException | None) -> str:
+    """The first few problems cattrs found, with where they are."""
+    if isinstance(error, ClassValidationError):
+        return "; ".join(transform_error(error, path="message")[:3])
+    return str(error) if error else "unreadable"
+
+
+class GooseProtocol(LanguageServerProtocol):
+    """LSP plus goose/* methods whose params arrive as plain JSON."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """The ``json`` object hook: every object stays JSON; the message is read whole."""
+        return data
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, dict):
+            message = self._read(message)
+            if message is None:
+                return
+        super().handle_message(message)
+
+    def _read(self, data: dict[str, Any]) -> Any:
+        method = data.get("method")
+        if "id" in data and isinstance(method, str) and self._shutdown and method != EXIT:
+            self._send_response(
+                data["id"],
+                error=ResponseError(
+                    ErrorCodes.InvalidRequest, f"{method}: goose-ls is shutting down"
+                ),
+            )
+            return None
+        if isinstance(method, str) and method.startswith("goose/") and "jsonrpc" in data:
+            params = data.get("params")
+            if "id" in data:
+                return _RawRequest(data["id"], method, data["jsonrpc"], params)
+            return _RawNotification(method, data["jsonrpc"], params)
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if "id" not in data or not isinstance(method, str):
+                log.warning("dropped an unreadable message: %s", _describe(exc.__cause__))
+                return None
+            # pygls would drop a request it cannot read, leaving the editor waiting for
+            # ever; answer it with the error now.
+            problem = _describe(exc.__cause__)
+            self._send_response(
+                data["id"], error=ResponseError(exc.code, f"{method}: invalid params: {problem}")
+            )
+            return None
+
+    def set_writer(self, writer: Any, *args: Any, **kwargs: Any) -> None:
+        if isinstance(writer, StdoutWriter):
+            writer = GatheringWriter(writer)
+        super().set_writer(writer, *args, **kwargs)
+
+    def notify_json(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification whose params are plain JSON already, as they are.
+
+        goose/* notifications take this way, once per chunk; pygls' ``notify`` walks the
+        params with cattrs first.
+        """
+        if self.writer is None:
+            return
+        body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params})
+        self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body.encode()))

@@ -1,0 +1,112 @@
+"""The open sessions, and the one way an event enters one.
+
+Updates from the agent are routed here by session id. An update may name a session whose
+``session/new`` answer is still on its way: it is kept aside (a bounded number per id)
+and recorded once the session opens. Every event recorded gets its session's next index,
+is handed to the listener, and tells the library what it says about the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Literal
+
+from goose_ls import events
+from goose_ls.errors import UnknownSession
+from goose_ls.sessions.library import SessionLibrary
+from goose_ls.sessions.session import IndexedEvent, Session
+
+EARLY_EVENTS_LIMIT = 10_000
+"""Updates kept for a session id the agent has not named yet (its ``session/new`` is pending)."""
+
+Severity = Literal["info", "warning", "error"]
+
+
+class Registry:
+    def __init__(self, library: SessionLibrary, publish: Callable[[IndexedEvent], None]) -> None:
+        self._library = library
+        self._publish = publish
+        self._sessions: dict[str, Session] = {}
+        self._early: dict[str, list[events.SessionEvent]] = {}
+
+    # --- lookup ------------------------------------------------------------------
+    def get(self, session_id: str) -> Session:
+        try:
+            return self._sessions[session_id]
+        except KeyError:
+            raise UnknownSession(session_id) from None
+
+    def find(self, session_id: str) -> Session | None:
+        return self._sessions.get(session_id)
+
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._sessions
+
+    def __iter__(self) -> Iterator[Session]:
+        """The open sessions (a copy: a loop may close one)."""
+        return iter(list(self._sessions.values()))
+
+    def ids(self) -> set[str]:
+        return set(self._sessions)
+
+    # --- opening and closing -------------------------------------------------------
+    def open(
+        self,
+        session_id: str,
+        cwd: str,
+        generation: int,
+        first_index: int = 0,
+        tab_id: str | None = None,
+    ) -> Session:
+        session = Session(session_id, cwd, generation, self._publish, first_index, tab_id)
+        self._sessions[session_id] = session
+        return session
+
+    def flush_early(self, session: Session, replay: bool = False) -> None:
+        """Record what arrived for ``session`` before it opened."""
+        for event in self._early.pop(session.session_id, []):
+            self.record(session, event, replay=replay)
+
+    def drop_early(self, session_id: str) -> None:
+        self._early.pop(session_id, None)
+
+    def remove(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+        self._early.pop(session_id, None)
+
+    # --- events ------------------------------------------------------------------
+    def session_event(self, session_id: str, event: events.SessionEvent) -> None:
+        """An update from the agent, in arrival order."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            early = self._early.setdefault(session_id, [])
+            if len(early) < EARLY_EVENTS_LIMIT:
+                early.append(event)
+            return
+        if session.replaying:
+            return  # history this session already holds, sent again by session/load
+        self.record(session, event, replay=session.loading)
+
+    def record(
+        self,
+        session: Session,
+        event: events.SessionEvent,
+        replay: bool = False,
+        message_id: str | None = None,
+    ) -> IndexedEvent:
+        indexed = session.record(event, replay, message_id)
+        if not replay:
+            self._library.observe(session.session_id, event, indexed.index)
+        return indexed
+
+    def note(self, session: Session, severity: Severity, text: str) -> None:
+        """Tell the user something about a session, in its event stream."""
+        self.record(session, events.Note(severity, text))
+
+    def note_for(self, session_id: str, severity: Severity, text: str) -> None:
+        if session := self._sessions.get(session_id):
+            self.note(session, severity, text)
+
+    def note_all(self, severity: Severity, text: str) -> None:
+        for session in self:
+            self.note(session, severity, text)

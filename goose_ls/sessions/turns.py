@@ -1,0 +1,197 @@
+"""Turns: a prompt accepted at once, run in the background, one at a time per session.
+
+The agent takes one prompt per session, so later prompts wait in order. A cancelled
+turn is reported as cancelled whatever the agent answers, its waiting permission
+requests are answered ``cancelled``, and if the agent does not end it within
+``agent.cancelTimeout`` goose-ls ends it itself. A turn that hears nothing from the
+agent for ``agent.stallTimeout`` seconds gets a note offering cancel and restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+from goose_ls import events
+from goose_ls.errors import AgentError, Refused
+from goose_ls.sessions.context import ContextItem, to_blocks
+from goose_ls.sessions.library import SessionLibrary
+from goose_ls.sessions.link import AgentLink
+from goose_ls.sessions.permissions import Permissions
+from goose_ls.sessions.registry import Registry
+from goose_ls.sessions.session import Session, Turn
+from goose_ls.settings import AgentSettings
+from goose_ls.tasks import Tasks
+
+log = logging.getLogger(__name__)
+
+STALL_CHECK_EVERY = 5.0
+"""Seconds between two looks at a running turn's silence (at most)."""
+
+
+class Turns:
+    def __init__(
+        self,
+        registry: Registry,
+        link: AgentLink,
+        permissions: Permissions,
+        library: SessionLibrary,
+        tasks: Tasks,
+        settings: Callable[[], AgentSettings],
+        cwd: str,
+    ) -> None:
+        self._registry = registry
+        self._link = link
+        self._permissions = permissions
+        self._library = library
+        self._tasks = tasks
+        self._settings = settings
+        self._cwd = cwd
+
+    def prompt(
+        self, session_id: str, message_id: str, prompt: str, context: list[ContextItem]
+    ) -> Turn:
+        """Accept a turn and run it in the background; returns at once."""
+        session = self._registry.get(session_id)
+        if message_id in session.message_ids:
+            raise Refused(f"messageId: {message_id} was already used in this session")
+        if not prompt.strip() and not context:
+            raise Refused("prompt: empty, and there is no context either")
+        session.message_ids.add(message_id)
+        self._library.used(self._cwd, session_id)
+        turn = Turn(message_id=message_id, prompt=prompt, context=context)
+        session.waiting.append(turn)
+        turn.task = self._tasks.run(self._run(session, turn), f"turn {message_id}")
+        return turn
+
+    async def _run(self, session: Session, turn: Turn) -> None:
+        try:
+            await session.turn_lock.acquire()
+        except asyncio.CancelledError:  # cancelled while it waited its turn
+            session.waiting.remove(turn)
+            self._registry.record(
+                session, events.TurnEnded(stop_reason="cancelled"), message_id=turn.message_id
+            )
+            raise
+        try:
+            await self._take(session, turn)
+        finally:
+            session.turn_lock.release()
+
+    async def _take(self, session: Session, turn: Turn) -> None:
+        session.waiting.remove(turn)
+        session.active = turn
+        end = events.TurnEnded(stop_reason="cancelled")
+        try:
+            if not turn.cancelled:
+                end = await self._send(session, turn)
+        except asyncio.CancelledError:
+            end = events.TurnEnded(stop_reason="cancelled")
+            raise
+        finally:
+            # Stop what holds the session, so that a closed one can go.
+            for handle in (turn.watchdog, turn.let_go):
+                if handle is not None:
+                    handle.cancel()
+            self._permissions.cancel(session.session_id)
+            self._registry.record(session, end)
+            session.active = None
+
+    async def _send(self, session: Session, turn: Turn) -> events.TurnEnded:
+        try:
+            conn = await self._link.attach(session)
+            blocks = to_blocks(turn.prompt, turn.context, conn.profile.embedded_context)
+            for block in blocks:
+                self._registry.record(session, events.UserMessageChunk(content=block))
+            turn.sent = True
+            self._watch(session, turn)
+            stop = await conn.prompt(session.session_id, blocks)
+        except AgentError as exc:
+            if turn.cancelled:
+                return events.TurnEnded(stop_reason="cancelled")
+            return events.TurnEnded(error=str(exc))
+        # goose may answer end_turn for a cancelled turn: trust what we sent, not that.
+        return events.TurnEnded(stop_reason="cancelled" if turn.cancelled else stop)
+
+    async def cancel(self, session_id: str, message_id: str | None = None) -> bool:
+        """Cancel the running turn, or the waiting one with ``message_id``.
+
+        Returns False when there was no such turn.
+        """
+        session = self._registry.get(session_id)
+        if message_id is not None and (
+            session.active is None or session.active.message_id != message_id
+        ):
+            waiting = next((t for t in session.waiting if t.message_id == message_id), None)
+            if waiting is None or waiting.task is None:
+                return False
+            waiting.cancelled = True
+            waiting.task.cancel()
+            return True
+        turn = session.active
+        if turn is None or turn.cancelled:
+            return False
+        turn.cancelled = True
+        self._permissions.cancel(session_id)
+        if not turn.sent:
+            if turn.task is not None:
+                turn.task.cancel()
+            return True
+        conn = self._link.supervisor.current
+        if conn is not None and conn.alive:
+            try:
+                await conn.cancel(session_id)
+            except AgentError as exc:
+                log.warning("session/cancel for %s failed: %s", session_id, exc)
+        if grace := self._settings().cancel_timeout:
+            turn.let_go = asyncio.get_running_loop().call_later(
+                grace, self._let_go, session, turn, grace
+            )
+        return True
+
+    def _let_go(self, session: Session, turn: Turn, grace: float) -> None:
+        """The agent did not end a cancelled turn in time: end it here, as cancelled."""
+        if session.active is not turn or turn.task is None or turn.task.done():
+            return
+        log.warning("the agent did not confirm the cancel of %s in %g s", turn.message_id, grace)
+        self._registry.note(
+            session,
+            "warning",
+            f"The agent did not stop within {grace:g} s of the cancel; the turn is ended "
+            "here. If the agent stays stuck, restart it (goose.restart).",
+        )
+        turn.task.cancel()
+
+    async def drop(self, session: Session) -> None:
+        """Cancel the session's running and waiting turns, and wait until they are over."""
+        if session.active is not None:
+            await self.cancel(session.session_id)
+        tasks = [t.task for t in (session.active, *session.waiting) if t and t.task]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # --- stalls ------------------------------------------------------------------
+    def _watch(self, session: Session, turn: Turn) -> None:
+        """Watch a turn for silence (``agent.stallTimeout``; 0 turns this off)."""
+        limit = self._settings().stall_timeout
+        if limit > 0:
+            turn.watchdog = self._tasks.run(
+                self._stalls(session, turn, limit), f"stall watch of {turn.message_id}"
+            )
+
+    async def _stalls(self, session: Session, turn: Turn, limit: float) -> None:
+        warned_at = 0.0
+        while session.active is turn:
+            await asyncio.sleep(min(limit, STALL_CHECK_EVERY))
+            quiet = time.monotonic() - session.last_event_at
+            if session.active is turn and quiet >= limit and session.last_event_at != warned_at:
+                self._registry.note(
+                    session,
+                    "warning",
+                    f"Nothing from the agent for {quiet:.0f} s: this turn may be stalled. "
+                    "Cancel it (Goose: Cancel) or restart the agent (goose.restart).",
+                )
+                warned_at = session.last_event_at

@@ -1,0 +1,46 @@
+"""The transcript streamer's timing, against a clock that starts where a new machine's does."""
+
+from __future__ import annotations
+
+import asyncio
+import types
+from pathlib import Path
+
+import pytest
+
+from goose_ls.lsp.transcript import streamer as streamer_module
+from goose_ls.lsp.transcript.streamer import TranscriptStreamer
+from goose_ls.lsp.transcript.text import Position, TranscriptText
+from goose_ls.tasks import Tasks
+
+
+async def test_the_first_edit_goes_out_at_once_on_a_machine_just_booted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # monotonic() counts from boot on Linux: two seconds after boot, with an edit
+    # interval of an hour, the first edit must still not wait.
+    monkeypatch.setattr(streamer_module, "time", types.SimpleNamespace(monotonic=lambda: 2.0))
+    sent: list[str] = []
+
+    async def apply_edit(uri: str, start: Position, end: Position, new_text: str) -> bool:
+        sent.append(new_text)
+        return True
+
+    text = TranscriptText(head="# t\n\n")
+    streamer = TranscriptStreamer(
+        "file:///t.md",
+        tmp_path / "t.md",
+        text,
+        is_open=lambda: True,
+        apply_edit=apply_edit,
+        units=len,
+        interval=3600.0,
+        context_lines=list,
+        write_failed=lambda path, error: None,
+        tasks=Tasks(),
+    )
+    text.append("hello")
+    streamer.changed()
+    await asyncio.wait_for(streamer.settled(), 5.0)
+    assert sent == ["hello"]
+    await streamer.close()
