@@ -23,6 +23,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from goose_ls.testing.editor import GooseRecorder
+from goose_ls.testing.logs import LogWatch
 from goose_ls.testing.script import scripted_agent_command, write_script
 
 SERVER_COMMAND = [sys.executable, "-m", "goose_ls", "--log-level", "info"]
@@ -41,6 +42,8 @@ class Editor:
         self.workspace = tmp_path / "workspace"
         self.workspace.mkdir(exist_ok=True)
         self.record = tmp_path / "agent-received.jsonl"
+        self.log = LogWatch(tmp_path / "logs")
+        """goose-ls's log, and the tracebacks in it that are failures."""
 
     def script(self, script: dict[str, Any]) -> list[str]:
         """Write ``script`` (recording what the agent receives) and return its command."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pygls.exceptions import JsonRpcException
 
-from goose_ls.testing.logs import read_log, unexpected_tracebacks
+from goose_ls.testing.logs import LogWatch, read_log, unexpected_tracebacks
 
 
 class AgentTrouble(JsonRpcException):
@@ -63,3 +63,18 @@ def test_the_rotated_parts_are_read_oldest_first(tmp_path: Path) -> None:
     (tmp_path / "goose-ls.log.1").write_text("two\n")
     (tmp_path / "goose-ls.log").write_text("three\n")
     assert read_log(tmp_path) == "one\ntwo\nthree\n"
+
+
+def test_a_watch_judges_what_the_log_has_become(tmp_path: Path) -> None:
+    log = tmp_path / "goose-ls.log"
+    watch = LogWatch(tmp_path)
+    log.write_text(PLAIN + INVALID_PARAMS)
+    assert watch.unexpected_tracebacks() == []
+    log.write_text(PLAIN + INVALID_PARAMS + BACKGROUND[:70])
+    assert watch.unexpected_tracebacks() == [], "a record still being written waits"
+    log.write_text(PLAIN + INVALID_PARAMS + BACKGROUND)
+    assert watch.unexpected_tracebacks() == [BACKGROUND]
+    log.write_text(PLAIN + INVALID_PARAMS + BACKGROUND + UNREADABLE + INTERNAL)
+    assert watch.unexpected_tracebacks() == [BACKGROUND, INTERNAL]
+    log.write_text(PLAIN)
+    assert watch.unexpected_tracebacks() == [], "after a rotation, what is left"
