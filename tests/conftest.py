@@ -2,7 +2,9 @@
 and the scripted agent) is ``goose_ls.testing.harness``.
 
 ``editor`` is a goose-ls of a test's own, with its own workspace, data dir and log file;
-tests that change anything use it.
+tests that change anything use it. ``shared_editor`` is one goose-ls for the tests of a
+module that only read, as esbonio's tests share one server: they are marked
+``@shared_server``, to run in the module's event loop.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 import pytest_asyncio
 
 from goose_ls.testing.harness import Editor, start_editor, stop_editor
@@ -19,4 +22,18 @@ from goose_ls.testing.harness import Editor, start_editor, stop_editor
 async def editor(tmp_path: Path) -> AsyncIterator[Editor]:
     session = await start_editor(tmp_path)
     yield session
+    await stop_editor(session)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_editor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Editor]:
+    """A goose-ls started (as Neovim 0.11 starts it) for every test of a module that asks
+    and is answered but changes nothing another test could notice. Its agent answers
+    every prompt with "ok"; when the module is done, it must still serve a turn."""
+    session = await start_editor(tmp_path_factory.mktemp("shared"))
+    await session.start({"turns": [[{"text": "ok"}]]})
+    yield session
+    session_id = await session.new_session()
+    end = await session.goose.turn_end(await session.prompt(session_id, "still there?"))
+    assert end["stopReason"] == "end_turn", "after all that, the server still works"
     await stop_editor(session)

@@ -25,7 +25,6 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 
 from goose_ls.lsp import commands, protocol
 from goose_ls.testing.harness import Editor, raw_request, start_editor
-from goose_ls.testing.logs import read_log, unexpected_tracebacks
 
 T = TypeVar("T")
 
@@ -110,7 +109,7 @@ def served(
     background.run(client.shutdown_session())
     background.stop()
     # What was still at work when the last example read the log.
-    logged = unexpected_tracebacks(read_log(editor.tmp / "logs"))
+    logged = editor.log.unexpected_tracebacks()
     assert not logged, f"goose-ls logged a traceback:\n{logged[0]}"
 
 
@@ -127,7 +126,7 @@ def _answer(background: Background, editor: Editor, method: str, params: Any) ->
     # fails later shows up in the next example (a traceback stays in the log, so every
     # example after it fails), or in the fixture's check at the end.
     background.run(editor.goose.request(protocol.STATUS, {}))
-    logged = unexpected_tracebacks(read_log(editor.tmp / "logs"))
+    logged = editor.log.unexpected_tracebacks()
     assert not logged, f"{method} {params!r}: goose-ls logged a traceback:\n{logged[0]}"
 
 

@@ -2,19 +2,8 @@
 
 from __future__ import annotations
 
-from goose_ls import settings
-from goose_ls.agent.presets import PRESETS
 from goose_ls.testing.harness import Editor
 from goose_ls.testing.script import CLAUDE_PERMISSION_OPTIONS
-
-
-def test_presets_name_their_command_and_a_string_picks_one() -> None:
-    loaded, warnings = settings.load([("initializationOptions", {"agent": "claude"})], {})
-    assert warnings == [] and loaded.agent.preset == "claude" and loaded.agent.command == []
-    assert PRESETS["claude"].command == ("claude-code-acp",)
-    assert PRESETS["gemini"].command == ("gemini", "--experimental-acp")
-    assert PRESETS["goose"].minimum_version == (1, 16, 0)
-    assert all(p.minimum_version is None for name, p in PRESETS.items() if name != "goose")
 
 
 async def test_a_missing_preset_binary_says_how_to_install_it(editor: Editor) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 import pytest
+import pytest_asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from goose_ls.testing.harness import Editor
+from goose_ls.testing.harness import Editor, shared_server
 
 
 async def _error(editor: Editor, method: str, params: object) -> str:
@@ -17,41 +19,66 @@ async def _error(editor: Editor, method: str, params: object) -> str:
     return str(info.value)
 
 
-async def test_invalid_params_name_the_field(editor: Editor) -> None:
-    await editor.start({"turns": [[{"text": "ok"}]]})
-    session_id = await editor.new_session()
-    message_id = str(uuid.uuid4())
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def session_id(shared_editor: Editor) -> str:
+    return await shared_editor.new_session()
 
-    assert "sessionId" in await _error(editor, "goose/prompt", {"messageId": message_id})
-    assert "messageId: must be a UUID" in await _error(
-        editor, "goose/prompt", {"sessionId": session_id, "messageId": "one", "prompt": "x"}
-    )
-    assert "sessionId: expected str" in await _error(
-        editor, "goose/prompt", {"sessionId": 7, "messageId": message_id}
-    )
-    assert "context[0]" in await _error(
-        editor,
-        "goose/prompt",
-        {"sessionId": session_id, "messageId": message_id, "context": [{"type": "file"}]},
-    )
-    assert "context[0].type" in await _error(
-        editor,
-        "goose/prompt",
-        {"sessionId": session_id, "messageId": message_id, "context": [{"type": "video"}]},
-    )
-    assert "unknown session" in await _error(
-        editor, "goose/prompt", {"sessionId": "nope", "messageId": message_id, "prompt": "x"}
-    )
-    assert "empty" in await _error(
-        editor, "goose/prompt", {"sessionId": session_id, "messageId": message_id}
-    )
-    assert "expected an object" in await _error(editor, "goose/cancel", [1, 2])
-    assert "requestId" in await _error(editor, "goose/permission", {"requestId": "none"})
 
-    # After all that, the server still works.
-    message_id = await editor.prompt(session_id, "still there?")
-    end = await editor.goose.turn_end(message_id)
-    assert end["stopReason"] == "end_turn"
+Params = Callable[[str, str], object]
+"""The params of a request, given a session id and a fresh message id."""
+
+INVALID: list[tuple[str, str, Params, str]] = [
+    ("no-session", "goose/prompt", lambda s, m: {"messageId": m}, "sessionId"),
+    (
+        "message-id-not-a-uuid",
+        "goose/prompt",
+        lambda s, m: {"sessionId": s, "messageId": "one", "prompt": "x"},
+        "messageId: must be a UUID",
+    ),
+    (
+        "session-id-not-a-string",
+        "goose/prompt",
+        lambda s, m: {"sessionId": 7, "messageId": m},
+        "sessionId: expected str",
+    ),
+    (
+        "file-context-without-uri",
+        "goose/prompt",
+        lambda s, m: {"sessionId": s, "messageId": m, "context": [{"type": "file"}]},
+        "context[0]",
+    ),
+    (
+        "unknown-context-type",
+        "goose/prompt",
+        lambda s, m: {"sessionId": s, "messageId": m, "context": [{"type": "video"}]},
+        "context[0].type",
+    ),
+    (
+        "unknown-session",
+        "goose/prompt",
+        lambda s, m: {"sessionId": "nope", "messageId": m, "prompt": "x"},
+        "unknown session",
+    ),
+    (
+        "empty-prompt",
+        "goose/prompt",
+        lambda s, m: {"sessionId": s, "messageId": m},
+        "empty",
+    ),
+    ("params-not-an-object", "goose/cancel", lambda s, m: [1, 2], "expected an object"),
+    ("unknown-request", "goose/permission", lambda s, m: {"requestId": "none"}, "requestId"),
+]
+
+
+@shared_server
+@pytest.mark.parametrize(
+    ("method", "params", "problem"), [case[1:] for case in INVALID], ids=[c[0] for c in INVALID]
+)
+async def test_invalid_params_name_the_field(
+    shared_editor: Editor, session_id: str, method: str, params: Params, problem: str
+) -> None:
+    """(``shared_editor`` checks at the end that the server still works after all that.)"""
+    assert problem in await _error(shared_editor, method, params(session_id, str(uuid.uuid4())))
 
 
 async def test_a_message_id_cannot_be_used_twice(editor: Editor) -> None:

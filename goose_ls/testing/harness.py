@@ -14,17 +14,22 @@ import json
 import os
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from goose_ls.testing.editor import GooseRecorder
+from goose_ls.testing.logs import LogWatch
 from goose_ls.testing.script import scripted_agent_command, write_script
 
 SERVER_COMMAND = [sys.executable, "-m", "goose_ls", "--log-level", "info"]
 """goose-ls as an editor starts it."""
+
+Test = TypeVar("Test", bound=Callable[..., Any])
 
 
 class Editor:
@@ -37,6 +42,8 @@ class Editor:
         self.workspace = tmp_path / "workspace"
         self.workspace.mkdir(exist_ok=True)
         self.record = tmp_path / "agent-received.jsonl"
+        self.log = LogWatch(tmp_path / "logs")
+        """goose-ls's log, and the tracebacks in it that are failures."""
 
     def script(self, script: dict[str, Any]) -> list[str]:
         """Write ``script`` (recording what the agent receives) and return its command."""
@@ -192,3 +199,11 @@ async def raw_request(client: LanguageClient, method: str, params: Any) -> Any:
         {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
     )
     return await asyncio.wrap_future(answer)
+
+
+def shared_server(test: Test) -> Test:
+    """Mark a test that uses the ``shared_editor`` fixture (one goose-ls for a module's
+    tests that only read): it runs in its module's event loop, where that server's client
+    lives."""
+    in_module_loop: Test = pytest.mark.asyncio(loop_scope="module")(test)
+    return in_module_loop

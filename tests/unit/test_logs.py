@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from goose_ls.testing.logs import read_log, unexpected_tracebacks
+from pygls.exceptions import JsonRpcException
+
+from goose_ls.testing.logs import LogWatch, read_log, unexpected_tracebacks
+
+
+class AgentTrouble(JsonRpcException):
+    """An error of goose-ls's own that it answers a request with."""
+
 
 INVALID_PARAMS = """\
 2026-11-23 20:34:12,192 ERROR pygls.protocol.json_rpc: Exception occurred for message "7098"
@@ -18,6 +25,13 @@ UNREADABLE = """\
 Traceback (most recent call last):
   File "cattrs/cols.py", line 129, in structure_list
 TypeError: 'float' object is not iterable
+"""
+AGENT_FAILED = f"""\
+2026-11-23 21:33:39,173 ERROR pygls.protocol.json_rpc: Exception occurred for message "3825"
+Traceback (most recent call last):
+  File "goose_ls/lsp/goose_methods.py", line 89, in _agent_call
+    raise _agent_failure(exc) from None
+{__name__}.AgentTrouble: session/load failed: Resource not found
 """
 INTERNAL = """\
 2026-11-23 20:34:13,001 ERROR pygls.protocol.json_rpc: Exception occurred for message "99"
@@ -35,7 +49,8 @@ PLAIN = "2026-11-23 21:16:13,435 INFO goose_ls.cli: goose-ls stopped\n"
 
 
 def test_errors_answered_on_purpose_are_not_failures() -> None:
-    assert unexpected_tracebacks(PLAIN + INVALID_PARAMS + UNREADABLE + PLAIN) == []
+    log = PLAIN + INVALID_PARAMS + UNREADABLE + AGENT_FAILED + PLAIN
+    assert unexpected_tracebacks(log) == []
 
 
 def test_an_exception_nobody_caught_is_a_failure_whoever_logged_it() -> None:
@@ -48,3 +63,18 @@ def test_the_rotated_parts_are_read_oldest_first(tmp_path: Path) -> None:
     (tmp_path / "goose-ls.log.1").write_text("two\n")
     (tmp_path / "goose-ls.log").write_text("three\n")
     assert read_log(tmp_path) == "one\ntwo\nthree\n"
+
+
+def test_a_watch_judges_what_the_log_has_become(tmp_path: Path) -> None:
+    log = tmp_path / "goose-ls.log"
+    watch = LogWatch(tmp_path)
+    log.write_text(PLAIN + INVALID_PARAMS)
+    assert watch.unexpected_tracebacks() == []
+    log.write_text(PLAIN + INVALID_PARAMS + BACKGROUND[:70])
+    assert watch.unexpected_tracebacks() == [], "a record still being written waits"
+    log.write_text(PLAIN + INVALID_PARAMS + BACKGROUND)
+    assert watch.unexpected_tracebacks() == [BACKGROUND]
+    log.write_text(PLAIN + INVALID_PARAMS + BACKGROUND + UNREADABLE + INTERNAL)
+    assert watch.unexpected_tracebacks() == [BACKGROUND, INTERNAL]
+    log.write_text(PLAIN)
+    assert watch.unexpected_tracebacks() == [], "after a rotation, what is left"

@@ -1,4 +1,4 @@
-"""Pure functions: version parsing, discovery order, settings, prompt context."""
+"""Small pure functions: version parsing, discovery order, prompt context, titles, transcripts."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from hypothesis import given
 from hypothesis import settings as examples
 from hypothesis import strategies as st
 
-from goose_ls import settings
 from goose_ls.agent.discovery import expand, find_binary, parse_version, platform_candidates
 from goose_ls.sessions.context import ContextItem, to_blocks
 
@@ -71,43 +70,6 @@ def test_windows_style_variables_and_home_are_expanded() -> None:
     assert not platform_candidates({}, "linux")[0].startswith("~")
 
 
-def test_settings_are_layered_and_the_environment_wins() -> None:
-    loaded, warnings = settings.load(
-        [
-            (
-                "initializationOptions",
-                {"goose": {"agent": {"command": "goose acp", "start": "lazy"}}},
-            ),
-            ("workspace/configuration", {"agent": {"args": ["--with-builtin", "developer"]}}),
-        ],
-        {"GOOSE_LS_AGENT_START": "eager", "GOOSE_LS_AGENT_ENV": '{"GOOSE_MODE": "approve"}'},
-    )
-    assert warnings == []
-    assert loaded.agent.command == ["goose", "acp"]
-    assert loaded.agent.args == ["--with-builtin", "developer"]
-    assert loaded.agent.start == "eager"
-    assert loaded.agent.env == {"GOOSE_MODE": "approve"}
-
-
-def test_mistyped_settings_keep_their_defaults_and_say_why() -> None:
-    loaded, warnings = settings.load(
-        [("x", {"agent": {"start": "later", "requestTimeout": "soon", "env": {"A": 1}}})],
-        {"GOOSE_LS_AGENT_CHECK_VERSION": "maybe"},
-    )
-    assert loaded.agent == settings.AgentSettings()
-    joined = "\n".join(warnings)
-    assert "'goose.agent.start' expected one of 'eager', 'lazy', got 'later'" in joined
-    assert "'goose.agent.requestTimeout' expected float, got str" in joined
-    assert "goose.agent.env" in joined
-    assert "GOOSE_LS_AGENT_CHECK_VERSION" in joined
-
-
-def test_settings_that_are_not_an_object_are_refused() -> None:
-    loaded, warnings = settings.load([("initializationOptions", ["goose"])], {})
-    assert loaded == settings.Settings()
-    assert "must be an object" in warnings[0]
-
-
 def test_a_selection_is_embedded_when_the_agent_can_take_it() -> None:
     item = ContextItem(
         type="selection", uri="file:///p/a.py", text="x = 1", start_line=3, end_line=3
@@ -127,24 +89,6 @@ def test_a_whole_file_is_a_resource_link_the_agent_reads() -> None:
         {"type": "text", "text": "look"},
         {"type": "resource_link", "uri": "file:///p/lib.rs", "name": "lib.rs"},
     ]
-
-
-def test_a_string_where_a_list_belongs_is_refused_not_split_into_characters() -> None:
-    loaded, warnings = settings.load([("x", {"agent": {"args": "--with-builtin"}})], {})
-    assert loaded.agent.args == []
-    assert "'goose.agent.args' expected a list, got str" in warnings[0]
-
-
-def test_a_broken_json_command_in_the_environment_is_a_warning() -> None:
-    loaded, warnings = settings.load([], {"GOOSE_LS_AGENT_COMMAND": '["goose", '})
-    assert loaded.agent.command == [], "still the preset's command"
-    assert "GOOSE_LS_AGENT_COMMAND" in warnings[0]
-
-
-def test_the_goose_section_is_taken_from_a_payload_with_other_sections() -> None:
-    payload = {"python": {"x": 1}, "goose": {"agent": {"start": "lazy"}}}
-    loaded, warnings = settings.load([("didChangeConfiguration", payload)], {})
-    assert loaded.agent.start == "lazy" and warnings == []
 
 
 def test_titles_are_cut_at_a_word_boundary() -> None:
@@ -197,11 +141,6 @@ def test_replayed_content_of_every_kind_renders() -> None:
     assert "See [c.py](file:///p/c.py)📎 `/p/d.py`\n```\nd = 4\n```" in body
     assert "**🔧 edit · a.py** · edit — ⏳ pending" in body
     assert "-x = 1\n+x = 2\n" in body
-
-
-def test_an_empty_lua_table_is_an_empty_section() -> None:
-    loaded, warnings = settings.load([("didChangeConfiguration", {"goose": []})], {})
-    assert loaded == settings.Settings() and warnings == []
 
 
 @examples(max_examples=200, deadline=None)
