@@ -85,6 +85,8 @@ async def test_a_request_after_shutdown_is_refused_not_ignored(editor: Editor) -
         ("goose.openSession", [""], "argument 1 (sessionId): must not be empty"),
         ("goose.ask", ["app.py", {"start": {"line": "a"}}], "argument 2 (range)"),
         ("goose.addFile", [1], "argument 1 (file): expected str, got int"),
+        ("goose.reviewTurn", ["a\x00b.md"], "argument 1 (transcript): contains a NUL byte"),
+        ("goose.explain", ["a\x00b.py", 1, 2], "argument 1 (file): contains a NUL byte"),
         ("goose.openChat", ["extra"], "takes at most 0 argument(s), got 1"),
     ],
 )

@@ -61,6 +61,17 @@ def lsp_range(arguments: list[Any]) -> list[Any]:
     return [arguments[0], line_range, *arguments[1 + len(numbers) :]]
 
 
+def _file_problem(value: str | None, number: int, name: str) -> str | None:
+    """A file argument no file can have: empty, or with a NUL byte."""
+    if value is None:
+        return None
+    if not value:
+        return f"argument {number} ({name}): must not be empty"
+    if "\0" in value:
+        return f"argument {number} ({name}): contains a NUL byte"
+    return None
+
+
 @attrs.frozen
 class NoArguments:
     pass
@@ -72,13 +83,16 @@ class FileArguments:
     """A file URI, or a path (absolute, ``~/``, or relative to the workspace)."""
 
     def problem(self) -> str | None:
-        return None if self.file else "argument 1 (file): must not be empty"
+        return _file_problem(self.file, 1, "file")
 
 
 @attrs.frozen
 class ChatArguments:
     transcript: str | None = None
     """A transcript's URI or path; the current chat's when left out."""
+
+    def problem(self) -> str | None:
+        return _file_problem(self.transcript or None, 1, "transcript")
 
 
 @attrs.frozen
@@ -87,9 +101,7 @@ class SelectionArguments:
     range: Range
 
     def problem(self) -> str | None:
-        if not self.file:
-            return "argument 1 (file): must not be empty"
-        return self.range.problem()
+        return _file_problem(self.file, 1, "file") or self.range.problem()
 
 
 @attrs.frozen

@@ -27,7 +27,13 @@ from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
 from goose_ls.workspace import files, sandbox
 from goose_ls.workspace.audit import AuditLog
-from goose_ls.workspace.confinement import BadPath, Confinement, Denied, roots_of
+from goose_ls.workspace.confinement import (
+    BadPath,
+    Confinement,
+    Denied,
+    checked_spelling,
+    roots_of,
+)
 from goose_ls.workspace.files import EditorFiles, FileProblem
 from goose_ls.workspace.policy import protected_path
 from goose_ls.workspace.terminals import Terminal, Terminals, filter_env, line_of
@@ -168,6 +174,10 @@ class AgentTools:
         await files.write(self._editor, path, content, to_disk)
 
     async def write_text_file(self, session_id: str, path: str, content: str) -> None:
+        try:
+            checked_spelling(path)  # before anything resolves it
+        except BadPath as exc:
+            raise ClientRefusal(ClientRefusal.INVALID, str(exc)) from None
         if os.path.isabs(path) and (why := self._own(path)):
             raise self._refuse(session_id, path, why)
         resolved = await self._check(session_id, path, f"write {path}", "edit")

@@ -26,7 +26,7 @@ def _denied(confinement: Confinement, path: str | Path) -> Denied:
 
 
 def test_paths_inside_the_workspace_are_resolved(workspace: Path) -> None:
-    confinement = Confinement([str(workspace)])
+    confinement = Confinement([workspace])
     assert confinement.check(str(workspace)) == workspace
     assert confinement.check(str(workspace / "src" / "app.py")) == workspace / "src" / "app.py"
     assert confinement.check(f"{workspace}/src/../app.py") == workspace / "app.py"
@@ -39,7 +39,7 @@ def test_paths_inside_the_workspace_are_resolved(workspace: Path) -> None:
 )
 def test_paths_outside_the_workspace_are_denied(workspace: Path, target: str) -> None:
     path = target if target.startswith("/") else f"{workspace}/{target}"
-    denied = _denied(Confinement([str(workspace)]), path)
+    denied = _denied(Confinement([workspace]), path)
     assert "is outside the workspace" in str(denied) and str(workspace) in str(denied)
     assert denied.outside is not None and workspace not in denied.outside.parents
     assert denied.outside == Path(path).resolve(), "the resolved path, to ask about"
@@ -47,18 +47,18 @@ def test_paths_outside_the_workspace_are_denied(workspace: Path, target: str) ->
 
 def test_a_sibling_that_shares_the_prefix_is_outside(workspace: Path) -> None:
     """Compared by components, not as strings: workspace-old is not in workspace."""
-    denied = _denied(Confinement([str(workspace)]), workspace.parent / "workspace-old" / "x")
+    denied = _denied(Confinement([workspace]), workspace.parent / "workspace-old" / "x")
     assert denied.outside == workspace.parent / "workspace-old" / "x"
 
 
 def test_a_relative_path_is_denied(workspace: Path) -> None:
-    denied = _denied(Confinement([str(workspace)]), "src/app.py")
+    denied = _denied(Confinement([workspace]), "src/app.py")
     assert str(denied) == "path must be absolute: src/app.py" and denied.outside is None
 
 
 def test_extra_roots_are_inside(workspace: Path) -> None:
     other = workspace.parent / "workspace-old"
-    confinement = Confinement([str(workspace), str(other)])
+    confinement = Confinement([workspace, other])
     assert confinement.check(str(other / "x.txt")) == other / "x.txt"
     assert confinement.check(str(workspace / "link" / "workspace-old" / "y")) == other / "y"
 
@@ -79,13 +79,13 @@ def test_extra_roots_are_inside(workspace: Path) -> None:
 def test_secrets_are_denied_inside_the_workspace(
     workspace: Path, relative: str, pattern: str
 ) -> None:
-    denied = _denied(Confinement([str(workspace)]), workspace / relative)
+    denied = _denied(Confinement([workspace]), workspace / relative)
     assert f"looks like a secret ({pattern})" in str(denied)
     assert denied.outside is None, "a secret is not offered to be asked about"
 
 
 def test_a_secret_outside_the_workspace_is_denied_as_a_secret(workspace: Path) -> None:
-    denied = _denied(Confinement([str(workspace)]), workspace.parent / ".env")
+    denied = _denied(Confinement([workspace]), workspace.parent / ".env")
     assert "looks like a secret (.env)" in str(denied) and denied.outside is None
 
 
@@ -93,10 +93,10 @@ def test_a_secret_outside_the_workspace_is_denied_as_a_secret(workspace: Path) -
     "relative", ["environment.py", "ssh/notes.md", "src/.envrc.md", "git/config"]
 )
 def test_names_that_only_resemble_secrets_are_allowed(workspace: Path, relative: str) -> None:
-    assert Confinement([str(workspace)]).check(str(workspace / relative)) == workspace / relative
+    assert Confinement([workspace]).check(str(workspace / relative)) == workspace / relative
 
 
 def test_the_secret_patterns_are_the_settings(workspace: Path) -> None:
-    confinement = Confinement([str(workspace)], secrets=["*.secret"])
+    confinement = Confinement([workspace], secrets=["*.secret"])
     assert confinement.check(str(workspace / ".env")) == workspace / ".env"
     assert "(*.secret)" in str(_denied(confinement, workspace / "db.secret"))

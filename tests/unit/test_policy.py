@@ -74,10 +74,11 @@ def _project(root: Path, content: str) -> None:
 
 
 def test_project_rules_come_before_the_user_s(tmp_path: Path) -> None:
-    _project(tmp_path, json.dumps({"rules": [{"action": "allow", "kind": "read"}]}))
-    policy, problem = Policy.load(str(tmp_path), [Rule("ask", kind="read"), Rule("deny")])
+    # A project rule that tightens (an untrusted one may only tighten).
+    _project(tmp_path, json.dumps({"rules": [{"action": "ask", "kind": "read"}]}))
+    policy, problem = Policy.load(str(tmp_path), [Rule("allow", kind="read"), Rule("deny")])
     assert problem is None
-    assert policy.rules == [Rule("allow", kind="read"), Rule("ask", kind="read"), Rule("deny")]
+    assert policy.rules == [Rule("ask", kind="read"), Rule("allow", kind="read"), Rule("deny")]
 
 
 def test_without_a_project_file_the_user_s_rules_apply(tmp_path: Path) -> None:

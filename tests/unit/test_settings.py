@@ -184,7 +184,7 @@ def test_a_bad_rule_after_good_ones_keeps_the_good_ones() -> None:
 
 def test_the_effective_settings_are_described_in_camel_case() -> None:
     described = settings.describe(settings.Settings())
-    assert list(described) == ["agent", "transcript", "workspace", "policy", "dataDir"]
+    assert list(described) == ["agent", "transcript", "workspace", "terminal", "policy", "dataDir"]
     assert described["agent"]["checkVersion"] is True
     assert described["transcript"]["editInterval"] == 0.25
     assert ".env" in described["workspace"]["secrets"]
