@@ -194,13 +194,15 @@ def _apply(target: Any, data: Mapping[str, Any], path: str, source: str, out: li
         if field.metadata.get("shell_words") and isinstance(value, str):
             value = shlex.split(value)
         if container := _container_problem(field.type, value):
-            out.append(f"{source}: '{key_path}' {container}; keeping {json.dumps(current)}")
+            out.append(
+                f"{source}: '{key_path}' {container}; keeping {json.dumps(to_wire(current))}"
+            )
             continue
         try:
             setattr(target, field.name, converter.structure(value, field.type))
         except Exception as exc:
             out.append(
-                f"{source}: '{key_path}' {describe_error(exc)}; keeping {json.dumps(current)}"
+                f"{source}: '{key_path}' {describe_error(exc)}; keeping {json.dumps(to_wire(current))}"
             )
 
 
