@@ -14,17 +14,32 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pygls.client import JsonRPCClient
+from pygls.protocol import JsonRPCNotification, JsonRPCResponseMessage
 
 T = TypeVar("T")
 
 
 def plain(value: Any) -> Any:
-    """pygls hands custom params over as namedtuples; turn them back into JSON."""
+    """pygls hands custom params over as namedtuples; turn them back into JSON (a client
+    with a recorder attached gets JSON already)."""
     if hasattr(value, "_asdict"):
         return {key: plain(item) for key, item in value._asdict().items()}
     if isinstance(value, (list, tuple)):
         return [plain(item) for item in value]
     return value
+
+
+def keep_json(client: JsonRPCClient) -> None:
+    """Keep the params of notifications, and the results of requests, that pygls has no
+    type for (goose/*) as the JSON they are.
+
+    pygls would make them namedtuples, going through JSON twice and building a namedtuple
+    class for every object: most of a test client's time while goose/update streams.
+    """
+    converter = client.protocol._converter
+    as_sent = lambda data, cls: cls(**data)  # noqa: E731
+    converter.register_structure_hook(JsonRPCNotification, as_sent)
+    converter.register_structure_hook(JsonRPCResponseMessage, as_sent)
 
 
 class GooseRecorder:
@@ -33,6 +48,7 @@ class GooseRecorder:
         self.updates: list[dict[str, Any]] = []
         self.turn_ends: list[dict[str, Any]] = []
         self.statuses: list[dict[str, Any]] = []
+        keep_json(client)
         client.feature("goose/update")(lambda params: self.updates.append(plain(params)))
         client.feature("goose/turnEnd")(lambda params: self.turn_ends.append(plain(params)))
         client.feature("goose/agentStatus")(lambda params: self.statuses.append(plain(params)))
