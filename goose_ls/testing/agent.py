@@ -1,4 +1,4 @@
-"""The scripted ACP agent: the SDK's agent side, playing a script (see ``script.py``).
+"""The scripted ACP agent: plays a script (see ``script.py``) over :mod:`.peer`.
 
 Its defaults copy goose 1.43 on the wire: the ``initialize`` answer, session ids like
 ``20260719_1``, usage and command updates sent before the ``session/new`` response,
@@ -10,27 +10,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
-import json
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from acp import RequestError, stdio_streams
-from acp.agent.connection import AgentSideConnection
-from acp.connection import StreamEvent
-from acp.schema import (
-    InitializeResponse,
-    LoadSessionResponse,
-    NewSessionResponse,
-    PromptResponse,
-    SetSessionModeResponse,
-)
-
+from goose_ls.testing.peer import Peer, RpcError, stdio
 from goose_ls.testing.script import load_script
 from goose_ls.testing.steps import StepPlayer, TurnOver
-
-LINE_LIMIT = 64 * 1024 * 1024
 
 GOOSE_CAPABILITIES = {
     "loadSession": True,
@@ -57,51 +45,73 @@ DEFAULT_SETUP: list[dict[str, Any]] = [
 
 
 class ScriptedAgent:
-    """Implements the SDK's ``Agent`` interface by playing a script."""
+    """Answers the ACP methods goose answers, by playing a script."""
 
-    def __init__(self, script: dict[str, Any], writer: asyncio.StreamWriter) -> None:
+    def __init__(self, script: dict[str, Any], peer: Peer) -> None:
         self.script = script
-        self.steps = StepPlayer(writer)
+        self.steps = StepPlayer(peer)
         self.sessions: dict[str, dict[str, Any]] = {}
         self.prompts = 0
         self.cancelled: dict[str, asyncio.Event] = {}
         self.signed_in = False
+        self.methods: dict[str, Callable[[dict[str, Any]], Awaitable[Any]]] = {
+            "initialize": self.initialize,
+            "authenticate": self.authenticate,
+            "session/new": self.new_session,
+            "session/load": self.load_session,
+            "session/set_mode": self.set_session_mode,
+            "session/prompt": self.prompt,
+            "session/list": self.list_sessions,
+            "session/set_config_option": self.set_config_option,
+            "session/close": self.close_session,
+        }
 
-    def on_connect(self, conn: AgentSideConnection) -> None:
-        self.steps.conn = conn
+    async def request(self, method: str, params: Any) -> Any:
+        handler = self.methods.get(method)
+        if handler is None:
+            raise RpcError(-32601, "Method not found", {"method": method})
+        if not isinstance(params, dict):
+            raise RpcError(-32602, "Invalid params", {"params": params})
+        return await handler(params)
+
+    async def notification(self, method: str, params: Any) -> None:
+        if method == "session/cancel" and isinstance(params, dict):
+            event = self.cancelled.get(params.get("sessionId", ""))
+            if event is not None:
+                event.set()
 
     # --- ACP methods -------------------------------------------------------------
-    async def initialize(self, protocol_version: int, **_: Any) -> InitializeResponse:
-        return InitializeResponse.model_validate(
-            {
-                "protocolVersion": protocol_version,  # goose echoes what it was sent
-                "agentInfo": self.script.get("agentInfo", {"name": "goose", "version": "1.43.0"}),
-                "agentCapabilities": self.script.get("capabilities", GOOSE_CAPABILITIES),
-                "authMethods": self.script.get(
-                    "authMethods",
-                    [
-                        {
-                            "id": "goose-provider",
-                            "name": "Configure Provider",
-                            "description": "Run `goose configure` to set up your AI provider",
-                        }
-                    ],
-                ),
-            }
-        )
+    async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "protocolVersion": params["protocolVersion"],  # goose echoes what it was sent
+            "agentCapabilities": self.script.get("capabilities", GOOSE_CAPABILITIES),
+            "agentInfo": self.script.get("agentInfo", {"name": "goose", "version": "1.43.0"}),
+            "authMethods": self.script.get(
+                "authMethods",
+                [
+                    {
+                        "id": "goose-provider",
+                        "name": "Configure Provider",
+                        "description": "Run `goose configure` to set up your AI provider",
+                    }
+                ],
+            ),
+        }
 
-    async def authenticate(self, method_id: str, **_: Any) -> dict[str, Any]:
+    async def authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
         accepted = self.script.get("acceptAuth")
+        method_id = params["methodId"]
         if accepted is not None and method_id not in accepted:
-            raise RequestError(-32000, "Authentication required", f"{method_id} did not work")
+            raise RpcError(-32000, "Authentication required", f"{method_id} did not work")
         self.signed_in = True
         return {}
 
-    async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> NewSessionResponse:
+    async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        cwd = params["cwd"]
         if self.script.get("requireAuth") and not self.signed_in:
-            raise RequestError(-32000, "Authentication required")
+            raise RpcError(-32000, "Authentication required")
         if not os.path.isabs(cwd) or not os.path.isdir(cwd):  # noqa: ASYNC240
-            raise RequestError(-32602, "Invalid params", "invalid directory path")
+            raise RpcError(-32602, "Invalid params", "invalid directory path")
         known = self._stored_sessions()
         session_id = f"{datetime.date.today():%Y%m%d}_{len(known) + len(self.sessions) + 1}"
         self.sessions[session_id] = {"cwd": cwd}
@@ -110,29 +120,32 @@ class ScriptedAgent:
         response: dict[str, Any] = {"sessionId": session_id, "modes": GOOSE_MODES}
         if "configOptions" in self.script:
             response["configOptions"] = self.script["configOptions"]
-        return NewSessionResponse.model_validate(response)
+        return response
 
-    async def load_session(self, cwd: str, session_id: str, **_: Any) -> LoadSessionResponse:
+    async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        session_id = params["sessionId"]
         if session_id not in self.sessions and not self._loadable(session_id):
-            raise RequestError(-32002, "Resource not found", f"Session not found: {session_id}")
-        self.sessions[session_id] = {"cwd": cwd}
+            raise RpcError(-32002, "Resource not found", f"Session not found: {session_id}")
+        self.sessions[session_id] = {"cwd": params["cwd"]}
         await self.steps.play(session_id, self.script.get("load", []))
-        return LoadSessionResponse.model_validate({"modes": GOOSE_MODES})
+        return {"modes": GOOSE_MODES}
 
-    async def set_session_mode(
-        self, session_id: str, mode_id: str, **_: Any
-    ) -> SetSessionModeResponse:
+    async def set_session_mode(self, params: dict[str, Any]) -> dict[str, Any]:
         await self.steps.update(
-            session_id, {"sessionUpdate": "current_mode_update", "currentModeId": mode_id}
+            params["sessionId"],
+            {"sessionUpdate": "current_mode_update", "currentModeId": params["modeId"]},
         )
-        return SetSessionModeResponse()
+        return {}
 
-    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
+    async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        session_id = params["sessionId"]
         turns = self.script.get("turns")
         index = self.prompts
         self.prompts += 1
         cancel = self.cancelled[session_id] = asyncio.Event()
-        said = " ".join(getattr(block, "text", "") or "" for block in prompt).strip()
+        said = " ".join(
+            str(block.get("text") or "") for block in params["prompt"] if isinstance(block, dict)
+        ).strip()
         if said in self.script.get("byPrompt", {}):
             steps = self.script["byPrompt"][said]
         elif turns:
@@ -142,50 +155,36 @@ class ScriptedAgent:
         try:
             await self.steps.play(session_id, steps, cancel)
         except TurnOver as over:
-            if isinstance(over.reply, RequestError):
-                raise over.reply from None
-            return over.reply
+            raise over.error from None
         stop = "cancelled" if cancel.is_set() else "end_turn"
         for step in steps:
             if cancel.is_set() and step.get("cancelledAs"):
                 stop = step["cancelledAs"]
             if "stopReason" in step:
                 stop = step["stopReason"]
-        return PromptResponse.model_validate({"stopReason": stop})
+        return {"stopReason": stop}
 
-    async def cancel(self, session_id: str, **_: Any) -> None:
-        event = self.cancelled.get(session_id)
-        if event is not None:
-            event.set()
-
-    async def list_sessions(
-        self, cwd: str | None = None, cursor: str | None = None, **_: Any
-    ) -> Any:
-        from acp.schema import ListSessionsResponse
-
+    async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
         listed = [
-            {"sessionId": sid, "cwd": cwd or "/", "title": f"stored {sid}"}
+            {"sessionId": sid, "cwd": params.get("cwd") or "/", "title": f"stored {sid}"}
             for sid in self._stored_sessions()
         ]
-        return ListSessionsResponse.model_validate(
-            {"sessions": [*listed, *self.script.get("agentSessions", [])]}
-        )
+        return {"sessions": [*listed, *self.script.get("agentSessions", [])]}
 
-    async def set_config_option(self, config_id: str, session_id: str, value: Any, **_: Any) -> Any:
-        from acp.schema import SetSessionConfigOptionResponse
-
+    async def set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
+        config_id, value = params["configId"], params["value"]
         options = [
             {**option, "currentValue": value} if option["id"] == config_id else option
             for option in self.script.get("configOptions", [])
         ]
         self.script["configOptions"] = options
         await self.steps.update(
-            session_id, {"sessionUpdate": "config_option_update", "configOptions": options}
+            params["sessionId"], {"sessionUpdate": "config_option_update", "configOptions": options}
         )
-        return SetSessionConfigOptionResponse.model_validate({"configOptions": options})
+        return {"configOptions": options}
 
-    async def close_session(self, session_id: str, **_: Any) -> dict[str, Any]:
-        self.sessions.pop(session_id, None)
+    async def close_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.sessions.pop(params["sessionId"], None)
         return {}
 
     # --- sessions kept across restarts, as goose keeps them in its database ----------
@@ -205,34 +204,17 @@ class ScriptedAgent:
         return not self.script.get("sessionsFile") or session_id in self._stored_sessions()
 
 
-def _recorder(path: Path) -> Any:
-    def record(event: StreamEvent) -> None:
-        if event.direction.value == "incoming":
-            with path.open("a", encoding="utf-8") as out:
-                out.write(json.dumps(event.message) + "\n")
-
-    return record
-
-
 async def serve(script: dict[str, Any]) -> None:
-    reader, writer = await stdio_streams(limit=LINE_LIMIT)
-    agent = ScriptedAgent(script, writer)
+    reader, writer = await stdio()
+    peer = Peer(reader, writer, Path(script["record"]) if script.get("record") else None)
+    agent = ScriptedAgent(script, peer)
     for step in script.get("startup", []):
         if "exit" in step:
             sys.stderr.write(step.get("message", "scripted agent: exiting at start") + "\n")
             sys.stderr.flush()
             os._exit(int(step["exit"]))
         await agent.steps.step("", step, asyncio.Event())
-    observers = [_recorder(Path(script["record"]))] if script.get("record") else []
-    conn = AgentSideConnection(
-        cast(Any, agent),
-        writer,
-        reader,
-        listening=False,
-        observers=observers,
-        use_unstable_protocol=True,  # session/close and friends, as goose serves them
-    )
-    await conn.listen()
+    await peer.listen(agent.request, agent.notification)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,6 +22,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from goose_ls.testing.conformance import schema_errors
 from goose_ls.testing.editor import GooseRecorder
 from goose_ls.testing.logs import LogWatch
 from goose_ls.testing.script import scripted_agent_command, write_script
@@ -137,8 +138,15 @@ async def stop_editor(editor: Editor) -> None:
 
     A server still running after that (never initialized, or its connection broken) is
     stopped with SIGTERM, then SIGKILL; one that did not exit after ``exit`` is an error,
-    reported instead of a test run that never ends.
+    reported instead of a test run that never ends. So is anything goose-ls sent its agent
+    that the ACP schema refuses.
     """
+    await _stop(editor)
+    refused = schema_errors(editor.record)
+    assert not refused, "goose-ls sent its agent what ACP refuses:\n" + "\n".join(refused)
+
+
+async def _stop(editor: Editor) -> None:
     server = editor.client._server
     if server is None or server.returncode is not None:
         return

@@ -14,26 +14,23 @@ import sys
 import time
 from typing import Any
 
-from acp import RequestError
-from acp.agent.connection import AgentSideConnection
-from acp.schema import EnvVariable, PromptResponse, RequestPermissionRequest, SessionNotification
-
+from goose_ls.testing.peer import Peer, RpcError
 from goose_ls.testing.script import GOOSE_PERMISSION_OPTIONS
 
 
 class TurnOver(Exception):
-    """A step ended the turn early (with this reply)."""
+    """A step ended the turn early, answering the prompt with this error."""
 
-    def __init__(self, reply: PromptResponse | RequestError) -> None:
-        self.reply = reply
+    def __init__(self, error: RpcError) -> None:
+        self.error = error
 
 
 class StepPlayer:
-    """Plays steps for one agent connection (``conn`` is set once the client connects)."""
+    """Plays steps on one agent's connection to its client."""
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
-        self.writer = writer
-        self.conn: AgentSideConnection | None = None
+    def __init__(self, peer: Peer) -> None:
+        self.peer = peer
+        self.writer = peer.writer
 
     async def play(
         self, session_id: str, steps: list[dict[str, Any]], cancel: asyncio.Event | None = None
@@ -87,7 +84,7 @@ class StepPlayer:
                 session_id, {"sessionUpdate": "session_info_update", **step["sessionInfo"]}
             )
         elif "update" in step:
-            await self.raw_notification(session_id, step["update"])
+            await self.update(session_id, step["update"])
         elif "readFile" in step:
             await self.read_file(session_id, step["readFile"])
         elif "writeFile" in step:
@@ -136,16 +133,14 @@ class StepPlayer:
             asyncio.get_running_loop().call_later(float(step["exitLater"]), os._exit, 1)
         elif "unknownSessions" in step:
             for number in range(int(step["unknownSessions"])):
-                await self.raw_notification(
-                    f"unknown-{number}", {"sessionUpdate": "plan", "entries": []}
-                )
+                await self.update(f"unknown-{number}", {"sessionUpdate": "plan", "entries": []})
         elif "stderr" in step:
             sys.stderr.write(step["stderr"] + "\n")
             sys.stderr.flush()
         elif "error" in step:
             error = step["error"]
             raise TurnOver(
-                RequestError(
+                RpcError(
                     error.get("code", -32603),
                     error.get("message", "Internal error"),
                     error.get("data"),
@@ -155,7 +150,6 @@ class StepPlayer:
     async def stamped(self, session_id: str, step: dict[str, Any]) -> None:
         """Chunks whose text starts with the monotonic clock when written (for benchmarks).
 
-        Written as raw lines so the agent's own validation does not set the pace;
         ``rate`` spaces them evenly at that many chunks a second.
         """
         size, count = int(step.get("size", 20)), int(step["stamped"])
@@ -165,7 +159,7 @@ class StepPlayer:
             if rate and (ahead := started + number / rate - time.monotonic()) > 0.001:
                 await asyncio.sleep(ahead)
             text = f"{time.monotonic_ns():020d}" + "x" * max(0, size - 20)
-            await self.raw_notification(
+            await self.update(
                 session_id,
                 {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
             )
@@ -184,45 +178,40 @@ class StepPlayer:
 
     async def read_file(self, session_id: str, spec: dict[str, Any]) -> None:
         """Read through the client, as goose's developer tools do; say what came back."""
-        assert self.conn is not None
+        params = {"sessionId": session_id, "path": spec["path"]}
+        params.update({k: spec[k] for k in ("line", "limit") if spec.get(k) is not None})
         try:
-            response = await self.conn.read_text_file(
-                session_id=session_id,
-                path=spec["path"],
-                line=spec.get("line"),
-                limit=spec.get("limit"),
-            )
-            await self.say(session_id, f"[read {json.dumps(response.content)}]")
-        except RequestError as exc:
+            response = await self.peer.request("fs/read_text_file", params)
+            await self.say(session_id, f"[read {json.dumps(response['content'])}]")
+        except RpcError as exc:
             await self.say(session_id, f"[read error {exc.code}: {exc}]")
 
     async def write_file(self, session_id: str, spec: dict[str, Any]) -> None:
-        assert self.conn is not None
         try:
-            await self.conn.write_text_file(
-                session_id=session_id, path=spec["path"], content=spec["content"]
+            await self.peer.request(
+                "fs/write_text_file",
+                {"sessionId": session_id, "path": spec["path"], "content": spec["content"]},
             )
             await self.say(session_id, "[written]")
-        except RequestError as exc:
+        except RpcError as exc:
             await self.say(session_id, f"[write error {exc.code}: {exc}]")
 
     async def run_terminal(self, session_id: str, spec: dict[str, Any]) -> None:
         """Create, wait (or kill after ``killAfter`` s), read and release a terminal;
         with ``summary``, say the output's length instead of the output."""
-        assert self.conn is not None
+        params: dict[str, Any] = {"sessionId": session_id, "command": spec["command"]}
+        if spec.get("env"):  # as the SDK sends it: empty and unset fields left out
+            params["env"] = [{"name": k, "value": v} for k, v in spec["env"].items()]
+        for key in ("args", "cwd", "outputByteLimit"):
+            if spec.get(key) is not None:
+                params[key] = spec[key]
         try:
-            created = await self.conn.create_terminal(
-                session_id=session_id,
-                command=spec["command"],
-                args=spec.get("args"),
-                env=[EnvVariable(name=k, value=v) for k, v in spec.get("env", {}).items()],
-                cwd=spec.get("cwd"),
-                output_byte_limit=spec.get("outputByteLimit"),
-            )
-        except RequestError as exc:
+            created = await self.peer.request("terminal/create", params)
+        except RpcError as exc:
             await self.say(session_id, f"[terminal error {exc.code}: {exc}]")
             return
-        terminal_id = created.terminal_id
+        terminal_id = created["terminalId"]
+        ids = {"sessionId": session_id, "terminalId": terminal_id}
         call = spec.get("toolCallId")  # report it in a tool call, as goose's shell tool does
         if call:
             await self.update(
@@ -236,42 +225,37 @@ class StepPlayer:
             )
         if "killAfter" in spec:
             await asyncio.sleep(float(spec["killAfter"]))
-            await self.conn.kill_terminal(session_id=session_id, terminal_id=terminal_id)
-        exit_status = await self.conn.wait_for_terminal_exit(
-            session_id=session_id, terminal_id=terminal_id
-        )
-        output = await self.conn.terminal_output(session_id=session_id, terminal_id=terminal_id)
+            await self.peer.request("terminal/kill", ids)
+        exit_status = await self.peer.request("terminal/wait_for_exit", ids)
+        output = await self.peer.request("terminal/output", ids)
         if spec.get("release", True):
-            await self.conn.release_terminal(session_id=session_id, terminal_id=terminal_id)
+            await self.peer.request("terminal/release", ids)
         if call:
             await self.update(
                 session_id,
                 {"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed"},
             )
         result = {
-            "exitCode": exit_status.exit_code,
-            "signal": exit_status.signal,
-            "output": len(output.output) if spec.get("summary") else output.output,
-            "truncated": output.truncated,
+            "exitCode": exit_status.get("exitCode"),
+            "signal": exit_status.get("signal"),
+            "output": len(output["output"]) if spec.get("summary") else output["output"],
+            "truncated": output["truncated"],
         }
         await self.say(session_id, f"[terminal {json.dumps(result)}]")
 
     async def ask_permission(
         self, session_id: str, spec: dict[str, Any], cancel: asyncio.Event
     ) -> None:
-        assert self.conn is not None
-        request = RequestPermissionRequest.model_validate(
+        response = await self.peer.request(
+            "session/request_permission",
             {
                 "sessionId": session_id,
                 "toolCall": {"kind": "other", "status": "pending", **spec.get("toolCall", spec)},
                 "options": spec.get("options", GOOSE_PERMISSION_OPTIONS),
-            }
+            },
         )
-        response = await self.conn.request_permission(
-            session_id=session_id, tool_call=request.tool_call, options=request.options
-        )
-        outcome = response.outcome
-        answer = getattr(outcome, "option_id", None) or outcome.outcome
+        outcome = response["outcome"]
+        answer = outcome.get("optionId") or outcome["outcome"]
         if spec.get("announce", True):
             await self.update(
                 session_id,
@@ -281,24 +265,11 @@ class StepPlayer:
                 },
             )
 
-    async def update(self, session_id: str, update: dict[str, Any]) -> None:
-        assert self.conn is not None
-        notification = SessionNotification.model_validate(
-            {"sessionId": session_id, "update": update}
-        )
-        await self.conn.session_update(session_id=session_id, update=notification.update)
-
-    async def raw_notification(self, session_id: str, update: Any) -> None:
-        message = {
-            "jsonrpc": "2.0",
-            "method": "session/update",
-            "params": {"sessionId": session_id, "update": update},
-        }
-        await self.write_line(json.dumps(message).encode())
+    async def update(self, session_id: str, update: Any) -> None:
+        await self.peer.notify("session/update", {"sessionId": session_id, "update": update})
 
     async def write_line(self, data: bytes) -> None:
-        self.writer.write(data + b"\n")
-        await self.writer.drain()
+        await self.peer.write_line(data)
 
 
 def _chunk_kind(step: dict[str, Any]) -> tuple[str, str]:

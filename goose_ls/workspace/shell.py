@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import attrs
-import bashlex
 
 PLAIN_REDIRECTS = {">", ">>", "<", ">|"}
 WRAPPERS = {"sudo", "doas", "env", "command", "exec", "nice", "nohup", "time", "timeout", "xargs"}
@@ -33,6 +32,8 @@ class Parsed:
 
 def parse(line: str) -> Parsed | None:
     """The line's commands, or None when it cannot be parsed (or has none)."""
+    import bashlex  # builds its grammar tables on import (0.15 s): only when a rule needs it
+
     try:
         trees = bashlex.parse(line)
     except Exception:  # bashlex raises its own errors, and others on odd input
@@ -92,10 +93,12 @@ def _words(node: Any) -> tuple[str, ...]:
 
 def _nodes(items: Any) -> Iterator[Any]:
     """Every node under ``items``, whatever field holds it (parts, list, command...)."""
+    from bashlex.ast import node
+
     for item in items if isinstance(items, list) else [items]:
-        if not isinstance(item, bashlex.ast.node):
+        if not isinstance(item, node):
             continue
         yield item
         for value in vars(item).values():
-            if isinstance(value, (list, bashlex.ast.node)):
+            if isinstance(value, (list, node)):
                 yield from _nodes(value)
