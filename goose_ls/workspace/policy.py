@@ -249,7 +249,7 @@ class Policy:
             return parsed.simple and inside and parsed.commands[0][: len(words)] == words
         wanted = shell.program(words)
         return any(
-            run[: len(wanted)] == wanted
+            shell.covers(run, wanted)
             for command in parsed.commands
             for run in shell.programs(command)
         )

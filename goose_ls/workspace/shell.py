@@ -14,8 +14,16 @@ from typing import Any
 import attrs
 
 PLAIN_REDIRECTS = {">", ">>", "<", ">|"}
-WRAPPERS = {"sudo", "doas", "env", "command", "exec", "nice", "nohup", "time", "timeout", "xargs"}
-"""Programs that run the next word as a program: ``sudo rm -rf`` runs ``rm -rf``."""
+WRAPPERS = {
+    *("sudo", "doas", "env", "command", "exec", "nice", "nohup", "time", "timeout", "xargs"),
+    *("find", "nsenter", "unshare", "chroot", "setsid", "stdbuf", "ionice", "flock", "busybox"),
+}
+"""Programs that run a later word as a program: ``sudo rm -rf`` runs ``rm -rf``, and
+``find . -exec rm -rf {} +`` runs ``rm -rf``."""
+SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish"}
+"""Programs whose ``-c`` argument is itself a shell line: ``bash -c "rm -rf /"``."""
+NESTING = 8
+"""How deep ``bash -c "sh -c '…'"`` is followed; deeper lines are not understood."""
 
 
 @attrs.frozen
@@ -30,8 +38,9 @@ class Parsed:
     """Files the single command's plain redirections (``>``, ``<``...) name."""
 
 
-def parse(line: str) -> Parsed | None:
-    """The line's commands, or None when it cannot be parsed (or has none)."""
+def parse(line: str, depth: int = 0) -> Parsed | None:
+    """The line's commands, or None when it cannot be parsed (or has none). The commands
+    include those of the lines it hands a shell (``bash -c LINE``, ``eval LINE``)."""
     import bashlex  # builds its grammar tables on import (0.15 s): only when a rule needs it
 
     try:
@@ -41,6 +50,11 @@ def parse(line: str) -> Parsed | None:
     commands = tuple(_words(node) for node in _nodes(trees) if node.kind == "command")
     if not commands or any(not words for words in commands):
         return None
+    for line_run in filter(None, (_handed_line(command) for command in commands)):
+        nested = parse(line_run, depth + 1) if depth < NESTING else None
+        if nested is None:
+            return None
+        commands += nested.commands
     top = trees[0]
     simple = len(trees) == 1 and top.kind == "command" and len(commands) == 1
     targets: list[str] = []
@@ -68,6 +82,39 @@ def programs(words: tuple[str, ...]) -> list[tuple[str, ...]]:
     if runs[0] and runs[0][0] in WRAPPERS:
         runs += [program(words[i:]) for i in range(1, len(words))]
     return runs
+
+
+def covers(run: tuple[str, ...], rule: tuple[str, ...]) -> bool:
+    """Whether ``run`` does what a deny or ask ``rule`` names, however its options are
+    ordered or grouped: ``rm -rf`` covers ``rm -fr x``, ``rm -r -f x`` and ``rm -vrf x``."""
+    if not run or not rule or run[0] != rule[0]:
+        return False
+    return set(_options(rule[1:])) <= set(_options(run[1:]))
+
+
+def _options(words: tuple[str, ...]) -> list[str]:
+    """Words with grouped short options split: ``-rf`` is ``-r`` and ``-f``."""
+    split: list[str] = []
+    for word in words:
+        if len(word) > 2 and word[0] == "-" and word[1] != "-" and word[1:].isalnum():
+            split += [f"-{letter}" for letter in word[1:]]
+        else:
+            split.append(word)
+    return split
+
+
+def _handed_line(words: tuple[str, ...]) -> str | None:
+    """The line a command hands a shell to run (``bash -lc LINE``, ``eval A B``), if any."""
+    for run in programs(words):
+        if run[0] == "eval" and len(run) > 1:
+            return " ".join(run[1:])
+        if run[0] in SHELLS:
+            for index, word in enumerate(run[1:], 1):
+                if not word.startswith("-"):
+                    break
+                if word[1:2] != "-" and "c" in word[1:] and index + 1 < len(run):
+                    return run[index + 1]
+    return None
 
 
 def rule_words(command: str) -> tuple[str, ...] | None:

@@ -35,6 +35,38 @@ def test_deny_wins_over_an_earlier_allow() -> None:
     assert _decide(rules, ToolTarget("execute", command="ls")) == "allow"
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "rm -fr /",
+        "rm -r -f /",
+        "rm -v -rf /",
+        "/bin/rm -fr --one-file-system /",
+        'bash -c "rm -rf /"',
+        "sh -lc 'cd / && rm -r -f .'",
+        """bash -c "sh -c 'rm -fr ~'" """,
+        "eval rm -rf /",
+        "find . -exec rm -rf {} +",
+        'busybox sh -c "rm -rf /"',
+        "sudo -u root env X=1 rm -fr /",
+    ],
+)
+def test_a_deny_rule_catches_its_command_however_spelled_or_wrapped(line: str) -> None:
+    rules = [Rule("allow", kind="execute"), Rule("deny", kind="execute", command="rm -rf")]
+    assert _decide(rules, ToolTarget("execute", command=line)) == "deny"
+
+
+def test_a_deny_rule_needs_every_option_it_names() -> None:
+    rules = [Rule("allow", kind="execute"), Rule("deny", kind="execute", command="rm -rf")]
+    assert _decide(rules, ToolTarget("execute", command="rm -r build")) == "allow"
+    assert _decide(rules, ToolTarget("execute", command="rmdir -rf")) == "allow"
+
+
+def test_a_line_handed_to_a_shell_that_cannot_be_read_is_asked() -> None:
+    rules = [Rule("allow", kind="execute")]
+    assert _decide(rules, ToolTarget("execute", command="bash -c 'echo $('")) == "ask"
+
+
 def test_a_command_rule_matches_a_prefix_of_the_command() -> None:
     rules = [Rule("allow", kind="execute", command="cargo ")]
     assert _decide(rules, ToolTarget("execute", command="cargo test")) == "allow"
