@@ -269,6 +269,11 @@ async def _run(s: Services, command: Command, arguments: Any) -> None:
         expected = isinstance(exc, (Refused, UnknownSession))
         kind = types.MessageType.Warning if expected else types.MessageType.Error
         s.editor.show(kind, f"goose: {command.name}: {exc}")
+    except Exception:  # a bug of ours: the user is told where to look, the log has it all
+        log.exception("%s failed", command.name)
+        s.editor.show(
+            types.MessageType.Error, f"goose: {command.name} failed; see the goose-ls log"
+        )
 
 
 def _handler(command: Command, services: ServicesSlot, tasks: Tasks) -> Callable[..., None]:
