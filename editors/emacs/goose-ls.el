@@ -70,8 +70,23 @@ It returns the chosen optionId, or nil to decline."
 (defun goose-ls--server ()
   (or (eglot-current-server) (user-error "goose-ls is not the eglot server of this buffer")))
 
-(defun goose-ls--request (method params)
-  (jsonrpc-request (goose-ls--server) method params))
+(defun goose-ls--request (method params &optional server)
+  "Send METHOD with PARAMS to SERVER (default: this buffer's); return its result.
+Not `jsonrpc-request': in Emacs 28 (jsonrpc 1.0.14) it returns by a `throw'
+out of the process filter, and messages that came in the same read (the
+reply's first notifications) wait unread until more output arrives, which
+in a turn waiting for a permission answer is never."
+  (let ((outcome nil))
+    (jsonrpc-async-request (or server (goose-ls--server)) method params
+                           :success-fn (lambda (result) (setq outcome (list :result result)))
+                           :error-fn (lambda (error) (setq outcome (list :error error)))
+                           :timeout-fn (lambda () (setq outcome (list :error '(:message "timed out")))))
+    (while (not outcome)
+      (accept-process-output nil 0.05))
+    (if (plist-member outcome :error)
+        (let ((error (plist-get outcome :error)))
+          (error "goose-ls: %s: %s" method (or (plist-get error :message) error)))
+      (plist-get outcome :result))))
 
 (defvar-local goose-ls--kind nil
   "The kind of the block that the end of this chat buffer continues.")
@@ -267,10 +282,11 @@ The choices are the options' labels, as goose-ls words them."
     (run-at-time 0 nil
                  (lambda ()
                    (let ((option (funcall goose-ls-permission-function request)))
-                     (jsonrpc-request (or server (goose-ls--server)) :goose/permission
-                                      (if option
-                                          (list :requestId request-id :optionId option)
-                                        (list :requestId request-id))))))))
+                     (goose-ls--request :goose/permission
+                                        (if option
+                                            (list :requestId request-id :optionId option)
+                                          (list :requestId request-id))
+                                        server))))))
 
 (defun goose-ls--uuid ()
   (format "%04x%04x-%04x-4%03x-%04x-%06x%06x"

@@ -69,7 +69,7 @@
      (with-current-buffer (goose-ls--chat goose-ls-current-session)
        (push (cons 'chat (buffer-string)) flow--result)))
    (ignore-errors
-     (with-current-buffer (eglot-events-buffer (eglot-current-server))
+     (with-current-buffer (jsonrpc-events-buffer (eglot-current-server))
        (push (cons 'events (buffer-substring-no-properties
                             (max (point-min) (- (point-max) 6000)) (point-max)))
              flow--result)))))
