@@ -37,3 +37,16 @@ async def shared_editor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterat
     end = await session.goose.turn_end(await session.prompt(session_id, "still there?"))
     assert end["stopReason"] == "end_turn", "after all that, the server still works"
     await stop_editor(session)
+
+
+SLOW_FIRST = ("test_fuzz", "test_vscode", "test_load", "test_emacs", "test_nvim")
+"""Modules whose tests take 5 to 20 s: run first, so that no worker is left with one at
+the end while the others idle."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def slowness(item: pytest.Item) -> int:
+        module = item.path.stem
+        return SLOW_FIRST.index(module) if module in SLOW_FIRST else len(SLOW_FIRST)
+
+    items.sort(key=slowness)  # stable: the rest keep their order

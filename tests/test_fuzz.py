@@ -244,8 +244,9 @@ updates = st.one_of(
 )
 
 
-@examples(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck), phases=NO_SHRINK)
-@given(payloads=st.lists(updates, min_size=20, max_size=60))
+# Few examples of many updates each: each example starts a goose-ls and its agent (2 s).
+@examples(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck), phases=NO_SHRINK)
+@given(payloads=st.lists(updates, min_size=50, max_size=110))
 def test_random_session_updates_from_the_agent_are_survived(
     tmp_path_factory: pytest.TempPathFactory, payloads: list[Any]
 ) -> None:
