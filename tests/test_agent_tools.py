@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
 
 from goose_ls.testing.buffers import EditorBuffers
 from goose_ls.testing.harness import Editor, gone
@@ -275,8 +276,6 @@ async def test_a_denied_path_is_in_the_audit_log(editor: Editor) -> None:
 
 
 async def test_review_shows_the_turn_and_revert_restores_it(editor: Editor) -> None:
-    from lsprotocol import types
-
     opened = editor.workspace / "open.py"
     opened.write_text("a = 1\n")
     closed = editor.workspace / "closed.py"
@@ -320,6 +319,33 @@ async def test_review_shows_the_turn_and_revert_restores_it(editor: Editor) -> N
     await editor.goose.wait_for(lambda: buffers.texts[opened.as_uri()] == "a = 1\n")
     assert closed.read_text() == "b = 1\n"
     assert touched.read_text() == "c = 3  # the user's own change\n"
+
+
+async def test_a_file_whose_old_content_was_not_kept_is_never_reverted_away(
+    editor: Editor,
+) -> None:
+    image = editor.workspace / "logo.png"
+    image.write_bytes(b"\x89PNG\r\n\x1a\n\0\0 a picture")
+    await editor.start({"turns": [[{"writeFile": {"path": str(image), "content": "text now\n"}}]]})
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.openChat", arguments=[])
+    )
+    (chat,) = await editor.goose.wait_for(lambda: editor.client.shown_documents)
+    (session,) = (await editor.goose.request("goose/status", {}))["sessions"]
+    await editor.goose.turn_end(await editor.prompt(session["sessionId"], "overwrite it"))
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.reviewTurn", arguments=[chat.uri])
+    )
+    review = await editor.goose.wait_for(lambda: editor.client.shown_documents[1:])
+    text = Path(review[0].uri.removeprefix("file://")).read_text()
+    assert "(replaced; its earlier content was not text goose-ls could keep)" in text
+    assert "/dev/null" not in text, "not shown as created"
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.revertTurn", arguments=[chat.uri])
+    )
+    message = await editor.shown("reverted 0 of 1 file(s)")
+    assert "logo.png was not text goose-ls could keep before that turn" in message
+    assert image.read_text() == "text now\n", "not deleted as if the turn had created it"
 
 
 async def test_outside_paths_can_be_asked_about_instead_of_refused(editor: Editor) -> None:

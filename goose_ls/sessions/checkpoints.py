@@ -16,8 +16,11 @@ import attrs
 @attrs.define
 class Change:
     before: str | None
-    """None: the turn created the file."""
+    """None: the turn created the file (or, when not ``kept``, its content is unknown)."""
     after: str
+    kept: bool = True
+    """False: the file was there but not text goose-ls could keep (binary, too big,
+    unreadable), so it cannot be put back."""
 
 
 @attrs.define
@@ -26,12 +29,14 @@ class Checkpoints:
 
     turns: dict[str, dict[Path, Change]] = attrs.Factory(dict)
 
-    def wrote(self, message_id: str, path: Path, before: str | None, after: str) -> None:
+    def wrote(
+        self, message_id: str, path: Path, before: str | None, after: str, kept: bool = True
+    ) -> None:
         changes = self.turns.setdefault(message_id, {})
         if path in changes:
             changes[path].after = after
         else:
-            changes[path] = Change(before, after)
+            changes[path] = Change(before, after, kept)
 
     def last_turn(self) -> str | None:
         return next(reversed(self.turns), None)
@@ -46,7 +51,7 @@ class Checkpoints:
 def diff(path: Path, change: Change) -> str:
     old = (change.before or "").splitlines(keepends=True)
     new = change.after.splitlines(keepends=True)
-    label = "/dev/null" if change.before is None else f"a{path}"
+    label = "/dev/null" if change.before is None and change.kept else f"a{path}"
     text = "".join(difflib.unified_diff(old, new, label, f"b{path}"))
     return text if text.endswith("\n") or not text else text + "\n"
 
@@ -56,6 +61,8 @@ def review(message_id: str, changes: dict[Path, Change]) -> str:
     parts = [f"# goose: changes of turn {message_id}\n"]
     for path, change in changes.items():
         state = "created" if change.before is None else "changed"
+        if not change.kept:
+            state = "replaced; its earlier content was not text goose-ls could keep"
         parts.append(f"\n## `{path}` ({state})\n\n```diff\n{diff(path, change)}```\n")
     if not changes:
         parts.append("\n_This turn changed no file through goose-ls._\n")

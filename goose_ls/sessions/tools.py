@@ -182,7 +182,7 @@ class AgentTools:
             raise self._refuse(session_id, path, why)
         resolved = await self._check(session_id, path, f"write {path}", "edit")
         await self._ask_protected(session_id, resolved)
-        before = await self.current_text(resolved)
+        before, kept = await self._before(resolved)
         try:
             await self._write(resolved, content)
         except Denied as exc:
@@ -191,23 +191,40 @@ class AgentTools:
             raise ClientRefusal(ClientRefusal.INVALID, str(exc)) from None
         session = self._registry.find(session_id)
         if session is not None and session.active is not None:
-            session.checkpoints.wrote(session.active.message_id, resolved, before, content)
+            message_id = session.active.message_id
+            session.checkpoints.wrote(message_id, resolved, before, content, kept)
 
     async def revert(self, path: Path, change: Change) -> str | None:
         """Put back the content from before the turn; returns why not, when it cannot."""
+        if not change.kept:
+            return f"{path} was not text goose-ls could keep before that turn; not reverted"
         now = await self.current_text(path)
         if now != change.after:
             return f"{path} changed since the agent wrote it; not reverted"
-        if change.before is None:
-            if self._editor.buffer_text(path) is not None:
-                return f"{path} was created in that turn and is open; close it, then delete it"
-            path.unlink(missing_ok=True)  # noqa: ASYNC240 (one unlink)
-            return None
         try:
-            await self._write(path, change.before)
+            if change.before is not None:
+                await self._write(path, change.before)
+            elif self._editor.buffer_text(path) is not None:
+                return f"{path} was created in that turn and is open; close it, then delete it"
+            else:
+                root = self.confinement().root_of(path)
+                await asyncio.to_thread(files.remove_disk, path, root)
         except (FileProblem, Denied) as exc:
             return str(exc)
         return None
+
+    async def _before(self, path: Path) -> tuple[str | None, bool]:
+        """The file's text before a write, and whether it could be kept: absent is
+        (None, True); there but binary, too big or unreadable is (None, False)."""
+        text = self._editor.buffer_text(path)
+        if text is not None:
+            return text, True
+        try:
+            return await asyncio.to_thread(self._read_disk, path), True
+        except FileProblem as exc:
+            return None, exc.not_found
+        except Denied:
+            return None, False
 
     async def create_terminal(
         self,

@@ -53,7 +53,10 @@ def select_lines(text: str, line: int | None, limit: int | None) -> str:
     """ACP's ``line`` (1-based) and ``limit`` (lines), applied to ``text``."""
     if line is None and limit is None:
         return text
-    lines = text.splitlines(keepends=True)
+    # Lines end at "\n" only, as on disk (``_lines``): not at the "\r", "\x0c" or
+    # "\u2028" that str.splitlines also breaks at, or a buffer and its file would differ.
+    pieces = text.split("\n")
+    lines = [piece + "\n" for piece in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else [])
     start = max((line or 1) - 1, 0)
     end = start + limit if limit is not None else len(lines)
     return "".join(lines[start:end])
@@ -178,6 +181,21 @@ def write_disk(path: Path, root: Path, content: str, hard_links: bool = False) -
             replace_at(folder, path.name, content.encode("utf-8"), mode)
         except OSError as exc:
             raise FileProblem(f"cannot write {path}: {exc.strerror}") from None
+
+
+def remove_disk(path: Path, root: Path) -> None:
+    """Delete a regular file below ``root`` through its opened folder (no link followed:
+    a folder swapped for a link since the check cannot lead the removal out)."""
+    with _folder(root, path) as folder:
+        entry = _entry(folder, path)
+        if entry is None:
+            return
+        if why := _kind(entry.st_mode):
+            raise FileProblem(f"{path} {why}")
+        try:
+            os.unlink(path.name, dir_fd=folder)
+        except OSError as exc:
+            raise FileProblem(f"cannot delete {path}: {exc.strerror}") from None
 
 
 async def write(editor: EditorFiles, path: Path, content: str, to_disk: Callable[[], None]) -> None:
