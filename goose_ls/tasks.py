@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
 from goose_ls.errors import GooseLsError
@@ -53,3 +53,24 @@ class Tasks:
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
+
+
+async def within(seconds: float, work: Awaitable[T]) -> T:
+    """``work``'s result, or :class:`asyncio.TimeoutError` after ``seconds`` (``work`` is
+    then cancelled and waited for).
+
+    Not ``asyncio.wait_for``: before Python 3.12 it returns the result of work that ends
+    just as the caller is cancelled, and the cancellation is lost; a loop around it then
+    never stops, and neither does goose-ls when its editor leaves.
+    """
+    task = asyncio.ensure_future(work)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=seconds)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if not done:
+        task.cancel()
+        await asyncio.wait({task})  # our own cancellation still comes through here
+        raise asyncio.TimeoutError
+    return task.result()

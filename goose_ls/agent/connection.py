@@ -27,6 +27,7 @@ from goose_ls.agent.interface import AgentCallbacks, ClientTools, SessionOptions
 from goose_ls.agent.transport import READER_GRACE, AgentTransport
 from goose_ls.errors import AgentError, AgentGone
 from goose_ls.settings import AgentSettings
+from goose_ls.tasks import within
 
 T = TypeVar("T")
 
@@ -210,7 +211,7 @@ async def _reason_gone(gone: asyncio.Future[str]) -> str:
     # The pipe closes a moment before the exit status is known, and an agent that closed
     # its output but lives on is killed after READER_GRACE: wait for that.
     try:
-        return await asyncio.wait_for(asyncio.shield(gone), READER_GRACE + 2.0)
+        return await within(READER_GRACE + 2.0, asyncio.shield(gone))
     except asyncio.TimeoutError:
         return "the connection to the agent was lost"
 

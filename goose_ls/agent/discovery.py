@@ -20,6 +20,7 @@ import attrs
 from goose_ls.agent.presets import MINIMUM_GOOSE_VERSION, PRESETS
 from goose_ls.errors import AgentUnavailable
 from goose_ls.settings import AgentSettings
+from goose_ls.tasks import within
 
 VERSION_TIMEOUT = 5.0
 
@@ -123,7 +124,7 @@ async def read_version(binary: str, environ: Mapping[str, str]) -> str:
         env=dict(environ),
     )
     try:
-        out, err = await asyncio.wait_for(process.communicate(), VERSION_TIMEOUT)
+        out, err = await within(VERSION_TIMEOUT, process.communicate())
     except asyncio.TimeoutError:
         process.kill()
         await process.wait()

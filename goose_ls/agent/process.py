@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from goose_ls.tasks import within
+
 log = logging.getLogger(__name__)
 
 KILL_WAIT = 2.0
@@ -49,12 +51,12 @@ async def terminate_group(process: asyncio.subprocess.Process, grace: float) -> 
         process.stdin.close()
     signal_group(process.pid, signal.SIGTERM)
     try:
-        await asyncio.wait_for(process.wait(), grace)
+        await within(grace, process.wait())
     except asyncio.TimeoutError:
         log.warning("agent pid %s ignored SIGTERM; killing it", process.pid)
     signal_group(process.pid, signal.SIGKILL)
     with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(process.wait(), KILL_WAIT)
+        await within(KILL_WAIT, process.wait())
 
 
 def kill_group_now(pid: int, grace: float) -> None:

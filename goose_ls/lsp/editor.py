@@ -19,6 +19,7 @@ from pygls.workspace import TextDocument
 
 from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.lsp.transcript.text import Position
+from goose_ls.tasks import within
 
 log = logging.getLogger(__name__)
 
@@ -148,11 +149,11 @@ class Editor:
         else:
             change = types.WorkspaceEdit(changes={uri: [edit]})
         try:
-            result = await asyncio.wait_for(
+            result = await within(
+                timeout,
                 self._server.workspace_apply_edit_async(
                     types.ApplyWorkspaceEditParams(edit=change, label=label)
                 ),
-                timeout,
             )
         except asyncio.TimeoutError:
             problem = f"no answer in {timeout:g} s"

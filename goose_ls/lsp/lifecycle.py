@@ -29,6 +29,7 @@ from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.lsp.transcripts import Transcripts
 from goose_ls.sessions import AgentState, SessionManager
 from goose_ls.settings import Settings
+from goose_ls.tasks import within
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ class Configuration:
     async def settled(self) -> None:
         """Wait (briefly) for the editor's configuration, so the agent starts as configured."""
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self.arrived.wait(), CONFIGURATION_WAIT)
+            await within(CONFIGURATION_WAIT, self.arrived.wait())
 
 
 def build(
@@ -160,13 +161,13 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
         if not (caps and caps.configuration):
             return
         try:
-            result = await asyncio.wait_for(
+            result = await within(
+                CONFIGURATION_WAIT,
                 server.workspace_configuration_async(
                     types.ConfigurationParams(
                         items=[types.ConfigurationItem(section=settings_model.SECTION)]
                     )
                 ),
-                CONFIGURATION_WAIT,
             )
         except Exception as exc:  # the editor may not answer; the settings we have stay
             log.warning("workspace/configuration failed: %s", exc)

@@ -17,7 +17,7 @@ from lsprotocol import types
 from goose_ls import events
 from goose_ls.lsp.editor import Editor
 from goose_ls.sessions import IndexedEvent
-from goose_ls.tasks import Tasks
+from goose_ls.tasks import Tasks, within
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ class TurnProgress:
             return None
         token = str(uuid.uuid4())
         try:
-            await asyncio.wait_for(self._editor.progress.create_async(token), 5.0)
+            await within(5.0, self._editor.progress.create_async(token))
         except Exception as exc:
             log.info("the editor refused a progress token: %s", exc)
             return None

@@ -22,6 +22,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from goose_ls.tasks import within
 from goose_ls.testing.conformance import schema_errors
 from goose_ls.testing.editor import GooseRecorder
 from goose_ls.testing.logs import LogWatch
@@ -152,7 +153,7 @@ async def _stop(editor: Editor) -> None:
         return
     hung = False
     try:
-        await asyncio.wait_for(editor.client.shutdown_session(), EXIT_WITHIN)
+        await within(EXIT_WITHIN, editor.client.shutdown_session())
     except asyncio.TimeoutError:
         hung = True
     except Exception:
@@ -160,7 +161,7 @@ async def _stop(editor: Editor) -> None:
     if server.returncode is None:
         server.terminate()  # goose-ls stops its agent on SIGTERM
         try:
-            await asyncio.wait_for(server.wait(), 10)
+            await within(10, server.wait())
         except asyncio.TimeoutError:
             server.kill()
             await server.wait()

@@ -165,8 +165,7 @@ class Terminal:
         # Not process.wait(): before Python 3.12 it also waits for the pipes to close.
         while self.process.returncode is None:  # noqa: ASYNC110 (no exit event to await)
             await asyncio.sleep(EXIT_POLL)
-        with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._reader), EXIT_GRACE)
+        await asyncio.wait({self._reader}, timeout=EXIT_GRACE)  # left running after that
         status = self.status()
         assert status is not None
         return status

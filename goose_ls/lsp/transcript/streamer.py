@@ -27,7 +27,7 @@ from goose_ls.lsp.transcript.text import (
     prompt_section,
     split_prompt,
 )
-from goose_ls.tasks import Tasks
+from goose_ls.tasks import Tasks, within
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ class TranscriptStreamer:
             wait = self._last_flush + self.interval - time.monotonic()
             if wait > 0 and not self._hurry.is_set():
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._hurry.wait(), wait)
+                    await within(wait, self._hurry.wait())
             self._hurry.clear()
             self._wake.clear()
             try:
