@@ -16,6 +16,7 @@ from arrivals import Arrivals, percentile
 from direct import DirectClient
 from goose_ls_side import GooseLsSide
 
+from goose_ls.tasks import within
 from goose_ls.testing import scripted_agent_command, write_script
 
 STAMP = re.compile(rb"\d{20}")
@@ -82,7 +83,7 @@ async def _turn_on_both(
         await side.start()
         session = await side.new_session()
         await side.prompt(session)
-        await asyncio.wait_for(arrivals.done.wait(), 60)
+        await within(60, arrivals.done.wait())
         await side.stop()
         found.append(arrivals)
     return found[0], found[1]
@@ -189,7 +190,7 @@ async def startup(tmp: Path) -> list[Figure]:
         started = time.monotonic_ns()
         initialize_s = await side.start()
         await side.prompt(await side.new_session())
-        await asyncio.wait_for(arrivals.done.wait(), 60)
+        await within(60, arrivals.done.wait())
         results[name] = (initialize_s, (arrivals.pairs[0][1] - started) / 1e9)
         await side.stop()
     ours, base = results["goose-ls"], results["direct"]
@@ -248,7 +249,7 @@ async def scale(tmp: Path) -> list[Figure]:
         await side.start()
         ids = [await side.new_session() for _ in range(sessions)]
         await asyncio.gather(*(side.prompt(i) for i in ids))
-        await asyncio.wait_for(arrivals.done.wait(), 120)
+        await within(120, arrivals.done.wait())
         await side.stop()
         rates = [chunks / arrivals.span_s(i) for i in ids]
         jain = sum(rates) ** 2 / (len(rates) * sum(r * r for r in rates))

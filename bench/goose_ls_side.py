@@ -12,6 +12,8 @@ from typing import Any
 from arrivals import Arrivals
 from editor import BenchEditor
 
+from goose_ls.tasks import within
+
 
 class GooseLsSide:
     def __init__(
@@ -50,7 +52,7 @@ class GooseLsSide:
 
     async def agent_running(self) -> None:
         """Wait for the agent to be up (it starts in the background unless lazy)."""
-        await asyncio.wait_for(self._running.wait(), 60)
+        await within(60, self._running.wait())
 
     async def new_session(self) -> str:
         result = await self.editor.request("goose/newSession", {})

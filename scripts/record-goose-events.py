@@ -22,6 +22,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from goose_ls.tasks import within
 from goose_ls.testing import plain, scripted_agent_command
 
 
@@ -68,7 +69,7 @@ async def record(script: Path, selection: dict[str, Any], question: str) -> list
                     "context": [selection],
                 },
             )
-            await asyncio.wait_for(ended.wait(), 60)
+            await within(60, ended.wait())
         finally:
             await client.shutdown_async(None)
             client.exit(None)
