@@ -154,8 +154,10 @@ class Permissions:
             session.allowed.add(target)
             chosen = _option(options, "allow_once")
         chosen_kind = next((o.kind for o in options if o.option_id == chosen), None)
-        if not own and chosen_kind in ALLOWING and target.command and session.active is not None:
-            session.active.granted.append(target.command.strip())
+        if not own and chosen_kind in ALLOWING and session.active is not None:
+            if target.command:
+                session.active.granted.append(target.command.strip())
+            session.active.granted_paths += [policy.resolve(path) for path in target.paths]
         self.audit.record(session_id, tool, target.describe(), chosen or "cancelled", "user")
         label = None
         if answered:

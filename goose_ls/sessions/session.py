@@ -56,6 +56,9 @@ class Turn:
     granted: list[str] = attrs.Factory(list)
     """Shell lines the user allowed in a tool call of this turn: each lets one
     ``terminal/create`` of the same line run without asking again."""
+    granted_paths: list[str] = attrs.Factory(list)
+    """Files (resolved) the user allowed changing in a tool call of this turn: each lets
+    one write of a protected file run without asking again."""
 
 
 class Session:

@@ -113,6 +113,11 @@ class AgentTools:
         relative = protected_path(self._cwd, settings.protected, str(path))
         if relative is None:
             return
+        session = self._registry.find(session_id)
+        granted = session.active.granted_paths if session and session.active else []
+        if str(path) in granted:  # the user allowed this very change on the agent's card
+            granted.remove(str(path))
+            return
         call = events.ToolCallUpdate(
             tool_call_id=f"goose-ls-{uuid.uuid4().hex[:8]}",
             title=f"write {relative} (a protected path)",
