@@ -8,10 +8,11 @@ reported instead of silently coerced.
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_origin
 
 import attrs
 import cattrs
+from cattrs.cols import list_structure_factory
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 T = TypeVar("T")
@@ -48,6 +49,10 @@ def _strict_union(*kinds: type) -> Any:
     return structure
 
 
+def _is_list(kind: Any) -> bool:
+    return kind is list or get_origin(kind) is list
+
+
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter()
     conv.register_structure_hook(str, _strict(str))
@@ -69,7 +74,30 @@ def _make_converter() -> cattrs.Converter:
         }
         return make_dict_unstructure_fn(cls, conv, **renames)
 
-    conv.register_structure_hook_factory(attrs.has, structure_factory)
+    def list_factory(cls: type) -> Any:
+        # cattrs would take a string as a list of its characters ("context": "abc"), and
+        # then name each character's problems instead of the one real one.
+        items = list_structure_factory(cls, conv)
+
+        def structure(value: Any, kind: type) -> Any:
+            if not isinstance(value, list):
+                raise TypeError(f"expected an array, got {type(value).__name__}")
+            return items(value, kind)
+
+        return structure
+
+    def object_factory(cls: type) -> Any:
+        fields = structure_factory(cls)
+
+        def structure(value: Any, kind: type) -> Any:
+            if not isinstance(value, dict):
+                raise TypeError(f"expected an object, got {type(value).__name__}")
+            return fields(value, kind)
+
+        return structure
+
+    conv.register_structure_hook_factory(attrs.has, object_factory)
+    conv.register_structure_hook_factory(_is_list, list_factory)
     conv.register_unstructure_hook_factory(attrs.has, unstructure_factory)
     return conv
 

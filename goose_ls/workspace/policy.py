@@ -110,6 +110,13 @@ class ToolTarget:
         return self.command or ", ".join(self.paths) or self.kind
 
 
+@attrs.frozen
+class PolicyFile:
+    """``.goose-ls/policy.json``: ``{"rules": [...]}``."""
+
+    rules: list[Rule] = attrs.Factory(list)
+
+
 def protected_path(root: str, patterns: Iterable[str], path: str) -> str | None:
     """``path`` relative to ``root`` when a protected pattern matches it (from the right:
     ``.git/hooks/*`` matches in nested repositories too)."""
@@ -164,9 +171,8 @@ class Policy:
             try:  # read as the agent's files are: a FIFO or a symlink must not hang or lead out
                 text = read_disk(path, path.parent.parent, cap=POLICY_BYTES)
                 raw = text.encode("utf-8")
-                data = json.loads(text)
-                project = [from_wire(item, Rule) for item in data.get("rules", [])]
-            except (FileProblem, Denied, OSError, ValueError, AttributeError, WireError) as exc:
+                project = from_wire(json.loads(text), PolicyFile).rules
+            except (FileProblem, Denied, OSError, ValueError, WireError) as exc:
                 problem = f"{path} was ignored: {exc}"
             else:
                 loosening = tuple(rule for rule in project if rule.action == "allow")

@@ -129,11 +129,17 @@ def test_a_bad_prompt_is_refused_naming_the_field(params: Any, problem: str) -> 
     assert _refused(protocol.PROMPT, params, PromptParams) == problem
 
 
-def test_a_context_that_is_not_a_list_is_refused() -> None:
-    problem = _refused(
-        protocol.PROMPT, {"sessionId": "s", "messageId": MESSAGE, "context": "file"}, PromptParams
-    )
-    assert problem.startswith("context")
+@pytest.mark.parametrize(
+    ("context", "problem"),
+    [
+        ("file", "context: expected an array, got str"),
+        ({"type": "text"}, "context: expected an array, got dict"),
+        (["a.py"], "context[0]: expected an object, got str"),
+    ],
+)
+def test_a_context_of_the_wrong_shape_is_refused_saying_so(context: Any, problem: str) -> None:
+    params = {"sessionId": "s", "messageId": MESSAGE, "context": context}
+    assert _refused(protocol.PROMPT, params, PromptParams) == problem
 
 
 def test_primitives_are_not_coerced() -> None:

@@ -123,7 +123,9 @@ def test_without_a_project_file_the_user_s_rules_apply(tmp_path: Path) -> None:
     [
         ('{"rules": [{"action": "maybe"}]}', "action: expected one of 'allow', 'ask', 'deny'"),
         ('{"rules": [', "Expecting"),
-        ("[]", ""),
+        ("[]", "expected an object, got list"),
+        ('{"rules": {"action": "allow"}}', "rules: expected an array, got dict"),
+        ('{"rules": ["allow"]}', "rules[0]: expected an object, got str"),
     ],
 )
 def test_a_bad_project_file_is_ignored_and_said_to_be(
