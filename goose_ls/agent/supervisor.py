@@ -9,6 +9,9 @@ The agent is dead when its process exits (seen through a pidfd, even while a chi
 holds the pipes) or when its output can no longer be read: an agent that closes its
 stdout but lives on is killed and reported as crashed. After :meth:`give_up` no agent is
 started until :meth:`restart`.
+
+Over 300 lines on purpose: it is one state machine, and every transition of it is in
+this file (the process, its status and the connection are modules of their own).
 """
 
 from __future__ import annotations

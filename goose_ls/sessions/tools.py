@@ -5,6 +5,9 @@ error to the agent and a note in the session. Files open in the editor are read 
 their buffers and written through the editor. goose-ls's own files (``.goose-ls/``, the
 data dir) are never written for the agent, whatever a rule says: else it could grant
 itself permissions. Protected files (they run code later) are written only when asked.
+
+Over 300 lines on purpose: every path the agent names, for a file or a terminal, passes
+the same checks here in the same order; split apart, the two would drift.
 """
 
 from __future__ import annotations
