@@ -120,9 +120,11 @@ async def test_a_hard_link_may_be_written_when_the_user_allows_it(editor: Editor
     assert outside.read_text() == "private", "the link is replaced, the other file kept"
 
 
-async def test_a_hard_link_to_a_secret_is_a_secret(editor: Editor) -> None:
-    (editor.workspace / ".env").write_text("TOKEN=hunter2")
-    os.link(editor.workspace / ".env", editor.workspace / "notes.txt")
+@pytest.mark.parametrize("secret", [".env", "deploy/prod/config/.env", "keys/id_ed25519"])
+async def test_a_hard_link_to_a_secret_is_a_secret(editor: Editor, secret: str) -> None:
+    (editor.workspace / secret).parent.mkdir(parents=True, exist_ok=True)
+    (editor.workspace / secret).write_text("TOKEN=hunter2")
+    os.link(editor.workspace / secret, editor.workspace / "notes.txt")
     text = await _turn(editor, [{"readFile": {"path": str(editor.workspace / "notes.txt")}}])
     assert "hunter2" not in text
     (error,) = _errors(text)

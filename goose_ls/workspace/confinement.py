@@ -69,6 +69,39 @@ class BadPath(ValueError):
     """Not a path goose-ls can use at all (NUL byte, too long): the agent's request is invalid."""
 
 
+LINK_SEARCH_LIMIT = 200_000
+"""Entries looked at per root when finding a hard-linked file's other names."""
+HOME_DEPTH = 3
+"""How deep the home folder is searched for them (``~/.config/gh/hosts.yml``)."""
+
+
+def _names_of(base: Path, depth: int | None, stat: os.stat_result) -> tuple[list[Path], bool]:
+    """The names under ``base`` of the file ``stat`` describes, and whether the search
+    looked at every entry (it stops after :data:`LINK_SEARCH_LIMIT`)."""
+    found: list[Path] = []
+    seen = 0
+    pending = [(base, 0)]
+    while pending:
+        folder, level = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > LINK_SEARCH_LIMIT:
+                return found, False
+            if entry.inode() == stat.st_ino:  # from the directory listing: no stat call
+                try:
+                    if entry.stat(follow_symlinks=False).st_dev == stat.st_dev:
+                        found.append(Path(entry.path))
+                except OSError:
+                    pass
+            elif entry.is_dir(follow_symlinks=False) and (depth is None or level + 1 < depth):
+                pending.append((Path(entry.path), level + 1))
+    return found, True
+
+
 def _home() -> Path | None:
     try:
         return Path(os.path.realpath(Path.home()))
@@ -158,18 +191,22 @@ class Confinement:
     def check_links(self, path: Path, stat: os.stat_result) -> None:
         """A file with more than one name is a secret when one of its names is.
 
-        The other names cannot be listed, so the secrets are looked for where they live:
-        the top of each root and the home folder (``.ssh/*``-style patterns one deeper).
+        Its other names are looked for by inode in the roots and the home folder (three
+        levels deep), up to :data:`LINK_SEARCH_LIMIT` entries each; a file whose names
+        cannot all be looked at is refused, as a secret could be among them.
         """
         if stat.st_nlink < 2:
             return
         home = _home()
-        for base in [*self.roots, *([home] if home else [])]:
-            for pattern in self.secrets:
-                for match in base.glob(pattern):
-                    try:
-                        found = match.stat()
-                    except OSError:
-                        continue
-                    if (found.st_dev, found.st_ino) == (stat.st_dev, stat.st_ino):
-                        raise Denied(f"{path} is a hard link to a secret ({pattern})")
+        bases: list[tuple[Path, int | None]] = [(root, None) for root in self.roots]
+        bases += [(home, HOME_DEPTH)] if home is not None else []
+        for base, depth in bases:
+            names, complete = _names_of(base, depth, stat)
+            for name in names:
+                if pattern := self._secret(name):
+                    raise Denied(f"{path} is a hard link to a secret ({pattern})")
+            if not complete and base in self.roots:
+                raise Denied(
+                    f"{path} has {stat.st_nlink} names and {base} is too big to look at "
+                    "them all; a secret could be one of them"
+                )

@@ -25,7 +25,7 @@ from typing import Literal
 
 import attrs
 
-from goose_ls.workspace.confinement import Confinement, Denied
+from goose_ls.workspace.confinement import HOME_DEPTH, Confinement, Denied
 from goose_ls.workspace.policy import protected_path
 
 log = logging.getLogger(__name__)
@@ -33,8 +33,6 @@ log = logging.getLogger(__name__)
 Mode = Literal["workspace", "strict", "off"]
 WALK_LIMIT = 200_000
 """Entries looked at per root when finding the secrets to hide (a huge tree stops there)."""
-HOME_DEPTH = 3
-"""How deep secrets are looked for in the home folder (``~/.config/gh/hosts.yml``)."""
 INSTALL = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 
 
