@@ -127,7 +127,7 @@ async def test_updates_for_unknown_sessions_are_bounded_and_dropped_with_one_log
 def test_the_early_updates_of_a_million_unknown_sessions_stay_bounded(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    registry = early.Registry(SessionLibrary(tmp_path / "sessions.json", lambda *_: None), print)
+    registry = early.Registry(SessionLibrary(tmp_path, lambda *_: None), print)
     event = events.Plan(entries=[])
     with caplog.at_level(logging.WARNING, logger="goose_ls.sessions.registry"):
         for number in range(1_000_000):

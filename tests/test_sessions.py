@@ -197,20 +197,63 @@ async def test_a_silent_turn_is_flagged_as_stalled(editor: Editor) -> None:
 
 
 async def test_a_corrupt_store_is_kept_aside_and_reported(tmp_path: Path) -> None:
-    store = tmp_path / "data" / "sessions.json"
+    store = tmp_path / "data" / "journal.sqlite3"
     store.parent.mkdir(parents=True)
-    store.write_text('{"schemaVersion": 1, "sessions": [ {"oops"', encoding="utf-8")
+    store.write_bytes(b"not a database, whatever it once was " * 100)
     editor = await start_editor(tmp_path)
     try:
         await editor.start({})
         message = await editor.shown("could not be used")
-        assert "kept as sessions.json." in message
-        backups = list(store.parent.glob("sessions.json.*.bak"))
-        assert len(backups) == 1 and "oops" in backups[0].read_text()
-        await editor.new_session()
-        assert json.loads(store.read_text())["schemaVersion"] == 1
+        assert "kept as journal.sqlite3." in message
+        (backup,) = store.parent.glob("journal.sqlite3.*.bak")
+        assert backup.read_bytes().startswith(b"not a database")
+        sid = await editor.new_session()
+        (entry,) = (await editor.goose.request("goose/listSessions", {}))["sessions"]
+        assert entry["sessionId"] == sid and entry["source"] == "both"
     finally:
         await editor.client.shutdown_session()
+
+
+async def test_the_old_sessions_json_is_imported_once_and_kept(tmp_path: Path) -> None:
+    old = tmp_path / "data" / "sessions.json"
+    old.parent.mkdir(parents=True)
+    record = {"sessionId": "20250101_3", "cwd": "/w", "title": "Old chat", "lastIndex": 41}
+    old.write_text(json.dumps({"schemaVersion": 1, "sessions": [record]}), encoding="utf-8")
+    for _ in range(2):  # the second start finds the journal and imports nothing again
+        editor = await start_editor(tmp_path)
+        try:
+            await editor.start({})
+            listed = (await editor.goose.request("goose/listSessions", {}))["sessions"]
+            assert [(e["sessionId"], e["title"]) for e in listed] == [("20250101_3", "Old chat")]
+        finally:
+            await editor.client.shutdown_session()
+        old.write_text(json.dumps({"schemaVersion": 1, "sessions": []}), encoding="utf-8")
+
+
+async def test_two_windows_on_one_data_dir_keep_each_other_s_sessions(tmp_path: Path) -> None:
+    shared = {"dataDir": str(tmp_path / "shared-data")}
+    windows = []
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+        windows.append(await start_editor(tmp_path / name))
+    first, second, third = windows
+    try:
+        await first.start({"idPrefix": "a-"}, settings=shared)
+        await second.start({"idPrefix": "b-"}, settings=shared)
+
+        async def chat(window: Editor) -> str:
+            sid = await window.new_session()
+            await window.goose.turn_end(await window.prompt(sid, f"hello from {sid}"))
+            return sid
+
+        created = await asyncio.gather(*(chat(w) for w in (first, second) for _ in range(4)))
+        await third.start({}, settings=shared)
+        listed = (await third.goose.request("goose/listSessions", {}))["sessions"]
+        assert {e["sessionId"] for e in listed} == set(created)
+        assert {e["title"] for e in listed} == {f"hello from {sid}" for sid in created}
+    finally:
+        for window in windows:
+            await window.client.shutdown_session()
 
 
 async def test_kill_the_server_and_the_chat_resumes_with_its_history(tmp_path: Path) -> None:

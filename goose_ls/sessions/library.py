@@ -1,8 +1,9 @@
 """What goose-ls keeps of each session between runs: records, titles, the last one used.
 
-The library writes through the store when something worth keeping changes: a session
-is created or loaded, its title changes, a turn ends. The running session's events
-stay in memory; the transcripts keep their text.
+The library writes through the store (the journal, a SQLite database in the data dir)
+when something worth keeping changes: a session is created or loaded, its title
+changes, a turn ends. The running session's events stay in memory; the transcripts
+keep their text.
 """
 
 from __future__ import annotations
@@ -19,10 +20,15 @@ from goose_ls.sessions.store import (
     title_from_prompt,
 )
 
+JOURNAL = "journal.sqlite3"
+"""The session store in the data dir."""
+LEGACY = "sessions.json"
+"""The store of earlier versions, imported once into the journal."""
+
 
 class SessionLibrary:
-    def __init__(self, path: Path, write_failed: WriteFailed) -> None:
-        self.store = SessionStore(path, write_failed)
+    def __init__(self, folder: Path, write_failed: WriteFailed) -> None:
+        self.store = SessionStore(folder / JOURNAL, write_failed, legacy=folder / LEGACY)
         self.store.load()
 
     @property
@@ -63,11 +69,10 @@ class SessionLibrary:
         self.store.save()
 
     def used(self, workspace: str, session_id: str) -> None:
-        self.store.data.last_active[workspace] = session_id
-        self.store.save()
+        self.store.set_last_active(workspace, session_id)
 
     def last_used(self, workspace: str) -> str | None:
-        return self.store.data.last_active.get(workspace)
+        return self.store.last_active(workspace)
 
     def set_transcript(self, session_id: str, path: str) -> None:
         record = self.store.get(session_id)
@@ -91,7 +96,7 @@ class SessionLibrary:
     ) -> list[dict[str, Any]]:
         """Local records and the agent's ``session/list``, one entry per session, newest first."""
         entries: dict[str, dict[str, Any]] = {}
-        for record in self.store.data.sessions:
+        for record in self.store.all():
             entries[record.session_id] = {
                 "sessionId": record.session_id,
                 "title": record.title,

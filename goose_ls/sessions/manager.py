@@ -67,7 +67,7 @@ class SessionManager:
         folder = data_dir(settings.data_dir)
         for leftovers in (folder, folder / "transcripts"):
             remove_stale_temps(leftovers)
-        self.library = SessionLibrary(folder / "sessions.json", listener.cannot_write)
+        self.library = SessionLibrary(folder, listener.cannot_write)
         self.registry = Registry(self.library, listener.session_event)
         self.trust = PolicyTrust(folder / "trusted-policies.json", listener.cannot_write)
         self.permissions = Permissions(

@@ -1,8 +1,14 @@
 """The session store: what goose-ls remembers of each chat across restarts.
 
-One JSON file with a schema version, written atomically (temporary file, fsync,
-rename). A file that cannot be read, or has a version this goose-ls does not know, is
-moved aside as a backup and reported; it is never silently replaced.
+One SQLite database in the data dir (the journal), shared by every goose-ls process
+that uses that data dir: each change is a transaction on its own row, so two editor
+windows never erase each other's sessions. WAL mode lets one process read while
+another writes; ``busy_timeout`` makes a writer wait its turn instead of failing. The
+schema is versioned (``PRAGMA user_version``) and migrated forward. ``sessions.json``,
+the store of earlier versions, is imported once and kept as a backup. A database that
+cannot be read is moved aside with a timestamp and reported, never overwritten; when
+the data dir cannot be written, sessions are kept in memory for the run and the user
+told once.
 """
 
 from __future__ import annotations
@@ -12,16 +18,41 @@ import datetime
 import json
 import logging
 import os
+import sqlite3
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import attrs
 
-from goose_ls.files import WriteFailed, atomic_write
-from goose_ls.wire import WireError, from_wire, to_wire
+from goose_ls.files import WriteFailed
+from goose_ls.wire import WireError, from_wire
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
+"""Of the ``sessions.json`` this store imports."""
+BUSY_TIMEOUT_MS = 5000
+"""How long a write waits for another process's transaction before it fails."""
+MIGRATIONS = [
+    """
+    CREATE TABLE sessions (
+        session_id TEXT PRIMARY KEY,
+        cwd TEXT NOT NULL,
+        title TEXT NOT NULL,
+        title_from_agent INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        agent TEXT NOT NULL DEFAULT '',
+        transcript_path TEXT NOT NULL DEFAULT '',
+        last_index INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE last_active (
+        workspace TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL
+    );
+    """,
+]
+"""Schema version N is reached by running the first N scripts, each once, in order."""
 TITLE_LENGTH = 50
 NEW_SESSION_TITLE = "New Session"
 
@@ -58,6 +89,8 @@ class SessionRecord:
 
 @attrs.define
 class StoreData:
+    """``sessions.json`` as earlier versions wrote it (read once, to import it)."""
+
     schema_version: int = SCHEMA_VERSION
     sessions: list[SessionRecord] = attrs.Factory(list)
     last_active: dict[str, str] = attrs.Factory(dict)
@@ -65,72 +98,216 @@ class StoreData:
 
 
 class SessionStore:
-    def __init__(self, path: Path, write_failed: WriteFailed) -> None:
+    def __init__(self, path: Path, write_failed: WriteFailed, legacy: Path | None = None) -> None:
         self.path = path
+        self.legacy = legacy
+        """``sessions.json`` of earlier versions, imported into a new database."""
         self._write_failed = write_failed
-        self.data = StoreData()
         self.problem: str | None = None
-        """Why the file on disk could not be used (it was backed up), if it could not."""
-        self._writable = True
-        self._by_id: dict[str, SessionRecord] = {}
-        """``data.sessions`` by id: the library looks a record up for every event."""
+        """Why the database could not be used (and what was done about it), if it could not."""
+        self._db: sqlite3.Connection | None = None
+        self._cache: dict[str, SessionRecord] = {}
+        """Records this process has read or written; the database is the truth."""
+        self._last_active: dict[str, str] = {}
+        self._told = False
 
     def load(self) -> None:
         try:
-            raw = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return
+            self._db = self._open()
+        except sqlite3.DatabaseError as exc:
+            self._set_aside(exc)
+            try:
+                self._db = self._open()
+            except (sqlite3.Error, OSError) as again:
+                self._in_memory(again)
         except OSError as exc:
-            self.problem = (
-                f"cannot read the session store {self.path} ({exc.strerror}); "
-                "sessions are not saved until it can be read"
-            )
-            self._writable = False
+            self._in_memory(exc)
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            self._migrate(db)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        with _transaction(db):
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version > len(MIGRATIONS):
+                raise sqlite3.DatabaseError(
+                    f"schema version {version}, newer than this goose-ls knows ({len(MIGRATIONS)})"
+                )
+            for number, script in enumerate(MIGRATIONS[version:], version + 1):
+                for statement in filter(str.strip, script.split(";")):
+                    db.execute(statement)
+                db.execute(f"PRAGMA user_version = {number}")
+            if version == 0:
+                self._import(db)
+
+    def _import(self, db: sqlite3.Connection) -> None:
+        """Take ``sessions.json`` in, once (it stays on disk as a backup)."""
+        if self.legacy is None or not self.legacy.exists():
             return
         try:
-            data = json.loads(raw)
+            data = json.loads(self.legacy.read_text(encoding="utf-8"))
             version = data.get("schemaVersion") if isinstance(data, dict) else None
             if version != SCHEMA_VERSION:
                 raise WireError(f"schema version {version!r}, expected {SCHEMA_VERSION}")
-            self.data = from_wire(data, StoreData)
-        except (ValueError, WireError) as exc:
-            backup = self.path.with_name(f"{self.path.name}.{now().replace(':', '')}.bak")
-            with contextlib.suppress(OSError):
-                os.replace(self.path, backup)
+            old = from_wire(data, StoreData)
+        except (OSError, ValueError, WireError) as exc:
             self.problem = (
-                f"the session store {self.path} could not be used ({exc}); "
-                f"it was kept as {backup.name} and a new one started"
+                f"the old session store {self.legacy} could not be imported ({exc}); "
+                "it was left as it is"
             )
             log.error("%s", self.problem)
-
-    def save(self) -> None:
-        if not self._writable:
             return
-        try:
-            atomic_write(self.path, json.dumps(to_wire(self.data), indent=1, ensure_ascii=False))
-        except OSError as exc:
-            log.error("cannot save the session store %s: %s", self.path, exc)
-            self._write_failed(self.path, exc)
+        for record in old.sessions:
+            _upsert(db, record)
+        for workspace, session_id in old.last_active.items():
+            db.execute("INSERT OR REPLACE INTO last_active VALUES (?, ?)", (workspace, session_id))
+        log.info("imported %d sessions from %s", len(old.sessions), self.legacy)
 
+    def _set_aside(self, error: Exception) -> None:
+        stamp = now().replace(":", "")
+        kept = self.path.with_name(f"{self.path.name}.{stamp}.bak")
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.replace(f"{self.path}{suffix}", f"{kept}{suffix}")
+        self.problem = (
+            f"the session store {self.path} could not be used ({error}); "
+            f"it was kept as {kept.name} and a new one started"
+        )
+        log.error("%s", self.problem)
+
+    def _in_memory(self, error: BaseException) -> None:
+        self._db = None
+        reason = getattr(error, "strerror", None) or str(error)
+        self.problem = (
+            f"cannot open the session store {self.path} ({reason}); "
+            "sessions are kept in memory only, for this run"
+        )
+        log.error("%s", self.problem)
+
+    # --- records ------------------------------------------------------------------
     def get(self, session_id: str) -> SessionRecord | None:
-        if len(self._by_id) != len(self.data.sessions):
-            self._by_id = {r.session_id: r for r in self.data.sessions}
-        return self._by_id.get(session_id)
+        if session_id in self._cache:
+            return self._cache[session_id]
+        row = self._query("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
+        if row:
+            self._cache[session_id] = _record(row[0])
+        return self._cache.get(session_id)
+
+    def all(self) -> list[SessionRecord]:
+        """Every session in the data dir, those of other goose-ls processes too."""
+        rows = self._query("SELECT * FROM sessions", ())
+        if rows is None:
+            return list(self._cache.values())
+        found = {row["session_id"]: _record(row) for row in rows}
+        for session_id, record in self._cache.items():  # ours are the newest we know
+            if session_id in found:
+                found[session_id] = record
+        return list(found.values())
 
     def put(self, record: SessionRecord) -> None:
-        if self.get(record.session_id) is None:
-            self.data.sessions.append(record)
-            self._by_id[record.session_id] = record
         record.updated_at = now()
-        self.save()
+        self._cache[record.session_id] = record
+        self._write(lambda db: _upsert(db, record))
+
+    def save(self) -> None:
+        """Write what is only in memory (the last indices of this process's sessions)."""
+        records = list(self._cache.values())
+
+        def upsert_all(db: sqlite3.Connection) -> None:
+            for record in records:
+                _upsert(db, record)
+
+        self._write(upsert_all)
 
     def remove(self, session_id: str) -> SessionRecord | None:
         record = self.get(session_id)
-        if record is not None:
-            self.data.sessions.remove(record)
-            del self._by_id[session_id]
-            self.data.last_active = {
-                k: v for k, v in self.data.last_active.items() if v != session_id
-            }
-            self.save()
+        self._cache.pop(session_id, None)
+        self._last_active = {k: v for k, v in self._last_active.items() if v != session_id}
+
+        def delete(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
+            db.execute("DELETE FROM last_active WHERE session_id = ?", (session_id,))
+
+        self._write(delete)
         return record
+
+    def last_active(self, workspace: str) -> str | None:
+        rows = self._query("SELECT session_id FROM last_active WHERE workspace = ?", (workspace,))
+        if rows:
+            return str(rows[0]["session_id"])
+        return self._last_active.get(workspace) if rows is None else None
+
+    def set_last_active(self, workspace: str, session_id: str) -> None:
+        self._last_active[workspace] = session_id
+        self._write(
+            lambda db: db.execute(
+                "INSERT OR REPLACE INTO last_active VALUES (?, ?)", (workspace, session_id)
+            )
+        )
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    # --- the database ---------------------------------------------------------------
+    def _query(self, sql: str, args: tuple[str, ...]) -> list[sqlite3.Row] | None:
+        """The rows, or None when there is no database to ask."""
+        if self._db is None:
+            return None
+        try:
+            self._db.row_factory = sqlite3.Row
+            return list(self._db.execute(sql, args))
+        except sqlite3.Error as exc:
+            log.warning("cannot read the session store %s: %s", self.path, exc)
+            return None
+
+    def _write(self, change: Callable[[sqlite3.Connection], object]) -> None:
+        if self._db is None:
+            return
+        try:
+            with _transaction(self._db):
+                change(self._db)
+        except sqlite3.Error as exc:
+            name = getattr(exc, "sqlite_errorname", None)  # SQLITE_FULL, SQLITE_IOERR_WRITE...
+            why = f"{exc} ({name})" if name else str(exc)
+            log.error("cannot save the session store %s: %s", self.path, why)
+            if not self._told:
+                self._told = True
+                self._write_failed(self.path, OSError(why))
+
+
+@contextlib.contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction, taken at once (BEGIN IMMEDIATE) so that two processes
+    queue on ``busy_timeout`` instead of failing on a lock upgrade."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _upsert(db: sqlite3.Connection, record: SessionRecord) -> None:
+    values = attrs.asdict(record)
+    names = ", ".join(values)
+    marks = ", ".join(f":{name}" for name in values)
+    db.execute(f"INSERT OR REPLACE INTO sessions ({names}) VALUES ({marks})", values)
+
+
+def _record(row: sqlite3.Row) -> SessionRecord:
+    values = dict(row)
+    values["title_from_agent"] = bool(values["title_from_agent"])
+    return SessionRecord(**values)

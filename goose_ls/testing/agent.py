@@ -113,7 +113,8 @@ class ScriptedAgent:
         if not os.path.isabs(cwd) or not os.path.isdir(cwd):  # noqa: ASYNC240
             raise RpcError(-32602, "Invalid params", "invalid directory path")
         known = self._stored_sessions()
-        session_id = f"{datetime.date.today():%Y%m%d}_{len(known) + len(self.sessions) + 1}"
+        number = len(known) + len(self.sessions) + 1
+        session_id = f"{self.script.get('idPrefix', '')}{datetime.date.today():%Y%m%d}_{number}"
         self.sessions[session_id] = {"cwd": cwd}
         self._store_session(session_id)
         await self.steps.play(session_id, self.script.get("sessionSetup", DEFAULT_SETUP))

@@ -21,6 +21,7 @@ A script is JSON. Top-level keys (all optional):
 ``record``         a path; every message received is appended to it as JSON lines
 ``sessionsFile``   a path where created session ids are kept, so that a restarted agent
                    loads them (and only them) as goose does from its database
+``idPrefix``       put before each new session id (two agents of one test keep apart)
 
 Steps (one key each, plus options): ``text`` (``chunks``, ``delay``), ``thought``,
 ``userText``, ``stamped`` (N chunks whose text starts with the sending time, 20 digits of
