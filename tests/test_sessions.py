@@ -309,6 +309,33 @@ async def test_kill_the_server_and_the_chat_resumes_with_its_history(tmp_path: P
         await again.client.shutdown_session()
 
 
+async def test_after_a_kill_mid_turn_no_index_is_used_twice(tmp_path: Path) -> None:
+    script = {"turns": [[{"text": "x" * 400, "chunks": 400, "delay": 0.01}]],
+              "load": [{"text": "replayed"}]}  # fmt: skip
+    editor = await start_editor(tmp_path)
+    await editor.start(script)
+    session_id = await editor.new_session()
+    await editor.prompt(session_id, "stream")
+    await editor.goose.wait_for(lambda: len(editor.goose.updates) > 50)
+    server = editor.client._server
+    assert server is not None
+    server.kill()  # mid-turn: the turn's end, which saves the last index, never comes
+    await server.wait()
+    seen = max(update["index"] for update in editor.goose.updates)
+    await disconnect(editor)
+
+    again = await start_editor(tmp_path)
+    try:
+        await again.start(script)
+        await again.goose.request("goose/loadSession", {"sessionId": session_id})
+        await again.goose.wait_for(lambda: again.goose.updates)
+        indices = [update["index"] for update in again.goose.updates]
+        assert min(indices) > seen, f"{min(indices)} was handed out before the kill ({seen})"
+        assert indices == sorted(set(indices)), "and each once, in order"
+    finally:
+        await again.client.shutdown_session()
+
+
 async def test_the_sessions_index_opens_renames_and_deletes(editor: Editor) -> None:
     from goose_ls.testing.buffers import EditorBuffers
 

@@ -24,6 +24,8 @@ JOURNAL = "journal.sqlite3"
 """The session store in the data dir."""
 LEGACY = "sessions.json"
 """The store of earlier versions, imported once into the journal."""
+INDEX_BLOCK = 1000
+"""Indices reserved in the journal at a time (see ``SessionRecord.reserved_index``)."""
 
 
 class SessionLibrary:
@@ -50,6 +52,9 @@ class SessionLibrary:
         if record is None:
             return
         record.last_index = index  # saved with the next write (a turn's end at the latest)
+        if index > record.reserved_index:  # one write per INDEX_BLOCK events
+            record.reserved_index = index + INDEX_BLOCK
+            self.store.put(record)
         if isinstance(event, events.SessionInfo) and event.title:
             record.title, record.title_from_agent = event.title, True
             self.store.put(record)
@@ -65,8 +70,14 @@ class SessionLibrary:
             self.store.put(record)
 
     def flush(self) -> None:
-        """Save what is only in memory (the last indices)."""
-        self.store.save()
+        """Save what is only in memory (the last indices): every index handed out is
+        saved now, so the next run needs no reservation above them."""
+        self.store.save(release=True)
+
+    def first_index(self, session_id: str) -> int:
+        """Where a session loaded again goes on numbering: above every index handed out."""
+        record = self.store.get(session_id)
+        return max(record.last_index, record.reserved_index) if record else 0
 
     def used(self, workspace: str, session_id: str) -> None:
         self.store.set_last_active(workspace, session_id)

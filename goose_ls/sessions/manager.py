@@ -161,7 +161,7 @@ class SessionManager:
             raise AgentError(f"{conn.profile.name} cannot load earlier sessions (no session/load)")
         record = self.library.record(session_id)
         cwd = record.cwd if record else self.cwd
-        first = record.last_index if record else 0
+        first = self.library.first_index(session_id)
         session = self.registry.open(session_id, cwd, conn.generation, first, tab_id)
         session.loading = True
         try:

@@ -51,6 +51,9 @@ MIGRATIONS = [
         session_id TEXT NOT NULL
     );
     """,
+    """
+    ALTER TABLE sessions ADD COLUMN reserved_index INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 """Schema version N is reached by running the first N scripts, each once, in order."""
 TITLE_LENGTH = 50
@@ -85,6 +88,9 @@ class SessionRecord:
     agent: str = ""
     transcript_path: str = ""
     last_index: int = 0
+    reserved_index: int = 0
+    """Indices up to this one may have been handed out: a run killed before it saved
+    ``last_index`` goes on above it, so no index is ever used twice."""
 
 
 @attrs.define
@@ -106,8 +112,10 @@ class SessionStore:
         self.problem: str | None = None
         """Why the database could not be used (and what was done about it), if it could not."""
         self._db: sqlite3.Connection | None = None
-        self._cache: dict[str, SessionRecord] = {}
-        """Records this process has read or written; the database is the truth."""
+        self._mine: dict[str, SessionRecord] = {}
+        """Records this process has written: it changes them in memory (the last index)
+        and saves them. Others are read from the database each time, never written back
+        from a stale copy."""
         self._last_active: dict[str, str] = {}
         self._told = False
 
@@ -196,32 +204,29 @@ class SessionStore:
 
     # --- records ------------------------------------------------------------------
     def get(self, session_id: str) -> SessionRecord | None:
-        if session_id in self._cache:
-            return self._cache[session_id]
-        row = self._query("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
-        if row:
-            self._cache[session_id] = _record(row[0])
-        return self._cache.get(session_id)
+        if session_id in self._mine:
+            return self._mine[session_id]
+        rows = self._query("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
+        return _record(rows[0]) if rows else None
 
     def all(self) -> list[SessionRecord]:
         """Every session in the data dir, those of other goose-ls processes too."""
         rows = self._query("SELECT * FROM sessions", ())
-        if rows is None:
-            return list(self._cache.values())
-        found = {row["session_id"]: _record(row) for row in rows}
-        for session_id, record in self._cache.items():  # ours are the newest we know
-            if session_id in found:
-                found[session_id] = record
-        return list(found.values())
+        found = {row["session_id"]: _record(row) for row in rows or ()}
+        return list({**found, **self._mine}.values())  # ours: the newest we know
 
     def put(self, record: SessionRecord) -> None:
         record.updated_at = now()
-        self._cache[record.session_id] = record
+        self._mine[record.session_id] = record
         self._write(lambda db: _upsert(db, record))
 
-    def save(self) -> None:
-        """Write what is only in memory (the last indices of this process's sessions)."""
-        records = list(self._cache.values())
+    def save(self, release: bool = False) -> None:
+        """Write what is only in memory (the last indices of this process's sessions);
+        with ``release``, also give back the indices reserved but not used."""
+        records = list(self._mine.values())
+        if release:
+            for record in records:
+                record.reserved_index = record.last_index
 
         def upsert_all(db: sqlite3.Connection) -> None:
             for record in records:
@@ -231,7 +236,7 @@ class SessionStore:
 
     def remove(self, session_id: str) -> SessionRecord | None:
         record = self.get(session_id)
-        self._cache.pop(session_id, None)
+        self._mine.pop(session_id, None)
         self._last_active = {k: v for k, v in self._last_active.items() if v != session_id}
 
         def delete(db: sqlite3.Connection) -> None:
