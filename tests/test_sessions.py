@@ -6,7 +6,9 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from goose_ls.testing.harness import Editor, disconnect, start_editor
 
@@ -307,6 +309,32 @@ async def test_kill_the_server_and_the_chat_resumes_with_its_history(tmp_path: P
         assert first_index > 1, "indices go on from where the last run stopped"
     finally:
         await again.client.shutdown_session()
+
+
+async def test_a_session_open_in_one_window_is_not_driven_from_another(tmp_path: Path) -> None:
+    shared = {"dataDir": str(tmp_path / "shared-data")}
+    script = {"sessionsFile": str(tmp_path / "agent-sessions")}  # one goose database
+    windows = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        windows.append(await start_editor(tmp_path / name))
+    here, there = windows
+    try:
+        await here.start(script, settings=shared)
+        await there.start(script, settings=shared)
+        session_id = await here.new_session()
+        (entry,) = (await there.goose.request("goose/listSessions", {}))["sessions"]
+        assert entry["sessionId"] == session_id and entry["openElsewhere"] is True
+        with pytest.raises(JsonRpcException, match="open in another goose-ls window"):
+            await there.goose.request("goose/loadSession", {"sessionId": session_id})
+        await here.goose.request("goose/closeSession", {"sessionId": session_id})
+        (entry,) = (await there.goose.request("goose/listSessions", {}))["sessions"]
+        assert "openElsewhere" not in entry
+        loaded = await there.goose.request("goose/loadSession", {"sessionId": session_id})
+        assert loaded["sessionId"] == session_id
+    finally:
+        for window in windows:
+            await window.client.shutdown_session()
 
 
 async def test_after_a_kill_mid_turn_no_index_is_used_twice(tmp_path: Path) -> None:

@@ -39,6 +39,8 @@ def render(entries: list[dict[str, Any]]) -> str:
         where = entry.get("cwd") or ""
         when = entry.get("updatedAt") or ""
         state = "open" if entry.get("loaded") else entry.get("source", "")
+        if entry.get("openElsewhere"):
+            state = "open in another window"
         parts = [f"**{title}**", f"`{entry['sessionId']}`", where, when, state]
         lines.append("- " + " · ".join(p for p in parts if p) + "\n")
     if not entries:

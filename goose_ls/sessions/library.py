@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from goose_ls import events
+from goose_ls.errors import Refused
 from goose_ls.files import WriteFailed
 from goose_ls.sessions.store import (
     NEW_SESSION_TITLE,
@@ -68,6 +69,18 @@ class SessionLibrary:
             self.store.put(record)
         elif isinstance(event, events.TurnEnded):
             self.store.put(record)
+
+    def hold(self, session_id: str) -> None:
+        """Open ``session_id`` here; refused while another goose-ls has it open."""
+        if (holder := self.store.hold(session_id)) is not None:
+            pid = holder.split(":")[1]
+            raise Refused(
+                f"session {session_id} is open in another goose-ls window (process {pid})",
+                "Close it there first (goose/closeSession), or work in that window",
+            )
+
+    def let_go(self, *session_ids: str) -> None:
+        self.store.release(list(session_ids))
 
     def flush(self) -> None:
         """Save what is only in memory (the last indices): every index handed out is
@@ -137,7 +150,10 @@ class SessionLibrary:
                 entry["source"] = "both"
                 if info.get("title") and entry["title"] == NEW_SESSION_TITLE:
                     entry["title"] = info["title"]
+        elsewhere = self.store.held_elsewhere()
         for entry in entries.values():
             entry["loaded"] = entry["sessionId"] in loaded
+            if entry["sessionId"] in elsewhere:
+                entry["openElsewhere"] = True
         ordered = sorted(entries.values(), key=lambda e: e.get("updatedAt") or "", reverse=True)
         return [{k: v for k, v in e.items() if v is not None} for e in ordered]

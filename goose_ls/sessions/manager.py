@@ -145,6 +145,7 @@ class SessionManager:
         conn = await self.link.connection()
         cwd = cwd or self.cwd
         session_id, options = await self.link.signed_in(conn, lambda: conn.new_session(cwd))
+        self.library.hold(session_id)
         session = self.registry.open(session_id, cwd, conn.generation, tab_id=tab_id)
         session.options = options
         self.library.created(session_id, cwd, conn.profile.name)
@@ -159,6 +160,7 @@ class SessionManager:
         conn = await self.link.connection()
         if not conn.profile.load_session:
             raise AgentError(f"{conn.profile.name} cannot load earlier sessions (no session/load)")
+        self.library.hold(session_id)  # before anything: it may be open elsewhere
         record = self.library.record(session_id)
         cwd = record.cwd if record else self.cwd
         first = self.library.first_index(session_id)
@@ -170,6 +172,7 @@ class SessionManager:
             )
         except BaseException:
             self.registry.remove(session_id)
+            self.library.let_go(session_id)
             raise
         finally:
             session.loading = False
@@ -201,6 +204,7 @@ class SessionManager:
         await self.turns.drop(session)
         self.tools.terminals.release_session(session_id)
         self.registry.remove(session_id)
+        self.library.let_go(session_id)
         self.library.flush()
         # A long chat is a large graph of events with cycles: free it now, not whenever.
         gc.collect()
@@ -259,5 +263,6 @@ class SessionManager:
         for session in self.registry:
             await self.turns.drop(session)
         self.tools.terminals.release_all()
+        self.library.let_go(*self.registry.ids())
         self.library.flush()
         await self.supervisor.stop()

@@ -18,6 +18,7 @@ import datetime
 import json
 import logging
 import os
+import socket
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -53,6 +54,12 @@ MIGRATIONS = [
     """,
     """
     ALTER TABLE sessions ADD COLUMN reserved_index INTEGER NOT NULL DEFAULT 0;
+    """,
+    """
+    CREATE TABLE holders (
+        session_id TEXT PRIMARY KEY,
+        process TEXT NOT NULL
+    );
     """,
 ]
 """Schema version N is reached by running the first N scripts, each once, in order."""
@@ -260,6 +267,43 @@ class SessionStore:
             )
         )
 
+    # --- which process has a session open ---------------------------------------
+    def hold(self, session_id: str) -> str | None:
+        """Take ``session_id`` for this process; or the process that has it open, alive."""
+        if self._db is None:
+            return None
+        me = this_process()
+        try:
+            with _transaction(self._db):
+                row = self._db.execute(
+                    "SELECT process FROM holders WHERE session_id = ?", (session_id,)
+                ).fetchone()
+                if row and row[0] != me and process_alive(row[0]):
+                    return str(row[0])
+                self._db.execute("INSERT OR REPLACE INTO holders VALUES (?, ?)", (session_id, me))
+        except sqlite3.Error as exc:
+            log.warning("cannot mark session %s as open here: %s", session_id, exc)
+        return None
+
+    def release(self, session_ids: list[str]) -> None:
+        me = this_process()
+        self._write(
+            lambda db: db.executemany(
+                "DELETE FROM holders WHERE session_id = ? AND process = ?",
+                [(session_id, me) for session_id in session_ids],
+            )
+        )
+
+    def held_elsewhere(self) -> dict[str, str]:
+        """Sessions another live goose-ls process has open, and that process."""
+        me = this_process()
+        rows = self._query("SELECT session_id, process FROM holders", ())
+        return {
+            row["session_id"]: row["process"]
+            for row in rows or ()
+            if row["process"] != me and process_alive(row["process"])
+        }
+
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
@@ -290,6 +334,37 @@ class SessionStore:
             if not self._told:
                 self._told = True
                 self._write_failed(self.path, OSError(why))
+
+
+def this_process() -> str:
+    """This process, as no other will ever be: host, pid and when the pid started."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_started(os.getpid())}"
+
+
+def process_alive(process: str) -> bool:
+    """Whether the process named by :func:`this_process` still runs. One on another host
+    is taken to, as nothing here can tell."""
+    host, _, rest = process.partition(":")
+    pid_text, _, started = rest.partition(":")
+    if host != socket.gethostname():
+        return True
+    try:
+        pid = int(pid_text)
+        os.kill(pid, 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        pass  # it runs, as another user
+    return _started(pid) == started  # not the same pid given to a newer process
+
+
+def _started(pid: int) -> str:
+    """When ``pid`` started (clock ticks since boot, from /proc), or "" where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
 
 
 @contextlib.contextmanager

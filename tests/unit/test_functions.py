@@ -204,3 +204,17 @@ def test_chunk_events_take_the_short_way_to_the_same_json() -> None:
             assert events.event_to_wire(event) == general
             if extra:
                 assert general["messageId"] == "m-1"
+
+
+def test_the_sessions_index_says_which_session_another_window_has_open() -> None:
+    from goose_ls.lsp.sessions_view import entry_at, render
+
+    text = render(
+        [
+            {"sessionId": "s1", "title": "Here", "loaded": True, "source": "both"},
+            {"sessionId": "s2", "title": "There", "openElsewhere": True, "source": "local"},
+        ]
+    )
+    here, there = text.splitlines()[-2:]
+    assert here.endswith("· open") and there.endswith("· open in another window")
+    assert entry_at(there) == ("s2", "There")
