@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -309,6 +312,49 @@ async def test_kill_the_server_and_the_chat_resumes_with_its_history(tmp_path: P
         assert first_index > 1, "indices go on from where the last run stopped"
     finally:
         await again.client.shutdown_session()
+
+
+def _journal(tmp_path: Path, session_id: str) -> list[tuple[int, str, dict[str, Any]]]:
+    """(index, kind, payload) of a session's events in the journal, read as a reader would."""
+    with contextlib.closing(sqlite3.connect(tmp_path / "data" / "journal.sqlite3")) as db:
+        rows = db.execute(
+            "SELECT idx, kind, payload FROM events WHERE session_id = ? ORDER BY idx",
+            (session_id,),
+        ).fetchall()
+    return [(index, kind, json.loads(payload)) for index, kind, payload in rows]
+
+
+async def test_every_event_is_journaled_as_it_was_sent(editor: Editor) -> None:
+    await editor.start({"turns": [[{"thought": "hmm"}, {"text": "the answer", "chunks": 5}]]})
+    session_id = await editor.new_session()
+    end = await editor.goose.turn_end(await editor.prompt(session_id, "question"))
+    await editor.goose.request("goose/status", {})  # a loop turn later: the batch is written
+    journal = _journal(editor.tmp, session_id)
+    sent = [*editor.goose.updates, end]
+    assert [index for index, _, _ in journal] == [m["index"] for m in sent]
+    assert [p for _, _, p in journal[: len(sent) - 1]] == [m["update"] for m in sent[:-1]]
+    assert journal[-1][1] == "turn_end" and journal[-1][2]["stopReason"] == "end_turn"
+    text = "".join(p["content"]["text"] for _, k, p in journal if k == "agent_message_chunk")
+    assert text == "the answer"
+
+
+async def test_a_kill_mid_turn_keeps_what_was_streamed_in_the_journal(tmp_path: Path) -> None:
+    editor = await start_editor(tmp_path)
+    await editor.start({"turns": [[{"text": "y" * 300, "chunks": 300, "delay": 0.01}]]})
+    session_id = await editor.new_session()
+    await editor.prompt(session_id, "stream")
+    await editor.goose.wait_for(lambda: len(editor.goose.updates) > 80)
+    server = editor.client._server
+    assert server is not None
+    server.kill()
+    await server.wait()
+    shown = {m["index"]: m["update"] for m in editor.goose.updates}
+    await disconnect(editor)
+    journal = _journal(tmp_path, session_id)
+    indices = [index for index, _, _ in journal]
+    assert indices == list(range(1, len(indices) + 1)), "no hole"
+    assert len(indices) >= 80 - 5, "at most the last loop turn's events are lost"
+    assert all(shown[index] == payload for index, _, payload in journal if index in shown)
 
 
 async def test_a_session_open_in_one_window_is_not_driven_from_another(tmp_path: Path) -> None:

@@ -134,7 +134,7 @@ class Registry:
     ) -> IndexedEvent:
         indexed = session.record(event, replay, message_id)
         if not replay:
-            self._library.observe(session.session_id, event, indexed.index)
+            self._library.observe(session.session_id, event, indexed.index, indexed.message_id)
         return indexed
 
     def note(self, session: Session, severity: Severity, text: str) -> None:

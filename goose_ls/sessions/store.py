@@ -14,100 +14,28 @@ told once.
 from __future__ import annotations
 
 import contextlib
-import datetime
 import json
 import logging
 import os
-import socket
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
 
 from goose_ls.files import WriteFailed
+from goose_ls.sessions import schema
+from goose_ls.sessions.process_identity import process_alive, this_process
+from goose_ls.sessions.records import (
+    SCHEMA_VERSION,
+    EventRow,
+    SessionRecord,
+    StoreData,
+    now,
+)
 from goose_ls.wire import WireError, from_wire
 
 log = logging.getLogger(__name__)
-
-SCHEMA_VERSION = 1
-"""Of the ``sessions.json`` this store imports."""
-BUSY_TIMEOUT_MS = 5000
-"""How long a write waits for another process's transaction before it fails."""
-MIGRATIONS = [
-    """
-    CREATE TABLE sessions (
-        session_id TEXT PRIMARY KEY,
-        cwd TEXT NOT NULL,
-        title TEXT NOT NULL,
-        title_from_agent INTEGER NOT NULL DEFAULT 0,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        agent TEXT NOT NULL DEFAULT '',
-        transcript_path TEXT NOT NULL DEFAULT '',
-        last_index INTEGER NOT NULL DEFAULT 0
-    );
-    CREATE TABLE last_active (
-        workspace TEXT PRIMARY KEY,
-        session_id TEXT NOT NULL
-    );
-    """,
-    """
-    ALTER TABLE sessions ADD COLUMN reserved_index INTEGER NOT NULL DEFAULT 0;
-    """,
-    """
-    CREATE TABLE holders (
-        session_id TEXT PRIMARY KEY,
-        process TEXT NOT NULL
-    );
-    """,
-]
-"""Schema version N is reached by running the first N scripts, each once, in order."""
-TITLE_LENGTH = 50
-NEW_SESSION_TITLE = "New Session"
-
-
-def now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
-def title_from_prompt(text: str) -> str:
-    """The first user message as a title: 50 characters, cut at a word boundary."""
-    words = " ".join(text.split())
-    if not words:
-        return NEW_SESSION_TITLE
-    if len(words) <= TITLE_LENGTH:
-        return words
-    cut = words[:TITLE_LENGTH]
-    if " " in cut and words[TITLE_LENGTH] != " ":
-        cut = cut[: cut.rindex(" ")]
-    return cut.rstrip() + "..."
-
-
-@attrs.define
-class SessionRecord:
-    session_id: str
-    cwd: str
-    title: str = NEW_SESSION_TITLE
-    title_from_agent: bool = False
-    created_at: str = attrs.Factory(now)
-    updated_at: str = attrs.Factory(now)
-    agent: str = ""
-    transcript_path: str = ""
-    last_index: int = 0
-    reserved_index: int = 0
-    """Indices up to this one may have been handed out: a run killed before it saved
-    ``last_index`` goes on above it, so no index is ever used twice."""
-
-
-@attrs.define
-class StoreData:
-    """``sessions.json`` as earlier versions wrote it (read once, to import it)."""
-
-    schema_version: int = SCHEMA_VERSION
-    sessions: list[SessionRecord] = attrs.Factory(list)
-    last_active: dict[str, str] = attrs.Factory(dict)
-    """Workspace folder -> the session last used there."""
 
 
 class SessionStore:
@@ -139,31 +67,15 @@ class SessionStore:
             self._in_memory(exc)
 
     def _open(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        db = schema.connect(self.path)
         try:
-            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = NORMAL")
-            self._migrate(db)
+            with schema.transaction(db):
+                if schema.migrate(db) == 0:
+                    self._import(db)
         except BaseException:
             db.close()
             raise
         return db
-
-    def _migrate(self, db: sqlite3.Connection) -> None:
-        with _transaction(db):
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version > len(MIGRATIONS):
-                raise sqlite3.DatabaseError(
-                    f"schema version {version}, newer than this goose-ls knows ({len(MIGRATIONS)})"
-                )
-            for number, script in enumerate(MIGRATIONS[version:], version + 1):
-                for statement in filter(str.strip, script.split(";")):
-                    db.execute(statement)
-                db.execute(f"PRAGMA user_version = {number}")
-            if version == 0:
-                self._import(db)
 
     def _import(self, db: sqlite3.Connection) -> None:
         """Take ``sessions.json`` in, once (it stays on disk as a backup)."""
@@ -267,6 +179,23 @@ class SessionStore:
             )
         )
 
+    # --- events ----------------------------------------------------------------------
+    def append(self, rows: list[EventRow]) -> None:
+        """Write a batch of events in one transaction."""
+        self._write(
+            lambda db: db.executemany(
+                "INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?)", rows
+            )
+        )
+
+    def events(self, session_id: str, after: int = 0) -> list[EventRow]:
+        """A session's events with an index above ``after``, oldest first."""
+        rows = self._query(
+            "SELECT * FROM events WHERE session_id = ? AND idx > ? ORDER BY idx",
+            (session_id, after),
+        )
+        return [EventRow(*row) for row in rows or ()]
+
     # --- which process has a session open ---------------------------------------
     def hold(self, session_id: str) -> str | None:
         """Take ``session_id`` for this process; or the process that has it open, alive."""
@@ -274,7 +203,7 @@ class SessionStore:
             return None
         me = this_process()
         try:
-            with _transaction(self._db):
+            with schema.transaction(self._db):
                 row = self._db.execute(
                     "SELECT process FROM holders WHERE session_id = ?", (session_id,)
                 ).fetchone()
@@ -310,7 +239,7 @@ class SessionStore:
             self._db = None
 
     # --- the database ---------------------------------------------------------------
-    def _query(self, sql: str, args: tuple[str, ...]) -> list[sqlite3.Row] | None:
+    def _query(self, sql: str, args: tuple[object, ...]) -> list[sqlite3.Row] | None:
         """The rows, or None when there is no database to ask."""
         if self._db is None:
             return None
@@ -325,7 +254,7 @@ class SessionStore:
         if self._db is None:
             return
         try:
-            with _transaction(self._db):
+            with schema.transaction(self._db):
                 change(self._db)
         except sqlite3.Error as exc:
             name = getattr(exc, "sqlite_errorname", None)  # SQLITE_FULL, SQLITE_IOERR_WRITE...
@@ -334,50 +263,6 @@ class SessionStore:
             if not self._told:
                 self._told = True
                 self._write_failed(self.path, OSError(why))
-
-
-def this_process() -> str:
-    """This process, as no other will ever be: host, pid and when the pid started."""
-    return f"{socket.gethostname()}:{os.getpid()}:{_started(os.getpid())}"
-
-
-def process_alive(process: str) -> bool:
-    """Whether the process named by :func:`this_process` still runs. One on another host
-    is taken to, as nothing here can tell."""
-    host, _, rest = process.partition(":")
-    pid_text, _, started = rest.partition(":")
-    if host != socket.gethostname():
-        return True
-    try:
-        pid = int(pid_text)
-        os.kill(pid, 0)
-    except (ValueError, ProcessLookupError):
-        return False
-    except PermissionError:
-        pass  # it runs, as another user
-    return _started(pid) == started  # not the same pid given to a newer process
-
-
-def _started(pid: int) -> str:
-    """When ``pid`` started (clock ticks since boot, from /proc), or "" where unknown."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return ""
-
-
-@contextlib.contextmanager
-def _transaction(db: sqlite3.Connection) -> Iterator[None]:
-    """One write transaction, taken at once (BEGIN IMMEDIATE) so that two processes
-    queue on ``busy_timeout`` instead of failing on a lock upgrade."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 def _upsert(db: sqlite3.Connection, record: SessionRecord) -> None:

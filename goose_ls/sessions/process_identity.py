@@ -1,0 +1,41 @@
+"""Naming a process so that no other is ever taken for it, and telling if it still runs.
+
+A pid alone is not enough: a window killed long ago may have its pid given to a newer
+process. The name adds the host and when the pid started (from ``/proc``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+
+def this_process() -> str:
+    """This process, as no other will ever be: host, pid and when the pid started."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_started(os.getpid())}"
+
+
+def process_alive(process: str) -> bool:
+    """Whether the process named by :func:`this_process` still runs. One on another host
+    is taken to, as nothing here can tell."""
+    host, _, rest = process.partition(":")
+    pid_text, _, started = rest.partition(":")
+    if host != socket.gethostname():
+        return True
+    try:
+        pid = int(pid_text)
+        os.kill(pid, 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        pass  # it runs, as another user
+    return _started(pid) == started  # not the same pid given to a newer process
+
+
+def _started(pid: int) -> str:
+    """When ``pid`` started (clock ticks since boot, from /proc), or "" where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""

@@ -1,0 +1,99 @@
+"""The journal's database: how it is opened, its schema and its migrations.
+
+SQLite in WAL mode (one process reads while another writes), with a busy timeout (a
+writer waits its turn instead of failing) and ``synchronous = NORMAL`` (a commit is
+durable once the WAL is checkpointed; a power cut loses at most the last commits, never
+the database). The schema version is ``PRAGMA user_version``: version N is reached by
+running the first N scripts of :data:`MIGRATIONS`, each once, in order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+BUSY_TIMEOUT_MS = 5000
+"""How long a write waits for another process's transaction before it fails."""
+MIGRATIONS = [
+    """
+    CREATE TABLE sessions (
+        session_id TEXT PRIMARY KEY,
+        cwd TEXT NOT NULL,
+        title TEXT NOT NULL,
+        title_from_agent INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        agent TEXT NOT NULL DEFAULT '',
+        transcript_path TEXT NOT NULL DEFAULT '',
+        last_index INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE last_active (
+        workspace TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL
+    );
+    """,
+    """
+    ALTER TABLE sessions ADD COLUMN reserved_index INTEGER NOT NULL DEFAULT 0;
+    """,
+    """
+    CREATE TABLE holders (
+        session_id TEXT PRIMARY KEY,
+        process TEXT NOT NULL
+    );
+    """,
+    """
+    CREATE TABLE events (
+        session_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        message_id TEXT,
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (session_id, idx)
+    ) WITHOUT ROWID;
+    """,
+]
+"""Schema version N is reached by running the first N scripts, each once, in order."""
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """The database at ``path``, made if need be, its settings applied."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def migrate(db: sqlite3.Connection) -> int:
+    """Bring the schema up to date, in the caller's transaction; the version it had."""
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version > len(MIGRATIONS):
+        raise sqlite3.DatabaseError(
+            f"schema version {version}, newer than this goose-ls knows ({len(MIGRATIONS)})"
+        )
+    for number, script in enumerate(MIGRATIONS[version:], version + 1):
+        for statement in filter(str.strip, script.split(";")):
+            db.execute(statement)
+        db.execute(f"PRAGMA user_version = {number}")
+    return version
+
+
+@contextlib.contextmanager
+def transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction, taken at once (BEGIN IMMEDIATE) so that two processes
+    queue on ``busy_timeout`` instead of failing on a lock upgrade."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
