@@ -165,14 +165,9 @@ class AgentTools:
         return files.read_disk(path, root, line, limit, cap, confinement.check_links)
 
     async def current_text(self, path: Path) -> str | None:
-        """The file as the user sees it: the editor's buffer, else the disk (None: absent)."""
-        text = self._editor.buffer_text(path)
-        if text is not None:
-            return text
-        try:
-            return await asyncio.to_thread(self._read_disk, path)
-        except (FileProblem, Denied):
-            return None
+        """The file as the user sees it: the editor's buffer, else the disk (None: absent,
+        or not text goose-ls reads)."""
+        return (await self._before(path))[0]
 
     async def _write(self, path: Path, content: str) -> None:
         """Through the editor when the file is open, else to the disk, no link followed."""
