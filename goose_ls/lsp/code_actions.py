@@ -213,7 +213,10 @@ def register(server: LanguageServer, services: ServicesSlot) -> None:
             *source_actions(params),
             _action("goose.sessions", types.CodeActionKind.Refactor),
         ]
-        path = Path(path_of(uri)).resolve()
+        try:
+            path = Path(path_of(uri)).resolve()
+        except (ValueError, OSError):  # no file there (a NUL byte in it): nothing to revert
+            return actions
         if any(session.checkpoints.last_change(path) for session in s.sessions.registry):
             actions.append(_action("goose.revertFile", types.CodeActionKind.Refactor, uri))
         return actions
