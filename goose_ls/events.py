@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal
 
 import attrs
 
-from goose_ls.wire import to_wire
+from goose_ls.wire import WireError, from_wire, to_wire
 
 Json = dict[str, Any]
 
@@ -205,3 +205,37 @@ def event_to_wire(event: SessionEvent) -> Json:
             data["messageId"] = event.message_id
         return data
     return {"sessionUpdate": event.KIND, **to_wire(event)}
+
+
+KINDS: dict[str, type[SessionEvent]] = {
+    kind.KIND: kind
+    for kind in (
+        UserMessageChunk,
+        AgentMessageChunk,
+        AgentThoughtChunk,
+        ToolCall,
+        ToolCallUpdate,
+        Plan,
+        AvailableCommands,
+        CurrentMode,
+        ConfigOptions,
+        SessionInfo,
+        Usage,
+        PermissionRequested,
+        PermissionResolved,
+        TurnEnded,
+        Note,
+    )
+}
+
+
+def event_from_wire(data: Json) -> SessionEvent:
+    """An event back from :func:`event_to_wire`'s JSON (as the journal keeps it).
+
+    Raises ``WireError`` for JSON that is no event goose-ls sent."""
+    kind = KINDS.get(str(data.get("sessionUpdate")))
+    if kind is None:
+        raise WireError(f"sessionUpdate: unknown kind {data.get('sessionUpdate')!r}")
+    if kind in CHUNKS:  # once per token: no generic walk
+        return kind(data.get("content") or {}, data.get("messageId"))
+    return from_wire({k: v for k, v in data.items() if k != "sessionUpdate"}, kind)

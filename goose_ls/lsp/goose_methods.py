@@ -170,11 +170,21 @@ def permission(s: Services, p: protocol.PermissionParams) -> Json:
 
 
 def replay(s: Services, p: protocol.ReplayParams) -> Json:
-    session = s.sessions.registry.get(p.session_id)
-    resent = session.events_after(p.after_index)
-    for event in resent:
-        s.publisher.forward(event)
-    return {"sessionId": session.session_id, "lastIndex": session.last_index, "count": len(resent)}
+    """Send a session's events after ``afterIndex`` again, from the journal: any session
+    goose-ls has kept, open here or not."""
+    session = s.sessions.registry.find(p.session_id)
+    record = s.sessions.library.record(p.session_id)
+    if session is None and record is None:
+        raise UnknownSession(p.session_id)
+    resent = s.sessions.library.history(p.session_id, p.after_index)
+    for row in resent:
+        s.publisher.forward_journaled(row)
+    if session is not None:
+        last = session.last_index
+    else:
+        assert record is not None
+        last = max(record.last_index, resent[-1].idx if resent else 0)
+    return {"sessionId": p.session_id, "lastIndex": last, "count": len(resent)}
 
 
 @attrs.frozen

@@ -8,6 +8,7 @@ without a plugin through ``window/showMessage``.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -23,10 +24,11 @@ from goose_ls.lsp.editor import Editor
 from goose_ls.lsp.permissions import PermissionPrompts
 from goose_ls.lsp.progress import TurnProgress
 from goose_ls.lsp.transcripts import Transcripts
-from goose_ls.sessions import AgentState, AgentStatus, IndexedEvent
+from goose_ls.sessions import AgentState, AgentStatus, EventRow, IndexedEvent
 from goose_ls.wire import to_wire
 
 log = logging.getLogger(__name__)
+Json = dict[str, Any]
 
 
 def status_to_wire(status: AgentStatus) -> dict[str, Any]:
@@ -76,14 +78,27 @@ class EditorPublisher:
             self._editor.show(types.MessageType.Info, f"goose: turn finished ({ended.stop_reason})")
 
     def forward(self, event: IndexedEvent) -> None:
-        """Send one event as its notification (again, for ``goose/replay``)."""
-        if isinstance(event.event, TurnEnded):
-            params = turn_end_to_wire(event)
+        """Send one event as its notification."""
+        e = event
+        self._send(e.session_id, e.index, e.message_id, event_to_wire(e.event), e.replay)
+
+    def forward_journaled(self, row: EventRow) -> None:
+        """Send one event again, as the journal keeps it (for ``goose/replay``)."""
+        self._send(row.session_id, row.idx, row.message_id, json.loads(row.payload), row.replay)
+
+    def _send(
+        self, session_id: str, index: int, message_id: str | None, update: Json, replay: object
+    ) -> None:
+        params: Json = {"sessionId": session_id, "messageId": message_id, "index": index}
+        if update.get("sessionUpdate") == TurnEnded.KIND:
             method = protocol.TURN_END
+            params.update((k, v) for k, v in update.items() if k != "sessionUpdate")
         else:
-            params = update_to_wire(event)
             method = protocol.UPDATE
-        tab_id = self._face.tab_of(event.session_id) if self._face else None
+            params["update"] = update
+            if replay:
+                params["replay"] = True
+        tab_id = self._face.tab_of(session_id) if self._face else None
         if tab_id is not None:
             params["tabId"] = tab_id
         self._editor.notify(method, params)
@@ -96,25 +111,3 @@ class EditorPublisher:
 
     def cannot_write(self, path: Path, error: OSError) -> None:
         self._editor.cannot_write(path, error)
-
-
-def update_to_wire(event: IndexedEvent) -> dict[str, Any]:
-    data = {
-        "sessionId": event.session_id,
-        "messageId": event.message_id,
-        "index": event.index,
-        "update": event_to_wire(event.event),
-    }
-    if event.replay:
-        data["replay"] = True
-    return data
-
-
-def turn_end_to_wire(event: IndexedEvent) -> dict[str, Any]:
-    assert isinstance(event.event, TurnEnded)
-    return {
-        "sessionId": event.session_id,
-        "messageId": event.message_id,
-        "index": event.index,
-        **to_wire(event.event),
-    }

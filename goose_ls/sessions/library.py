@@ -1,9 +1,10 @@
-"""What goose-ls keeps of each session between runs: records, titles, the last one used.
+"""What goose-ls keeps of each session between runs: records, titles, every event.
 
-The library writes through the store (the journal, a SQLite database in the data dir)
-when something worth keeping changes: a session is created or loaded, its title
-changes, a turn ends. The running session's events stay in memory; the transcripts
-keep their text.
+The library writes through the store (the journal, a SQLite database in the data dir):
+every event, in batches; the session's record when something worth keeping changes (a
+session is created or loaded, its title changes, a turn ends). Replays and transcripts
+read the events back from here, so nothing of a session's history needs to stay in
+memory.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from goose_ls.sessions.records import (
     now,
     title_from_prompt,
 )
+from goose_ls.sessions.session import IndexedEvent
 from goose_ls.sessions.store import SessionStore
 
 JOURNAL = "journal.sqlite3"
@@ -39,7 +41,7 @@ class SessionLibrary:
     def __init__(self, folder: Path, write_failed: WriteFailed) -> None:
         self.store = SessionStore(folder / JOURNAL, write_failed, legacy=folder / LEGACY)
         self.store.load()
-        self._pending: list[tuple[str, int, str | None, str, str]] = []
+        self._pending: list[tuple[str, int, str | None, str, str, int]] = []
 
     @property
     def problem(self) -> str | None:
@@ -54,12 +56,12 @@ class SessionLibrary:
         self.store.put(record)
         return record
 
-    def observe(
-        self, session_id: str, event: events.SessionEvent, index: int, message_id: str | None
-    ) -> None:
+    def observe(self, session_id: str, indexed: IndexedEvent) -> None:
         """Journal the event, and keep what it says about the session (titles, the last
         index)."""
-        self._keep((session_id, index, message_id, event.KIND, _payload(event)))
+        event, index = indexed.event, indexed.index
+        payload = _payload(event)
+        self._keep((session_id, index, indexed.message_id, event.KIND, payload, indexed.replay))
         record = self.store.get(session_id)
         if record is None:
             return
@@ -67,7 +69,7 @@ class SessionLibrary:
         if index > record.reserved_index:  # one write per INDEX_BLOCK events
             record.reserved_index = index + INDEX_BLOCK
             self.store.put(record)
-        if isinstance(event, events.SessionInfo) and event.title:
+        if isinstance(event, events.SessionInfo) and event.title and event.title != record.title:
             record.title, record.title_from_agent = event.title, True
             self.store.put(record)
         elif (
@@ -93,7 +95,7 @@ class SessionLibrary:
     def let_go(self, *session_ids: str) -> None:
         self.store.release(list(session_ids))
 
-    def _keep(self, row: tuple[str, int, str | None, str, str]) -> None:
+    def _keep(self, row: tuple[str, int, str | None, str, str, int]) -> None:
         """Events are written in batches, one transaction every :data:`BATCH_SECONDS`
         (a transaction costs 30 µs, an event's row 2 µs): a kill loses at most those."""
         self._pending.append(row)
@@ -107,7 +109,13 @@ class SessionLibrary:
         rows, self._pending = self._pending, []
         if rows:
             at = now()  # one time for the batch: its events came within milliseconds
-            self.store.append([EventRow(*row, at) for row in rows])
+            self.store.append([EventRow(*row[:5], at, row[5]) for row in rows])
+
+    def history(self, session_id: str, after: int = 0) -> list[EventRow]:
+        """The session's journaled events above ``after``, oldest first (those still
+        waiting for their batch included)."""
+        self.write_events()
+        return self.store.events(session_id, after)
 
     def flush(self) -> None:
         """Save what is only in memory (the last indices, events not yet written): every

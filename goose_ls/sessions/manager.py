@@ -9,9 +9,10 @@ also what the agent floor calls back (updates and permission requests).
 from __future__ import annotations
 
 import gc
+import json
 import logging
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from goose_ls import events
 from goose_ls.agent.status import AgentState, AgentStatus
@@ -22,6 +23,7 @@ from goose_ls.paths import data_dir
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.link import AgentLink
 from goose_ls.sessions.permissions import Permissions
+from goose_ls.sessions.reconcile import Reconciler
 from goose_ls.sessions.recovery import Recovery
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import IndexedEvent, Session
@@ -33,6 +35,9 @@ from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.files import EditorFiles
 from goose_ls.workspace.policy import Policy, Untrusted
 from goose_ls.workspace.trust import PolicyTrust
+
+if TYPE_CHECKING:
+    from goose_ls.agent.connection import AgentConnection
 
 log = logging.getLogger(__name__)
 
@@ -153,43 +158,80 @@ class SessionManager:
         return session
 
     async def load_session(self, session_id: str, tab_id: str | None = None) -> Session:
-        """Open a stored (or agent-listed) session; its history arrives as replay events."""
+        """Open a stored (or agent-listed) session.
+
+        What the journal holds of it is history already (``goose/replay`` and the
+        transcript read it); the agent's ``session/load`` replay adds only what the
+        journal lacks. When the agent cannot load it, a journaled chat still opens, to
+        be read: a note says the agent has forgotten it.
+        """
         if (session := self.registry.find(session_id)) is not None:
             session.tab_id = tab_id or session.tab_id
             return session
         conn = await self.link.connection()
-        if not conn.profile.load_session:
+        record = self.library.record(session_id)
+        journaled = record is not None and self.library.first_index(session_id) > 0
+        if not conn.profile.load_session and not journaled:
             raise AgentError(f"{conn.profile.name} cannot load earlier sessions (no session/load)")
         self.library.hold(session_id)  # before anything: it may be open elsewhere
-        record = self.library.record(session_id)
         cwd = record.cwd if record else self.cwd
         first = self.library.first_index(session_id)
         session = self.registry.open(session_id, cwd, conn.generation, first, tab_id)
-        session.loading = True
         try:
-            session.options = await self.link.signed_in(
-                conn, lambda: conn.load_session(session_id, cwd)
-            )
+            if conn.profile.load_session:
+                await self._replay_from_agent(conn, session)
+            else:
+                self._forgotten(session, f"{conn.profile.name} cannot load earlier chats")
+        except AgentError as exc:
+            if not journaled:
+                self.registry.remove(session_id)
+                self.library.let_go(session_id)
+                raise
+            self._forgotten(session, f"{conn.profile.name} could not load it ({exc})")
         except BaseException:
             self.registry.remove(session_id)
             self.library.let_go(session_id)
             raise
-        finally:
-            session.loading = False
-        self.registry.flush_early(session, replay=True)
         self.library.created(session_id, cwd, conn.profile.name)
         return session
+
+    async def _replay_from_agent(self, conn: AgentConnection, session: Session) -> None:
+        history = self.library.history(session.session_id)
+        session.history = Reconciler(events.event_from_wire(json.loads(r.payload)) for r in history)
+        session.loading = True
+        try:
+            session.options = await self.link.signed_in(
+                conn, lambda: conn.load_session(session.session_id, session.cwd)
+            )
+            self.registry.flush_early(session)
+        finally:
+            session.loading = False
+            session.history = None
+
+    def _forgotten(self, session: Session, why: str) -> None:
+        session.forgotten = f"The agent has forgotten this chat: {why}"
+        self.registry.note(
+            session,
+            "warning",
+            f"{session.forgotten}. Its history above is goose-ls's own record; "
+            "to go on, start a new chat.",
+        )
 
     async def restore_last(self) -> tuple[Session, str | None]:
         """The workspace's last session, loaded; or a new one, with the reason why."""
         last = self.library.last_used(self.cwd)
-        if last is not None:
-            try:
-                return await self.load_session(last), None
-            except AgentError as exc:
-                reason = f"could not resume the last chat {last} ({exc}); started a new one"
-                return await self.new_session(), reason
-        return await self.new_session(), None
+        if last is None:
+            return await self.new_session(), None
+        try:
+            session = await self.load_session(last)
+        except AgentError as exc:
+            reason = f"could not resume the last chat {last} ({exc}); started a new one"
+            return await self.new_session(), reason
+        if session.forgotten is None:
+            return session, None
+        await self.close_session(last)
+        reason = f"could not resume the last chat {last} ({session.forgotten}); started a new one"
+        return await self.new_session(), reason
 
     async def list_sessions(self) -> list[dict[str, Any]]:
         """Local sessions merged with the agent's own list (when it has session/list)."""
@@ -228,9 +270,11 @@ class SessionManager:
         except KeyError:
             raise UnknownSession(session_id) from None
         if (session := self.registry.find(session_id)) is not None:
-            # Tell the clients, without taking it as the agent's title.
+            # Tell the clients (the library knows it is no title of the agent's).
             record = self.library.record(session_id)
-            session.record(events.SessionInfo(title=record.title if record else title))
+            self.registry.record(
+                session, events.SessionInfo(title=record.title if record else title)
+            )
 
     async def set_mode(self, session_id: str, mode_id: str) -> None:
         """Switch mode: through the ``mode`` config option when there is one (preferred)."""

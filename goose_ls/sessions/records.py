@@ -67,3 +67,5 @@ class EventRow(NamedTuple):
     payload: str
     """The event as JSON, as ``goose/update`` carries it."""
     at: str
+    replay: int = 0
+    """1 for history the agent replayed when goose-ls first loaded the session."""

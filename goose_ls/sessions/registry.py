@@ -3,8 +3,9 @@
 Updates from the agent are routed here by session id. An update may name a session whose
 ``session/new`` answer is still on its way: it is kept aside and recorded once the session
 opens. What is kept aside is bounded per id and across ids (an agent may name a million
-ids nobody opens); beyond that updates are dropped, with one log line per flood. Every event recorded gets its session's next index,
-is handed to the listener, and tells the library what it says about the session.
+ids nobody opens); beyond that updates are dropped, with one log line per flood. Every
+event recorded gets its session's next index, is journaled by the library, then handed
+to the listener (which may read the journal: the event is there already).
 """
 
 from __future__ import annotations
@@ -68,14 +69,14 @@ class Registry:
         first_index: int = 0,
         tab_id: str | None = None,
     ) -> Session:
-        session = Session(session_id, cwd, generation, self._publish, first_index, tab_id)
+        session = Session(session_id, cwd, generation, first_index, tab_id)
         self._sessions[session_id] = session
         return session
 
-    def flush_early(self, session: Session, replay: bool = False) -> None:
+    def flush_early(self, session: Session) -> None:
         """Record what arrived for ``session`` before it opened."""
         for event in self._take_early(session.session_id):
-            self.record(session, event, replay=replay)
+            self._arrived(session, event)
 
     def drop_early(self, session_id: str) -> None:
         self._take_early(session_id)
@@ -121,8 +122,16 @@ class Registry:
         if session is None:
             self._keep_early(session_id, event)
             return
+        self._arrived(session, event)
+
+    def _arrived(self, session: Session, event: events.SessionEvent) -> None:
         if session.replaying:
             return  # history this session already holds, sent again by session/load
+        if session.history is not None:  # loading: keep what the journal lacks
+            kept = session.history.take(event)
+            if kept is None:
+                return
+            event = kept
         self.record(session, event, replay=session.loading)
 
     def record(
@@ -132,9 +141,9 @@ class Registry:
         replay: bool = False,
         message_id: str | None = None,
     ) -> IndexedEvent:
-        indexed = session.record(event, replay, message_id)
-        if not replay:
-            self._library.observe(session.session_id, event, indexed.index, indexed.message_id)
+        indexed = session.number(event, replay, message_id)
+        self._library.observe(session.session_id, indexed)
+        self._publish(indexed)
         return indexed
 
     def note(self, session: Session, severity: Severity, text: str) -> None:

@@ -54,6 +54,9 @@ MIGRATIONS = [
         PRIMARY KEY (session_id, idx)
     ) WITHOUT ROWID;
     """,
+    """
+    ALTER TABLE events ADD COLUMN replay INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 """Schema version N is reached by running the first N scripts, each once, in order."""
 

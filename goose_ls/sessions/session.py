@@ -1,8 +1,10 @@
-"""A chat with the agent: its numbered events, its active turn and its waiting prompts.
+"""A chat with the agent: its event numbering, its active turn and its waiting prompts.
 
 Every event gets the next index of its session (strictly increasing, from 1), and the
 ``messageId`` of the turn it belongs to (the UUID the client chose; None outside a turn).
 A client that saw up to index N asks for the events after N and never sees one twice.
+The events themselves live in the journal, not here: memory holds what a running chat
+needs (its turns, tool calls, options), whatever the length of its history.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable
 
 import attrs
 
@@ -25,6 +26,7 @@ from goose_ls.events import (
 )
 from goose_ls.sessions.checkpoints import Checkpoints
 from goose_ls.sessions.context import ContextItem
+from goose_ls.sessions.reconcile import Reconciler
 from goose_ls.tool_calls import ToolCalls
 from goose_ls.workspace.policy import ToolTarget
 
@@ -67,7 +69,6 @@ class Session:
         session_id: str,
         cwd: str,
         generation: int,
-        publish: Callable[[IndexedEvent], None],
         first_index: int = 0,
         tab_id: str | None = None,
     ) -> None:
@@ -77,7 +78,8 @@ class Session:
         """The client's id for the tab showing this session, if it gave one."""
         self.generation = generation
         """The agent generation that knows this session; a restarted agent must load it."""
-        self.events: list[IndexedEvent] = []
+        self.last_index = first_index
+        """The index of the last event (above every index handed out before, when loaded)."""
         self.active: Turn | None = None
         self.waiting: deque[Turn] = deque()
         self.turn_lock = asyncio.Lock()
@@ -85,7 +87,12 @@ class Session:
         self.replaying = False
         """A restarted agent is loading the session: its replay is history we hold."""
         self.loading = False
-        """The session is being loaded for the first time: its replay is new to us."""
+        """The session is being loaded here: its replay is new to this process."""
+        self.history: Reconciler | None = None
+        """While loading a journaled session: what of the agent's replay the journal has."""
+        self.forgotten: str | None = None
+        """Why the agent cannot go on with this chat (it could not load it); its history
+        is shown from the journal, and prompts are refused with this reason."""
         self.message_ids: set[str] = set()
         self.options = SessionOptions()
         self.commands: list[dict[str, object]] = []
@@ -97,20 +104,16 @@ class Session:
         self.allowed: set[ToolTarget] = set()
         """Tool calls the user allowed "for this session"."""
         self.last_event_at = time.monotonic()
-        self._first_index = first_index
-        self._publish = publish
 
-    @property
-    def last_index(self) -> int:
-        return self.events[-1].index if self.events else self._first_index
-
-    def record(
+    def number(
         self, event: SessionEvent, replay: bool = False, message_id: str | None = None
     ) -> IndexedEvent:
+        """Give ``event`` the next index and keep what it says of the session's state
+        (only the registry calls this: it also journals and publishes the event)."""
         if message_id is None and self.active is not None and not replay:
             message_id = self.active.message_id
-        indexed = IndexedEvent(self.session_id, self.last_index + 1, message_id, event, replay)
-        self.events.append(indexed)
+        self.last_index += 1
+        indexed = IndexedEvent(self.session_id, self.last_index, message_id, event, replay)
         self.last_event_at = time.monotonic()
         if isinstance(event, CurrentMode) and self.options.modes is not None:
             modes = {**self.options.modes, "currentModeId": event.current_mode_id}
@@ -121,10 +124,4 @@ class Session:
             self.commands = event.available_commands
         elif isinstance(event, ConfigOptions):
             self.options = attrs.evolve(self.options, config_options=event.config_options)
-        self._publish(indexed)
         return indexed
-
-    def events_after(self, index: int) -> list[IndexedEvent]:
-        """Events with an index above ``index``, oldest first."""
-        start = max(0, index - self.events[0].index + 1) if self.events else 0
-        return self.events[start:]

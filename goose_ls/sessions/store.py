@@ -184,7 +184,7 @@ class SessionStore:
         """Write a batch of events in one transaction."""
         self._write(
             lambda db: db.executemany(
-                "INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?)", rows
+                "INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", rows
             )
         )
 

@@ -55,6 +55,8 @@ class Turns:
     ) -> Turn:
         """Accept a turn and run it in the background; returns at once."""
         session = self._registry.get(session_id)
+        if session.forgotten is not None:
+            raise Refused(session.forgotten, "Start a new chat (goose/newSession)")
         if message_id in session.message_ids:
             raise Refused(f"messageId: {message_id} was already used in this session")
         if not prompt.strip() and not context:

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from goose_ls.testing.memory import Memory
 from goose_ls.testing.peer import Peer, RpcError, stdio
 from goose_ls.testing.script import load_script
 from goose_ls.testing.steps import StepPlayer, TurnOver
@@ -49,7 +50,8 @@ class ScriptedAgent:
 
     def __init__(self, script: dict[str, Any], peer: Peer) -> None:
         self.script = script
-        self.steps = StepPlayer(peer)
+        self.memory = Memory(script.get("conversations"), bool(script.get("saveChunks")))
+        self.steps = StepPlayer(peer, self.memory)
         self.sessions: dict[str, dict[str, Any]] = {}
         self.prompts = 0
         self.cancelled: dict[str, asyncio.Event] = {}
@@ -128,6 +130,10 @@ class ScriptedAgent:
         if session_id not in self.sessions and not self._loadable(session_id):
             raise RpcError(-32002, "Resource not found", f"Session not found: {session_id}")
         self.sessions[session_id] = {"cwd": params["cwd"]}
+        for update in self.memory.conversation(session_id):
+            await self.steps.peer.notify(
+                "session/update", {"sessionId": session_id, "update": update}
+            )
         await self.steps.play(session_id, self.script.get("load", []))
         return {"modes": GOOSE_MODES}
 
@@ -147,6 +153,7 @@ class ScriptedAgent:
         said = " ".join(
             str(block.get("text") or "") for block in params["prompt"] if isinstance(block, dict)
         ).strip()
+        self.memory.said(session_id, params["prompt"])
         if said in self.script.get("byPrompt", {}):
             steps = self.script["byPrompt"][said]
         elif turns:

@@ -22,6 +22,8 @@ A script is JSON. Top-level keys (all optional):
 ``sessionsFile``   a path where created session ids are kept, so that a restarted agent
                    loads them (and only them) as goose does from its database
 ``idPrefix``       put before each new session id (two agents of one test keep apart)
+``conversations``  a folder where each chat is kept as goose keeps it, and replayed by
+                   ``session/load`` (``saveChunks``: every chunk as it goes; see ``memory.py``)
 
 Steps (one key each, plus options): ``text`` (``chunks``, ``delay``), ``thought``,
 ``userText``, ``stamped`` (N chunks whose text starts with the sending time, 20 digits of

@@ -14,6 +14,7 @@ import sys
 import time
 from typing import Any
 
+from goose_ls.testing.memory import Memory
 from goose_ls.testing.peer import Peer, RpcError
 from goose_ls.testing.script import GOOSE_PERMISSION_OPTIONS
 
@@ -28,9 +29,10 @@ class TurnOver(Exception):
 class StepPlayer:
     """Plays steps on one agent's connection to its client."""
 
-    def __init__(self, peer: Peer) -> None:
+    def __init__(self, peer: Peer, memory: Memory) -> None:
         self.peer = peer
         self.writer = peer.writer
+        self.memory = memory
 
     async def play(
         self, session_id: str, steps: list[dict[str, Any]], cancel: asyncio.Event | None = None
@@ -52,6 +54,7 @@ class StepPlayer:
                 )
                 if step.get("delay"):
                     await asyncio.sleep(float(step["delay"]))
+            self.memory.message(session_id, kind, text)
         elif "toolCall" in step:
             await self.update(session_id, {"sessionUpdate": "tool_call", **step["toolCall"]})
         elif "toolUpdate" in step:
@@ -267,6 +270,8 @@ class StepPlayer:
 
     async def update(self, session_id: str, update: Any) -> None:
         await self.peer.notify("session/update", {"sessionId": session_id, "update": update})
+        if isinstance(update, dict):
+            self.memory.sent(session_id, update)
 
     async def write_line(self, data: bytes) -> None:
         await self.peer.write_line(data)

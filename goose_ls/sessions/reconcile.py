@@ -1,0 +1,100 @@
+"""The agent's replay of a chat, matched against what the journal already holds.
+
+A session goose-ls has journaled is shown from the journal the moment it is loaded; the
+agent's ``session/load`` then replays the same conversation again, from its own copy.
+That copy may hold less than the journal (a reply cut short by a kill was never saved)
+or more (messages the agent saved after goose-ls was killed, before it could journal
+them), and it is split differently (goose replays a whole message as one chunk where it
+streamed hundreds). Each replayed event is matched, in order, against the journal's
+messages: what the journal holds is dropped, what it lacks is kept, and of a message
+the journal holds only the start of, only the rest is kept. So the user sees each
+message once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import attrs
+
+from goose_ls import events
+
+LOOKAHEAD = 64
+"""Journal messages searched past the cursor for a replayed one: the agent may leave
+some out (thoughts, goose-ls's own notes), but a match far ahead is a coincidence."""
+
+
+@attrs.define
+class _Message:
+    """Consecutive chunks of one kind in the journal, as one text."""
+
+    kind: str
+    text: str
+
+
+class Reconciler:
+    def __init__(self, history: Iterable[events.SessionEvent]) -> None:
+        self._messages: list[_Message] = []
+        self._tool_calls: set[str] = set()
+        self._others: list[events.SessionEvent] = []
+        """Non-text content and plans the journal holds (each matches one replay)."""
+        last_was_chunk = False
+        for event in history:
+            text = _text_of(event)
+            if text is not None:
+                assert isinstance(event, events.CHUNKS)
+                if last_was_chunk and self._messages[-1].kind == event.KIND:
+                    self._messages[-1].text += text
+                else:
+                    self._messages.append(_Message(event.KIND, text))
+                last_was_chunk = True
+                continue
+            last_was_chunk = False
+            if isinstance(event, (events.ToolCall, events.ToolCallUpdate)):
+                self._tool_calls.add(event.tool_call_id)
+            elif isinstance(event, (*events.CHUNKS, events.Plan)):
+                self._others.append(event)
+        self._cursor = 0
+        self._used = 0
+        """Characters of ``_messages[_cursor]`` the replay has matched already."""
+
+    def take(self, event: events.SessionEvent) -> events.SessionEvent | None:
+        """What of a replayed event the user has not seen: the event, its rest, or None."""
+        text = _text_of(event)
+        if text is not None:
+            assert isinstance(event, events.CHUNKS)
+            rest = self._match(event.KIND, text)
+            if rest is None:
+                return event
+            if not rest:
+                return None
+            return attrs.evolve(event, content={**event.content, "text": rest})
+        if isinstance(event, (events.ToolCall, events.ToolCallUpdate)):
+            return None if event.tool_call_id in self._tool_calls else event
+        if isinstance(event, (*events.CHUNKS, events.Plan)) and event in self._others:
+            self._others.remove(event)
+            return None
+        return event
+
+    def _match(self, kind: str, text: str) -> str | None:
+        """The part of ``text`` past what the journal holds; None when nothing matches."""
+        for at in range(self._cursor, min(len(self._messages), self._cursor + LOOKAHEAD)):
+            message = self._messages[at]
+            if message.kind != kind:
+                continue
+            left = message.text[self._used if at == self._cursor else 0 :]
+            if not left:
+                continue
+            if left.startswith(text):
+                self._cursor, self._used = at, len(message.text) - len(left) + len(text)
+                return ""
+            if text.startswith(left):  # the journal has the start of it: a cut reply
+                self._cursor, self._used = at + 1, 0
+                return text[len(left) :]
+        return None
+
+
+def _text_of(event: events.SessionEvent) -> str | None:
+    if isinstance(event, events.CHUNKS) and event.content.get("type") == "text":
+        return str(event.content.get("text", ""))
+    return None

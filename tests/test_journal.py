@@ -1,0 +1,174 @@
+"""The journal as the source of truth: replay, reload after a kill, agents that forget."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from goose_ls.testing.agent import GOOSE_CAPABILITIES
+from goose_ls.testing.harness import Editor, disconnect, start_editor, stop_editor
+
+REPLY = "".join(f"word{i} " for i in range(300))
+
+
+def _seen(editor: Editor) -> list[dict[str, Any]]:
+    """Each event the editor got, once (a plugin drops an index it has handled)."""
+    by_index: dict[int, dict[str, Any]] = {}
+    for update in editor.goose.updates:
+        by_index.setdefault(update["index"], update)
+    return [by_index[index] for index in sorted(by_index)]
+
+
+def _caught_up(editor: Editor, count: int) -> bool:
+    """Whether ``count`` events (updates and turn ends) arrived, each counted once."""
+    indices = {u["index"] for u in editor.goose.updates}
+    return len(indices | {e["index"] for e in editor.goose.turn_ends}) >= count
+
+
+def _text(updates: list[dict[str, Any]], kind: str) -> str:
+    return "".join(
+        u["update"]["content"]["text"] for u in updates if u["update"]["sessionUpdate"] == kind
+    )
+
+
+async def _kill(editor: Editor) -> None:
+    """As if the editor and goose-ls were killed: no shutdown, no exit, nothing saved."""
+    server = editor.client._server
+    assert server is not None
+    server.kill()
+    await server.wait()
+    await disconnect(editor)
+
+
+@pytest.mark.parametrize("agent_kept", ["whole messages", "every chunk"])
+async def test_a_reload_after_a_kill_mid_reply_shows_each_part_once(
+    tmp_path: Path, agent_kept: str
+) -> None:
+    """goose keeps a message once it is complete, so it forgets a reply cut short; an
+    agent that keeps every chunk may hold more than goose-ls journaled. Either way the
+    user sees the reply's streamed part once, and what only the agent kept after it."""
+    memory = tmp_path / "agent-memory"
+    script = {
+        "turns": [[{"text": REPLY, "chunks": 300, "delay": 0.01}]],
+        "conversations": str(memory),
+        "saveChunks": agent_kept == "every chunk",
+    }
+    first = await start_editor(tmp_path)
+    await first.start(script)
+    session_id = await first.new_session()
+    await first.prompt(session_id, "tell me")
+    await first.goose.wait_for(lambda: len(first.goose.of_kind("agent_message_chunk")) > 80)
+    await _kill(first)
+    streamed = _text(_seen(first), "agent_message_chunk")
+    last_seen = max(u["index"] for u in first.goose.updates)
+    kept_by_agent = _text(
+        [
+            {"update": json.loads(line)}
+            for line in (memory / f"{session_id}.jsonl").read_text().splitlines()
+        ],
+        "agent_message_chunk",
+    )
+
+    again = await start_editor(tmp_path)
+    try:
+        await again.start(script)
+        await again.goose.request("goose/loadSession", {"sessionId": session_id})
+        result = await again.goose.request(
+            "goose/replay", {"sessionId": session_id, "afterIndex": 0}
+        )
+        await again.goose.wait_for(lambda: _caught_up(again, result["count"]))
+        seen = _seen(again)
+        assert _text(seen, "user_message_chunk") == "tell me", "the question, once"
+        shown = _text(seen, "agent_message_chunk")
+        assert REPLY.startswith(shown), "nothing doubled, nothing out of order"
+        journaled = shown[: len(streamed)]
+        assert streamed.startswith(journaled)
+        assert len(streamed) - len(journaled) <= 3 * len("word299 "), "a kill loses one batch"
+        if agent_kept == "every chunk":
+            assert shown == kept_by_agent, "and what the agent kept beyond it, once"
+        else:
+            assert kept_by_agent == "" and shown == journaled
+        newer = [u["index"] for u in seen if u["index"] > last_seen]
+        assert all(u.get("replay") for u in seen if u["index"] in newer), "new is the agent's"
+
+        await again.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="goose.openChat", arguments=[])
+        )
+        (shown_doc,) = await again.goose.wait_for(lambda: again.client.shown_documents)
+        transcript = Path(shown_doc.uri.removeprefix("file://")).read_text(encoding="utf-8")
+        assert transcript.count("tell me") == 1 and transcript.count(shown) == 1
+        assert transcript.count("word1 ") == 1, "the transcript shows the reply once too"
+    finally:
+        await again.client.shutdown_session()
+
+
+@pytest.mark.parametrize("why", ["no session/load", "session gone"])
+async def test_an_agent_that_cannot_reload_a_chat_still_shows_its_history(
+    tmp_path: Path, why: str
+) -> None:
+    capabilities = {**GOOSE_CAPABILITIES, "loadSession": why != "no session/load"}
+    script: dict[str, Any] = {
+        "capabilities": capabilities,
+        "turns": [[{"text": "The answer is 42."}]],
+        "sessionsFile": str(tmp_path / "goose-sessions"),
+    }
+    first = await start_editor(tmp_path)
+    await first.start(script)
+    session_id = await first.new_session()
+    await first.goose.turn_end(await first.prompt(session_id, "What is the answer?"))
+    await stop_editor(first)
+    if why == "session gone":
+        (tmp_path / "goose-sessions").write_text("")  # the agent lost its database
+
+    again = await start_editor(tmp_path)
+    try:
+        await again.start(script)
+        await again.goose.request("goose/loadSession", {"sessionId": session_id})
+        result = await again.goose.request(
+            "goose/replay", {"sessionId": session_id, "afterIndex": 0}
+        )
+        await again.goose.wait_for(lambda: _caught_up(again, result["count"]))
+        seen = _seen(again)
+        assert _text(seen, "user_message_chunk") == "What is the answer?"
+        assert _text(seen, "agent_message_chunk") == "The answer is 42."
+        notes = [u["update"]["text"] for u in seen if u["update"]["sessionUpdate"] == "note"]
+        assert any("forgotten this chat" in note for note in notes), notes
+        with pytest.raises(JsonRpcException, match="forgotten this chat"):
+            await again.goose.request(
+                "goose/prompt",
+                {"sessionId": session_id, "messageId": str(uuid.uuid4()), "prompt": "And then?"},
+            )
+    finally:
+        await again.client.shutdown_session()
+
+
+async def test_replay_reads_the_journal_of_a_chat_not_open_here(tmp_path: Path) -> None:
+    script = {"turns": [[{"text": "kept", "chunks": 4}]]}
+    first = await start_editor(tmp_path)
+    await first.start(script)
+    session_id = await first.new_session()
+    await first.goose.turn_end(await first.prompt(session_id, "remember"))
+    sent = len(first.goose.updates) + len(first.goose.turn_ends)
+    await stop_editor(first)
+
+    again = await start_editor(tmp_path)
+    try:
+        await again.start(script)
+        result = await again.goose.request(
+            "goose/replay", {"sessionId": session_id, "afterIndex": 0}
+        )
+        assert result["count"] == sent and result["lastIndex"] == sent
+        await again.goose.wait_for(lambda: again.goose.turn_ends)
+        assert _text(_seen(again), "agent_message_chunk") == "kept"
+        assert [e["stopReason"] for e in again.goose.turn_ends] == ["end_turn"]
+        assert not again.received("session/load"), "reading history needs no agent"
+        with pytest.raises(JsonRpcException, match="sessionId"):
+            await again.goose.request("goose/replay", {"sessionId": "nope", "afterIndex": 0})
+    finally:
+        await again.client.shutdown_session()
