@@ -82,6 +82,9 @@ class TranscriptSettings:
 
     edit_interval: float = 0.25
     """Seconds between two edits streamed into an open transcript (at most 1/interval a second)."""
+    save_interval: float = 2.0
+    """Seconds between two saves of a transcript's file while the editor shows it and a
+    reply streams in (and at every turn's end): quitting without saving loses nothing."""
     apply_edit_timeout: float = 10.0
     """Seconds to wait for the editor to apply an edit before writing the file instead."""
     max_bytes: int = 1_000_000

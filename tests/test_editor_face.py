@@ -12,7 +12,7 @@ from pytest_lsp import client_capabilities
 
 from goose_ls.lsp.transcript.text import SENTINEL
 from goose_ls.testing.buffers import EditorBuffers
-from goose_ls.testing.harness import Editor
+from goose_ls.testing.harness import Editor, disconnect, start_editor
 
 HELIX = types.ClientCapabilities(
     workspace=types.WorkspaceClientCapabilities(
@@ -461,3 +461,76 @@ async def test_a_long_transcript_moves_to_a_part_and_links_to_it(editor: Editor)
     )
     assert "y" * 3000 in part.read_text(encoding="utf-8")
     assert f"[{part.name}]({part.name})" in text
+
+
+@pytest.mark.parametrize("name", ["helix", "vscode"])
+async def test_a_transcript_the_editor_shows_is_saved_while_the_reply_streams(
+    editor: Editor, name: str
+) -> None:
+    """The editor never saves the transcript buffer: goose-ls does, with the draft the
+    editor holds, while the turn runs and again at its end."""
+    buffers = await _start(
+        editor,
+        name,
+        {"turns": [[{"text": REPLY}, {"waitForCancel": True}]]},
+        {"transcript": {"saveInterval": 0.2}},
+    )
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Open chat"])
+    transcript = await _open_transcript(editor, buffers)
+    path = Path(transcript.removeprefix("file://"))
+    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Explain selection"])
+    buffers.type_at_end(transcript, "my next question")
+    await editor.goose.wait_for(
+        lambda: REPLY in path.read_text(encoding="utf-8"), what="the reply on disk mid-turn"
+    )
+    await editor.goose.wait_for(
+        lambda: path.read_text(encoding="utf-8").endswith("my next question"),
+        what="the draft on disk",
+    )
+    (end,) = await _cancel_and_end(editor)
+    assert end["stopReason"] == "cancelled"
+    await editor.goose.wait_for(
+        lambda: path.read_text(encoding="utf-8") == buffers.texts[transcript],
+        what="the file holding what the editor shows",
+    )
+    assert buffers.texts[transcript].count(REPLY) == 1
+
+
+async def _cancel_and_end(editor: Editor) -> list[dict[str, Any]]:
+    (update, *_) = editor.goose.updates
+    await editor.goose.request("goose/cancel", {"sessionId": update["sessionId"]})
+    return await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+
+
+async def test_a_transcript_quit_without_saving_comes_back_whole(tmp_path: Path) -> None:
+    """Helix: stream into the open transcript, ``:qa!`` (goose-ls killed with the
+    editor), start again: the chat is all there, once."""
+    script = {"turns": [[{"text": REPLY, "chunks": 40, "delay": 0.01}]]}
+    editor = await start_editor(tmp_path)
+    buffers = await _start(editor, "helix", script)
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Explain selection"])
+    transcript = await _open_transcript(editor, buffers)
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    await editor.goose.wait_for(lambda: REPLY in buffers.texts[transcript], what="the reply")
+    server = editor.client._server
+    assert server is not None
+    server.kill()
+    await server.wait()
+    await disconnect(editor)
+    path = Path(transcript.removeprefix("file://"))
+    path.write_text(path.read_text(encoding="utf-8").replace(REPLY, "stale"), encoding="utf-8")
+
+    again = await start_editor(tmp_path)
+    try:
+        await again.start(script, editor=HELIX)
+        await again.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="goose.openChat", arguments=[])
+        )
+        await again.goose.wait_for(lambda: again.client.shown_documents, what="showDocument")
+        text = path.read_text(encoding="utf-8")
+        assert text.count(REPLY) == 1 and "stale" not in text, "drawn again from the journal"
+        assert text.count("Explain what this code does") == 1
+    finally:
+        await again.client.shutdown_session()

@@ -35,7 +35,9 @@ async def test_the_first_edit_goes_out_at_once_on_a_machine_just_booted(
         apply_edit=apply_edit,
         units=len,
         interval=3600.0,
+        save_interval=3600.0,
         context_lines=list,
+        buffer_text=lambda: None,
         write_failed=lambda path, error: None,
         tasks=Tasks(),
     )

@@ -1,11 +1,15 @@
-"""One transcript document per session: created on disk, shown once, kept up to date.
+"""One transcript document per session: a view of the journal, on disk and in the editor.
 
 This is the chat for editors without a plugin: the conversation streams in above a
-prompt section where the user writes the next message and gathers context.
+prompt section where the user writes the next message and gathers context. A transcript
+is drawn from the session's journaled events when goose-ls first needs it (so a file
+that is stale, edited or missing is drawn anew), then follows each new event; its file
+is saved even while the editor shows it, so quitting without saving loses nothing.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -15,7 +19,13 @@ from pathlib import Path
 import attrs
 from lsprotocol import types
 
-from goose_ls.events import AgentMessageChunk, AgentThoughtChunk, ToolCall, TurnEnded
+from goose_ls.events import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ToolCall,
+    TurnEnded,
+    event_from_wire,
+)
 from goose_ls.files import atomic_write
 from goose_ls.lsp.editor import Editor
 from goose_ls.lsp.transcript.render import Renderer
@@ -32,6 +42,7 @@ from goose_ls.sessions import ContextItem, IndexedEvent, SessionManager, path_of
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
 from goose_ls.tool_calls import ToolCalls
+from goose_ls.wire import WireError
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +67,10 @@ class Transcript:
     """How many context lines the prompt section shows now."""
     shown: bool = False
     """Whether ``window/showDocument`` was sent (it is sent once)."""
-    restored: bool = False
-    """The file held this conversation from an earlier run (a replay need not redraw it)."""
+    drawn_through: int = 0
+    """The last event index drawn from the journal when the transcript was made."""
+    parts: int = 0
+    """How many earlier parts (``<session>.partN.md``) the conversation has moved to."""
     answered: str | None = None
     """The last turn (message id) whose reply has started to show."""
 
@@ -103,7 +116,6 @@ class Transcripts:
         safe = re.sub(r"[^\w.-]", "_", session_id)
         path = (self.directory / f"{safe}.md").resolve()
         text = TranscriptText(head=f"# goose chat · {session_id}\n\n")
-        earlier = self._earlier_body(path, text.head)
         transcript: Transcript
         streamer = TranscriptStreamer(
             path.as_uri(),
@@ -113,7 +125,9 @@ class Transcripts:
             apply_edit=self._apply_edit if self._editor.can_apply_edits() else None,
             units=self._editor.units,
             interval=self._settings().transcript.edit_interval,
+            save_interval=self._settings().transcript.save_interval,
             context_lines=lambda: [context_line(c) for c in transcript.context],
+            buffer_text=lambda: self._editor.buffer_text(path.as_uri()),
             write_failed=self._editor.cannot_write,
             tasks=self._tasks,
         )
@@ -121,29 +135,33 @@ class Transcripts:
             text, lambda: self._tool_calls(session_id), self._sessions.tools.terminals.output_of
         )
         transcript = Transcript(session_id, path, text, renderer, streamer)
-        if earlier:
-            text.body = text.shown = earlier
-            transcript.restored = True
+        self._draw_history(transcript)
         streamer.write_file()
         self._sessions.library.set_transcript(session_id, str(path))
         self._by_session[session_id] = transcript
         self._by_uri[transcript.uri] = transcript
+        if self._editor.is_open(transcript.uri):  # left open by an earlier run
+            self.opened(transcript.uri)
         return transcript
+
+    def _draw_history(self, transcript: Transcript) -> None:
+        """Render what the journal holds of the session (parts rotated out as they were)."""
+        rows = self._sessions.library.history(transcript.session_id)
+        with transcript.renderer.replaying():
+            for row in rows:
+                try:
+                    event = event_from_wire(json.loads(row.payload))
+                except (ValueError, WireError) as exc:
+                    log.warning("journal event %s of %s skipped: %s", row.idx, row.session_id, exc)
+                    continue
+                transcript.renderer.render(event)
+                if isinstance(event, TurnEnded):
+                    self._rotate_if_long(transcript)
+        transcript.drawn_through = rows[-1].idx if rows else 0
 
     def _tool_calls(self, session_id: str) -> ToolCalls | None:
         session = self._sessions.registry.find(session_id)
         return session.tool_calls if session is not None else None
-
-    @staticmethod
-    def _earlier_body(path: Path, head: str) -> str:
-        """The conversation a transcript file already holds (from an earlier run)."""
-        try:
-            parts = split_prompt(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
-            return ""
-        if parts is None or not parts[0].startswith(head) or not parts[0].endswith("\n"):
-            return ""
-        return parts[0][len(head) : -1]
 
     async def close(self, session_id: str) -> None:
         """Write out a closed session's transcript and let it go (the file stays)."""
@@ -169,8 +187,8 @@ class Transcripts:
 
     def session_event(self, event: IndexedEvent) -> None:
         transcript = self.for_session(event.session_id)
-        if event.replay and transcript.restored:
-            return  # the file already shows this history
+        if event.index <= transcript.drawn_through:
+            return  # drawn from the journal already
         transcript.renderer.render(event.event)
         if isinstance(event.event, TurnEnded):
             self._rotate_if_long(transcript)
@@ -181,24 +199,28 @@ class Transcripts:
         )
         if first_reply:
             transcript.answered = event.message_id
-        # A turn's end goes out at once too: the editor says it finished right then.
-        transcript.streamer.changed(urgent=first_reply or isinstance(event.event, TurnEnded))
+        # A turn's end goes out at once too, and to disk: the editor says it finished.
+        ended = isinstance(event.event, TurnEnded)
+        transcript.streamer.changed(urgent=first_reply or ended, save=ended)
 
     def _rotate_if_long(self, transcript: Transcript) -> None:
-        """Move a long conversation to ``<session>.partN.md`` and link to it."""
+        """Move a long conversation to ``<session>.partN.md`` and link to it.
+
+        Parts are numbered in the order the conversation reached them, so drawing the
+        transcript again from the journal finds the same parts (written only if changed).
+        """
         text = transcript.text
         if len(text.body.encode("utf-8")) <= self._settings().transcript.max_bytes:
             return
-        number = 1
-        while (
-            part := transcript.path.with_name(f"{transcript.path.stem}.part{number}.md")
-        ).exists():
-            number += 1
+        part = transcript.path.with_name(f"{transcript.path.stem}.part{transcript.parts + 1}.md")
+        content = text.head + text.body
         try:
-            atomic_write(part, text.head + text.body)
+            if not _holds(part, content):
+                atomic_write(part, content)
         except OSError as exc:
             self._editor.cannot_write(part, exc)
             return  # keep the conversation in the transcript rather than lose it
+        transcript.parts += 1
         transcript.renderer.restart(f"_Earlier in this chat: [{part.name}]({part.name})_\n")
 
     async def show(self, transcript: Transcript) -> None:
@@ -207,6 +229,8 @@ class Transcripts:
             return
         transcript.shown = True
         await transcript.streamer.settled()
+        if not transcript.path.exists():  # removed since it was made: draw it again
+            transcript.streamer.write_file()
         if not await self._editor.show_document(transcript.path):
             self._editor.show(types.MessageType.Info, f"goose chat: {transcript.path}")
 
@@ -293,4 +317,12 @@ class Transcripts:
             f"goose: the editor did not apply an edit to {Path(uri).name} ({problem}); "
             "the chat is written to its file instead. Reopen it to see the latest.",
         )
+        return False
+
+
+def _holds(path: Path, content: str) -> bool:
+    """Whether the file at ``path`` holds exactly ``content``."""
+    try:
+        return path.read_text(encoding="utf-8") == content
+    except (OSError, UnicodeDecodeError):
         return False

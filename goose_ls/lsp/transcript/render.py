@@ -8,9 +8,10 @@ something follows it, later changes are appended as a status line.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import PurePath
 from typing import Any
 
@@ -51,6 +52,21 @@ class Renderer:
         self._block_start = 0
         self._drawn: set[str] = set()
         """Tool calls that have a block of their own."""
+        self._replay_calls: ToolCalls | None = None
+        """While drawing history: its tool calls, merged as the session merged them."""
+
+    @contextlib.contextmanager
+    def replaying(self) -> Iterator[None]:
+        """Render history from the journal: its tool calls are tracked here, apart from
+        the live session's (which knows only the calls of this run)."""
+        tracker, live = ToolCalls(), self._tool_calls
+        self._tool_calls = lambda: tracker
+        self._replay_calls = tracker
+        try:
+            yield
+        finally:
+            self._tool_calls = live
+            self._replay_calls = None
 
     def restart(self, text: str) -> None:
         """Replace the whole body (after it moved to a previous part) and start afresh."""
@@ -78,6 +94,11 @@ class Renderer:
 
     # --- events ------------------------------------------------------------------
     def render(self, event: events.SessionEvent) -> None:
+        if self._replay_calls is not None:
+            if isinstance(event, (events.ToolCall, events.ToolCallUpdate)):
+                self._replay_calls.apply(event)
+            elif isinstance(event, events.PermissionRequested):
+                self._replay_calls.apply(event.tool_call)
         if isinstance(event, events.UserMessageChunk):
             self._user(event.content)
         elif isinstance(event, events.AgentMessageChunk):

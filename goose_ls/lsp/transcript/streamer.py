@@ -6,7 +6,10 @@ come at most every ``interval`` seconds, so the editor sees a handful of edits a
 whatever the agent's token rate. The first change after a quiet spell goes out at once,
 and so does the first of a turn's reply (the user is waiting to see it start).
 When the transcript is not open in the editor, or the editor cannot apply edits, the
-file on disk is written instead (keeping the user's draft there).
+file on disk is written instead (keeping the user's draft there). While the editor shows
+it, the file is saved too, with the editor's prompt section: at each turn's end and at
+least every ``save_interval`` seconds while text streams in, so an editor quit without
+saving (``:qa!``) loses nothing of the chat, and the user's draft only since that save.
 """
 
 from __future__ import annotations
@@ -45,7 +48,9 @@ class TranscriptStreamer:
         apply_edit: ApplyEdit | None,
         units: Units,
         interval: float,
+        save_interval: float,
         context_lines: Callable[[], list[str]],
+        buffer_text: Callable[[], str | None],
         write_failed: WriteFailed,
         tasks: Tasks,
     ) -> None:
@@ -56,7 +61,9 @@ class TranscriptStreamer:
         self._apply_edit = apply_edit
         self._units = units
         self.interval = interval
+        self.save_interval = save_interval
         self._context_lines = context_lines
+        self._buffer_text = buffer_text
         self._write_failed = write_failed
         self._tasks = tasks
         self._wake = asyncio.Event()
@@ -66,6 +73,10 @@ class TranscriptStreamer:
         self._last_flush = -math.inf
         """When the last edit went out: never, so the first goes at once (``monotonic()``
         counts from boot on Linux, and may be below ``interval`` on a new machine)."""
+        self._saved_at = -math.inf
+        self._unsaved = False
+        """The editor shows changes the file does not have yet."""
+        self._save_now = False
         self._task: asyncio.Task[None] | None = None
         self.lock = asyncio.Lock()
         """Held for every change to the document, so edits never interleave."""
@@ -73,8 +84,10 @@ class TranscriptStreamer:
     def uses_editor(self) -> bool:
         return self._apply_edit is not None and self._is_open()
 
-    def changed(self, urgent: bool = False) -> None:
-        """Something was rendered; ``urgent`` sends it without waiting out the interval."""
+    def changed(self, urgent: bool = False, save: bool = False) -> None:
+        """Something was rendered; ``urgent`` sends it without waiting out the interval,
+        ``save`` also saves the file then (a turn's end)."""
+        self._save_now = self._save_now or save
         self._idle.clear()
         self._wake.set()
         if urgent:
@@ -94,6 +107,15 @@ class TranscriptStreamer:
 
     async def _run(self) -> None:
         while True:
+            if self._unsaved and not self._wake.is_set():
+                # Nothing to send: wait for more, or until the file's save is due.
+                due = self._saved_at + self.save_interval - time.monotonic()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await within(max(due, 0.0), self._wake.wait())
+                if not self._wake.is_set():
+                    async with self.lock:
+                        self._save()
+                    continue
             await self._wake.wait()
             wait = self._last_flush + self.interval - time.monotonic()
             if wait > 0 and not self._hurry.is_set():
@@ -124,6 +146,9 @@ class TranscriptStreamer:
         assert self._apply_edit is not None
         if await self._apply_edit(self.uri, edit.start, edit.end, edit.new_text):
             self.text.shown_as(edit)
+            self._unsaved = True
+            if self._save_now or time.monotonic() - self._saved_at >= self.save_interval:
+                self._save()
             return
         log.warning("the editor did not apply an edit to %s; writing the file", self.path)
         self.text.retry(edit)
@@ -131,15 +156,32 @@ class TranscriptStreamer:
 
     def write_file(self) -> None:
         """Write the whole transcript, keeping the draft the file already holds."""
-        section = prompt_section(self._context_lines())
+        if self._write(self._section_on_disk()):
+            self.text.mark_shown()
+
+    def _save(self) -> None:
+        """Save what the editor shows, its prompt section as it is there now (a failed
+        save is tried again ``save_interval`` later)."""
+        self._saved_at = time.monotonic()
+        if not self.uses_editor():  # closed meanwhile: the file is the copy now
+            self._unsaved = self._save_now = False
+            return
+        parts = split_prompt(self._buffer_text() or "")
+        if self._write(parts[1] if parts else self._section_on_disk()):
+            self._unsaved = self._save_now = False
+
+    def _section_on_disk(self) -> str:
         with contextlib.suppress(OSError, UnicodeDecodeError):
             parts = split_prompt(self.path.read_text(encoding="utf-8"))
             if parts is not None:
-                section = parts[1]
+                return parts[1]
+        return prompt_section(self._context_lines())
+
+    def _write(self, section: str) -> bool:
         try:
             atomic_write(self.path, self.text.document(section))
         except OSError as exc:
             log.error("cannot write transcript %s: %s", self.path, exc)
             self._write_failed(self.path, exc)
-            return  # still dirty: the next flush tries again
-        self.text.mark_shown()
+            return False  # still dirty: the next flush tries again
+        return True
