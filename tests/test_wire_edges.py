@@ -11,7 +11,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from goose_ls.testing import plain
-from goose_ls.testing.harness import Editor, raw_request
+from goose_ls.testing.harness import Editor, raw_request, shared_server
 
 
 async def _raw(editor: Editor, method: str, params: Any, timeout: float = 10.0) -> Any:
@@ -90,12 +90,12 @@ async def test_a_request_after_shutdown_is_refused_not_ignored(editor: Editor) -
         ("goose.openChat", ["extra"], "takes at most 0 argument(s), got 1"),
     ],
 )
+@shared_server
 async def test_a_command_with_a_wrong_argument_is_refused_naming_it(
-    editor: Editor, command: str, arguments: list[Any], says: str
+    shared_editor: Editor, command: str, arguments: list[Any], says: str
 ) -> None:
-    await editor.start({"turns": [[{"text": "ok"}]]})
     with pytest.raises(JsonRpcInvalidParams) as refused:
-        await editor.client.workspace_execute_command_async(
+        await shared_editor.client.workspace_execute_command_async(
             types.ExecuteCommandParams(command=command, arguments=arguments)
         )
     assert str(refused.value).startswith(f"{command}: ") and says in str(refused.value)
