@@ -9,6 +9,7 @@ from goose_ls.sessions.checkpoints import Change, review
 from goose_ls.sessions.context import ContextItem, path_of
 from goose_ls.sessions.manager import SessionListener, SessionManager
 from goose_ls.sessions.permissions import Permissions
+from goose_ls.sessions.search import Hit
 from goose_ls.sessions.session import IndexedEvent, Session
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "AgentStatus",
     "Change",
     "ContextItem",
+    "Hit",
     "IndexedEvent",
     "Permissions",
     "Session",
