@@ -10,11 +10,11 @@ and clients render them as they are.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args
 
 import attrs
 
-from goose_ls.wire import to_wire
+from goose_ls.wire import from_wire, to_wire
 
 Json = dict[str, Any]
 
@@ -205,3 +205,15 @@ def event_to_wire(event: SessionEvent) -> Json:
             data["messageId"] = event.message_id
         return data
     return {"sessionUpdate": event.KIND, **to_wire(event)}
+
+
+_BY_KIND: dict[str, type[SessionEvent]] = {cls.KIND: cls for cls in get_args(SessionEvent)}
+
+
+def event_from_wire(update: Json) -> SessionEvent | None:
+    """The event an ``update`` describes, as :func:`event_to_wire` wrote it (the journal's
+    payloads); None for a kind this version does not know. Raises ``WireError`` for a
+    malformed one."""
+    data = dict(update)
+    cls = _BY_KIND.get(str(data.pop("sessionUpdate", "")))
+    return None if cls is None else from_wire(data, cls)

@@ -1,4 +1,4 @@
-"""Past chats found by phrase (workspace/symbol, goose/searchSessions)."""
+"""Past chats found by phrase (workspace/symbol, goose/searchSessions), and exported."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcException
 from goose_ls.testing.harness import (
     SERVER_COMMAND,
     Editor,
+    raw_request,
     start_editor,
     stop_editor,
 )
@@ -142,3 +143,66 @@ async def test_a_phrase_from_a_week_old_chat_is_found(tmp_path: Path) -> None:
         assert symbol.container_name is not None and hit["at"][:10] in symbol.container_name
     finally:
         await stop_editor(now)
+
+
+async def _export(editor: Editor, *arguments: Any) -> None:
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.exportChat", arguments=list(arguments))
+    )
+
+
+async def test_export_writes_the_conversation_only_and_only_inside_the_workspace(
+    editor: Editor, tmp_path: Path
+) -> None:
+    await editor.start(
+        {
+            "turns": [
+                [
+                    {"thought": "Reading the logs"},
+                    {"permission": {"toolCallId": "t1", "title": "shell · grep fail"}},
+                    {"text": REPLY, "chunks": 40},
+                ]
+            ]
+        }
+    )
+    summary = await editor.goose.request("goose/newSession", {})
+    session_id = summary["sessionId"]
+    message_id = await editor.prompt(session_id, QUESTION)
+    (request,) = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
+    await editor.goose.request(
+        "goose/permission", {"requestId": request["requestId"], "optionId": "allow_once"}
+    )
+    await editor.goose.turn_end(message_id)
+
+    transcript = summary["transcript"]
+    where = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
+    actions = await raw_request(  # as JSON: the typed client reads these as bare Commands
+        editor.client,
+        "textDocument/codeAction",
+        {"textDocument": {"uri": transcript}, "range": where, "context": {"diagnostics": []}},
+    )
+    (action,) = [a for a in actions if a["title"] == "Goose: Export chat"]
+    assert action["command"]["arguments"] == [session_id]
+    await _export(editor, *action["command"]["arguments"])
+    (shown,) = await editor.goose.wait_for(lambda: editor.client.shown_documents)
+    exported = editor.workspace / f"goose-chat-why-does-it-fail-{datetime.date.today()}.md"
+    assert shown.uri == exported.as_uri()
+    text = exported.read_text(encoding="utf-8")
+    assert text.startswith(f"# {QUESTION}\n")
+    assert f"## You\n\n{QUESTION}\n" in text and "## goose\n\n> 💭 Reading the logs" in text
+    assert "Permission needed:** shell · grep fail" in text and REPLY in text
+    assert "<!--" not in text and "code action" not in text and "goose-ls:" not in text
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (editor.workspace / "out").symlink_to(outside)
+    (editor.workspace / "link.md").symlink_to(outside / "linked.md")
+    for given in ["../escaped.md", str(outside / "absolute.md"), "out/chat.md", "link.md"]:
+        await _export(editor, session_id, given)
+        message = await editor.shown(f"{given} is outside the workspace")
+        assert message.startswith("goose: goose.exportChat: ")
+    assert list(outside.iterdir()) == [] and not (tmp_path / "escaped.md").exists()
+
+    await _export(editor, None, "notes/chat.md")  # the current chat: the one exported
+    await editor.goose.wait_for(lambda: len(editor.client.shown_documents) == 2)
+    assert (editor.workspace / "notes" / "chat.md").read_text(encoding="utf-8") == text

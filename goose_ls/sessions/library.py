@@ -125,6 +125,12 @@ class SessionLibrary:
         record = self.store.get(session_id)
         return max(record.last_index, record.reserved_index) if record else 0
 
+    def journaled(self, session_id: str) -> list[EventRow]:
+        """Every event of the session the journal holds, oldest first (those waiting for
+        their batch written first)."""
+        self.write_events()
+        return self.store.events(session_id)
+
     def search(self, query: str, limit: int) -> list[Hit]:
         """Past messages holding ``query``, newest first; the latest chats for no query.
         Events still waiting for their batch are written first, so they are found."""
