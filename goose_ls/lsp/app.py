@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from goose_ls.lsp import code_actions, commands, completion, documents, goose_methods, lifecycle
+from goose_ls.lsp import (
+    code_actions,
+    commands,
+    completion,
+    documents,
+    goose_methods,
+    lifecycle,
+    symbols,
+)
 from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.lsp.services import ServicesSlot
 
@@ -17,4 +25,5 @@ def create_server() -> GooseLanguageServer:
     code_actions.register(server, services)
     commands.register(server, services, server.tasks)
     completion.register(server, services)
+    symbols.register(server, services)
     return server

@@ -86,7 +86,11 @@ def transcript_actions(
             _action("goose.revertTurn", refactor, uri),
         ]
     actions += option_actions(s, transcript.session_id)
-    actions += [_action("goose.sessions", refactor), _action("goose.restart", refactor)]
+    actions += [
+        _action("goose.exportChat", refactor, transcript.session_id),
+        _action("goose.sessions", refactor),
+        _action("goose.restart", refactor),
+    ]
     for request_id in _cards_near(s, uri, params.range, transcript.session_id):
         answers = [
             _action(

@@ -124,6 +124,20 @@ class SessionArguments:
 
 
 @attrs.frozen
+class ExportArguments:
+    session_id: str | None = None
+    """The chat to export; the current chat when left out or null."""
+    path: str | None = None
+    """Where to write it, inside the workspace; ``goose-chat-<title>-<date>.md`` there
+    when left out."""
+
+    def problem(self) -> str | None:
+        if self.session_id == "":
+            return "argument 1 (sessionId): must not be empty"
+        return _file_problem(self.path, 2, "path")
+
+
+@attrs.frozen
 class TrustArguments:
     digest: str
     """The SHA-256 of the workspace policy file as offered: a changed file is not trusted."""

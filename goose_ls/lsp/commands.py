@@ -21,6 +21,7 @@ from pygls.lsp.server import LanguageServer
 
 from goose_ls.errors import GooseLsError, Refused, UnknownSession
 from goose_ls.lsp import command_args as args
+from goose_ls.lsp.export import export
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.lsp.sessions_view import show_index
 from goose_ls.sessions import ContextItem
@@ -159,6 +160,16 @@ async def delete_session(s: Services, a: args.SessionArguments) -> None:
     await show_index(s.editor, s.sessions)
 
 
+async def export_chat(s: Services, a: args.ExportArguments) -> None:
+    library = s.sessions.library
+    session_id = a.session_id or s.chat.current_session or library.last_used(s.sessions.cwd)
+    if session_id is None:
+        raise Refused("there is no chat to export yet", "Open one first (Goose: Open chat)")
+    path = export(library, Path(s.root), session_id, a.path)
+    if not await s.editor.show_document(path):
+        _info(s, f"the chat was exported to {path}")
+
+
 async def set_mode(s: Services, a: args.ModeArguments) -> None:
     await s.sessions.set_mode(a.session_id, a.mode_id)
 
@@ -240,6 +251,7 @@ COMMANDS = {
         Command(
             "goose.deleteSession", "Goose: Delete session", args.SessionArguments, delete_session
         ),
+        Command("goose.exportChat", "Goose: Export chat", args.ExportArguments, export_chat),
         Command("goose.setMode", "Goose: Set mode", args.ModeArguments, set_mode),
         Command(
             "goose.setConfigOption", "Goose: Set option", args.OptionArguments, set_config_option

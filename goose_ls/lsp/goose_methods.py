@@ -23,7 +23,7 @@ from pygls.lsp.server import LanguageServer
 from goose_ls import __version__
 from goose_ls import settings as settings_model
 from goose_ls.errors import AgentError, Refused, UnknownSession
-from goose_ls.lsp import protocol
+from goose_ls.lsp import protocol, symbols
 from goose_ls.lsp.publisher import status_to_wire
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.sessions import ContextItem, Session
@@ -187,6 +187,10 @@ def replay(s: Services, p: protocol.ReplayParams) -> Json:
     return {"sessionId": p.session_id, "lastIndex": last, "count": len(resent)}
 
 
+def search_sessions(s: Services, p: protocol.SearchSessionsParams) -> Json:
+    return {"results": [symbols.to_wire(found) for found in symbols.find(s, p.query, p.limit)]}
+
+
 @attrs.frozen
 class Route:
     method: str
@@ -211,6 +215,7 @@ ROUTES = [
     Route(protocol.CANCEL, protocol.CancelParams, cancel),
     Route(protocol.PERMISSION, protocol.PermissionParams, permission),
     Route(protocol.REPLAY, protocol.ReplayParams, replay),
+    Route(protocol.SEARCH_SESSIONS, protocol.SearchSessionsParams, search_sessions),
 ]
 
 

@@ -17,6 +17,9 @@ from goose_ls.sessions import ContextItem
 from goose_ls.wire import WireError, from_wire
 
 PROTOCOL_VERSION = 1
+SEARCH_LIMIT = 50
+"""Results a search returns when not told how many (``workspace/symbol`` always)."""
+MAX_SEARCH_LIMIT = 500
 
 NEW_SESSION = "goose/newSession"
 PROMPT = "goose/prompt"
@@ -33,6 +36,7 @@ SET_MODE = "goose/setMode"
 SET_CONFIG_OPTION = "goose/setConfigOption"
 RESTART = "goose/restart"
 AUTHENTICATE = "goose/authenticate"
+SEARCH_SESSIONS = "goose/searchSessions"
 
 UPDATE = "goose/update"
 TURN_END = "goose/turnEnd"
@@ -113,6 +117,18 @@ class PermissionParams:
 class ReplayParams:
     session_id: str
     after_index: int = 0
+
+
+@attrs.frozen
+class SearchSessionsParams:
+    query: str
+    """Words to find in past chats; empty lists the latest chats."""
+    limit: int = SEARCH_LIMIT
+
+    def problem(self) -> str | None:
+        if not 1 <= self.limit <= MAX_SEARCH_LIMIT:
+            return f"limit: must be from 1 to {MAX_SEARCH_LIMIT}"
+        return None
 
 
 def parse(method: str, params: Any, cls: type[T]) -> T:

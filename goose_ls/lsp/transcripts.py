@@ -79,6 +79,11 @@ class Transcript:
         return self.path.as_uri()
 
 
+def _safe(session_id: str) -> str:
+    """A session id as a file name: anything but letters, digits, ``.`` and ``-`` as ``_``."""
+    return re.sub(r"[^\w.-]", "_", session_id)
+
+
 REPLY_EVENTS = (AgentMessageChunk, AgentThoughtChunk, ToolCall)
 """What the agent shows of a reply; the first of each turn is sent at once."""
 
@@ -102,6 +107,15 @@ class Transcripts:
     def directory(self) -> Path:
         return data_dir(self._settings().data_dir) / "transcripts"
 
+    def path_for(self, session_id: str) -> Path:
+        """Where a session's transcript lives (whether it exists or not)."""
+        return (self.directory / f"{_safe(session_id)}.md").resolve()
+
+    def parts_of(self, session_id: str) -> list[Path]:
+        """The earlier parts a long transcript moved out (``<session>.partN.md``), in order."""
+        found = self.directory.glob(f"{_safe(session_id)}.part*.md")
+        return sorted(found, key=lambda part: (len(part.name), part.name))
+
     def get(self, session_id: str) -> Transcript | None:
         return self._by_session.get(session_id)
 
@@ -113,8 +127,7 @@ class Transcripts:
         existing = self._by_session.get(session_id)
         if existing is not None:
             return existing
-        safe = re.sub(r"[^\w.-]", "_", session_id)
-        path = (self.directory / f"{safe}.md").resolve()
+        path = self.path_for(session_id)
         text = TranscriptText(head=f"# goose chat · {session_id}\n\n")
         transcript: Transcript
         streamer = TranscriptStreamer(
@@ -176,12 +189,7 @@ class Transcripts:
         path = transcript.path if transcript else None
         if transcript is not None:
             self._by_uri.pop(transcript.uri, None)
-        safe = re.sub(r"[^\w.-]", "_", session_id)
-        for candidate in [
-            path,
-            *self.directory.glob(f"{safe}.md"),
-            *self.directory.glob(f"{safe}.part*.md"),
-        ]:
+        for candidate in [path, self.path_for(session_id), *self.parts_of(session_id)]:
             if candidate is not None:
                 candidate.unlink(missing_ok=True)
 

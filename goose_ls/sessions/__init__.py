@@ -10,6 +10,7 @@ from goose_ls.sessions.context import ContextItem, path_of
 from goose_ls.sessions.manager import SessionListener, SessionManager
 from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.records import EventRow
+from goose_ls.sessions.search import Hit
 from goose_ls.sessions.session import IndexedEvent, Session
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "Change",
     "ContextItem",
     "EventRow",
+    "Hit",
     "IndexedEvent",
     "Permissions",
     "Session",

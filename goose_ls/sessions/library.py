@@ -24,8 +24,10 @@ from goose_ls.sessions.records import (
     now,
     title_from_prompt,
 )
+from goose_ls.sessions.search import Hit
 from goose_ls.sessions.session import IndexedEvent
 from goose_ls.sessions.store import SessionStore
+from goose_ls.sessions.texts import Piece, piece_of_event
 
 JOURNAL = "journal.sqlite3"
 """The session store in the data dir."""
@@ -33,6 +35,8 @@ LEGACY = "sessions.json"
 """The store of earlier versions, imported once into the journal."""
 BATCH_SECONDS = 0.005
 """How long events wait to be written together."""
+EventFields = tuple[str, int, "str | None", str, str, bool]
+"""An event's row as it waits for its batch: all but its time (``EventRow``'s order)."""
 INDEX_BLOCK = 1000
 """Indices reserved in the journal at a time (see ``SessionRecord.reserved_index``)."""
 
@@ -41,7 +45,8 @@ class SessionLibrary:
     def __init__(self, folder: Path, write_failed: WriteFailed) -> None:
         self.store = SessionStore(folder / JOURNAL, write_failed, legacy=folder / LEGACY)
         self.store.load()
-        self._pending: list[tuple[str, int, str | None, str, str, int]] = []
+        self._pending: list[tuple[EventFields, Piece | None]] = []
+        """Events to journal: their row (time aside), and the text each adds to its message."""
 
     @property
     def problem(self) -> str | None:
@@ -60,8 +65,8 @@ class SessionLibrary:
         """Journal the event, and keep what it says about the session (titles, the last
         index)."""
         event, index = indexed.event, indexed.index
-        payload = _payload(event)
-        self._keep((session_id, index, indexed.message_id, event.KIND, payload, indexed.replay))
+        row = (session_id, index, indexed.message_id, event.KIND, _payload(event), indexed.replay)
+        self._keep(row, piece_of_event(event))
         record = self.store.get(session_id)
         if record is None:
             return
@@ -95,10 +100,10 @@ class SessionLibrary:
     def let_go(self, *session_ids: str) -> None:
         self.store.release(list(session_ids))
 
-    def _keep(self, row: tuple[str, int, str | None, str, str, int]) -> None:
+    def _keep(self, row: EventFields, piece: Piece | None) -> None:
         """Events are written in batches, one transaction every :data:`BATCH_SECONDS`
         (a transaction costs 30 µs, an event's row 2 µs): a kill loses at most those."""
-        self._pending.append(row)
+        self._pending.append((row, piece))
         if len(self._pending) == 1:
             try:
                 asyncio.get_running_loop().call_later(BATCH_SECONDS, self.write_events)
@@ -106,10 +111,11 @@ class SessionLibrary:
                 self.write_events()
 
     def write_events(self) -> None:
-        rows, self._pending = self._pending, []
-        if rows:
+        pending, self._pending = self._pending, []
+        if pending:
             at = now()  # one time for the batch: its events came within milliseconds
-            self.store.append([EventRow(*row[:5], at, row[5]) for row in rows])
+            rows = [EventRow(*row[:5], at, row[5]) for row, _ in pending]
+            self.store.append(rows, [piece for _, piece in pending])
 
     def history(self, session_id: str, after: int = 0) -> list[EventRow]:
         """The session's journaled events above ``after``, oldest first (those still
@@ -127,6 +133,12 @@ class SessionLibrary:
         """Where a session loaded again goes on numbering: above every index handed out."""
         record = self.store.get(session_id)
         return max(record.last_index, record.reserved_index) if record else 0
+
+    def search(self, query: str, limit: int) -> list[Hit]:
+        """Past messages holding ``query``, newest first; the latest chats for no query.
+        Events still waiting for their batch are written first, so they are found."""
+        self.write_events()
+        return self.store.search(query, limit)
 
     def used(self, workspace: str, session_id: str) -> None:
         self.store.set_last_active(workspace, session_id)

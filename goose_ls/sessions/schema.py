@@ -4,19 +4,23 @@ SQLite in WAL mode (one process reads while another writes), with a busy timeout
 writer waits its turn instead of failing) and ``synchronous = NORMAL`` (a commit is
 durable once the WAL is checkpointed; a power cut loses at most the last commits, never
 the database). The schema version is ``PRAGMA user_version``: version N is reached by
-running the first N scripts of :data:`MIGRATIONS`, each once, in order.
+running the first N steps of :data:`MIGRATIONS`, each once, in order. A step is an SQL
+script, or a function given the connection when a step must compute (fill a new table
+from the events already there).
 """
 
 from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from goose_ls.sessions import texts
 
 BUSY_TIMEOUT_MS = 5000
 """How long a write waits for another process's transaction before it fails."""
-MIGRATIONS = [
+MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     """
     CREATE TABLE sessions (
         session_id TEXT PRIMARY KEY,
@@ -57,8 +61,9 @@ MIGRATIONS = [
     """
     ALTER TABLE events ADD COLUMN replay INTEGER NOT NULL DEFAULT 0;
     """,
+    texts.migrate,
 ]
-"""Schema version N is reached by running the first N scripts, each once, in order."""
+"""Schema version N is reached by running the first N steps, each once, in order."""
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -82,9 +87,12 @@ def migrate(db: sqlite3.Connection) -> int:
         raise sqlite3.DatabaseError(
             f"schema version {version}, newer than this goose-ls knows ({len(MIGRATIONS)})"
         )
-    for number, script in enumerate(MIGRATIONS[version:], version + 1):
-        for statement in filter(str.strip, script.split(";")):
-            db.execute(statement)
+    for number, step in enumerate(MIGRATIONS[version:], version + 1):
+        if callable(step):
+            step(db)
+        else:
+            for statement in filter(str.strip, step.split(";")):
+                db.execute(statement)
         db.execute(f"PRAGMA user_version = {number}")
     return version
 

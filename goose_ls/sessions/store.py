@@ -24,7 +24,7 @@ from pathlib import Path
 import attrs
 
 from goose_ls.files import WriteFailed
-from goose_ls.sessions import schema
+from goose_ls.sessions import schema, search
 from goose_ls.sessions.process_identity import process_alive, this_process
 from goose_ls.sessions.records import (
     SCHEMA_VERSION,
@@ -33,6 +33,7 @@ from goose_ls.sessions.records import (
     StoreData,
     now,
 )
+from goose_ls.sessions.texts import Piece, TextIndex
 from goose_ls.wire import WireError, from_wire
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,7 @@ class SessionStore:
         from a stale copy."""
         self._last_active: dict[str, str] = {}
         self._told = False
+        self._texts = TextIndex()
 
     def load(self) -> None:
         try:
@@ -72,6 +74,7 @@ class SessionStore:
             with schema.transaction(db):
                 if schema.migrate(db) == 0:
                     self._import(db)
+                search.prepare(db)
         except BaseException:
             db.close()
             raise
@@ -180,13 +183,15 @@ class SessionStore:
         )
 
     # --- events ----------------------------------------------------------------------
-    def append(self, rows: list[EventRow]) -> None:
-        """Write a batch of events in one transaction."""
-        self._write(
-            lambda db: db.executemany(
-                "INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", rows
-            )
-        )
+    def append(self, rows: list[EventRow], pieces: list[Piece | None]) -> None:
+        """Write a batch of events in one transaction, with the text each adds (``pieces``,
+        one per row) to its message's searchable text."""
+
+        def write(db: sqlite3.Connection) -> None:
+            db.executemany("INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            self._texts.add(db, rows, pieces)
+
+        self._write(write)
 
     def events(self, session_id: str, after: int = 0) -> list[EventRow]:
         """A session's events with an index above ``after``, oldest first."""
@@ -195,6 +200,17 @@ class SessionStore:
             (session_id, after),
         )
         return [EventRow(*row) for row in rows or ()]
+
+    def search(self, query: str, limit: int) -> list[search.Hit]:
+        """Messages that hold ``query``, newest first (see :mod:`.search`)."""
+        if self._db is None:
+            return []
+        self._write(search.catch_up)
+        try:
+            return search.find(self._db, query, limit)
+        except sqlite3.Error as exc:
+            log.warning("cannot search the session store %s: %s", self.path, exc)
+            return []
 
     # --- which process has a session open ---------------------------------------
     def hold(self, session_id: str) -> str | None:

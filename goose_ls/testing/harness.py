@@ -46,6 +46,8 @@ class Editor:
         self.record = tmp_path / "agent-received.jsonl"
         self.log = LogWatch(tmp_path / "logs")
         """goose-ls's log, and the tracebacks in it that are failures."""
+        self.capabilities: types.ServerCapabilities | None = None
+        """What goose-ls answered to ``initialize``."""
 
     def script(self, script: dict[str, Any]) -> list[str]:
         """Write ``script`` (recording what the agent receives) and return its command."""
@@ -67,7 +69,7 @@ class Editor:
                 options[key] = {**options[key], **value}
             else:
                 options[key] = value
-        await self.client.initialize_session(
+        result = await self.client.initialize_session(
             types.InitializeParams(
                 capabilities=client_capabilities(editor) if isinstance(editor, str) else editor,
                 root_uri=self.workspace.as_uri(),
@@ -75,6 +77,7 @@ class Editor:
                 initialization_options=options,
             )
         )
+        self.capabilities = result.capabilities
 
     async def new_session(self) -> str:
         result = await self.goose.request("goose/newSession", {})

@@ -42,8 +42,12 @@ class Renderer:
         text: TranscriptText,
         tool_calls: ToolCallLookup,
         terminal_output: TerminalOutput = lambda _: None,
+        interactive: bool = True,
     ) -> None:
         self.text = text
+        self._interactive = interactive
+        """Whether permission cards carry what answers them (a marker, the choices): not
+        in a chat exported as plain markdown."""
         self._tool_calls = tool_calls
         self._terminal_output = terminal_output
         self._speaker: str | None = None
@@ -186,18 +190,19 @@ class Renderer:
     def _card(self, event: events.PermissionRequested) -> None:
         self._new_block("card", "goose")
         state = self._state(event.tool_call)
-        lines = [
-            permission_marker(event.request_id),
+        lines = [permission_marker(event.request_id)] if self._interactive else []
+        lines.append(
             f"> **🔐 Permission needed:** {state.title or state.tool_call_id} "
-            f"({state.kind or 'other'})",
-        ]
+            f"({state.kind or 'other'})"
+        )
         target = _target(state.raw_input, state.locations)
         if target:
             lines.append(f"> {target}")
         if event.warning:
             lines.append(f"> **⚠️ Warning:** {event.warning}")
-        choices = " · ".join(o.label for o in event.options)
-        lines.append(f"> Answer with a code action on this card: {choices}")
+        if self._interactive:
+            choices = " · ".join(o.label for o in event.options)
+            lines.append(f"> Answer with a code action on this card: {choices}")
         self.text.append("\n".join(lines) + "\n")
         diff = _diffs(state.content)
         if diff:

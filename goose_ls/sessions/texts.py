@@ -1,0 +1,209 @@
+"""Each message's whole text, kept beside the events so chats can be searched by phrase.
+
+Streamed text reaches the journal one token per event, so a phrase is cut across rows.
+The ``texts`` table holds one row per message (what the user sent, a reply, a thought,
+a tool call's title), keyed by its session and the index of its first event, its text
+appended as the chunks come, in the transaction that journals them. A long message goes
+on in a new page that starts with the last :data:`OVERLAP` characters of the one before:
+an append never rewrites more than a page (the cost stays flat however long the reply),
+and a phrase of up to :data:`OVERLAP` characters is never cut in two.
+
+A row's ``indexed`` is 0 once its text changed: the full-text index (:mod:`.search`)
+catches up with those rows when a search comes, so journaling pays nothing for it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import attrs
+
+from goose_ls import events
+from goose_ls.sessions.records import EventRow
+
+PAGE_CHARS = 4000
+"""A page grows to about this many characters before its message goes on in the next."""
+OVERLAP = 200
+"""Characters of a page repeated at the start of the next one."""
+BACKFILL_BATCH = 5000
+"""Journal rows read at a time when the texts are rebuilt from the events."""
+
+SPEAKERS = {
+    events.UserMessageChunk.KIND: "user",
+    events.AgentMessageChunk.KIND: "agent",
+    events.AgentThoughtChunk.KIND: "thought",
+}
+TOOL = "tool"
+QUIET = frozenset(
+    {
+        *SPEAKERS,
+        events.Usage.KIND,
+        events.AvailableCommands.KIND,
+        events.CurrentMode.KIND,
+        events.ConfigOptions.KIND,
+        events.SessionInfo.KIND,
+    }
+)
+"""Events that leave the message being written open: a transcript shows nothing between
+its pieces for them (other chunks without text, a usage update...)."""
+
+SCHEMA = [
+    """
+    CREATE TABLE texts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        first_idx INTEGER NOT NULL,
+        page INTEGER NOT NULL,
+        message_id TEXT,
+        kind TEXT NOT NULL,
+        at TEXT NOT NULL,
+        text TEXT NOT NULL,
+        indexed INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (session_id, first_idx, page)
+    )
+    """,
+    "CREATE INDEX texts_to_index ON texts (id) WHERE indexed = 0",
+]
+"""``id`` is never reused (AUTOINCREMENT), so a full-text entry left by a deleted row
+never speaks for another one."""
+
+
+class Piece(NamedTuple):
+    """What one event adds to the text of the message it belongs to."""
+
+    kind: str
+    """``user``, ``agent``, ``thought`` or ``tool`` (a tool call's title)."""
+    text: str
+
+
+def _text(event_kind: object, content: object) -> Piece | None:
+    speaker = SPEAKERS.get(str(event_kind))
+    if speaker is None or not isinstance(content, dict) or content.get("type") != "text":
+        return None
+    text = content.get("text")
+    return Piece(speaker, text) if isinstance(text, str) and text else None
+
+
+def _title(title: object) -> Piece | None:
+    return Piece(TOOL, title) if isinstance(title, str) and title else None
+
+
+def piece_of_event(event: events.SessionEvent) -> Piece | None:
+    """The text an event adds (as it is journaled: read from the object, no JSON)."""
+    if isinstance(event, events.CHUNKS):
+        return _text(event.KIND, event.content)
+    if isinstance(event, events.ToolCall):
+        return _title(event.title)
+    return None
+
+
+def piece_of_update(update: dict[str, Any]) -> Piece | None:
+    """The text an event adds, read from its ``goose/update`` JSON (a journaled payload)."""
+    kind = update.get("sessionUpdate")
+    if kind == events.ToolCall.KIND:
+        return _title(update.get("title"))
+    return _text(kind, update.get("content"))
+
+
+def _stored_piece(row: EventRow) -> Piece | None:
+    if row.kind not in SPEAKERS and row.kind != events.ToolCall.KIND:
+        return None  # parse only what can hold text
+    try:
+        update = json.loads(row.payload)
+    except ValueError:
+        return None
+    return piece_of_update(update) if isinstance(update, dict) else None
+
+
+@attrs.define
+class _Message:
+    """The message a session is writing: its page's row, and the text not written yet."""
+
+    first_idx: int
+    message_id: str | None
+    kind: str
+    at: str
+    row: int | None = None
+    page: int = 0
+    length: int = 0
+    tail: str = ""
+    """The page's last :data:`OVERLAP` characters."""
+    waiting: list[str] = attrs.Factory(list)
+
+
+class TextIndex:
+    """Keeps ``texts`` in step with the events, in the transaction that journals them."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, _Message] = {}
+        """Per session, the message its next text chunk may go on."""
+
+    def add(
+        self, db: sqlite3.Connection, rows: Sequence[EventRow], pieces: Sequence[Piece | None]
+    ) -> None:
+        """Add a batch of journaled events: one write per message the batch touches."""
+        touched: list[tuple[str, _Message]] = []
+        for row, piece in zip(rows, pieces, strict=True):
+            current = self._open.get(row.session_id)
+            if piece is None:
+                if current is not None and row.kind not in QUIET:
+                    del self._open[row.session_id]  # something else shows: the message ends
+                continue
+            if (
+                current is None
+                or piece.kind == TOOL
+                or (current.kind, current.message_id) != (piece.kind, row.message_id)
+            ):
+                current = _Message(row.idx, row.message_id, piece.kind, row.at)
+                self._open[row.session_id] = current
+            if not current.waiting:
+                touched.append((row.session_id, current))
+            current.waiting.append(piece.text)
+        for session_id, message in touched:
+            _write(db, session_id, message)
+
+
+def _write(db: sqlite3.Connection, session_id: str, message: _Message) -> None:
+    text = "".join(message.waiting)
+    message.waiting.clear()
+    if message.row is not None and message.length + len(text) <= PAGE_CHARS:
+        appended = db.execute("UPDATE texts SET text = text || ? WHERE id = ?", (text, message.row))
+        if appended.rowcount:
+            # Apart, and only when needed: setting the flag rewrites its index's page.
+            db.execute("UPDATE texts SET indexed = 0 WHERE id = ? AND indexed = 1", (message.row,))
+            message.length += len(text)
+            message.tail = (message.tail + text)[-OVERLAP:]
+            return
+    if message.row is not None:  # the page is full (or its row is gone): the next page
+        message.page += 1
+        text = message.tail + text
+    inserted = db.execute(
+        "INSERT OR REPLACE INTO texts (session_id, first_idx, page, message_id, kind, at, text)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            session_id,
+            message.first_idx,
+            message.page,
+            message.message_id,
+            message.kind,
+            message.at,
+            text,
+        ),
+    )
+    message.row = inserted.lastrowid
+    message.length = len(text)
+    message.tail = text[-OVERLAP:]
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """The schema step that adds ``texts``, filled from the events journaled before it."""
+    for statement in SCHEMA:
+        db.execute(statement)
+    index = TextIndex()
+    journal = db.execute("SELECT * FROM events ORDER BY session_id, idx")
+    while batch := journal.fetchmany(BACKFILL_BATCH):
+        rows = [EventRow(*row) for row in batch]
+        index.add(db, rows, [_stored_piece(row) for row in rows])

@@ -1,0 +1,214 @@
+"""The searchable texts kept beside the journal's events, and searching them."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from unittest import mock
+
+import pytest
+
+from goose_ls import events
+from goose_ls.sessions import schema, search, texts
+from goose_ls.sessions.library import SessionLibrary
+from goose_ls.sessions.records import EventRow
+from goose_ls.sessions.session import IndexedEvent
+
+
+def _observe(
+    library: SessionLibrary,
+    session_id: str,
+    event: events.SessionEvent,
+    index: int,
+    message_id: str | None,
+) -> None:
+    """Journal ``event`` as the registry does once it has numbered it."""
+    library.observe(session_id, IndexedEvent(session_id, index, message_id, event))
+
+
+PHRASE = "the frobnicator keeps failing on Tuesdays"
+
+
+def _library(tmp_path: Path) -> SessionLibrary:
+    library = SessionLibrary(tmp_path, lambda path, exc: pytest.fail(f"{path}: {exc}"))
+    library.created("s1", "/w", "goose")
+    return library
+
+
+def _stream(library: SessionLibrary, text: str, size: int) -> None:
+    """``text`` as agent chunks of ``size`` characters (each written at once: no loop)."""
+    for index, start in enumerate(range(0, len(text), size), start=1):
+        chunk = events.AgentMessageChunk({"type": "text", "text": text[start : start + size]})
+        _observe(library, "s1", chunk, index, "m1")
+
+
+@pytest.fixture(params=["fts5", "like"])
+def backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    if request.param == "like":
+        with mock.patch.object(search, "fts_available", lambda: False):
+            yield "like"
+    else:
+        if not search.fts_available():
+            pytest.skip("this Python's SQLite has no FTS5")
+        yield "fts5"
+
+
+def test_a_phrase_cut_into_one_character_chunks_is_found(tmp_path: Path, backend: str) -> None:
+    library = _library(tmp_path)
+    _stream(library, f"Well, {PHRASE}, it seems.", 1)
+    (hit,) = library.search(PHRASE, 10)
+    assert (hit.session_id, hit.index, hit.message_id, hit.kind) == ("s1", 1, "m1", "agent")
+    assert PHRASE in hit.snippet and PHRASE in hit.excerpt
+
+
+def test_a_long_reply_goes_on_in_pages_and_a_phrase_across_two_is_found(
+    tmp_path: Path, backend: str
+) -> None:
+    library = _library(tmp_path)
+    filler = "x" * (texts.PAGE_CHARS - len(PHRASE) // 2)
+    _stream(library, f"{filler} {PHRASE} {filler}", 50)
+    with contextlib.closing(sqlite3.connect(tmp_path / "journal.sqlite3")) as db:
+        pages = db.execute("SELECT page, length(text) FROM texts ORDER BY page").fetchall()
+    assert len(pages) >= 2 and all(n <= texts.PAGE_CHARS + texts.OVERLAP for _, n in pages)
+    (hit,) = library.search(PHRASE, 10)  # one hit for the message, however many pages match
+    assert hit.index == 1 and PHRASE in hit.snippet
+
+
+def test_each_speaker_and_tool_call_is_its_own_message(tmp_path: Path, backend: str) -> None:
+    library = _library(tmp_path)
+    _observe(library, "s1", events.UserMessageChunk({"type": "text", "text": "ask zebra"}), 1, "m1")
+    _observe(library, "s1", events.AgentThoughtChunk({"type": "text", "text": "zebra?"}), 2, "m1")
+    _observe(library, "s1", events.Usage(1, 2), 3, "m1")  # shows nothing: the thought goes on
+    _observe(library, "s1", events.AgentThoughtChunk({"type": "text", "text": " hmm"}), 4, "m1")
+    _observe(library, "s1", events.ToolCall("c1", "read · zebra.py"), 5, "m1")
+    _observe(library, "s1", events.AgentMessageChunk({"type": "text", "text": "zebra "}), 6, "m1")
+    _observe(library, "s1", events.ToolCallUpdate("c1", status="completed"), 7, "m1")
+    _observe(library, "s1", events.AgentMessageChunk({"type": "text", "text": "zebra"}), 8, "m1")
+    found = [(h.kind, h.index, h.snippet) for h in library.search("zebra", 10)]
+    assert sorted(found) == [
+        ("agent", 6, "zebra"),
+        ("agent", 8, "zebra"),
+        ("thought", 2, "zebra? hmm"),
+        ("tool", 5, "read · zebra.py"),
+        ("user", 1, "ask zebra"),
+    ]
+
+
+def test_the_next_turn_starts_a_new_message(tmp_path: Path, backend: str) -> None:
+    library = _library(tmp_path)
+    for index, message_id in enumerate(["m1", "m2"], start=1):
+        chunk = events.AgentMessageChunk({"type": "text", "text": "same words "})
+        _observe(library, "s1", chunk, index, message_id)
+    assert [h.message_id for h in library.search("same words", 10)] == ["m2", "m1"]
+
+
+def test_a_batch_is_one_write_per_message_and_batches_go_on_the_same_row(tmp_path: Path) -> None:
+    library = _library(tmp_path)
+    text = {"type": "text", "text": "ab"}
+    rows = [EventRow("s1", i, "m1", "agent_message_chunk", json.dumps(text), "t") for i in (1, 2)]
+    piece = texts.Piece("agent", "ab")
+    library.store.append(rows, [piece, piece])
+    library.store.append([rows[1]._replace(idx=3)], [piece])
+    with contextlib.closing(sqlite3.connect(tmp_path / "journal.sqlite3")) as db:
+        assert db.execute("SELECT first_idx, page, text FROM texts").fetchall() == [
+            (1, 0, "ababab")
+        ]
+
+
+def test_the_migration_fills_the_texts_from_the_events_already_journaled(
+    tmp_path: Path, backend: str
+) -> None:
+    path = tmp_path / "journal.sqlite3"
+    before = schema.MIGRATIONS.index(texts.migrate)
+    with contextlib.closing(schema.connect(path)) as db, schema.transaction(db):
+        for step in schema.MIGRATIONS[:before]:
+            assert isinstance(step, str)
+            for statement in filter(str.strip, step.split(";")):
+                db.execute(statement)
+        db.execute(f"PRAGMA user_version = {before}")
+        db.execute("INSERT INTO sessions (session_id, cwd, title, created_at, updated_at)"
+                   " VALUES ('s1', '/w', 'Old chat', 't', 't')")  # fmt: skip
+        words = PHRASE.split(" ")
+        for index, word in enumerate(words, start=1):
+            update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": word + " "}}  # fmt: skip
+            db.execute(
+                "INSERT INTO events (session_id, idx, message_id, kind, payload, at)"
+                " VALUES ('s1', ?, 'm1', 'agent_message_chunk', ?, 'then')",
+                (index, json.dumps(update)),
+            )
+        db.execute("INSERT INTO events (session_id, idx, message_id, kind, payload, at)"
+                   " VALUES ('s1', 99, 'm1', 'turn_end', '{}', 'then')")  # fmt: skip
+    library = SessionLibrary(tmp_path, lambda path, exc: pytest.fail(f"{path}: {exc}"))
+    (hit,) = library.search(PHRASE, 10)
+    assert (hit.title, hit.index, hit.at) == ("Old chat", 1, "then")
+
+
+def test_the_full_text_index_is_made_for_a_journal_started_without_it(tmp_path: Path) -> None:
+    if not search.fts_available():
+        pytest.skip("this Python's SQLite has no FTS5")
+    with mock.patch.object(search, "fts_available", lambda: False):
+        library = _library(tmp_path)
+        _stream(library, PHRASE, 3)
+        library.store.close()
+    library = SessionLibrary(tmp_path, lambda path, exc: pytest.fail(f"{path}: {exc}"))
+    assert [h.index for h in library.search("FROBNICATOR keeps", 10)] == [1]
+
+
+def test_forgotten_chats_are_not_found_and_odd_queries_are_harmless(
+    tmp_path: Path, backend: str
+) -> None:
+    library = _library(tmp_path)
+    _stream(library, '100% sure_thing "quoted" (x) *', 4)
+    for query in ["100%", "sure_thing", '"quoted"', "(x) *", "NEAR(a b)", "-", '"']:
+        found = library.search(query, 10)
+        assert len(found) <= 1, query
+    assert library.search("100% sure", 10)
+    assert not library.search("100%x", 10)
+    library.forget("s1")
+    assert library.search("sure", 10) == []
+
+
+def test_no_query_lists_the_latest_chats(tmp_path: Path) -> None:
+    library = _library(tmp_path)
+    library.created("s2", "/w", "goose")
+    library.rename("s1", "Renamed last")
+    assert [(h.session_id, h.kind, h.title) for h in library.search("  ", 1)] == [
+        ("s1", "chat", "Renamed last")
+    ]
+
+
+def test_the_limit_caps_the_hits(tmp_path: Path, backend: str) -> None:
+    library = _library(tmp_path)
+    for index in range(1, 8):
+        chunk = events.AgentMessageChunk({"type": "text", "text": "again"})
+        _observe(library, "s1", chunk, index, f"m{index}")
+    assert len(library.search("again", 5)) == 5
+
+
+@pytest.mark.parametrize(
+    ("text", "query", "span"),
+    [
+        ("It keeps,\n  failing.", "keeps failing", (3, 19)),
+        ("concatenate the cat", "cat", (16, 19)),  # from a word's start first
+        ("concatenate", "cat", (3, 6)),
+        ("Café au lait", "cafe", (0, 0)),  # FTS5 matched it; the snippet starts at 0
+    ],
+)
+def test_where_the_match_is(text: str, query: str, span: tuple[int, int]) -> None:
+    assert search.match_span(text, query) == span
+
+
+def test_snippets_and_excerpts() -> None:
+    text = "first line\n" + "a" * 100 + " needle here " + "b" * 100 + "\nlast"
+    start, end = search.match_span(text, "needle")
+    snippet = search.snippet(text, start, end)
+    assert snippet.startswith("…") and snippet.endswith("…") and "needle" in snippet
+    assert "\n" not in search.snippet("one\ntwo", 0, 3)
+    excerpt = search.excerpt(text, start, end)
+    assert "needle" in excerpt and len(excerpt) <= search.EXCERPT and "\n" not in excerpt
+    assert search.fts_query('say "hi') == '"say ""hi" *'
+    assert search.fts_query("done.") == '"done."'
+    assert search.like("50%_\\") == "%50\\%\\_\\\\%"
