@@ -9,19 +9,21 @@ keep their text.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
 from goose_ls import events
 from goose_ls.errors import Refused
 from goose_ls.files import WriteFailed
+from goose_ls.sessions import blobs
+from goose_ls.sessions.blobs import BlobRef
 from goose_ls.sessions.records import (
     NEW_SESSION_TITLE,
     EventRow,
     SessionRecord,
     now,
     title_from_prompt,
+    to_json,
 )
 from goose_ls.sessions.store import SessionStore
 
@@ -40,6 +42,7 @@ class SessionLibrary:
         self.store = SessionStore(folder / JOURNAL, write_failed, legacy=folder / LEGACY)
         self.store.load()
         self._pending: list[tuple[str, int, str | None, str, str]] = []
+        self._pending_blobs: list[BlobRef] = []
 
     @property
     def problem(self) -> str | None:
@@ -59,7 +62,9 @@ class SessionLibrary:
     ) -> None:
         """Journal the event, and keep what it says about the session (titles, the last
         index)."""
-        self._keep((session_id, index, message_id, event.KIND, _payload(event)))
+        payload, texts = _payload(event)
+        self._pending_blobs += [BlobRef(session_id, index, *text) for text in texts.items()]
+        self._keep((session_id, index, message_id, event.KIND, payload))
         record = self.store.get(session_id)
         if record is None:
             return
@@ -105,9 +110,10 @@ class SessionLibrary:
 
     def write_events(self) -> None:
         rows, self._pending = self._pending, []
+        refs, self._pending_blobs = self._pending_blobs, []
         if rows:
             at = now()  # one time for the batch: its events came within milliseconds
-            self.store.append([EventRow(*row, at) for row in rows])
+            self.store.append([EventRow(*row, at) for row in rows], refs)
 
     def flush(self) -> None:
         """Save what is only in memory (the last indices, events not yet written): every
@@ -187,12 +193,11 @@ class SessionLibrary:
         return [{k: v for k, v in e.items() if v is not None} for e in ordered]
 
 
-def _payload(event: events.SessionEvent) -> str:
-    """The event as ``goose/update`` carries it, as JSON text."""
+def _payload(event: events.SessionEvent) -> tuple[str, dict[str, bytes]]:
+    """The event as ``goose/update`` carries it, as JSON text, its large tool outputs set
+    aside (:mod:`~goose_ls.sessions.blobs`)."""
     if isinstance(event, events.CHUNKS) and event.message_id is None:  # once per token
-        content = _encode(event.content)
-        return f'{{"sessionUpdate":"{event.KIND}","content":{content}}}'
-    return _encode(events.event_to_wire(event))
-
-
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+        content = to_json(event.content)
+        return f'{{"sessionUpdate":"{event.KIND}","content":{content}}}', {}
+    update, texts = blobs.set_aside(events.event_to_wire(event))
+    return to_json(update), texts

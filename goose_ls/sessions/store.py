@@ -24,7 +24,8 @@ from pathlib import Path
 import attrs
 
 from goose_ls.files import WriteFailed
-from goose_ls.sessions import schema
+from goose_ls.sessions import blobs, schema
+from goose_ls.sessions.blobs import BlobRef
 from goose_ls.sessions.process_identity import process_alive, this_process
 from goose_ls.sessions.records import (
     SCHEMA_VERSION,
@@ -180,21 +181,28 @@ class SessionStore:
         )
 
     # --- events ----------------------------------------------------------------------
-    def append(self, rows: list[EventRow]) -> None:
-        """Write a batch of events in one transaction."""
-        self._write(
-            lambda db: db.executemany(
-                "INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?)", rows
-            )
-        )
+    def append(self, rows: list[EventRow], refs: list[BlobRef] | None = None) -> None:
+        """Write a batch of events in one transaction, with the large texts they hold."""
+
+        def write(db: sqlite3.Connection) -> None:
+            db.executemany("INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?)", rows)
+            blobs.insert(db, refs or [])
+
+        self._write(write)
 
     def events(self, session_id: str, after: int = 0) -> list[EventRow]:
-        """A session's events with an index above ``after``, oldest first."""
+        """A session's events with an index above ``after``, oldest first, each payload
+        as ``goose/update`` carried it."""
         rows = self._query(
             "SELECT * FROM events WHERE session_id = ? AND idx > ? ORDER BY idx",
             (session_id, after),
         )
-        return [EventRow(*row) for row in rows or ()]
+        found = [EventRow(*row) for row in rows or ()]
+        try:
+            return blobs.restored(self._db, found, after) if self._db else found
+        except sqlite3.Error as exc:  # never a payload still holding references
+            log.warning("cannot read the session store %s: %s", self.path, exc)
+            return []
 
     # --- which process has a session open ---------------------------------------
     def hold(self, session_id: str) -> str | None:
