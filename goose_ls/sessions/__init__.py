@@ -9,6 +9,7 @@ from goose_ls.sessions.checkpoints import Change, review
 from goose_ls.sessions.context import ContextItem, path_of
 from goose_ls.sessions.manager import SessionListener, SessionManager
 from goose_ls.sessions.permissions import Permissions
+from goose_ls.sessions.retention import Pruned
 from goose_ls.sessions.session import IndexedEvent, Session
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "ContextItem",
     "IndexedEvent",
     "Permissions",
+    "Pruned",
     "Session",
     "SessionListener",
     "SessionManager",

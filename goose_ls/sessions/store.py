@@ -55,6 +55,11 @@ class SessionStore:
         self._last_active: dict[str, str] = {}
         self._told = False
 
+    @property
+    def usable(self) -> bool:
+        """Whether the journal is open (else sessions are kept in memory only)."""
+        return self._db is not None
+
     def load(self) -> None:
         try:
             self._db = self._open()
@@ -155,16 +160,18 @@ class SessionStore:
         self._write(upsert_all)
 
     def remove(self, session_id: str) -> SessionRecord | None:
+        """Forget a session: its record, its events, the large texts only they held."""
         record = self.get(session_id)
-        self._mine.pop(session_id, None)
-        self._last_active = {k: v for k, v in self._last_active.items() if v != session_id}
-
-        def delete(db: sqlite3.Connection) -> None:
-            db.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
-            db.execute("DELETE FROM last_active WHERE session_id = ?", (session_id,))
-
-        self._write(delete)
+        self.forget([session_id])
+        self._write(lambda db: delete_rows(db, session_id))
         return record
+
+    def forget(self, session_ids: list[str]) -> None:
+        """Drop what this process remembers of sessions gone from the database."""
+        for session_id in session_ids:
+            self._mine.pop(session_id, None)
+        gone = set(session_ids)
+        self._last_active = {k: v for k, v in self._last_active.items() if v not in gone}
 
     def last_active(self, workspace: str) -> str | None:
         rows = self._query("SELECT session_id FROM last_active WHERE workspace = ?", (workspace,))
@@ -271,6 +278,14 @@ class SessionStore:
             if not self._told:
                 self._told = True
                 self._write_failed(self.path, OSError(why))
+
+
+def delete_rows(db: sqlite3.Connection, session_id: str) -> None:
+    """A session's record and events, in the caller's transaction (whether another
+    goose-ls has it open, in ``holders``, is that process's to say)."""
+    for table in ("events", "event_blobs", "last_active", "sessions"):
+        db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+    blobs.drop_unused(db)
 
 
 def _upsert(db: sqlite3.Connection, record: SessionRecord) -> None:
