@@ -147,17 +147,19 @@ class SessionStore:
 
     def save(self, release: bool = False) -> None:
         """Write what is only in memory (the last indices of this process's sessions);
-        with ``release``, also give back the indices reserved but not used."""
+        with ``release``, also give back the indices reserved but not used. A record
+        deleted meanwhile (pruned, or deleted in another window) stays deleted."""
         records = list(self._mine.values())
         if release:
             for record in records:
                 record.reserved_index = record.last_index
-
-        def upsert_all(db: sqlite3.Connection) -> None:
-            for record in records:
-                _upsert(db, record)
-
-        self._write(upsert_all)
+        indices = [(r.last_index, r.reserved_index, r.session_id) for r in records]
+        self._write(
+            lambda db: db.executemany(
+                "UPDATE sessions SET last_index = ?, reserved_index = ? WHERE session_id = ?",
+                indices,
+            )
+        )
 
     def remove(self, session_id: str) -> SessionRecord | None:
         """Forget a session: its record, its events, the large texts only they held."""
