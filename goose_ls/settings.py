@@ -93,6 +93,16 @@ class TranscriptSettings:
 
 
 @attrs.define
+class JournalSettings:
+    """How much of the past the journal keeps (whole chats are pruned, oldest first)."""
+
+    max_age_days: float = 90
+    """Chats not used for this many days are pruned (0: kept whatever their age)."""
+    max_bytes: int = 1 << 30
+    """The journal's size above which the chats used longest ago are pruned (0: no limit)."""
+
+
+@attrs.define
 class WorkspaceSettings:
     """What the agent may touch through goose-ls."""
 
@@ -143,6 +153,7 @@ class Settings:
     agent: AgentSettings = attrs.field(factory=AgentSettings, metadata={"shorthand": "preset"})
     """Also accepts just a preset name: ``"agent": "claude"``."""
     transcript: TranscriptSettings = attrs.Factory(TranscriptSettings)
+    journal: JournalSettings = attrs.Factory(JournalSettings)
     workspace: WorkspaceSettings = attrs.Factory(WorkspaceSettings)
     terminal: TerminalSettings = attrs.Factory(TerminalSettings)
     policy: PolicySettings = attrs.Factory(PolicySettings)
@@ -152,6 +163,7 @@ class Settings:
 
 attrs.resolve_types(AgentSettings)
 attrs.resolve_types(TranscriptSettings)
+attrs.resolve_types(JournalSettings)
 attrs.resolve_types(WorkspaceSettings)
 attrs.resolve_types(TerminalSettings)
 attrs.resolve_types(PolicySettings)

@@ -193,6 +193,13 @@ async def trust_policy(s: Services, a: args.TrustArguments) -> None:
     _info(s, f"{path} is trusted: its allow rules apply until it changes")
 
 
+async def prune_journal(s: Services, _: args.NoArguments) -> None:
+    pruned = await s.sessions.retention.prune()
+    if pruned is None:
+        raise Refused("the journal could not be opened (chats are kept in memory); nothing pruned")
+    _info(s, str(pruned))
+
+
 async def review_turn(s: Services, a: args.ChatArguments) -> None:
     await s.chat.review(_transcript(s, a))
 
@@ -257,6 +264,7 @@ COMMANDS = {
             "goose.setConfigOption", "Goose: Set option", args.OptionArguments, set_config_option
         ),
         Command("goose.restart", "Goose: Restart agent", args.NoArguments, restart),
+        Command("goose.pruneJournal", "Goose: Prune old chats", args.NoArguments, prune_journal),
         Command("goose.reviewTurn", "Goose: Review turn changes", args.ChatArguments, review_turn),
         Command("goose.revertTurn", "Goose: Revert turn", args.ChatArguments, revert_turn),
         Command("goose.revertFile", "Goose: Revert file", args.FileArguments, revert_file),

@@ -110,6 +110,7 @@ def build(
     server.on_exit(sessions.supervisor.kill_now)
     server.on_exit(sessions.tools.terminals.release_all)
     server.on_exit(sessions.library.flush)
+    server.on_exit(sessions.retention.stop)
     return Services(editor, root, sessions, publisher, transcripts, chat, configuration.settled)
 
 
@@ -135,6 +136,7 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
             configuration.arrived.set()
         if services().settings.agent.start == "eager":
             services().sessions.supervisor.start_in_background()
+        server.tasks.run(_prune_journal(), "journal prune")  # with the editor's limits
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def changed(_: GooseLanguageServer, params: types.DidChangeConfigurationParams) -> None:
@@ -155,6 +157,12 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
     def exit_(_: GooseLanguageServer, *__: Any) -> None:
         # LSP: exit code 0 after a shutdown request, 1 without one.
         server.exit_code = 0 if shutdown_requested else 1
+
+    async def _prune_journal() -> None:
+        """The day's first prune on this data dir; the user hears of what it removed."""
+        pruned = await services().sessions.retention.prune(scheduled=True)
+        if pruned is not None and pruned.session_ids:
+            editor.show(types.MessageType.Info, f"goose: journal limits reached: {pruned}")
 
     async def _pull_configuration() -> None:
         caps = editor.capabilities.workspace

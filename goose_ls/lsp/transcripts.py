@@ -28,6 +28,7 @@ from goose_ls.events import (
 )
 from goose_ls.files import atomic_write
 from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.transcript.outputs import OutputFiles
 from goose_ls.lsp.transcript.render import Renderer
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer
 from goose_ls.lsp.transcript.text import (
@@ -145,7 +146,12 @@ class Transcripts:
             tasks=self._tasks,
         )
         renderer = Renderer(
-            text, lambda: self._tool_calls(session_id), self._sessions.tools.terminals.output_of
+            text,
+            lambda: self._tool_calls(session_id),
+            self._sessions.tools.terminals.output_of,
+            outputs=OutputFiles(
+                path.parent.parent / "outputs" / path.stem, path.parent, self._editor.cannot_write
+            ),
         )
         transcript = Transcript(session_id, path, text, renderer, streamer)
         self._draw_history(transcript)

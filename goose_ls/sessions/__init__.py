@@ -10,6 +10,7 @@ from goose_ls.sessions.context import ContextItem, path_of
 from goose_ls.sessions.manager import SessionListener, SessionManager
 from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.records import EventRow
+from goose_ls.sessions.retention import Pruned
 from goose_ls.sessions.search import Hit
 from goose_ls.sessions.session import IndexedEvent, Session
 
@@ -22,6 +23,7 @@ __all__ = [
     "Hit",
     "IndexedEvent",
     "Permissions",
+    "Pruned",
     "Session",
     "SessionListener",
     "SessionManager",

@@ -10,19 +10,21 @@ memory.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
 from goose_ls import events
 from goose_ls.errors import Refused
 from goose_ls.files import WriteFailed
+from goose_ls.sessions import blobs
+from goose_ls.sessions.blobs import BlobRef
 from goose_ls.sessions.records import (
     NEW_SESSION_TITLE,
     EventRow,
     SessionRecord,
     now,
     title_from_prompt,
+    to_json,
 )
 from goose_ls.sessions.search import Hit
 from goose_ls.sessions.session import IndexedEvent
@@ -47,6 +49,7 @@ class SessionLibrary:
         self.store.load()
         self._pending: list[tuple[EventFields, Piece | None]] = []
         """Events to journal: their row (time aside), and the text each adds to its message."""
+        self._pending_blobs: list[BlobRef] = []
 
     @property
     def problem(self) -> str | None:
@@ -65,7 +68,9 @@ class SessionLibrary:
         """Journal the event, and keep what it says about the session (titles, the last
         index)."""
         event, index = indexed.event, indexed.index
-        row = (session_id, index, indexed.message_id, event.KIND, _payload(event), indexed.replay)
+        payload, texts = _payload(event)
+        self._pending_blobs += [BlobRef(session_id, index, *text) for text in texts.items()]
+        row = (session_id, index, indexed.message_id, event.KIND, payload, indexed.replay)
         self._keep(row, piece_of_event(event))
         record = self.store.get(session_id)
         if record is None:
@@ -112,10 +117,11 @@ class SessionLibrary:
 
     def write_events(self) -> None:
         pending, self._pending = self._pending, []
+        refs, self._pending_blobs = self._pending_blobs, []
         if pending:
             at = now()  # one time for the batch: its events came within milliseconds
             rows = [EventRow(*row[:5], at, row[5]) for row, _ in pending]
-            self.store.append(rows, [piece for _, piece in pending])
+            self.store.append(rows, [piece for _, piece in pending], refs)
 
     def history(self, session_id: str, after: int = 0) -> list[EventRow]:
         """The session's journaled events above ``after``, oldest first (those still
@@ -207,12 +213,11 @@ class SessionLibrary:
         return [{k: v for k, v in e.items() if v is not None} for e in ordered]
 
 
-def _payload(event: events.SessionEvent) -> str:
-    """The event as ``goose/update`` carries it, as JSON text."""
+def _payload(event: events.SessionEvent) -> tuple[str, dict[str, bytes]]:
+    """The event as ``goose/update`` carries it, as JSON text, its large tool outputs set
+    aside (:mod:`~goose_ls.sessions.blobs`)."""
     if isinstance(event, events.CHUNKS) and event.message_id is None:  # once per token
-        content = _encode(event.content)
-        return f'{{"sessionUpdate":"{event.KIND}","content":{content}}}'
-    return _encode(events.event_to_wire(event))
-
-
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+        content = to_json(event.content)
+        return f'{{"sessionUpdate":"{event.KIND}","content":{content}}}', {}
+    update, texts = blobs.set_aside(events.event_to_wire(event))
+    return to_json(update), texts

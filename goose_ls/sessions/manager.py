@@ -26,6 +26,7 @@ from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.reconcile import Reconciler
 from goose_ls.sessions.recovery import Recovery
 from goose_ls.sessions.registry import Registry
+from goose_ls.sessions.retention import Limits, Retention, remove_files
 from goose_ls.sessions.session import IndexedEvent, Session
 from goose_ls.sessions.tools import AgentTools
 from goose_ls.sessions.turns import Turns
@@ -72,8 +73,14 @@ class SessionManager:
         folder = data_dir(settings.data_dir)
         for leftovers in (folder, folder / "transcripts"):
             remove_stale_temps(leftovers)
+        self._folder = folder
         self.library = SessionLibrary(folder, listener.cannot_write)
         self.registry = Registry(self.library, listener.session_event)
+        self.retention = Retention(
+            self.library.store,
+            lambda: Limits(self.settings.journal.max_age_days, self.settings.journal.max_bytes),
+            self.registry.ids,
+        )
         self.trust = PolicyTrust(folder / "trusted-policies.json", listener.cannot_write)
         self.permissions = Permissions(
             self.registry, self._policy, AuditLog(folder / "audit.log", listener.cannot_write)
@@ -261,8 +268,10 @@ class SessionManager:
         """Close the session if open and forget it here (the agent keeps its own copy)."""
         if session_id in self.registry:
             await self.close_session(session_id)
-        if self.library.forget(session_id) is None:
+        record = self.library.forget(session_id)
+        if record is None:
             raise UnknownSession(session_id)
+        remove_files(self._folder, record.transcript_path)
 
     def rename(self, session_id: str, title: str) -> None:
         try:
@@ -304,6 +313,7 @@ class SessionManager:
     async def shutdown(self) -> None:
         """Cancel every turn and stop the agent."""
         self.recovery.stop()
+        self.retention.stop()
         for session in self.registry:
             await self.turns.drop(session)
         self.tools.terminals.release_all()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 from typing import NamedTuple
 
 import attrs
@@ -11,6 +12,11 @@ SCHEMA_VERSION = 1
 """Of the ``sessions.json`` earlier versions wrote (read once, to import it)."""
 TITLE_LENGTH = 50
 NEW_SESSION_TITLE = "New Session"
+
+
+to_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""How the journal writes an event's payload: a payload read back is written the same
+way, so it is the very text first written."""
 
 
 def now() -> str:

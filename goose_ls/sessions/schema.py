@@ -62,6 +62,23 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     ALTER TABLE events ADD COLUMN replay INTEGER NOT NULL DEFAULT 0;
     """,
     texts.migrate,
+    """
+    CREATE TABLE blobs (
+        sha256 TEXT PRIMARY KEY,
+        data BLOB NOT NULL
+    );
+    CREATE TABLE event_blobs (
+        session_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        PRIMARY KEY (session_id, idx, sha256)
+    ) WITHOUT ROWID;
+    CREATE INDEX event_blobs_by_blob ON event_blobs (sha256);
+    CREATE TABLE maintenance (
+        task TEXT PRIMARY KEY,
+        last_run TEXT NOT NULL
+    );
+    """,
 ]
 """Schema version N is reached by running the first N steps, each once, in order."""
 
@@ -72,6 +89,9 @@ def connect(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        # Only a new database takes it (before its first table): pruning can then give
+        # the space back to the disk a few pages at a time (see retention.py).
+        db.execute("PRAGMA auto_vacuum = INCREMENTAL")
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
     except BaseException:

@@ -90,6 +90,16 @@ def catch_up(db: sqlite3.Connection) -> None:
     db.execute("UPDATE texts SET indexed = 1 WHERE indexed = 0")
 
 
+def forget(db: sqlite3.Connection, session_id: str) -> None:
+    """Drop a session's texts and their index entries (in the caller's transaction)."""
+    if _has_index(db):
+        db.execute(
+            "DELETE FROM texts_fts WHERE rowid IN (SELECT id FROM texts WHERE session_id = ?)",
+            (session_id,),
+        )
+    db.execute("DELETE FROM texts WHERE session_id = ?", (session_id,))
+
+
 def find(db: sqlite3.Connection, query: str, limit: int) -> list[Hit]:
     """Messages holding ``query``, newest first; for an empty query, the latest chats."""
     query = " ".join(query.split())

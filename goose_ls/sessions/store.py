@@ -24,7 +24,8 @@ from pathlib import Path
 import attrs
 
 from goose_ls.files import WriteFailed
-from goose_ls.sessions import schema, search
+from goose_ls.sessions import blobs, schema, search
+from goose_ls.sessions.blobs import BlobRef
 from goose_ls.sessions.process_identity import process_alive, this_process
 from goose_ls.sessions.records import (
     SCHEMA_VERSION,
@@ -55,6 +56,11 @@ class SessionStore:
         self._last_active: dict[str, str] = {}
         self._told = False
         self._texts = TextIndex()
+
+    @property
+    def usable(self) -> bool:
+        """Whether the journal is open (else sessions are kept in memory only)."""
+        return self._db is not None
 
     def load(self) -> None:
         try:
@@ -144,29 +150,33 @@ class SessionStore:
 
     def save(self, release: bool = False) -> None:
         """Write what is only in memory (the last indices of this process's sessions);
-        with ``release``, also give back the indices reserved but not used."""
+        with ``release``, also give back the indices reserved but not used. A record
+        deleted meanwhile (pruned, or deleted in another window) stays deleted."""
         records = list(self._mine.values())
         if release:
             for record in records:
                 record.reserved_index = record.last_index
-
-        def upsert_all(db: sqlite3.Connection) -> None:
-            for record in records:
-                _upsert(db, record)
-
-        self._write(upsert_all)
+        indices = [(r.last_index, r.reserved_index, r.session_id) for r in records]
+        self._write(
+            lambda db: db.executemany(
+                "UPDATE sessions SET last_index = ?, reserved_index = ? WHERE session_id = ?",
+                indices,
+            )
+        )
 
     def remove(self, session_id: str) -> SessionRecord | None:
+        """Forget a session: its record, its events, the large texts only they held."""
         record = self.get(session_id)
-        self._mine.pop(session_id, None)
-        self._last_active = {k: v for k, v in self._last_active.items() if v != session_id}
-
-        def delete(db: sqlite3.Connection) -> None:
-            db.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
-            db.execute("DELETE FROM last_active WHERE session_id = ?", (session_id,))
-
-        self._write(delete)
+        self.forget([session_id])
+        self._write(lambda db: delete_rows(db, session_id))
         return record
+
+    def forget(self, session_ids: list[str]) -> None:
+        """Drop what this process remembers of sessions gone from the database."""
+        for session_id in session_ids:
+            self._mine.pop(session_id, None)
+        gone = set(session_ids)
+        self._last_active = {k: v for k, v in self._last_active.items() if v not in gone}
 
     def last_active(self, workspace: str) -> str | None:
         rows = self._query("SELECT session_id FROM last_active WHERE workspace = ?", (workspace,))
@@ -183,23 +193,32 @@ class SessionStore:
         )
 
     # --- events ----------------------------------------------------------------------
-    def append(self, rows: list[EventRow], pieces: list[Piece | None]) -> None:
+    def append(
+        self, rows: list[EventRow], pieces: list[Piece | None], refs: list[BlobRef] | None = None
+    ) -> None:
         """Write a batch of events in one transaction, with the text each adds (``pieces``,
-        one per row) to its message's searchable text."""
+        one per row) to its message's searchable text, and the large texts they hold."""
 
         def write(db: sqlite3.Connection) -> None:
             db.executemany("INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
             self._texts.add(db, rows, pieces)
+            blobs.insert(db, refs or [])
 
         self._write(write)
 
     def events(self, session_id: str, after: int = 0) -> list[EventRow]:
-        """A session's events with an index above ``after``, oldest first."""
+        """A session's events with an index above ``after``, oldest first, each payload
+        as ``goose/update`` carried it."""
         rows = self._query(
             "SELECT * FROM events WHERE session_id = ? AND idx > ? ORDER BY idx",
             (session_id, after),
         )
-        return [EventRow(*row) for row in rows or ()]
+        found = [EventRow(*row) for row in rows or ()]
+        try:
+            return blobs.restored(self._db, found, after) if self._db else found
+        except sqlite3.Error as exc:  # never a payload still holding references
+            log.warning("cannot read the session store %s: %s", self.path, exc)
+            return []
 
     def search(self, query: str, limit: int) -> list[search.Hit]:
         """Messages that hold ``query``, newest first (see :mod:`.search`)."""
@@ -279,6 +298,15 @@ class SessionStore:
             if not self._told:
                 self._told = True
                 self._write_failed(self.path, OSError(why))
+
+
+def delete_rows(db: sqlite3.Connection, session_id: str) -> None:
+    """A session's record and events, in the caller's transaction (whether another
+    goose-ls has it open, in ``holders``, is that process's to say)."""
+    for table in ("events", "event_blobs", "last_active", "sessions"):
+        db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+    search.forget(db, session_id)
+    blobs.drop_unused(db)
 
 
 def _upsert(db: sqlite3.Connection, record: SessionRecord) -> None:

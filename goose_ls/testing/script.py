@@ -28,7 +28,7 @@ A script is JSON. Top-level keys (all optional):
 Steps (one key each, plus options): ``text`` (``chunks``, ``delay``), ``thought``,
 ``userText``, ``stamped`` (N chunks whose text starts with the sending time, 20 digits of
 ``time.monotonic_ns()``, padded to ``size`` bytes, at ``rate`` chunks a second or at
-once; for benchmarks), ``toolCall``, ``toolUpdate``, ``plan``, ``usage``, ``commands``, ``mode``,
+once; for benchmarks), ``toolCall``, ``toolUpdate`` (``repeat``: sent that many times), ``plan``, ``usage``, ``commands``, ``mode``,
 ``configOptions``, ``sessionInfo``, ``update`` (a raw update object), ``permission``
 (goose's four options unless ``options`` is given), ``sleep``, ``waitForCancel``, ``raw``
 (a raw stdout line), ``rawHex``, ``bigText`` (one chunk of N bytes), ``bigRaw``,

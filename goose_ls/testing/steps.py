@@ -58,9 +58,10 @@ class StepPlayer:
         elif "toolCall" in step:
             await self.update(session_id, {"sessionUpdate": "tool_call", **step["toolCall"]})
         elif "toolUpdate" in step:
-            await self.update(
-                session_id, {"sessionUpdate": "tool_call_update", **step["toolUpdate"]}
-            )
+            for _ in range(int(step.get("repeat", 1))):  # goose re-sends a call's whole content
+                await self.update(
+                    session_id, {"sessionUpdate": "tool_call_update", **step["toolUpdate"]}
+                )
         elif "plan" in step:
             await self.update(session_id, {"sessionUpdate": "plan", "entries": step["plan"]})
         elif "usage" in step:

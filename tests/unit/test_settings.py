@@ -176,7 +176,16 @@ def test_a_bad_rule_after_good_ones_keeps_the_good_ones() -> None:
 
 def test_the_effective_settings_are_described_in_camel_case() -> None:
     described = settings.describe(settings.Settings())
-    assert list(described) == ["agent", "transcript", "workspace", "terminal", "policy", "dataDir"]
+    assert list(described) == [
+        "agent",
+        "transcript",
+        "journal",
+        "workspace",
+        "terminal",
+        "policy",
+        "dataDir",
+    ]
+    assert described["journal"] == {"maxAgeDays": 90, "maxBytes": 1 << 30}
     assert described["agent"]["checkVersion"] is True
     assert described["transcript"]["editInterval"] == 0.25
     assert ".env" in described["workspace"]["secrets"]

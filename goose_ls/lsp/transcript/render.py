@@ -16,6 +16,7 @@ from pathlib import PurePath
 from typing import Any
 
 from goose_ls import events
+from goose_ls.lsp.transcript.outputs import OutputFiles
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.sessions import path_of
 from goose_ls.tool_calls import ToolCalls, ToolCallState
@@ -43,13 +44,16 @@ class Renderer:
         tool_calls: ToolCallLookup,
         terminal_output: TerminalOutput = lambda _: None,
         interactive: bool = True,
+        outputs: OutputFiles | None = None,
     ) -> None:
+        """``outputs`` keeps the whole output of a call whose block shows an excerpt."""
         self.text = text
         self._interactive = interactive
         """Whether permission cards carry what answers them (a marker, the choices): not
         in a chat exported as plain markdown."""
         self._tool_calls = tool_calls
         self._terminal_output = terminal_output
+        self._outputs = outputs
         self._speaker: str | None = None
         self._block: str | None = None
         """What the last block is: "text", "thought", "tool:<id>", "plan", "card", ..."""
@@ -166,14 +170,32 @@ class Renderer:
         if isinstance(event, events.ToolCall) and event.tool_call_id not in self._drawn:
             self._drawn.add(event.tool_call_id)
             self._new_block(block, "goose")
-            self.text.append(_tool_block(state, self._terminal_output))
+            self.text.append(self._tool_block(state))
         elif self._block == block:
-            self.text.rewrite_from(self._block_start, _tool_block(state, self._terminal_output))
+            self.text.rewrite_from(self._block_start, self._tool_block(state))
         else:
             self._new_block("status")
             mark = STATUS_MARK.get(state.status or "", "•")
             title = state.title or state.tool_call_id
             self.text.append(f"_{mark} {title}: {state.status or 'updated'}_\n")
+
+    def _tool_block(self, state: ToolCallState) -> str:
+        status = state.status or "pending"
+        kind = f" · {state.kind}" if state.kind else ""
+        title = state.title or state.tool_call_id
+        lines = [f"**🔧 {title}**{kind} — {STATUS_MARK.get(status, '•')} {status}"]
+        target = _target(state.raw_input, state.locations)
+        if target:
+            lines.append(target)
+        text = "\n".join(lines) + "\n"
+        output = _output(state.content, state.raw_output, self._terminal_output)
+        excerpt = _excerpt(output)
+        if excerpt:
+            text += f"\n```\n{excerpt}\n```\n"
+        if excerpt != output.strip() and self._outputs is not None:
+            link = self._outputs.link(state.tool_call_id, output)
+            text += f"{link}\n" if link else ""
+        return text + _diffs(state.content)
 
     def _plan(self, event: events.Plan) -> None:
         lines = ["**Plan**"]
@@ -247,24 +269,10 @@ def _target(raw_input: Any, locations: list[events.Json] | None) -> str:
     return ""
 
 
-def _tool_block(state: ToolCallState, terminal_output: TerminalOutput) -> str:
-    status = state.status or "pending"
-    kind = f" · {state.kind}" if state.kind else ""
-    title = state.title or state.tool_call_id
-    lines = [f"**🔧 {title}**{kind} — {STATUS_MARK.get(status, '•')} {status}"]
-    target = _target(state.raw_input, state.locations)
-    if target:
-        lines.append(target)
-    text = "\n".join(lines) + "\n"
-    excerpt = _excerpt(state.content, state.raw_output, terminal_output)
-    if excerpt:
-        text += f"\n```\n{excerpt}\n```\n"
-    return text + _diffs(state.content)
-
-
-def _excerpt(
+def _output(
     content: list[events.Json] | None, raw_output: Any, terminal_output: TerminalOutput
 ) -> str:
+    """What a tool call printed: its text content and terminals, else its raw output."""
     pieces = [
         item["content"].get("text", "")
         for item in content or []
@@ -277,7 +285,11 @@ def _excerpt(
     ]
     if not pieces and raw_output is not None:
         pieces = [raw_output if isinstance(raw_output, str) else json.dumps(raw_output)]
-    text = "\n".join(p for p in pieces if p).strip()
+    return "\n".join(p for p in pieces if p)
+
+
+def _excerpt(output: str) -> str:
+    text = output.strip()
     if not text:
         return ""
     lines = text.splitlines()
