@@ -9,12 +9,14 @@ module that only read, as esbonio's tests share one server: they are marked
 
 from __future__ import annotations
 
+import compileall
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 
+import goose_ls
 from goose_ls.testing.harness import Editor, start_editor, stop_editor
 
 
@@ -50,3 +52,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return SLOW_FIRST.index(module) if module in SLOW_FIRST else len(SLOW_FIRST)
 
     items.sort(key=slowness)  # stable: the rest keep their order
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile goose-ls's modules once, before the workers start.
+
+    An editable install has no bytecode, and with ``PYTHONDONTWRITEBYTECODE`` set (as on
+    CI machines) every goose-ls process of every test compiles them again: 0.08 s of the
+    0.9 s a start costs. Bytecode is read whatever that variable says."""
+    if not hasattr(session.config, "workerinput"):  # the controller, or a run without xdist
+        compileall.compile_dir(Path(goose_ls.__file__).parent, quiet=1)

@@ -120,15 +120,17 @@ async def test_a_hard_link_may_be_written_when_the_user_allows_it(editor: Editor
     assert outside.read_text() == "private", "the link is replaced, the other file kept"
 
 
-@pytest.mark.parametrize("secret", [".env", "deploy/prod/config/.env", "keys/id_ed25519"])
-async def test_a_hard_link_to_a_secret_is_a_secret(editor: Editor, secret: str) -> None:
-    (editor.workspace / secret).parent.mkdir(parents=True, exist_ok=True)
-    (editor.workspace / secret).write_text("TOKEN=hunter2")
-    os.link(editor.workspace / secret, editor.workspace / "notes.txt")
-    text = await _turn(editor, [{"readFile": {"path": str(editor.workspace / "notes.txt")}}])
-    assert "hunter2" not in text
-    (error,) = _errors(text)
-    assert error.startswith("-32003:") and "secret" in error, text
+async def test_a_hard_link_to_a_secret_is_a_secret(editor: Editor) -> None:
+    steps = []
+    for n, secret in enumerate([".env", "deploy/prod/config/.env", "keys/id_ed25519"]):
+        (editor.workspace / secret).parent.mkdir(parents=True, exist_ok=True)
+        (editor.workspace / secret).write_text(f"TOKEN=hunter{n}")
+        os.link(editor.workspace / secret, editor.workspace / f"notes{n}.txt")
+        steps.append({"readFile": {"path": str(editor.workspace / f"notes{n}.txt")}})
+    text = await _turn(editor, steps)
+    assert "hunter" not in text
+    errors = _errors(text)
+    assert len(errors) == 3 and all(e.startswith("-32003:") and "secret" in e for e in errors)
 
 
 async def test_without_a_workspace_folder_files_and_terminals_are_refused(
@@ -219,19 +221,20 @@ async def test_a_refused_edit_to_an_open_buffer_is_not_written_under_it(editor: 
     assert source.read_text() == "on disk\n", "never written under the editor's buffer"
 
 
-@pytest.mark.parametrize(
-    ("name", "why"), [("a\0b.txt", "NUL"), ("a" * 300, "too long"), ("d/" * 2100, "too long")]
-)
-async def test_malformed_paths_are_invalid_params(editor: Editor, name: str, why: str) -> None:
-    path = os.path.join(str(editor.workspace), name)
-    text = await _turn(
-        editor,
-        [
+MALFORMED = [("a\0b.txt", "NUL"), ("a" * 300, "too long"), ("d/" * 2100, "too long")]
+
+
+async def test_malformed_paths_are_invalid_params(editor: Editor) -> None:
+    steps = []
+    for name, _ in MALFORMED:
+        path = os.path.join(str(editor.workspace), name)
+        steps += [
             {"readFile": {"path": path}},
             {"writeFile": {"path": path, "content": "x"}},
             {"terminal": {"command": "true", "cwd": path}},
-        ],
-    )
-    errors = _errors(text)
-    assert len(errors) == 3, text
-    assert all(e.startswith("-32602:") and why in e for e in errors), json.dumps(errors)
+        ]
+    errors = _errors(await _turn(editor, steps))
+    assert len(errors) == 3 * len(MALFORMED), errors
+    for n, (_, why) in enumerate(MALFORMED):  # read, write, terminal of each path
+        said = errors[3 * n : 3 * n + 3]
+        assert all(e.startswith("-32602:") and why in e for e in said), json.dumps(said)
