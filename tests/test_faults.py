@@ -188,6 +188,10 @@ async def test_a_data_dir_that_cannot_be_written_is_reported_and_chat_goes_on(
     assert "not-a-dir" in message, message
     status = await editor.goose.request("goose/status", {})
     assert status["agent"]["state"] == "running"
+    editor.goose.updates.clear()
+    result = await editor.goose.request("goose/replay", {"sessionId": session_id})
+    assert result["count"] > 0, "the run's history is kept in memory"
+    assert editor.goose.text(message_id) == "the reply still streams"
 
 
 @pytest_asyncio.fixture

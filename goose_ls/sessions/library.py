@@ -10,6 +10,7 @@ memory.
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ from goose_ls.sessions.session import IndexedEvent
 from goose_ls.sessions.store import SessionStore
 from goose_ls.sessions.texts import Piece, piece_of_event
 
+log = logging.getLogger(__name__)
+
 JOURNAL = "journal.sqlite3"
 """The session store in the data dir."""
 LEGACY = "sessions.json"
@@ -39,6 +42,9 @@ BATCH_SECONDS = 0.005
 """How long events wait to be written together."""
 EventFields = tuple[str, int, "str | None", str, str, bool]
 """An event's row as it waits for its batch: all but its time (``EventRow``'s order)."""
+BACKLOG_LIMIT = 200_000
+"""Events kept while the journal cannot be written (about 100 MB at most); older ones
+beyond it are given up, and the log says how many."""
 INDEX_BLOCK = 1000
 """Indices reserved in the journal at a time (see ``SessionRecord.reserved_index``)."""
 
@@ -50,6 +56,8 @@ class SessionLibrary:
         self._pending: list[tuple[EventFields, Piece | None]] = []
         """Events to journal: their row (time aside), and the text each adds to its message."""
         self._pending_blobs: list[BlobRef] = []
+        self._batch: asyncio.TimerHandle | None = None
+        """The write of the waiting events, once scheduled."""
 
     @property
     def problem(self) -> str | None:
@@ -109,19 +117,33 @@ class SessionLibrary:
         """Events are written in batches, one transaction every :data:`BATCH_SECONDS`
         (a transaction costs 30 µs, an event's row 2 µs): a kill loses at most those."""
         self._pending.append((row, piece))
-        if len(self._pending) == 1:
+        if self._batch is None:
             try:
-                asyncio.get_running_loop().call_later(BATCH_SECONDS, self.write_events)
+                self._batch = asyncio.get_running_loop().call_later(
+                    BATCH_SECONDS, self.write_events
+                )
             except RuntimeError:  # no loop (goose-ls stopping): now
                 self.write_events()
 
     def write_events(self) -> None:
+        """Write the waiting events; a batch that cannot be written (a full disk) waits
+        for the next, so the journal catches up once there is room again."""
+        if self._batch is not None:
+            self._batch.cancel()
+            self._batch = None
         pending, self._pending = self._pending, []
         refs, self._pending_blobs = self._pending_blobs, []
-        if pending:
-            at = now()  # one time for the batch: its events came within milliseconds
-            rows = [EventRow(*row[:5], at, row[5]) for row, _ in pending]
-            self.store.append(rows, [piece for _, piece in pending], refs)
+        if not pending:
+            return
+        at = now()  # one time for the batch: its events came within milliseconds
+        rows = [EventRow(*row[:5], at, row[5]) for row, _ in pending]
+        if self.store.append(rows, [piece for _, piece in pending], refs):
+            return
+        if len(pending) > BACKLOG_LIMIT:
+            log.error("the journal lost %d events it could not write", len(pending) - BACKLOG_LIMIT)
+            pending = pending[-BACKLOG_LIMIT:]
+        self._pending = pending + self._pending
+        self._pending_blobs = refs + self._pending_blobs
 
     def history(self, session_id: str, after: int = 0) -> list[EventRow]:
         """The session's journaled events above ``after``, oldest first (those still

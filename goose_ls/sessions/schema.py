@@ -83,6 +83,11 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
 """Schema version N is reached by running the first N steps, each once, in order."""
 
 
+def connect_in_memory() -> sqlite3.Connection:
+    """A journal that lasts this run only (the data dir cannot hold one)."""
+    return sqlite3.connect(":memory:", isolation_level=None)
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """The database at ``path``, made if need be, its settings applied."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -124,7 +129,11 @@ def transaction(db: sqlite3.Connection) -> Iterator[None]:
     db.execute("BEGIN IMMEDIATE")
     try:
         yield
+        db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        # SQLite has rolled back by itself after some errors (a full disk): rolling back
+        # again would fail and hide the error that matters.
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
         raise
-    db.execute("COMMIT")

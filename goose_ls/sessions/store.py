@@ -55,12 +55,14 @@ class SessionStore:
         from a stale copy."""
         self._last_active: dict[str, str] = {}
         self._told = False
+        self.in_memory = False
+        """The journal could not be opened: a database in memory stands in, for this run."""
         self._texts = TextIndex()
 
     @property
     def usable(self) -> bool:
-        """Whether the journal is open (else sessions are kept in memory only)."""
-        return self._db is not None
+        """Whether the journal on disk is open (else sessions are kept in memory only)."""
+        return self._db is not None and not self.in_memory
 
     def load(self) -> None:
         try:
@@ -122,7 +124,11 @@ class SessionStore:
         log.error("%s", self.problem)
 
     def _in_memory(self, error: BaseException) -> None:
-        self._db = None
+        self._db = schema.connect_in_memory()
+        with schema.transaction(self._db):
+            schema.migrate(self._db)
+            search.prepare(self._db)
+        self.in_memory = True
         reason = getattr(error, "strerror", None) or str(error)
         self.problem = (
             f"cannot open the session store {self.path} ({reason}); "
@@ -195,16 +201,17 @@ class SessionStore:
     # --- events ----------------------------------------------------------------------
     def append(
         self, rows: list[EventRow], pieces: list[Piece | None], refs: list[BlobRef] | None = None
-    ) -> None:
+    ) -> bool:
         """Write a batch of events in one transaction, with the text each adds (``pieces``,
-        one per row) to its message's searchable text, and the large texts they hold."""
+        one per row) to its message's searchable text, and the large texts they hold;
+        whether it was written (a full disk: not, nothing of it)."""
 
         def write(db: sqlite3.Connection) -> None:
             db.executemany("INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
             self._texts.add(db, rows, pieces)
             blobs.insert(db, refs or [])
 
-        self._write(write)
+        return self._write(write)
 
     def events(self, session_id: str, after: int = 0) -> list[EventRow]:
         """A session's events with an index above ``after``, oldest first, each payload
@@ -285,12 +292,13 @@ class SessionStore:
             log.warning("cannot read the session store %s: %s", self.path, exc)
             return None
 
-    def _write(self, change: Callable[[sqlite3.Connection], object]) -> None:
+    def _write(self, change: Callable[[sqlite3.Connection], object]) -> bool:
         if self._db is None:
-            return
+            return False
         try:
             with schema.transaction(self._db):
                 change(self._db)
+            return True
         except sqlite3.Error as exc:
             name = getattr(exc, "sqlite_errorname", None)  # SQLITE_FULL, SQLITE_IOERR_WRITE...
             why = f"{exc} ({name})" if name else str(exc)
@@ -298,6 +306,7 @@ class SessionStore:
             if not self._told:
                 self._told = True
                 self._write_failed(self.path, OSError(why))
+            return False
 
 
 def delete_rows(db: sqlite3.Connection, session_id: str) -> None:
