@@ -99,3 +99,20 @@ async def test_a_command_with_a_wrong_argument_is_refused_naming_it(
             types.ExecuteCommandParams(command=command, arguments=arguments)
         )
     assert str(refused.value).startswith(f"{command}: ") and says in str(refused.value)
+
+
+async def test_an_editor_answering_show_document_with_null_is_told_the_chat_s_path(
+    editor: Editor,
+) -> None:
+    """eglot 1.9 answers ``window/showDocument`` with null and opens nothing."""
+
+    def show_document(_: types.ShowDocumentParams) -> None:
+        return None
+
+    editor.client.protocol.fm.features[types.WINDOW_SHOW_DOCUMENT] = show_document
+    await editor.start({"turns": [[{"text": "ok"}]]}, editor="emacs")
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.openChat", arguments=[])
+    )
+    message = await editor.shown("goose chat:")
+    assert message.endswith(".md"), message

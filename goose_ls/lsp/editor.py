@@ -120,7 +120,8 @@ class Editor:
         except Exception as exc:  # eglot before 1.16 and others do not have it
             log.info("window/showDocument failed: %s", exc)
             return False
-        return result is None or result.success is not False
+        # eglot 1.9 answers null, and shows nothing: only a real success counts.
+        return getattr(result, "success", False) is True
 
     # --- changing its buffers ------------------------------------------------------------
     async def apply_edit(

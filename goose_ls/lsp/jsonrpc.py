@@ -84,6 +84,12 @@ class GooseProtocol(LanguageServerProtocol):
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
+            if "id" in data and method is None and "result" in data:
+                # An answer that does not fit its request's type (eglot 1.9 answers
+                # window/showDocument with null) goes to the request as it is, rather
+                # than leaving it waiting for ever.
+                self._handle_response(data["id"], data["result"])
+                return None
             if "id" not in data or not isinstance(method, str):
                 log.warning("dropped an unreadable message: %s", _describe(exc.__cause__))
                 return None
