@@ -263,26 +263,6 @@ async def scale(tmp: Path) -> list[Figure]:
     ]
 
 
-async def memory(tmp: Path) -> list[Figure]:
-    """Resident memory after 10 sessions with 5,000 events each."""
-    sessions, chunks = 10, 5000
-    command = agent_command(tmp, {"turns": [[{"stamped": chunks, "size": 60}]]})
-    side = GooseLsSide(command, fresh(tmp), Arrivals(sessions * chunks))
-    await side.start()
-    first = await side.new_session()
-    idle = side.rss_mb()
-    ids = [first, *[await side.new_session() for _ in range(sessions - 1)]]
-    for session in ids:
-        await side.prompt(session)
-    full = side.rss_mb()
-    for session in ids:
-        await side.close_session(session)
-    await side.stop()
-    return [
-        Figure("memory 10x5,000 events", "RSS", "MB", full, idle, "< 100 MB", below(100)),
-    ]
-
-
 async def until(condition: Callable[[], bool], timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -291,7 +271,7 @@ async def until(condition: Callable[[], bool], timeout: float = 60) -> None:
         await asyncio.sleep(0.005)
 
 
-CASES: dict[str, Callable[[Path], Awaitable[list[Figure]]]] = {
+RELAY_CASES: dict[str, Callable[[Path], Awaitable[list[Figure]]]] = {
     "latency": relay_latency,
     "small": lambda tmp: throughput(tmp, 10_000, 20),
     "large": lambda tmp: throughput(tmp, 100, 100_000),
@@ -299,5 +279,4 @@ CASES: dict[str, Callable[[Path], Awaitable[list[Figure]]]] = {
     "startup": startup,
     "history": history,
     "scale": scale,
-    "memory": memory,
 }
