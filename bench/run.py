@@ -24,6 +24,7 @@ from pathlib import Path
 import attrs
 import journal_cases
 from cases import RELAY_CASES, Figure
+from transcript_cost import transcript_size
 
 CASES = {
     **RELAY_CASES,
@@ -31,6 +32,7 @@ CASES = {
     "memory-flat": journal_cases.memory_flat,
     "journal": journal_cases.journal_overhead,
     "replay": journal_cases.replay_after_restart,
+    "transcript-size": transcript_size,
 }
 
 
