@@ -32,6 +32,8 @@ class Figure:
     target: str = ""
     check: Callable[[float, float | None], bool] | None = attrs.field(default=None, repr=False)
     """Whether the target is met, given goose-ls's figure and the baseline's."""
+    ratio: bool = attrs.field(default=False, kw_only=True)
+    """Compare times as a ratio (the target is one), not as a difference."""
 
     @property
     def met(self) -> bool | None:
@@ -41,7 +43,7 @@ class Figure:
     def compared(self) -> str:
         if self.baseline is None:
             return ""
-        if self.unit in ("ms", "s"):
+        if self.unit in ("ms", "s") and not self.ratio:
             return f"{self.goose_ls - self.baseline:+.2f} {self.unit}"
         return f"{self.goose_ls / self.baseline:.2f}x" if self.baseline else ""
 
@@ -61,25 +63,25 @@ def ratio_at_least(share: float) -> Callable[[float, float | None], bool]:
 _dirs = itertools.count(1)
 
 
-def _fresh(tmp: Path) -> Path:
+def fresh(tmp: Path) -> Path:
     path = tmp / f"run{next(_dirs)}"
     path.mkdir()
     return path
 
 
-def _agent(tmp: Path, script: dict[str, Any]) -> list[str]:
-    return scripted_agent_command(write_script(_fresh(tmp) / "script.json", script))
+def agent_command(tmp: Path, script: dict[str, Any]) -> list[str]:
+    return scripted_agent_command(write_script(fresh(tmp) / "script.json", script))
 
 
 async def _turn_on_both(
     tmp: Path, steps: list[dict[str, Any]], expected: int
 ) -> tuple[Arrivals, Arrivals]:
     """One session, one turn of ``steps``, on each side."""
-    command = _agent(tmp, {"turns": [steps]})
+    command = agent_command(tmp, {"turns": [steps]})
     found = []
     for side_class in (DirectClient, GooseLsSide):
         arrivals = Arrivals(expected)
-        side = side_class(command, _fresh(tmp), arrivals)
+        side = side_class(command, fresh(tmp), arrivals)
         await side.start()
         session = await side.new_session()
         await side.prompt(session)
@@ -132,18 +134,18 @@ async def throughput(tmp: Path, chunks: int, size: int) -> list[Figure]:
 async def transcript_streaming(tmp: Path) -> list[Figure]:
     """5,000 chunks at 5,000 a second into a transcript open in the editor."""
     chunks = 5000
-    command = _agent(tmp, {"turns": [[{"stamped": chunks, "rate": 5000}]]})
+    command = agent_command(tmp, {"turns": [[{"stamped": chunks, "rate": 5000}]]})
     direct = Arrivals(chunks)
-    base = DirectClient(command, _fresh(tmp), direct)
+    base = DirectClient(command, fresh(tmp), direct)
     await base.start()
     await base.prompt(await base.new_session())
     await base.stop()
 
     arrivals = Arrivals(chunks)
-    side = GooseLsSide(command, _fresh(tmp), arrivals, apply_edits=True)
+    side = GooseLsSide(command, fresh(tmp), arrivals, apply_edits=True)
     await side.start()
     session = await side.new_session()
-    await _until(lambda: side.transcript(session).exists())
+    await until(lambda: side.transcript(session).exists())
     side.open_transcript(session)
     await side.prompt(session)
     await asyncio.sleep(0.5)  # the last edit after the turn's end
@@ -179,11 +181,11 @@ async def transcript_streaming(tmp: Path) -> list[Figure]:
 
 async def startup(tmp: Path) -> list[Figure]:
     """Process start to ``initialize``, and to the first token of a first turn."""
-    command = _agent(tmp, {"turns": [[{"stamped": 1}]]})
+    command = agent_command(tmp, {"turns": [[{"stamped": 1}]]})
     results: dict[str, tuple[float, float]] = {}
     for name, make in (
-        ("direct", lambda a: DirectClient(command, _fresh(tmp), a)),
-        ("goose-ls", lambda a: GooseLsSide(command, _fresh(tmp), a, lazy=False)),
+        ("direct", lambda a: DirectClient(command, fresh(tmp), a)),
+        ("goose-ls", lambda a: GooseLsSide(command, fresh(tmp), a, lazy=False)),
     ):
         arrivals = Arrivals(1)
         side = make(arrivals)
@@ -203,10 +205,10 @@ async def startup(tmp: Path) -> list[Figure]:
 async def history(tmp: Path) -> list[Figure]:
     """``session/load`` replaying 10,000 messages, until the transcript holds them all."""
     messages = 10_000
-    command = _agent(tmp, {"load": [{"stamped": messages, "size": 120}]})
+    command = agent_command(tmp, {"load": [{"stamped": messages, "size": 120}]})
     session = "20260101_1"
     arrivals = Arrivals(messages)
-    base = DirectClient(command, _fresh(tmp), arrivals)
+    base = DirectClient(command, fresh(tmp), arrivals)
     await base.start()
     started = time.perf_counter()
     await base.load(session)
@@ -214,7 +216,7 @@ async def history(tmp: Path) -> list[Figure]:
     base_s = time.perf_counter() - started
     await base.stop()
 
-    side = GooseLsSide(command, _fresh(tmp), Arrivals(messages), lazy=False)
+    side = GooseLsSide(command, fresh(tmp), Arrivals(messages), lazy=False)
     await side.start()
     await side.agent_running()
     started = time.perf_counter()
@@ -222,7 +224,7 @@ async def history(tmp: Path) -> list[Figure]:
     await side.arrivals.done.wait()
     transcript = side.transcript(session)
     last = f"{max(sent for sent, _ in side.arrivals.pairs):020d}".encode()
-    await _until(lambda: transcript.exists() and last in transcript.read_bytes())
+    await until(lambda: transcript.exists() and last in transcript.read_bytes())
     ours_s = time.perf_counter() - started
     await side.stop()
     return [
@@ -241,11 +243,11 @@ async def history(tmp: Path) -> list[Figure]:
 async def scale(tmp: Path) -> list[Figure]:
     """20 sessions streaming at once through one connection."""
     sessions, chunks = 20, 1000
-    command = _agent(tmp, {"turns": [[{"stamped": chunks}]]})
+    command = agent_command(tmp, {"turns": [[{"stamped": chunks}]]})
     figures: dict[str, tuple[float, float]] = {}
     for name, side_class in (("direct", DirectClient), ("goose-ls", GooseLsSide)):
         arrivals = Arrivals(sessions * chunks)
-        side = side_class(command, _fresh(tmp), arrivals)
+        side = side_class(command, fresh(tmp), arrivals)
         await side.start()
         ids = [await side.new_session() for _ in range(sessions)]
         await asyncio.gather(*(side.prompt(i) for i in ids))
@@ -261,27 +263,7 @@ async def scale(tmp: Path) -> list[Figure]:
     ]
 
 
-async def memory(tmp: Path) -> list[Figure]:
-    """Resident memory after 10 sessions with 5,000 events each."""
-    sessions, chunks = 10, 5000
-    command = _agent(tmp, {"turns": [[{"stamped": chunks, "size": 60}]]})
-    side = GooseLsSide(command, _fresh(tmp), Arrivals(sessions * chunks))
-    await side.start()
-    first = await side.new_session()
-    idle = side.rss_mb()
-    ids = [first, *[await side.new_session() for _ in range(sessions - 1)]]
-    for session in ids:
-        await side.prompt(session)
-    full = side.rss_mb()
-    for session in ids:
-        await side.close_session(session)
-    await side.stop()
-    return [
-        Figure("memory 10x5,000 events", "RSS", "MB", full, idle, "< 100 MB", below(100)),
-    ]
-
-
-async def _until(condition: Callable[[], bool], timeout: float = 60) -> None:
+async def until(condition: Callable[[], bool], timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -289,7 +271,7 @@ async def _until(condition: Callable[[], bool], timeout: float = 60) -> None:
         await asyncio.sleep(0.005)
 
 
-CASES: dict[str, Callable[[Path], Awaitable[list[Figure]]]] = {
+RELAY_CASES: dict[str, Callable[[Path], Awaitable[list[Figure]]]] = {
     "latency": relay_latency,
     "small": lambda tmp: throughput(tmp, 10_000, 20),
     "large": lambda tmp: throughput(tmp, 100, 100_000),
@@ -297,5 +279,4 @@ CASES: dict[str, Callable[[Path], Awaitable[list[Figure]]]] = {
     "startup": startup,
     "history": history,
     "scale": scale,
-    "memory": memory,
 }

@@ -4,6 +4,8 @@ A real editor parses a message with its native JSON reader; a Python client that
 every notification into typed objects would measure itself, not goose-ls. This one
 frames messages, answers the server's requests the way an editor does (applies nothing,
 but opens a transcript when asked to show it) and hands notifications to callbacks.
+With ``did_change``, it answers each applied edit with ``textDocument/didChange`` first,
+as Helix does: the edit's ranges as incremental changes, with the next version.
 """
 
 from __future__ import annotations
@@ -22,9 +24,14 @@ Handler = Callable[[dict[str, Any]], None]
 
 
 class BenchEditor:
-    def __init__(self, workdir: Path, *, apply_edits: bool = False) -> None:
+    def __init__(
+        self, workdir: Path, *, apply_edits: bool = False, did_change: bool = False
+    ) -> None:
         self.workdir = workdir
         self.apply_edits = apply_edits
+        self.did_change = did_change
+        self.versions: dict[str, int] = {}
+        """The version of each document this editor opened."""
         self.handlers: dict[str, Handler] = {}
         self.edits: list[tuple[int, str]] = []
         """(monotonic ns when received, new text) of every ``workspace/applyEdit`` edit."""
@@ -76,6 +83,13 @@ class BenchEditor:
 
     def notify(self, method: str, params: Any) -> None:
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def open(self, uri: str, text: str) -> None:
+        self.versions[uri] = 1
+        self.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": text}},
+        )
 
     async def stop(self) -> None:
         if self._process is None:
@@ -130,26 +144,35 @@ class BenchEditor:
             result = [None for _ in params.get("items", [])]
         elif method == "workspace/applyEdit":
             now = time.monotonic_ns()
-            for change in params["edit"].get("documentChanges", []):
-                for edit in change.get("edits", []):
-                    self.edits.append((now, edit["newText"]))
-            for edits in params["edit"].get("changes", {}).values():
-                for edit in edits:
-                    self.edits.append((now, edit["newText"]))
+            edit = params["edit"]
+            by_uri = {c["textDocument"]["uri"]: c["edits"] for c in edit.get("documentChanges", [])}
+            by_uri.update(edit.get("changes", {}))
+            for uri, edits in by_uri.items():
+                self.edits += [(now, e["newText"]) for e in edits]
+                if self.did_change:
+                    self._changed(uri, edits)
             result = {"applied": True}
         elif method == "window/showDocument":
             uri = params["uri"]
-            text = Path(uri.removeprefix("file://")).read_text(encoding="utf-8")
-            self.notify(
-                "textDocument/didOpen",
-                {
-                    "textDocument": {
-                        "uri": uri,
-                        "languageId": "markdown",
-                        "version": 1,
-                        "text": text,
-                    }
-                },
-            )
+            self.open(uri, Path(uri.removeprefix("file://")).read_text(encoding="utf-8"))
             result = {"success": True}
         self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def _changed(self, uri: str, edits: list[dict[str, Any]]) -> None:
+        """The document changed by ``edits`` (ranges of the document before them): the
+        last first, so each change's range is still right when it is applied."""
+        if uri not in self.versions:
+            return
+        self.versions[uri] += 1
+        ordered = sorted(
+            edits,
+            key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]),
+            reverse=True,
+        )
+        self.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": uri, "version": self.versions[uri]},
+                "contentChanges": [{"range": e["range"], "text": e["newText"]} for e in ordered],
+            },
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import time
 import uuid
@@ -23,22 +24,28 @@ class GooseLsSide:
         arrivals: Arrivals,
         *,
         apply_edits: bool = False,
+        did_change: bool = False,
         lazy: bool = True,
+        data_dir: Path | None = None,
+        options: dict[str, Any] | None = None,
     ) -> None:
+        """``options`` are more ``initializationOptions``; ``data_dir`` is
+        ``<workdir>/data`` unless given."""
         self.command = command
         self.workdir = workdir
         self.arrivals = arrivals
         self.lazy = lazy
-        self.editor = BenchEditor(workdir, apply_edits=apply_edits)
+        self.data_dir = data_dir or workdir / "data"
+        self.options = options or {}
+        self.messages: list[str] = []
+        """What goose-ls told the user (``window/showMessage``)."""
+        self.editor = BenchEditor(workdir, apply_edits=apply_edits, did_change=did_change)
         self.editor.handlers["goose/update"] = self._on_update
         self.editor.handlers["goose/turnEnd"] = self._on_turn_end
         self.editor.handlers["goose/agentStatus"] = self._on_status
+        self.editor.handlers["window/showMessage"] = lambda p: self.messages.append(p["message"])
         self._turns: dict[str, asyncio.Future[None]] = {}
         self._running = asyncio.Event()
-
-    @property
-    def data_dir(self) -> Path:
-        return self.workdir / "data"
 
     async def start(self) -> float:
         """Spawn and initialize goose-ls; the seconds until ``initialize`` answered."""
@@ -47,7 +54,9 @@ class GooseLsSide:
         agent: dict[str, Any] = {"command": self.command}
         if self.lazy:
             agent["start"] = "lazy"
-        await self.editor.initialize({"agent": agent, "dataDir": str(self.data_dir)})
+        await self.editor.initialize(
+            {"agent": agent, "dataDir": str(self.data_dir), **self.options}
+        )
         return time.perf_counter() - started
 
     async def agent_running(self) -> None:
@@ -80,17 +89,11 @@ class GooseLsSide:
     def open_transcript(self, session_id: str) -> None:
         """Open the transcript as an editor does after ``window/showDocument``."""
         path = self.transcript(session_id)
-        self.editor.notify(
-            "textDocument/didOpen",
-            {
-                "textDocument": {
-                    "uri": path.as_uri(),
-                    "languageId": "markdown",
-                    "version": 1,
-                    "text": path.read_text(encoding="utf-8"),
-                }
-            },
-        )
+        self.editor.open(path.as_uri(), path.read_text(encoding="utf-8"))
+
+    def cpu_s(self) -> float:
+        """CPU time goose-ls has used so far (user and system, all its threads)."""
+        return cpu_seconds(self.editor.pid)
 
     def rss_mb(self) -> float:
         status = Path(f"/proc/{self.editor.pid}/status").read_text()
@@ -113,3 +116,9 @@ class GooseLsSide:
         ended = self._turns.pop(params["messageId"], None)
         if ended is not None and not ended.done():
             ended.set_result(None)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of process ``pid`` (``/proc/<pid>/stat``, in clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

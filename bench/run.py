@@ -22,7 +22,18 @@ import time
 from pathlib import Path
 
 import attrs
-from cases import CASES, Figure
+import journal_cases
+from cases import RELAY_CASES, Figure
+from transcript_cost import transcript_size
+
+CASES = {
+    **RELAY_CASES,
+    "memory": journal_cases.memory,
+    "memory-flat": journal_cases.memory_flat,
+    "journal": journal_cases.journal_overhead,
+    "replay": journal_cases.replay_after_restart,
+    "transcript-size": transcript_size,
+}
 
 
 def table(figures: list[Figure]) -> str:
