@@ -96,6 +96,10 @@ class Editor:
         """A goose/* notification (plain JSON, sent as it is)."""
         self._server.protocol.notify_json(method, params)
 
+    def notify_encoded(self, method: str, params: str) -> None:
+        """A goose/* notification whose params are JSON text already."""
+        self._server.protocol.notify_encoded(method, params)
+
     async def ask(self, kind: types.MessageType, message: str, choices: list[str]) -> str | None:
         """A popup with buttons; the chosen title, or None (dismissed, or no popup)."""
         try:

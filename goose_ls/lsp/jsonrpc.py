@@ -116,3 +116,10 @@ class GooseProtocol(LanguageServerProtocol):
             return
         body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params})
         self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body.encode()))
+
+    def notify_encoded(self, method: str, params: str) -> None:
+        """The same, for params that are JSON text already (the journal's, replayed)."""
+        if self.writer is None:
+            return
+        body = f'{{"jsonrpc":"2.0","method":{json.dumps(method)},"params":{params}}}'.encode()
+        self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))

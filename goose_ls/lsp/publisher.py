@@ -83,8 +83,20 @@ class EditorPublisher:
         self._send(e.session_id, e.index, e.message_id, event_to_wire(e.event), e.replay)
 
     def forward_journaled(self, row: EventRow) -> None:
-        """Send one event again, as the journal keeps it (for ``goose/replay``)."""
-        self._send(row.session_id, row.idx, row.message_id, json.loads(row.payload), row.replay)
+        """Send one event again, as the journal keeps it (for ``goose/replay``): its
+        stored JSON goes into the notification as it is, not decoded and encoded again."""
+        if row.kind == TurnEnded.KIND:  # its fields sit at the top of goose/turnEnd
+            self._send(row.session_id, row.idx, row.message_id, json.loads(row.payload), False)
+            return
+        params: Json = {"sessionId": row.session_id, "messageId": row.message_id, "index": row.idx}
+        if row.replay:
+            params["replay"] = True
+        tab_id = self._face.tab_of(row.session_id) if self._face else None
+        if tab_id is not None:
+            params["tabId"] = tab_id
+        self._editor.notify_encoded(
+            protocol.UPDATE, f'{json.dumps(params)[:-1]}, "update": {row.payload}}}'
+        )
 
     def _send(
         self, session_id: str, index: int, message_id: str | None, update: Json, replay: object
