@@ -534,3 +534,39 @@ async def test_a_transcript_quit_without_saving_comes_back_whole(tmp_path: Path)
         assert text.count("Explain what this code does") == 1
     finally:
         await again.client.shutdown_session()
+
+
+TYPED = ["Why is ", "the built-", "in sum ", "faster ", "than the ", "loop? 🦆 ✓"]
+
+
+async def test_changes_the_editor_sends_out_of_order_are_applied_in_order(editor: Editor) -> None:
+    """Helix sends didChange out of order when typing fast (versions 35, 38, 36, 39, 37,
+    40): what reaches the agent is still exactly what was typed."""
+    buffers = await _start(editor, "helix", {"turns": [[{"text": "ok"}]]})
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Open chat"])
+    transcript = await _open_transcript(editor, buffers)
+    buffers.type_in_pieces(transcript, TYPED, order=[0, 3, 1, 4, 2, 5])
+    await _run(editor, (await _actions(editor, transcript, _range(0, 0)))["Goose: Send"])
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    (prompt,) = editor.received("session/prompt")
+    assert prompt["params"]["prompt"] == [{"type": "text", "text": "".join(TYPED)}]
+
+
+async def test_a_change_that_never_arrives_sends_nothing_until_the_file_is_saved(
+    editor: Editor,
+) -> None:
+    buffers = await _start(editor, "helix", {"turns": [[{"text": "ok"}]]})
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Open chat"])
+    transcript = await _open_transcript(editor, buffers)
+    buffers.type_in_pieces(transcript, TYPED, order=[0, 1, 3, 4, 5])  # the third is lost
+    await _run(editor, (await _actions(editor, transcript, _range(0, 0)))["Goose: Send"])
+    message = await editor.shown("never reached goose-ls")
+    assert "Save the file" in message
+    assert not editor.received("session/prompt"), "nothing was sent"
+    buffers.save(transcript)
+    await _run(editor, (await _actions(editor, transcript, _range(0, 0)))["Goose: Send"])
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    (prompt,) = editor.received("session/prompt")
+    assert prompt["params"]["prompt"] == [{"type": "text", "text": "".join(TYPED)}]

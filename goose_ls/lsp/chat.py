@@ -80,6 +80,7 @@ class EditorChat:
         """Send what the user wrote in the prompt section, with the context gathered there."""
         transcripts = self._transcripts
         transcript = await self.transcript(uri=uri)
+        await self._editor.caught_up(transcript.uri)  # what is sent is what the user sees
         draft = transcripts.draft(transcript)
         if not draft and not transcript.context:
             raise Refused(

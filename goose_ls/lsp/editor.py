@@ -17,11 +17,17 @@ from lsprotocol import types
 from pygls.progress import Progress
 from pygls.workspace import TextDocument
 
+from goose_ls.errors import Refused
 from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.lsp.transcript.text import Position
+from goose_ls.sessions import path_of
 from goose_ls.tasks import within
 
 log = logging.getLogger(__name__)
+
+CATCH_UP_SECONDS = 2.0
+"""How long a change that came out of order may take to close its gap (Helix's come
+within milliseconds)."""
 
 
 class Editor:
@@ -58,6 +64,33 @@ class Editor:
     def document(self, uri: str) -> TextDocument:
         """The open buffer at ``uri``, else the file on disk (OSError when unreadable)."""
         return self._server.workspace.get_text_document(uri)
+
+    async def caught_up(self, uri: str) -> None:
+        """Wait until every change the editor sent to ``uri`` is applied, in order; refused
+        when one never comes (then nothing can be read from it as the user sees it)."""
+        missing = await self._server.protocol.versions.caught_up(uri, CATCH_UP_SECONDS)
+        if missing is not None:
+            raise Refused(
+                f"change {missing} of {Path(path_of(uri)).name} never reached goose-ls, so "
+                "the text it holds may not be what you see; nothing was sent",
+                "Save the file, then send again",
+            )
+
+    def saved(self, uri: str) -> None:
+        """The editor wrote ``uri``: if a change it sent is missing, the file is the truth."""
+        if not self._server.protocol.versions.saved(uri):
+            return
+        document = self._server.workspace.get_text_document(uri)
+        try:
+            text = Path(path_of(uri)).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            log.warning("cannot read %s back after a missing change: %s", uri, exc)
+            return
+        self._server.workspace.put_text_document(
+            types.TextDocumentItem(
+                uri=uri, language_id=document.language_id or "", version=0, text=text
+            )
+        )
 
     def buffer_text(self, uri: str) -> str | None:
         """The unsaved text of an open buffer, or None when it is not open."""

@@ -15,17 +15,33 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
 from cattrs import transform_error
 from cattrs.errors import ClassValidationError
-from lsprotocol.types import EXIT, ErrorCodes, ResponseError
+from lsprotocol.types import (
+    EXIT,
+    TEXT_DOCUMENT_DID_CHANGE,
+    TEXT_DOCUMENT_DID_CLOSE,
+    TEXT_DOCUMENT_DID_OPEN,
+    DidChangeTextDocumentParams,
+    DidCloseTextDocumentParams,
+    DidOpenTextDocumentParams,
+    ErrorCodes,
+    ResponseError,
+)
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
+from goose_ls.lsp.versions import VersionGate
 from goose_ls.lsp.writer import GatheringWriter
+
+Handlers = Iterator[Any]
+"""What pygls' built-in notification handlers yield: the user's handler to run next."""
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +69,27 @@ def _describe(error: BaseException | None) -> str:
 
 
 class GooseProtocol(LanguageServerProtocol):
-    """LSP plus goose/* methods whose params arrive as plain JSON."""
+    """LSP plus goose/* methods whose params arrive as plain JSON; document changes
+    applied in version order (:mod:`goose_ls.lsp.versions`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.versions = VersionGate()
+        super().__init__(*args, **kwargs)
+
+    @lsp_method(TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: DidOpenTextDocumentParams) -> Handlers:
+        self.versions.opened(params.text_document.uri, params.text_document.version)
+        yield from super().lsp_text_document__did_open(params)
+
+    @lsp_method(TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: DidChangeTextDocumentParams) -> Handlers:
+        for ready in self.versions.arrived(params):
+            yield from super().lsp_text_document__did_change(ready)
+
+    @lsp_method(TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: DidCloseTextDocumentParams) -> Handlers:
+        self.versions.closed(params.text_document.uri)
+        yield from super().lsp_text_document__did_close(params)
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         """The ``json`` object hook: every object stays JSON; the message is read whole."""

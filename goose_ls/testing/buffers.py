@@ -98,6 +98,42 @@ class EditorBuffers:
     def type_at_end(self, uri: str, text: str) -> None:
         self.replace_all(uri, self.texts[uri] + text)
 
+    def type_in_pieces(self, uri: str, pieces: list[str], order: list[int]) -> None:
+        """The user types ``pieces`` at the end, an incremental change each, and the editor
+        sends the changes in ``order`` (Helix does, typing fast); one left out is lost."""
+        changes = []
+        for piece in pieces:
+            text = self.texts[uri]
+            last_line = text[text.rfind("\n") + 1 :]
+            end = types.Position(
+                line=text.count("\n"),
+                character=sum(_units(char, self.encoding) for char in last_line),
+            )
+            self.versions[uri] += 1
+            self.texts[uri] = text + piece
+            changes.append(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(
+                        uri=uri, version=self.versions[uri]
+                    ),
+                    content_changes=[
+                        types.TextDocumentContentChangePartial(
+                            range=types.Range(start=end, end=end), text=piece
+                        )
+                    ],
+                )
+            )
+        for n in order:
+            self.client.protocol.notify(types.TEXT_DOCUMENT_DID_CHANGE, changes[n])
+
+    def save(self, uri: str) -> None:
+        """The user writes the buffer to its file (``:w``)."""
+        Path(unquote(urlparse(uri).path)).write_text(self.texts[uri], encoding="utf-8")
+        self.client.protocol.notify(
+            types.TEXT_DOCUMENT_DID_SAVE,
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)),
+        )
+
     def _apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         changes: list[tuple[str, list[Any]]] = []
         for change in params.edit.document_changes or []:
