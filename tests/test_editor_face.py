@@ -178,6 +178,35 @@ async def test_a_draft_typed_while_the_reply_streams_survives(
     assert draft in buffers.texts[transcript].split(SENTINEL)[0], "and shown as the user's message"
 
 
+async def test_typing_while_a_long_reply_streams_sends_exactly_what_was_typed(
+    editor: Editor,
+) -> None:
+    """Helix reports each change with its range: goose-ls follows the prompt section from
+    those changes alone, while its own edits stream a reply of many lines above it."""
+    reply = "".join(f"line {i}: {REPLY}\n" for i in range(60))
+    capabilities, encoding = EDITORS["helix"]
+    await editor.start(
+        {"turns": [[{"text": reply, "chunks": 300, "delay": 0.005}], [{"text": "ok"}]]},
+        {"transcript": {"editInterval": 0.02}},
+        editor=capabilities,
+    )
+    buffers = EditorBuffers(editor.client, encoding, incremental=True)
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Explain selection"])
+    transcript = await _open_transcript(editor, buffers)
+    draft = "Now 🦆 this:\n- 你好，世界\n- 𝔁 + y"  # noqa: RUF001
+    for i in range(0, len(draft), 4):
+        await asyncio.sleep(0.02)
+        buffers.type_at_end(transcript, draft[i : i + 4])
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    await editor.goose.wait_for(lambda: reply in buffers.texts[transcript], what="the reply")
+    assert buffers.texts[transcript].endswith(draft), "the draft is untouched"
+    await _run(editor, (await _actions(editor, transcript, _range(0, 0)))["Goose: Send"])
+    await editor.goose.wait_for(lambda: len(editor.goose.turn_ends) == 2, what="the second turn")
+    prompts = editor.received("session/prompt")
+    assert prompts[1]["params"]["prompt"] == [{"type": "text", "text": draft}]
+
+
 async def test_edits_stay_few_whatever_the_token_rate(editor: Editor) -> None:
     text = "abcdefghij" * 500
     buffers = await _start(editor, "neovim", {"turns": [[{"text": text, "chunks": 5000}]]})

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from goose_ls.lsp.transcript import streamer as streamer_module
+from goose_ls.lsp.transcript.rope import Position
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer
-from goose_ls.lsp.transcript.text import Position, TranscriptText
+from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.tasks import Tasks
 
 
@@ -33,11 +34,10 @@ async def test_the_first_edit_goes_out_at_once_on_a_machine_just_booted(
         text,
         is_open=lambda: True,
         apply_edit=apply_edit,
-        units=len,
         interval=3600.0,
         save_interval=3600.0,
         context_lines=list,
-        buffer_text=lambda: None,
+        editor_section=lambda: None,
         write_failed=lambda path, error: None,
         tasks=Tasks(),
     )

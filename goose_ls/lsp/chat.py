@@ -16,7 +16,8 @@ from goose_ls.errors import Refused
 from goose_ls.files import atomic_write
 from goose_ls.lsp.editor import Editor
 from goose_ls.lsp.progress import TurnProgress
-from goose_ls.lsp.transcripts import Transcript, Transcripts
+from goose_ls.lsp.transcript.transcript import Transcript
+from goose_ls.lsp.transcripts import Transcripts
 from goose_ls.sessions import Change, ContextItem, Session, SessionManager, path_of, review
 
 
@@ -65,7 +66,7 @@ class EditorChat:
         """Add context to a chat's prompt section (shown as reference lines)."""
         transcript = await self.transcript(new=new)
         transcript.context.extend(items)
-        await self._transcripts.rewrite_prompt_section(transcript, keep_draft=True)
+        await self._transcripts.prompts.rewrite(transcript, keep_draft=True)
         if show:
             await self._transcripts.show(transcript)
         return transcript
@@ -81,13 +82,13 @@ class EditorChat:
         transcripts = self._transcripts
         transcript = await self.transcript(uri=uri)
         await self._editor.caught_up(transcript.uri)  # what is sent is what the user sees
-        draft = transcripts.draft(transcript)
+        draft = transcripts.prompts.draft(transcript)
         if not draft and not transcript.context:
             raise Refused(
                 f"Write your message under “## You” at the end of {transcript.path.name} first."
             )
         items, transcript.context = transcript.context, []
-        await transcripts.rewrite_prompt_section(transcript, keep_draft=False)
+        await transcripts.prompts.rewrite(transcript, keep_draft=False)
         self._start_turn(transcript, draft, items, draft.splitlines()[0][:40] if draft else "goose")
         await transcripts.show(transcript)
 

@@ -112,7 +112,7 @@ def _cards_near(s: Services, uri: str, selection: types.Range, session_id: str) 
     transcript = s.transcripts.by_uri(uri)
     if not pending or transcript is None:
         return []
-    lines = s.transcripts.document_text(transcript).split("\n")
+    lines = s.transcripts.prompts.document_text(transcript).split("\n")
     near = []
     for request_id in pending:
         marker = permission_marker(request_id)

@@ -6,7 +6,6 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from goose_ls.lsp.services import ServicesSlot
-from goose_ls.lsp.transcript.text import SENTINEL
 
 
 def register(server: LanguageServer, services: ServicesSlot) -> None:
@@ -18,14 +17,10 @@ def register(server: LanguageServer, services: ServicesSlot) -> None:
         uri = params.text_document.uri
         transcript = s.transcripts.by_uri(uri)
         session = s.sessions.registry.find(transcript.session_id) if transcript else None
-        if session is None or not session.commands:
+        if transcript is None or session is None or not session.commands:
             return None
-        lines = s.editor.document(uri).lines
-        line = params.position.line
-        sentinel = next((i for i, text in enumerate(lines) if text.startswith(SENTINEL)), None)
-        if sentinel is None or line <= sentinel or line >= len(lines):
-            return None
-        if not lines[line].lstrip().startswith("/"):
+        line = s.transcripts.prompts.line(transcript, params.position.line)
+        if line is None or not line.lstrip().startswith("/"):
             return None
         items = [
             types.CompletionItem(

@@ -1,23 +1,43 @@
-"""Text document notifications that matter to goose-ls: transcripts opened and closed,
-and files saved (a file written after a change went missing is read back)."""
+"""Text document notifications: transcripts are followed by goose-ls, the rest by pygls.
+
+pygls keeps a full copy of every open document and re-applies each change to it, which
+for a transcript of megabytes streamed into several times a second costs its size at
+every edit. Its handlers for open, change and close are wrapped here: a transcript's
+go to :class:`~goose_ls.lsp.transcripts.Transcripts` (which keeps only what it needs),
+anything else to pygls as before. A file saved after one of its changes went missing
+is read back (:mod:`goose_ls.lsp.versions`).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from goose_ls.lsp.services import ServicesSlot
+from goose_ls.lsp.transcripts import Transcripts
 
 
 def register(server: LanguageServer, services: ServicesSlot) -> None:
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(_: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-        services().transcripts.opened(params.text_document.uri)
+    def transcripts() -> Transcripts | None:
+        return services().transcripts if services.ready else None
+
+    def route(method: str, ours: Callable[[Transcripts, Any], bool]) -> None:
+        theirs = server.protocol.fm.builtin_features[method]
+
+        def handler(params: Any) -> Iterator[Any]:
+            followed = transcripts()
+            if followed is None or not ours(followed, params):
+                yield from theirs(params)
+
+        server.protocol.fm.add_builtin_feature(method, handler)
+
+    route(types.TEXT_DOCUMENT_DID_OPEN, lambda t, p: t.did_open(p.text_document))
+    route(types.TEXT_DOCUMENT_DID_CHANGE, lambda t, p: t.did_change(p))
+    route(types.TEXT_DOCUMENT_DID_CLOSE, lambda t, p: t.did_close(p.text_document.uri))
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(_: LanguageServer, params: types.DidSaveTextDocumentParams) -> None:
         services().editor.saved(params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(_: LanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-        services().transcripts.closed(params.text_document.uri)

@@ -12,6 +12,7 @@ import asyncio
 import logging
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.progress import Progress
@@ -19,7 +20,8 @@ from pygls.workspace import TextDocument
 
 from goose_ls.errors import Refused
 from goose_ls.lsp.server import GooseLanguageServer
-from goose_ls.lsp.transcript.text import Position
+from goose_ls.lsp.transcript.document import TranscriptDocument
+from goose_ls.lsp.transcript.rope import Position, Units, units_of
 from goose_ls.sessions import path_of
 from goose_ls.tasks import within
 
@@ -34,6 +36,8 @@ class Editor:
     def __init__(self, server: GooseLanguageServer) -> None:
         self._server = server
         self._warned: set[str] = set()
+        self._kept: dict[str, TranscriptDocument] = {}
+        """Open documents goose-ls follows itself rather than through pygls' workspace."""
 
     # --- what it can do ----------------------------------------------------------
     @property
@@ -52,18 +56,22 @@ class Editor:
         window = self.capabilities.window
         return bool(window and window.work_done_progress)
 
-    def units(self, text: str) -> int:
-        """The length of ``text`` in the editor's position units."""
-        units: int = self._server.workspace.position_codec.client_num_units(text)
-        return units
+    @property
+    def units(self) -> Units:
+        """The length of a text in the editor's position units."""
+        return units_of(self._server.workspace.position_encoding)
 
     # --- its documents -------------------------------------------------------------
     def is_open(self, uri: str) -> bool:
-        return uri in self._server.workspace.text_documents
+        return uri in self._kept or unquote(uri) in self._server.workspace.text_documents
 
     def document(self, uri: str) -> TextDocument:
         """The open buffer at ``uri``, else the file on disk (OSError when unreadable)."""
-        return self._server.workspace.get_text_document(uri)
+        kept = self._kept.get(uri)
+        if kept is None:
+            return self._server.workspace.get_text_document(uri)
+        workspace = self._server.workspace
+        return TextDocument(uri, kept.source, kept.version, position_codec=workspace.position_codec)
 
     async def caught_up(self, uri: str) -> None:
         """Wait until every change the editor sent to ``uri`` is applied, in order; refused
@@ -80,24 +88,39 @@ class Editor:
         """The editor wrote ``uri``: if a change it sent is missing, the file is the truth."""
         if not self._server.protocol.versions.saved(uri):
             return
-        document = self._server.workspace.get_text_document(uri)
         try:
             text = Path(path_of(uri)).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             log.warning("cannot read %s back after a missing change: %s", uri, exc)
             return
-        self._server.workspace.put_text_document(
-            types.TextDocumentItem(
-                uri=uri, language_id=document.language_id or "", version=0, text=text
-            )
-        )
+        self._server.protocol.resync(uri, text)
 
     def buffer_text(self, uri: str) -> str | None:
         """The unsaved text of an open buffer, or None when it is not open."""
+        if (kept := self._kept.get(uri)) is not None:
+            return kept.source
         return self.document(uri).source if self.is_open(uri) else None
+
+    def kept(self, uri: str) -> TranscriptDocument | None:
+        return self._kept.get(uri)
+
+    def keep(self, uri: str, document: TranscriptDocument) -> None:
+        """Follow an open document here from now on (taken from pygls if it has it)."""
+        self._server.workspace.remove_text_document(uri)
+        self._kept[uri] = document
+
+    def let_go(self, uri: str, closed: bool) -> TranscriptDocument | None:
+        """Stop following a document; unless the editor ``closed`` it, pygls follows it."""
+        document = self._kept.pop(uri, None)
+        if document is not None and not closed:
+            item = types.TextDocumentItem(uri, "markdown", document.version or 0, document.source)
+            self._server.workspace.put_text_document(item)
+        return document
 
     def end_of(self, uri: str) -> Position:
         """The position after the last character of an open buffer."""
+        if (kept := self._kept.get(uri)) is not None:
+            return kept.end
         document = self.document(uri)
         lines = document.lines
         if not lines:

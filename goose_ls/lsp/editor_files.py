@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from goose_ls.lsp.editor import Editor
-from goose_ls.lsp.transcript.text import Position
+from goose_ls.lsp.transcript.rope import Position
 
 EDIT_TIMEOUT = 10.0
 """Seconds to wait for the editor to apply the agent's write to an open buffer."""

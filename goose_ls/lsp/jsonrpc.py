@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -27,21 +26,17 @@ from lsprotocol.types import (
     TEXT_DOCUMENT_DID_CLOSE,
     TEXT_DOCUMENT_DID_OPEN,
     DidChangeTextDocumentParams,
-    DidCloseTextDocumentParams,
-    DidOpenTextDocumentParams,
     ErrorCodes,
     ResponseError,
+    TextDocumentContentChangeWholeDocument,
+    VersionedTextDocumentIdentifier,
 )
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.language_server import lsp_method
 
 from goose_ls.lsp.versions import VersionGate
 from goose_ls.lsp.writer import GatheringWriter
-
-Handlers = Iterator[Any]
-"""What pygls' built-in notification handlers yield: the user's handler to run next."""
 
 log = logging.getLogger(__name__)
 
@@ -76,20 +71,26 @@ class GooseProtocol(LanguageServerProtocol):
         self.versions = VersionGate()
         super().__init__(*args, **kwargs)
 
-    @lsp_method(TEXT_DOCUMENT_DID_OPEN)
-    def lsp_text_document__did_open(self, params: DidOpenTextDocumentParams) -> Handlers:
-        self.versions.opened(params.text_document.uri, params.text_document.version)
-        yield from super().lsp_text_document__did_open(params)
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        """Document changes go on in version order, before any handler sees them."""
+        if method_name == TEXT_DOCUMENT_DID_CHANGE:
+            for ready in self.versions.arrived(params):
+                super()._handle_notification(method_name, ready)
+            return
+        if method_name == TEXT_DOCUMENT_DID_OPEN:
+            self.versions.opened(params.text_document.uri, params.text_document.version)
+        elif method_name == TEXT_DOCUMENT_DID_CLOSE:
+            self.versions.closed(params.text_document.uri)
+        super()._handle_notification(method_name, params)
 
-    @lsp_method(TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: DidChangeTextDocumentParams) -> Handlers:
-        for ready in self.versions.arrived(params):
-            yield from super().lsp_text_document__did_change(ready)
-
-    @lsp_method(TEXT_DOCUMENT_DID_CLOSE)
-    def lsp_text_document__did_close(self, params: DidCloseTextDocumentParams) -> Handlers:
-        self.versions.closed(params.text_document.uri)
-        yield from super().lsp_text_document__did_close(params)
+    def resync(self, uri: str, text: str) -> None:
+        """Take ``text`` as the whole of an open document (read back from its file), past
+        the version gate: the changes it stands for will never come."""
+        change = DidChangeTextDocumentParams(
+            text_document=VersionedTextDocumentIdentifier(uri=uri, version=0),
+            content_changes=[TextDocumentContentChangeWholeDocument(text=text)],
+        )
+        super()._handle_notification(TEXT_DOCUMENT_DID_CHANGE, change)
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         """The ``json`` object hook: every object stays JSON; the message is read whole."""

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 
-import attrs
 from lsprotocol import types
+from pygls.workspace import TextDocument
 
 from goose_ls.events import (
     AgentMessageChunk,
@@ -28,56 +27,22 @@ from goose_ls.events import (
 )
 from goose_ls.files import atomic_write
 from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.prompt_sections import PromptSections, chips_in
+from goose_ls.lsp.transcript.document import TranscriptDocument
 from goose_ls.lsp.transcript.outputs import OutputFiles
 from goose_ls.lsp.transcript.render import Renderer
+from goose_ls.lsp.transcript.rope import Position
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer
-from goose_ls.lsp.transcript.text import (
-    Position,
-    TranscriptText,
-    draft_of,
-    prompt_section,
-    split_prompt,
-)
+from goose_ls.lsp.transcript.text import TranscriptText
+from goose_ls.lsp.transcript.transcript import Transcript
 from goose_ls.paths import data_dir
-from goose_ls.sessions import ContextItem, IndexedEvent, SessionManager, path_of
+from goose_ls.sessions import IndexedEvent, SessionManager
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
 from goose_ls.tool_calls import ToolCalls
 from goose_ls.wire import WireError
 
 log = logging.getLogger(__name__)
-
-
-def context_line(item: ContextItem) -> str:
-    if item.type == "selection":
-        return f"> 📎 `{path_of(item.uri or '')}:{item.start_line}-{item.end_line}`"
-    if item.type == "file":
-        return f"> 📎 `{path_of(item.uri or '')}` (file)"
-    return f"> 📎 {(item.text or '').splitlines()[0][:60] if item.text else 'text'}"
-
-
-@attrs.define(eq=False)
-class Transcript:
-    session_id: str
-    path: Path
-    text: TranscriptText
-    renderer: Renderer
-    streamer: TranscriptStreamer
-    context: list[ContextItem] = attrs.Factory(list)
-    chips_shown: int = 0
-    """How many context lines the prompt section shows now."""
-    shown: bool = False
-    """Whether ``window/showDocument`` was sent (it is sent once)."""
-    drawn_through: int = 0
-    """The last event index drawn from the journal when the transcript was made."""
-    parts: int = 0
-    """How many earlier parts (``<session>.partN.md``) the conversation has moved to."""
-    answered: str | None = None
-    """The last turn (message id) whose reply has started to show."""
-
-    @property
-    def uri(self) -> str:
-        return self.path.as_uri()
 
 
 def _safe(session_id: str) -> str:
@@ -103,6 +68,7 @@ class Transcripts:
         self._tasks = tasks
         self._by_session: dict[str, Transcript] = {}
         self._by_uri: dict[str, Transcript] = {}
+        self.prompts = PromptSections(editor, self.apply_edit)
 
     @property
     def directory(self) -> Path:
@@ -129,19 +95,18 @@ class Transcripts:
         if existing is not None:
             return existing
         path = self.path_for(session_id)
-        text = TranscriptText(head=f"# goose chat · {session_id}\n\n")
+        text = TranscriptText(f"# goose chat · {session_id}\n\n", self._editor.units)
         transcript: Transcript
         streamer = TranscriptStreamer(
             path.as_uri(),
             path,
             text,
             is_open=lambda: self._editor.is_open(path.as_uri()),
-            apply_edit=self._apply_edit if self._editor.can_apply_edits() else None,
-            units=self._editor.units,
+            apply_edit=self.apply_edit if self._editor.can_apply_edits() else None,
             interval=self._settings().transcript.edit_interval,
             save_interval=self._settings().transcript.save_interval,
-            context_lines=lambda: [context_line(c) for c in transcript.context],
-            buffer_text=lambda: self._editor.buffer_text(path.as_uri()),
+            context_lines=lambda: transcript.context_lines,
+            editor_section=lambda: self.prompts.section(transcript),
             write_failed=self._editor.cannot_write,
             tasks=self._tasks,
         )
@@ -159,8 +124,8 @@ class Transcripts:
         self._sessions.library.set_transcript(session_id, str(path))
         self._by_session[session_id] = transcript
         self._by_uri[transcript.uri] = transcript
-        if self._editor.is_open(transcript.uri):  # left open by an earlier run
-            self.opened(transcript.uri)
+        if self._editor.is_open(transcript.uri):  # opened before its session was
+            self._follow(transcript, self._editor.document(transcript.uri))
         return transcript
 
     def _draw_history(self, transcript: Transcript) -> None:
@@ -186,7 +151,7 @@ class Transcripts:
         """Write out a closed session's transcript and let it go (the file stays)."""
         transcript = self._by_session.pop(session_id, None)
         if transcript is not None:
-            self._by_uri.pop(transcript.uri, None)
+            self._let_go(transcript)
             await transcript.streamer.close()
 
     def delete(self, session_id: str) -> None:
@@ -194,7 +159,7 @@ class Transcripts:
         transcript = self._by_session.pop(session_id, None)
         path = transcript.path if transcript else None
         if transcript is not None:
-            self._by_uri.pop(transcript.uri, None)
+            self._let_go(transcript)
         for candidate in [path, self.path_for(session_id), *self.parts_of(session_id)]:
             if candidate is not None:
                 candidate.unlink(missing_ok=True)
@@ -224,7 +189,9 @@ class Transcripts:
         transcript again from the journal finds the same parts (written only if changed).
         """
         text = transcript.text
-        if len(text.body.encode("utf-8")) <= self._settings().transcript.max_bytes:
+        limit = self._settings().transcript.max_bytes
+        # At most 4 bytes a character: most turns end without reading the whole body.
+        if text.length * 4 <= limit or len(text.body.encode("utf-8")) <= limit:
             return
         part = transcript.path.with_name(f"{transcript.path.stem}.part{transcript.parts + 1}.md")
         content = text.head + text.body
@@ -248,80 +215,58 @@ class Transcripts:
         if not await self._editor.show_document(transcript.path):
             self._editor.show(types.MessageType.Info, f"goose chat: {transcript.path}")
 
-    def opened(self, uri: str) -> None:
-        """The editor opened a transcript: stream from what it really shows.
+    # --- the editor's copy ------------------------------------------------------------
+    def did_open(self, item: types.TextDocumentItem) -> bool:
+        """The editor opened a document: True when it is a transcript (followed here)."""
+        transcript = self._by_uri.get(item.uri)
+        if transcript is not None:
+            self._follow(transcript, TextDocument(item.uri, item.text, item.version))
+        return transcript is not None
+
+    def _follow(self, transcript: Transcript, opened: TextDocument) -> None:
+        """Stream from what the editor really shows.
 
         The file may have been written again between the editor reading it and this
         notification; whatever differs is sent again from the first difference.
         """
-        transcript = self._by_uri.get(uri)
-        if transcript is None:
-            return
-        parts = split_prompt(self._editor.document(uri).source)
-        text = transcript.text
-        above = parts[0] if parts else ""
-        if not (above.startswith(text.head) and above.endswith("\n")):
+        document = TranscriptDocument(transcript.text, opened.source, opened.version)
+        self._editor.keep(transcript.uri, document)
+        if document.sentinel_line is None:
             log.warning("transcript %s was changed above its prompt section", transcript.path)
             return
-        shown = above[len(text.head) : -1]
-        if shown != text.shown:
-            text.shown = shown
-            # A character prefix of two texts, not a path: commonprefix is what is wanted.
-            text.dirty_from = len(os.path.commonprefix([shown, text.body]))  # noqa: RUF071
+        if document.follow_editor():
             transcript.streamer.changed()
-        transcript.chips_shown = sum(
-            1 for line in (parts[1].split("\n")[2:] if parts else []) if line.startswith("> 📎")
-        )
+        transcript.chips_shown = chips_in(document.prompt or "")
 
-    def closed(self, uri: str) -> None:
+    def did_change(self, params: types.DidChangeTextDocumentParams) -> bool:
+        """The editor changed a document: True when it is a transcript (followed here)."""
+        uri = params.text_document.uri
+        document, transcript = self._editor.kept(uri), self._by_uri.get(uri)
+        if document is None or transcript is None:
+            return False
+        if document.change(params.content_changes, params.text_document.version):
+            log.info("%s differs from what goose-ls sent: sending it again", transcript.path)
+            transcript.streamer.changed()
+        return True
+
+    def did_close(self, uri: str) -> bool:
         """The editor closed a transcript: the file on disk becomes the copy to update."""
         transcript = self._by_uri.get(uri)
+        document = self._editor.let_go(uri, closed=True)
+        if document is not None:
+            document.close()
         if transcript is not None:
             transcript.streamer.write_file()
+        return document is not None
 
-    # --- the prompt section ------------------------------------------------------
-    def document_text(self, transcript: Transcript) -> str:
-        if (text := self._editor.buffer_text(transcript.uri)) is not None:
-            return text
-        try:
-            return transcript.path.read_text(encoding="utf-8")
-        except OSError:
-            return ""
-
-    def draft(self, transcript: Transcript) -> str:
-        parts = split_prompt(self.document_text(transcript))
-        return draft_of(parts[1]) if parts else ""
-
-    async def rewrite_prompt_section(self, transcript: Transcript, keep_draft: bool) -> None:
-        """Show the current context lines, and keep or clear the draft under them."""
-        # Under the streamer's lock the editor holds exactly ``text.shown`` above the
-        # sentinel, so the section's lines are known even while a reply streams.
-        async with transcript.streamer.lock:
-            await self._rewrite_prompt_section(transcript, keep_draft)
-
-    async def _rewrite_prompt_section(self, transcript: Transcript, keep_draft: bool) -> None:
-        lines = [context_line(c) for c in transcript.context]
-        if transcript.streamer.uses_editor():
-            start = Position(transcript.text.sentinel_line + 2, 0)
-            if keep_draft:
-                end = Position(start.line + transcript.chips_shown, 0)
-                new_text = "".join(f"{line}\n" for line in lines)
-            else:
-                end = self._editor.end_of(transcript.uri)
-                new_text = "".join(f"{line}\n" for line in lines) + "\n"
-            if await self._apply_edit(transcript.uri, start, end, new_text):
-                transcript.chips_shown = len(lines)
-                return
-        draft = self.draft(transcript) if keep_draft else ""
-        try:
-            atomic_write(transcript.path, transcript.text.document(prompt_section(lines, draft)))
-        except OSError as exc:
-            self._editor.cannot_write(transcript.path, exc)
-            return
-        transcript.chips_shown = len(lines)
+    def _let_go(self, transcript: Transcript) -> None:
+        """The session is gone: an open transcript becomes a plain document."""
+        self._by_uri.pop(transcript.uri, None)
+        if (document := self._editor.let_go(transcript.uri, closed=False)) is not None:
+            document.close()
 
     # --- edits -------------------------------------------------------------------
-    async def _apply_edit(self, uri: str, start: Position, end: Position, new_text: str) -> bool:
+    async def apply_edit(self, uri: str, start: Position, end: Position, new_text: str) -> bool:
         timeout = self._settings().transcript.apply_edit_timeout
         problem = await self._editor.apply_edit(uri, start, end, new_text, timeout)
         if problem is None:

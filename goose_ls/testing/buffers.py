@@ -37,6 +37,13 @@ def offset_of(text: str, line: int, character: int, encoding: str) -> int:
     return index
 
 
+def position_of(text: str, offset: int, encoding: str) -> types.Position:
+    """The LSP position of a string index, counted in ``encoding`` units."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    units = sum(_units(char, encoding) for char in text[line_start:offset])
+    return types.Position(line=text.count("\n", 0, offset), character=units)
+
+
 def read_code_actions_correctly(client: JsonRPCClient) -> None:
     """lsprotocol 2025.0.0 reads every code action that carries a command as a bare
     ``Command``; tell the test client's converter how to tell them apart."""
@@ -57,9 +64,18 @@ def read_code_actions_correctly(client: JsonRPCClient) -> None:
 class EditorBuffers:
     """Open documents of a test editor, kept in step with the server."""
 
-    def __init__(self, client: JsonRPCClient, encoding: str, apply_edits: bool = True) -> None:
+    def __init__(
+        self,
+        client: JsonRPCClient,
+        encoding: str,
+        apply_edits: bool = True,
+        incremental: bool = False,
+    ) -> None:
+        """``incremental``: report each change with its range, as Helix does, rather
+        than the whole text."""
         self.client = client
         self.encoding = encoding
+        self.incremental = incremental
         self.texts: dict[str, str] = {}
         self.versions: dict[str, int] = {}
         self.edits: list[tuple[str, types.TextEdit]] = []
@@ -84,6 +100,29 @@ class EditorBuffers:
     def replace_all(self, uri: str, text: str) -> None:
         """The user changes the buffer (a full-text didChange)."""
         self.texts[uri] = text
+        self._report(uri, [types.TextDocumentContentChangeWholeDocument(text=text)])
+
+    def replace(self, uri: str, start: int, end: int, new_text: str) -> None:
+        """Replace ``start``-``end`` (string indices), reported as the editor syncs."""
+        old = self.texts[uri]
+        self.texts[uri] = old[:start] + new_text + old[end:]
+        if not self.incremental:
+            self.replace_all(uri, self.texts[uri])
+            return
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(
+                start=position_of(old, start, self.encoding),
+                end=position_of(old, end, self.encoding),
+            ),
+            text=new_text,
+        )
+        self._report(uri, [change])
+
+    def type_at_end(self, uri: str, text: str) -> None:
+        end = len(self.texts[uri])
+        self.replace(uri, end, end, text)
+
+    def _report(self, uri: str, changes: list[Any]) -> None:
         self.versions[uri] += 1
         self.client.protocol.notify(
             types.TEXT_DOCUMENT_DID_CHANGE,
@@ -91,26 +130,19 @@ class EditorBuffers:
                 text_document=types.VersionedTextDocumentIdentifier(
                     uri=uri, version=self.versions[uri]
                 ),
-                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                content_changes=changes,
             ),
         )
-
-    def type_at_end(self, uri: str, text: str) -> None:
-        self.replace_all(uri, self.texts[uri] + text)
 
     def type_in_pieces(self, uri: str, pieces: list[str], order: list[int]) -> None:
         """The user types ``pieces`` at the end, an incremental change each, and the editor
         sends the changes in ``order`` (Helix does, typing fast); one left out is lost."""
         changes = []
         for piece in pieces:
-            text = self.texts[uri]
-            last_line = text[text.rfind("\n") + 1 :]
-            end = types.Position(
-                line=text.count("\n"),
-                character=sum(_units(char, self.encoding) for char in last_line),
-            )
+            old = self.texts[uri]
+            end = position_of(old, len(old), self.encoding)
             self.versions[uri] += 1
-            self.texts[uri] = text + piece
+            self.texts[uri] = old + piece
             changes.append(
                 types.DidChangeTextDocumentParams(
                     text_document=types.VersionedTextDocumentIdentifier(
@@ -144,15 +176,14 @@ class EditorBuffers:
         for uri, edits in changes:
             if uri not in self.texts:
                 return types.ApplyWorkspaceEditResult(applied=False, failure_reason="not open")
-            text = self.texts[uri]
             for edit in sorted(
                 edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
             ):
+                text = self.texts[uri]
                 start = offset_of(
                     text, edit.range.start.line, edit.range.start.character, self.encoding
                 )
                 end = offset_of(text, edit.range.end.line, edit.range.end.character, self.encoding)
-                text = text[:start] + edit.new_text + text[end:]
+                self.replace(uri, start, end, edit.new_text)
                 self.edits.append((uri, edit))
-            self.replace_all(uri, text)
         return types.ApplyWorkspaceEditResult(applied=True)

@@ -23,13 +23,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from goose_ls.files import WriteFailed, atomic_write
-from goose_ls.lsp.transcript.text import (
-    Position,
-    TranscriptText,
-    Units,
-    prompt_section,
-    split_prompt,
-)
+from goose_ls.lsp.transcript.rope import Position
+from goose_ls.lsp.transcript.text import TranscriptText, prompt_section, split_prompt
 from goose_ls.tasks import Tasks, within
 
 log = logging.getLogger(__name__)
@@ -46,11 +41,10 @@ class TranscriptStreamer:
         *,
         is_open: Callable[[], bool],
         apply_edit: ApplyEdit | None,
-        units: Units,
         interval: float,
         save_interval: float,
         context_lines: Callable[[], list[str]],
-        buffer_text: Callable[[], str | None],
+        editor_section: Callable[[], str | None],
         write_failed: WriteFailed,
         tasks: Tasks,
     ) -> None:
@@ -59,11 +53,11 @@ class TranscriptStreamer:
         self.text = text
         self._is_open = is_open
         self._apply_edit = apply_edit
-        self._units = units
         self.interval = interval
         self.save_interval = save_interval
         self._context_lines = context_lines
-        self._buffer_text = buffer_text
+        self._editor_section = editor_section
+        """The prompt section as the editor has it (None when it has none)."""
         self._write_failed = write_failed
         self._tasks = tasks
         self._wake = asyncio.Event()
@@ -137,15 +131,14 @@ class TranscriptStreamer:
 
     async def _flush(self) -> None:
         if not self.uses_editor():
-            if self.text.dirty_from is not None:
+            if self.text.dirty:
                 self.write_file()
             return
-        edit = self.text.take_pending(self._units)
+        edit = self.text.take_pending()
         if edit is None:
             return
         assert self._apply_edit is not None
         if await self._apply_edit(self.uri, edit.start, edit.end, edit.new_text):
-            self.text.shown_as(edit)
             self._unsaved = True
             if self._save_now or time.monotonic() - self._saved_at >= self.save_interval:
                 self._save()
@@ -166,8 +159,8 @@ class TranscriptStreamer:
         if not self.uses_editor():  # closed meanwhile: the file is the copy now
             self._unsaved = self._save_now = False
             return
-        parts = split_prompt(self._buffer_text() or "")
-        if self._write(parts[1] if parts else self._section_on_disk()):
+        section = self._editor_section()
+        if self._write(self._section_on_disk() if section is None else section):
             self._unsaved = self._save_now = False
 
     def _section_on_disk(self) -> str:

@@ -16,27 +16,13 @@ lands right after emoji and CJK text whatever the editor counts in.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import attrs
+
+from goose_ls.lsp.transcript.rope import Position, Rope, Units
+from goose_ls.lsp.transcript.view import View
 
 SENTINEL = "<!-- goose-ls: prompt. Write below, then run the code action “Goose: Send”. -->"
 PROMPT_HEADING = "## You"
-
-Units = Callable[[str], int]
-"""Length of a string in the editor's position units (utf-8 bytes, utf-16 or utf-32 units)."""
-
-
-@attrs.frozen
-class Position:
-    line: int
-    character: int
-
-
-def position_at(text: str, offset: int, first_line: int, units: Units) -> Position:
-    """The position of ``offset`` in ``text``, which starts at line ``first_line``."""
-    line_start = text.rfind("\n", 0, offset) + 1
-    return Position(first_line + text.count("\n", 0, offset), units(text[line_start:offset]))
 
 
 def prompt_section(context_lines: list[str], draft: str = "") -> str:
@@ -65,105 +51,105 @@ class Edit:
     start: Position
     end: Position
     new_text: str
-    result: str
-    """The body once this edit is applied."""
     offset: int
+    """Where the edit starts in the body."""
+    before: View
+    """What was shown before it (for :meth:`TranscriptText.retry`)."""
 
 
-@attrs.define
 class TranscriptText:
-    """What the server knows of a transcript, and what it has already shown.
+    """What the server knows of a transcript, and what the editor (or the file) shows.
 
-    The body grows by many small appends (one per streamed chunk); they are kept as
-    pieces and joined when the body is read, at most once per edit sent, so a long
-    reply costs linear time rather than a copy of the whole body per chunk.
+    The body is a :class:`Rope`, the shown text a :class:`View` of it: an edit costs the
+    text it carries, whatever the transcript's length. ``shown`` is what the editor will
+    hold once the edits sent so far are applied; other views (the editor's copy as it
+    reported it) are kept right when the body's end is rewritten.
     """
 
-    head: str
-    shown: str = ""
-    """The body as the editor (or the file) has it now."""
-    dirty_from: int | None = None
-    """The first body offset that differs from ``shown``; None when in sync."""
-    _joined: str = ""
-    _pieces: list[str] = attrs.Factory(list)
-    _length: int = 0
+    def __init__(self, head: str, units: Units = len) -> None:
+        self.head = head
+        self.head_lines = head.count("\n")
+        self._body = Rope(units)
+        self.shown = View(self._body)
+        self._views = [self.shown]
+        self.edits_sent = 0
+        """How many edits :meth:`take_pending` has handed out."""
+
+    @property
+    def units(self) -> Units:
+        return self._body.units
 
     @property
     def body(self) -> str:
-        if self._pieces:
-            self._joined = "".join([self._joined, *self._pieces])
-            self._pieces.clear()
-        return self._joined
-
-    @body.setter
-    def body(self, value: str) -> None:
-        self._joined = value
-        self._pieces.clear()
-        self._length = len(value)
+        """The whole body (built for files, which are written every few seconds)."""
+        return str(self._body)
 
     @property
     def length(self) -> int:
-        """``len(body)``, without joining it."""
-        return self._length
+        return self._body.length
 
     def endswith(self, suffix: str) -> bool:
-        """``body.endswith(suffix)`` for a short suffix, without joining the body."""
-        tail = ""
-        for piece in reversed(self._pieces):
-            tail = piece + tail
-            if len(tail) >= len(suffix):
-                break
-        else:
-            tail = self._joined[len(self._joined) - len(suffix) :] + tail
-        return tail.endswith(suffix)
+        return self._body.endswith(suffix)
 
-    @property
-    def head_lines(self) -> int:
-        return self.head.count("\n")
+    def view(self, text: str) -> View:
+        """A view of ``text`` (the editor's, read whole) that follows the body from now on."""
+        view = View.of(self._body, text)
+        self._views.append(view)
+        return view
+
+    def forget(self, view: View) -> None:
+        self._views.remove(view)
 
     def append(self, text: str) -> None:
-        if not text:
-            return
-        if self.dirty_from is None:
-            self.dirty_from = self._length
-        self._pieces.append(text)
-        self._length += len(text)
+        self._body.append(text)
 
     def rewrite_from(self, offset: int, text: str) -> None:
         """Replace the body from ``offset`` (the start of the last block) with ``text``."""
-        self.dirty_from = offset if self.dirty_from is None else min(self.dirty_from, offset)
-        self.body = self.body[:offset] + text
+        for view in self._views:
+            view.before_cut(offset)
+        self._body.cut(offset)
+        self._body.append(text)
 
-    def take_pending(self, units: Units) -> Edit | None:
+    @property
+    def dirty(self) -> bool:
+        """Whether the body has changed since it was last shown."""
+        return not self.shown.is_body()
+
+    def take_pending(self) -> Edit | None:
         """The one edit that brings the shown body up to date, or None when it is.
 
-        Changes made while the edit is on its way mark the body dirty again; call
-        :meth:`shown_as` once the edit is applied, or :meth:`retry` when it failed.
+        From now on the edit counts as shown; call :meth:`retry` if it failed.
         """
-        if self.dirty_from is None:
+        if not self.dirty:
             return None
-        start = min(self.dirty_from, len(self.shown))
-        self.dirty_from = None
-        return Edit(
-            position_at(self.shown, start, self.head_lines, units),
-            position_at(self.shown, len(self.shown), self.head_lines, units),
-            self.body[start:],
-            self.body,
+        before = self.shown.copy()
+        start = before.kept
+        edit = Edit(
+            self.editor_position(self._body.position(start)),
+            self.editor_position(before.end),
+            self._body.text(start),
             start,
+            before,
         )
-
-    def shown_as(self, edit: Edit) -> None:
-        self.shown = edit.result
+        self.shown.whole_body()
+        self.edits_sent += 1
+        return edit
 
     def retry(self, edit: Edit) -> None:
-        self.dirty_from = (
-            edit.offset if self.dirty_from is None else min(self.dirty_from, edit.offset)
-        )
+        """The edit was not applied: what it replaced is shown again (the body may have
+        been rewritten meanwhile, below where the edit started)."""
+        before = edit.before
+        shared = min(self.shown.kept, before.kept)
+        tail = self.shown.text_from(shared)[: before.kept - shared] + before.tail
+        self.shown.kept, self.shown.tail, self.shown.end = shared, tail, before.end
 
     def mark_shown(self) -> None:
         """The whole body is shown (the file was written)."""
-        self.shown = self.body
-        self.dirty_from = None
+        self.shown.whole_body()
+
+    def editor_position(self, position: Position) -> Position:
+        """A body position as a position in the document (below the head)."""
+        return Position(position.line + self.head_lines, position.character)
 
     def document(self, section: str) -> str:
         """The whole file: head, body, a line break, then the prompt section."""
@@ -172,4 +158,4 @@ class TranscriptText:
     @property
     def sentinel_line(self) -> int:
         """The sentinel's line in the document as shown."""
-        return self.head_lines + self.shown.count("\n") + 1
+        return self.head_lines + self.shown.end.line + 1

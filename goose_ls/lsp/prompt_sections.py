@@ -1,0 +1,91 @@
+"""The prompt section of a transcript, where the user writes: read and rewritten.
+
+The editor's copy is read when the transcript is open (goose-ls follows it: only the
+section is kept, not the whole text), else the file's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from goose_ls.files import atomic_write
+from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.transcript.rope import Position
+from goose_ls.lsp.transcript.text import draft_of, prompt_section, split_prompt
+from goose_ls.lsp.transcript.transcript import Transcript
+
+ApplyEdit = Callable[[str, Position, Position, str], Awaitable[bool]]
+
+
+def chips_in(section: str) -> int:
+    """How many context lines a prompt section shows."""
+    return sum(1 for line in section.split("\n")[2:] if line.startswith("> 📎"))
+
+
+class PromptSections:
+    def __init__(self, editor: Editor, apply_edit: ApplyEdit) -> None:
+        self._editor = editor
+        self._apply_edit = apply_edit
+
+    def document_text(self, transcript: Transcript) -> str:
+        if (text := self._editor.buffer_text(transcript.uri)) is not None:
+            return text
+        try:
+            return transcript.path.read_text(encoding="utf-8")
+        except OSError:
+            return ""
+
+    def section(self, transcript: Transcript) -> str | None:
+        """The prompt section as the editor (else the file) has it; None if it has none."""
+        if (kept := self._editor.kept(transcript.uri)) is not None:
+            return kept.prompt
+        parts = split_prompt(self.document_text(transcript))
+        return parts[1] if parts else None
+
+    def draft(self, transcript: Transcript) -> str:
+        section = self.section(transcript)
+        return draft_of(section) if section is not None else ""
+
+    def line(self, transcript: Transcript, line: int) -> str | None:
+        """The text of ``line`` when it is below the sentinel in the editor's copy."""
+        kept = self._editor.kept(transcript.uri)
+        sentinel = kept.sentinel_line if kept is not None else None
+        if kept is None or sentinel is None or kept.prompt is None:
+            return None
+        lines = kept.prompt.split("\n")
+        return lines[line - sentinel] if sentinel < line < sentinel + len(lines) else None
+
+    async def rewrite(self, transcript: Transcript, keep_draft: bool) -> None:
+        """Show the current context lines, and keep or clear the draft under them."""
+        # Under the streamer's lock the editor holds exactly ``text.shown`` above the
+        # sentinel, so the section's lines are known even while a reply streams.
+        async with transcript.streamer.lock:
+            await self._rewrite(transcript, keep_draft)
+
+    async def _rewrite(self, transcript: Transcript, keep_draft: bool) -> None:
+        lines = transcript.context_lines
+        kept = self._editor.kept(transcript.uri)
+        if transcript.streamer.uses_editor() and kept is not None:
+            start = Position(transcript.text.sentinel_line + 2, 0)
+            if keep_draft:
+                end = Position(start.line + transcript.chips_shown, 0)
+                new_text = "".join(f"{line}\n" for line in lines)
+            else:
+                section, units = kept.prompt, transcript.text.units
+                end = kept.end
+                if section is not None:  # counted from where goose-ls has put the sentinel
+                    last_line = section[section.rfind("\n") + 1 :]
+                    end = Position(
+                        transcript.text.sentinel_line + section.count("\n"), units(last_line)
+                    )
+                new_text = "".join(f"{line}\n" for line in lines) + "\n"
+            if await self._apply_edit(transcript.uri, start, end, new_text):
+                transcript.chips_shown = len(lines)
+                return
+        draft = self.draft(transcript) if keep_draft else ""
+        try:
+            atomic_write(transcript.path, transcript.text.document(prompt_section(lines, draft)))
+        except OSError as exc:
+            self._editor.cannot_write(transcript.path, exc)
+            return
+        transcript.chips_shown = len(lines)

@@ -1,0 +1,48 @@
+"""One session's transcript: its text, how it is drawn and streamed, its prompt's context."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from goose_ls.lsp.transcript.render import Renderer
+from goose_ls.lsp.transcript.streamer import TranscriptStreamer
+from goose_ls.lsp.transcript.text import TranscriptText
+from goose_ls.sessions import ContextItem, path_of
+
+
+def context_line(item: ContextItem) -> str:
+    if item.type == "selection":
+        return f"> 📎 `{path_of(item.uri or '')}:{item.start_line}-{item.end_line}`"
+    if item.type == "file":
+        return f"> 📎 `{path_of(item.uri or '')}` (file)"
+    return f"> 📎 {(item.text or '').splitlines()[0][:60] if item.text else 'text'}"
+
+
+@attrs.define(eq=False)
+class Transcript:
+    session_id: str
+    path: Path
+    text: TranscriptText
+    renderer: Renderer
+    streamer: TranscriptStreamer
+    context: list[ContextItem] = attrs.Factory(list)
+    chips_shown: int = 0
+    """How many context lines the prompt section shows now."""
+    shown: bool = False
+    """Whether ``window/showDocument`` was sent (it is sent once)."""
+    drawn_through: int = 0
+    """The last event index drawn from the journal when the transcript was made."""
+    parts: int = 0
+    """How many earlier parts (``<session>.partN.md``) the conversation has moved to."""
+    answered: str | None = None
+    """The last turn (message id) whose reply has started to show."""
+
+    @property
+    def uri(self) -> str:
+        return self.path.as_uri()
+
+    @property
+    def context_lines(self) -> list[str]:
+        return [context_line(item) for item in self.context]
