@@ -4,7 +4,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
-trap 'tmux kill-session -t goose-capture 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'tmux -L goose-capture kill-server 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$work/workspace/.git"
 printf 'def add(x, y):\n    return x + y\n' > "$work/workspace/app.py"
 python="$root/.venv/bin/python"
@@ -23,9 +23,9 @@ export GOOSE_INIT="{\"agent\": {\"command\": [\"$python\", \"-m\", \"goose_ls.te
 export GOOSE_DONE="$work/done"
 export GOOSE_LS_LOG_DIR="$work/logs" XDG_DATA_HOME="$work/xdg"
 cd "$work/workspace"
-tmux new-session -d -s goose-capture -x 110 -y 22 \
+tmux -L goose-capture -f /dev/null new-session -d -s goose-capture -x 110 -y 22 \
   "$root/.venv/bin/nvim -u NONE -i NONE -n -c 'luafile $root/scripts/capture-neovim-chat.lua' app.py"
 for _ in $(seq 300); do [ -e "$GOOSE_DONE" ] && break; sleep 0.1; done
-[ -e "$GOOSE_DONE" ] || { tmux capture-pane -p -t goose-capture >&2; echo "the turn did not end" >&2; exit 1; }
-tmux capture-pane -p -t goose-capture | sed -e 's/[[:space:]]*$//' > "$root/docs/editors/neovim-chat.txt"
+[ -e "$GOOSE_DONE" ] || { tmux -L goose-capture capture-pane -p -t goose-capture >&2; echo "the turn did not end" >&2; exit 1; }
+tmux -L goose-capture capture-pane -p -t goose-capture | sed -e 's/[[:space:]]*$//' > "$root/docs/editors/neovim-chat.txt"
 echo "wrote docs/editors/neovim-chat.txt"

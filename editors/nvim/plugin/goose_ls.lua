@@ -1,4 +1,4 @@
--- :Goose {ask|send|cancel|new|sessions} — the commands of the goose_ls plugin.
+-- :Goose {ask|send|cancel|new|sessions|...} and the <Plug>(goose-…) maps of the goose_ls plugin.
 if vim.g.loaded_goose_ls then return end
 vim.g.loaded_goose_ls = true
 
@@ -9,18 +9,17 @@ local subcommands = {
     local question = opts.fargs[2] and table.concat(vim.list_slice(opts.fargs, 2), " ") or nil
     local goose = require("goose_ls")
     if question then return goose.ask(question, first, last) end
-    vim.ui.input({ prompt = "Ask goose: " }, function(input)
-      if input and input ~= "" then goose.ask(input, first, last) end
-    end)
+    -- No question yet: the selection goes with the message written in the compose area.
+    if first then goose.add_context(first, last) end
+    goose.compose()
   end,
   send = function(opts)
     local goose = require("goose_ls")
     local text = table.concat(vim.list_slice(opts.fargs, 2), " ")
     if text ~= "" then return goose.ask(text) end
-    vim.ui.input({ prompt = "goose: " }, function(input)
-      if input and input ~= "" then goose.ask(input) end
-    end)
+    goose.compose()
   end,
+  compose = function() require("goose_ls").compose() end,
   cancel = function() require("goose_ls").cancel() end,
   add = function(opts)
     if opts.range > 0 then return require("goose_ls").add_context(opts.line1, opts.line2) end
@@ -52,5 +51,16 @@ end, {
   nargs = "*",
   range = true,
   complete = function() return vim.tbl_keys(subcommands) end,
-  desc = "goose: ask, send, cancel, add, mode, option, new, sessions",
+  desc = "goose: ask, send, compose, cancel, add, mode, option, new, sessions",
 })
+
+-- Maps to bind keys to (setup({ keymaps = true }) binds the <leader>g… ones).
+local function plug(modes, name, rhs, desc)
+  vim.keymap.set(modes, "<Plug>(goose-" .. name .. ")", rhs, { desc = "goose: " .. desc })
+end
+plug("x", "ask", ":Goose ask<CR>", "ask about the selection")
+plug("x", "add", ":Goose add<CR>", "keep the selection for the next message")
+plug("n", "compose", "<cmd>Goose compose<CR>", "write a message")
+plug("n", "cancel", "<cmd>Goose cancel<CR>", "cancel the turn")
+plug("n", "new", "<cmd>Goose new<CR>", "new chat")
+plug("n", "sessions", "<cmd>Goose sessions<CR>", "sessions")

@@ -1,6 +1,21 @@
 -- :checkhealth goose_ls
 local M = {}
 
+--- The agent command configured (init_options or settings, or vim.lsp.config), or nil.
+local function agent_command(goose)
+  local sources = { goose.config.init_options, goose.config.settings }
+  if vim.lsp.config and vim.lsp.config.goose_ls then
+    local lsp = vim.lsp.config.goose_ls
+    table.insert(sources, lsp.init_options or {})
+    table.insert(sources, (lsp.settings or {}).goose or {})
+  end
+  for _, source in ipairs(sources) do
+    local command = type(source.agent) == "table" and source.agent.command or nil
+    if type(command) == "string" then command = vim.split(vim.trim(command), "%s+") end
+    if type(command) == "table" and command[1] then return command end
+  end
+end
+
 function M.check()
   vim.health.start("goose_ls")
   local goose = require("goose_ls")
@@ -10,9 +25,17 @@ function M.check()
   else
     vim.health.error("goose-ls not found: " .. cmd, { "Install goose-ls, or set cmd in setup()." })
   end
-  if vim.fn.executable("goose") == 1 then
-    local version = vim.trim(vim.fn.system({ "goose", "--version" }))
-    vim.health.ok("goose found: " .. vim.fn.exepath("goose") .. " (" .. version .. ")")
+  local agent = agent_command(goose)
+  if agent and vim.fs.basename(agent[1]) ~= "goose" then
+    if vim.fn.executable(agent[1]) == 1 then
+      vim.health.ok("agent found: " .. table.concat(agent, " "))
+    else
+      vim.health.warn("agent not found: " .. agent[1], { "Check agent.command in init_options." })
+    end
+  elseif vim.fn.executable(agent and agent[1] or "goose") == 1 then
+    local goose_bin = agent and agent[1] or "goose"
+    local version = vim.trim(vim.fn.system({ goose_bin, "--version" }))
+    vim.health.ok("goose found: " .. vim.fn.exepath(goose_bin) .. " (" .. version .. ")")
   else
     vim.health.warn("goose not on PATH", { "Install goose 1.16.0 or newer, or configure another agent." })
   end

@@ -8,20 +8,39 @@ M.config = {
   cmd = { "goose-ls" },
   init_options = {},
   settings = {},
-  keymaps = true,
+  keymaps = false, -- true: the <leader>g… maps of |goose_ls-keymaps|
   chat_split = "vsplit",
+  compose_height = 4,
 }
 
+--- The agent's state as goose/agentStatus (or goose/status) last told it.
 M.status = { state = "stopped" }
 
-local function handlers()
+--- Tell statuslines and User GooseStatus autocommands that something they show changed.
+function M.changed()
+  vim.api.nvim_exec_autocmds("User", { pattern = "GooseStatus", modeline = false })
+  pcall(vim.cmd, "redrawstatus!")
+end
+
+--- The handlers of the goose/* notifications (used by setup() and by lsp/goose_ls.lua).
+function M.handlers()
   return {
     ["goose/update"] = function(_, params) chat.on_update(params) end,
     ["goose/turnEnd"] = function(_, params) chat.on_turn_end(params) end,
     ["goose/agentStatus"] = function(_, params)
       M.status = params
-      vim.api.nvim_exec_autocmds("User", { pattern = "GooseStatus", modeline = false })
+      M.changed()
     end,
+  }
+end
+
+--- What `vim.lsp.enable("goose_ls")` starts, without setup(): editors/nvim/lsp/goose_ls.lua.
+function M.lsp_config()
+  return {
+    cmd = { "goose-ls" },
+    root_markers = { ".git" },
+    handlers = M.handlers(),
+    on_attach = function() M.refresh() end,
   }
 end
 
@@ -32,7 +51,8 @@ local function client_config()
     -- vim.json encodes an empty table as [], so send only what is set.
     init_options = next(M.config.init_options) and M.config.init_options or nil,
     settings = next(M.config.settings) and { goose = M.config.settings } or nil,
-    handlers = handlers(),
+    handlers = M.handlers(),
+    on_attach = function() M.refresh() end,
     root_dir = vim.fs.root(0, { ".git" }) or vim.fn.getcwd(),
   }
 end
@@ -40,6 +60,12 @@ end
 --- The running goose-ls client, if any.
 function M.client()
   return vim.lsp.get_clients({ name = "goose_ls" })[1]
+end
+
+--- The workspace root: where context paths are shown relative to.
+function M.root()
+  local client = M.client()
+  return client and client.root_dir or vim.fn.getcwd()
 end
 
 --- Start goose-ls for every buffer that has a file type.
@@ -62,16 +88,22 @@ function M.setup(opts)
     })
   end
   if M.config.keymaps then
-    vim.keymap.set("x", "<leader>ga", ":Goose ask<CR>", { desc = "goose: ask about the selection" })
-    vim.keymap.set("n", "<leader>gs", "<cmd>Goose send<CR>", { desc = "goose: send a message" })
-    vim.keymap.set("n", "<leader>gc", "<cmd>Goose cancel<CR>", { desc = "goose: cancel the turn" })
-    vim.keymap.set("n", "<leader>gl", "<cmd>Goose sessions<CR>", { desc = "goose: sessions" })
+    vim.keymap.set("x", "<leader>ga", "<Plug>(goose-ask)", { desc = "goose: ask about the selection" })
+    vim.keymap.set("n", "<leader>gs", "<Plug>(goose-compose)", { desc = "goose: write a message" })
+    vim.keymap.set("n", "<leader>gc", "<Plug>(goose-cancel)", { desc = "goose: cancel the turn" })
+    vim.keymap.set("n", "<leader>gl", "<Plug>(goose-sessions)", { desc = "goose: sessions" })
+    vim.keymap.set("n", "<leader>gn", "<Plug>(goose-new)", { desc = "goose: new chat" })
   end
 end
 
---- A short agent state for the statusline: "goose: running".
+--- The state of the current chat for a statusline: "goose: idle", "goose: running",
+--- "goose: waiting for you" (a permission question is open), "goose: running, queued 2";
+--- the agent's own state when it is not running ("goose: starting", "goose: error").
 function M.statusline()
-  return "goose: " .. (M.status.state or "stopped")
+  local agent = M.status.state or "stopped"
+  if agent == "starting" or agent == "error" then return "goose: " .. agent end
+  if not chat.current and agent ~= "running" then return "goose: " .. agent end
+  return "goose: " .. (chat.current and chat.state(chat.current) or "idle")
 end
 
 --- Send a request to goose-ls and call back with its result (errors are reported).
@@ -93,6 +125,17 @@ function M.request(method, params, callback)
   end)
 end
 
+--- Ask goose-ls for the agent's state and each open session's running and waiting turns.
+function M.refresh()
+  M.request("goose/status", {}, function(result)
+    M.status = result.agent or M.status
+    for _, summary in ipairs(result.sessions or {}) do
+      chat.sync(summary)
+    end
+    M.changed()
+  end)
+end
+
 local function uuid()
   return (string.gsub("xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx", "[xy]", function(c)
     local v = (c == "x") and math.random(0, 0xf) or math.random(8, 0xb)
@@ -109,39 +152,43 @@ function M.with_session(fn)
   end)
 end
 
---- Ask a question, with the lines ``first``-``last`` of the current buffer as context.
-function M.ask(question, first, last)
+M.context = {}
+
+--- Send ``text`` to the session, with the context kept for the next message (and ``extra``).
+function M.send(session_id, text, extra)
   local context = M.context
   M.context = {}
-  if first then
-    table.insert(context, {
-      type = "selection",
-      uri = vim.uri_from_bufnr(0),
-      startLine = first,
-      endLine = last or first,
-    })
-  end
-  M.with_session(function(session_id)
-    M.request("goose/prompt", {
-      sessionId = session_id,
-      messageId = uuid(),
-      prompt = question or "",
-      context = context,
-    })
-    chat.show(session_id)
-  end)
+  vim.list_extend(context, extra or {})
+  local message_id = uuid()
+  chat.show(session_id)
+  M.request("goose/prompt", {
+    sessionId = session_id,
+    messageId = message_id,
+    prompt = text or "",
+    context = context,
+  }, function(result) chat.accepted(session_id, message_id, text or "", result.queued) end)
 end
 
-M.context = {}
+local function selection(first, last)
+  return { type = "selection", uri = vim.uri_from_bufnr(0), startLine = first, endLine = last or first }
+end
+
+--- Ask a question, with the lines ``first``-``last`` of the current buffer as context.
+function M.ask(question, first, last)
+  local extra = first and { selection(first, last) } or {}
+  M.with_session(function(session_id) M.send(session_id, question, extra) end)
+end
 
 --- Keep the lines ``first``-``last`` (or the whole file) for the next message.
 function M.add_context(first, last)
-  local item = { type = "file", uri = vim.uri_from_bufnr(0) }
-  if first then
-    item = { type = "selection", uri = item.uri, startLine = first, endLine = last or first }
-  end
+  local item = first and selection(first, last) or { type = "file", uri = vim.uri_from_bufnr(0) }
   table.insert(M.context, item)
   vim.notify(string.format("goose: %d item(s) of context for the next message", #M.context))
+end
+
+--- Open the compose area under the chat (a new chat when there is none), in insert mode.
+function M.compose()
+  M.with_session(function(session_id) require("goose_ls.compose").open(session_id) end)
 end
 
 --- Switch the current session's mode (goose: auto, approve, smart_approve, chat).
@@ -166,21 +213,50 @@ function M.cancel()
   if chat.current then M.request("goose/cancel", { sessionId = chat.current }) end
 end
 
+--- A new chat, shown in the chat window (reused when there is one).
 function M.new_session()
-  chat.current = nil
-  M.with_session(function(session_id) chat.show(session_id) end)
+  M.request("goose/newSession", { tabId = uuid() }, function(result)
+    chat.open(result.sessionId)
+    chat.show(result.sessionId)
+    require("goose_ls.compose").follow(result.sessionId)
+  end)
+end
+
+--- One line of the session picker: title, last change (local time), where it is open.
+function M.format_session(s)
+  local parts = { s.title or "New Session" }
+  local stamp = s.updatedAt ~= "" and s.updatedAt or s.createdAt
+  if stamp then
+    local y, mo, d, h, mi = stamp:match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+)")
+    if y then
+      local utc = os.time({ year = y, month = mo, day = d, hour = h, min = mi, isdst = false })
+      local offset = os.time() - os.time(os.date("!*t")) ---@diagnostic disable-line: param-type-mismatch
+      table.insert(parts, os.date("%Y-%m-%d %H:%M", utc + offset))
+    end
+  end
+  if s.openElsewhere then
+    table.insert(parts, "open in another editor")
+  elseif s.loaded then
+    table.insert(parts, "open here")
+  end
+  return table.concat(parts, " · ")
 end
 
 function M.sessions()
   M.request("goose/listSessions", {}, function(result)
     vim.ui.select(result.sessions, {
       prompt = "goose sessions",
-      format_item = function(s) return s.title .. "  (" .. s.sessionId .. ")" end,
+      format_item = M.format_session,
     }, function(choice)
       if not choice then return end
+      if chat.sessions[choice.sessionId] and chat.sessions[choice.sessionId].buf then
+        chat.open(choice.sessionId) -- already shown here
+        return chat.show(choice.sessionId)
+      end
       M.request("goose/loadSession", { sessionId = choice.sessionId }, function(loaded)
         chat.open(loaded.sessionId)
         chat.show(loaded.sessionId)
+        require("goose_ls.compose").follow(loaded.sessionId)
       end)
     end)
   end)

@@ -1,0 +1,91 @@
+-- The compose area: a small buffer under the chat where messages are written.
+-- <CR> (normal mode) or <C-s> (insert and normal mode) sends it; <Up> on its first line and
+-- <Down> on its last go through the messages sent before.
+local M = { history = {} }
+
+local chat = require("goose_ls.chat")
+
+--- The session's compose buffer, made on first use.
+function M.buffer(id)
+  local s = chat.session(id)
+  if s.compose and vim.api.nvim_buf_is_valid(s.compose) then return s.compose end
+  local buf = vim.api.nvim_create_buf(false, true)
+  s.compose = buf
+  vim.api.nvim_buf_set_name(buf, "goose-compose://" .. id)
+  vim.b[buf].goose_compose = id
+  vim.bo[buf].filetype = "markdown"
+  vim.bo[buf].bufhidden = "hide"
+  local function map(modes, lhs, fn, desc)
+    vim.keymap.set(modes, lhs, fn, { buffer = buf, desc = "goose: " .. desc })
+  end
+  map("n", "<CR>", function() M.send(buf) end, "send the message")
+  map({ "n", "i" }, "<C-s>", function() M.send(buf) end, "send the message")
+  map("n", "<Up>", function() M.recall(buf, -1) end, "an earlier message")
+  map("n", "<Down>", function() M.recall(buf, 1) end, "a later message")
+  return buf
+end
+
+--- Send what the compose buffer holds to its session, and empty it.
+function M.send(buf)
+  local id = vim.b[buf].goose_compose
+  local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+  if vim.trim(text) == "" then return end
+  table.insert(M.history, text)
+  vim.b[buf].goose_recall = nil
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "" })
+  require("goose_ls").send(id, text)
+end
+
+--- Up/Down: move within a message of several lines; past its first or last line, go through
+--- the messages sent before (and back to the draft).
+function M.recall(buf, step)
+  local row = vim.api.nvim_win_get_cursor(0)[1]
+  local count = vim.api.nvim_buf_line_count(buf)
+  if (step < 0 and row > 1) or (step > 0 and row < count) then
+    return vim.cmd("normal! " .. (step < 0 and "k" or "j"))
+  end
+  local position = vim.b[buf].goose_recall or (#M.history + 1)
+  local target = math.max(1, math.min(#M.history + 1, position + step))
+  if target == position then return end
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  if position == #M.history + 1 then vim.b[buf].goose_draft = lines end
+  local text = target <= #M.history and vim.split(M.history[target], "\n", { plain = true })
+    or vim.b[buf].goose_draft
+    or { "" }
+  vim.b[buf].goose_recall = target <= #M.history and target or nil
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, text)
+  local last = step < 0 and 1 or #text
+  vim.api.nvim_win_set_cursor(0, { last, 0 })
+end
+
+--- The compose window of the current tab, if any.
+function M.window()
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.b[vim.api.nvim_win_get_buf(win)].goose_compose then return win end
+  end
+end
+
+--- Open the compose area under the session's chat, put the cursor in it, in insert mode.
+function M.open(id)
+  chat.show(id)
+  local buf = M.buffer(id)
+  local win = M.window()
+  if win then
+    vim.api.nvim_win_set_buf(win, buf)
+    vim.api.nvim_set_current_win(win)
+  else
+    local height = require("goose_ls").config.compose_height
+    win = vim.api.nvim_open_win(buf, true, { split = "below", win = chat.window(id), height = height })
+    vim.wo[win].winfixheight = true
+  end
+  vim.api.nvim_set_option_value("foldenable", false, { scope = "local", win = win })
+  vim.cmd("startinsert!")
+end
+
+--- The chat window now shows another session: its compose window follows it.
+function M.follow(id)
+  local win = M.window()
+  if win then vim.api.nvim_win_set_buf(win, M.buffer(id)) end
+end
+
+return M
