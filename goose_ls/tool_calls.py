@@ -24,15 +24,18 @@ class ToolCalls:
 
     def apply(self, event: ToolCall | ToolCallUpdate) -> ToolCallState:
         """Merge what ``event`` says (absent fields keep their value); the merged state."""
-        said = {name: value for name in FIELDS if (value := getattr(event, name)) is not None}
-        earlier = self._calls.get(event.tool_call_id)
-        state = (
-            attrs.evolve(earlier, **said)
-            if earlier is not None
-            else ToolCallUpdate(event.tool_call_id, **said)
-        )
+        state = merge(self._calls.get(event.tool_call_id), event)
         self._calls[event.tool_call_id] = state
         return state
 
     def get(self, tool_call_id: str) -> ToolCallState | None:
         return self._calls.get(tool_call_id)
+
+
+def merge(earlier: ToolCallState | None, event: ToolCall | ToolCallUpdate) -> ToolCallState:
+    """What a call has said once ``event`` is merged into ``earlier`` (absent fields keep
+    their value)."""
+    said = {name: value for name in FIELDS if (value := getattr(event, name)) is not None}
+    if earlier is not None:
+        return attrs.evolve(earlier, **said)
+    return ToolCallUpdate(event.tool_call_id, **said)

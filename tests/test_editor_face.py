@@ -599,3 +599,45 @@ async def test_a_change_that_never_arrives_sends_nothing_until_the_file_is_saved
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     (prompt,) = editor.received("session/prompt")
     assert prompt["params"]["prompt"] == [{"type": "text", "text": "".join(TYPED)}]
+
+
+async def test_a_permission_for_an_edit_shows_its_minimal_diff_once_before_the_choices(
+    editor: Editor,
+) -> None:
+    """claude-code-acp's Write sends only the new text: goose-ls diffs it against the file
+    as the user sees it, for the card and for every plugin (never a secret's text)."""
+    old = "def add(x, y):\n    return x + y\n\nprint(add(1, 2))\n"
+    new = old.replace("x + y", "x - y")
+    (editor.workspace / ".env").write_text("TOKEN=hunter2\n")
+    write = {"toolCallId": "w1", "title": "Write app.py", "kind": "edit"}
+    leak = {"toolCallId": "w2", "title": "Write .env", "kind": "edit"}
+    app, env = str(editor.workspace / "app.py"), str(editor.workspace / ".env")
+    steps = [
+        {"toolCall": {**write, "rawInput": {"file_path": app, "content": new}}},
+        {"permission": write},
+        {"toolCall": {**leak, "rawInput": {"file_path": env, "content": "X=1\n"}}},
+        {"permission": leak},
+    ]
+    buffers = await _start(editor, "helix", {"turns": [steps]})
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    transcript = await _open_transcript(editor, buffers)
+    asked = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
+    (diff,) = [c for c in asked[0]["toolCall"]["content"] if c["type"] == "diff"]
+    assert (diff["oldText"], diff["newText"]) == (old, new)
+    await editor.goose.wait_for(lambda: "Answer with a code action" in buffers.texts[transcript])
+    text = buffers.texts[transcript]
+    assert text.count("```diff") == 1, "once"
+    assert "-    return x + y\n+    return x - y\n" in text and "+print" not in text, "minimal"
+    assert text.index("```diff") < text.index("Answer with a code action"), "before the choices"
+    await editor.goose.request(
+        "goose/permission", {"requestId": asked[0]["requestId"], "optionId": "reject_once"}
+    )
+    second = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request")[1:])
+    (secret,) = [c for c in second[0]["toolCall"]["content"] if c["type"] == "diff"]
+    assert secret["oldText"] == "", "a secret's text is never read for a diff"
+    await editor.goose.request(
+        "goose/permission", {"requestId": second[0]["requestId"], "optionId": "reject_once"}
+    )
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    assert "hunter2" not in buffers.texts[transcript]

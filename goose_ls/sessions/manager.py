@@ -141,6 +141,7 @@ class SessionManager:
         tool_call: events.ToolCallUpdate,
         options: list[events.PermissionOption],
     ) -> str | None:
+        tool_call = await self.tools.proposed(session_id, tool_call)
         return await self.permissions.request(session_id, tool_call, options)
 
     def _agent_status(self, status: AgentStatus) -> None:

@@ -20,14 +20,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
+import attrs
+
 from goose_ls import events
 from goose_ls.agent.interface import ClientRefusal
 from goose_ls.paths import data_dir
 from goose_ls.sessions.checkpoints import Change
 from goose_ls.sessions.permissions import Permissions
+from goose_ls.sessions.proposed import with_diff
 from goose_ls.sessions.registry import Registry
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
+from goose_ls.tool_calls import merge
 from goose_ls.workspace import files, sandbox
 from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.confinement import (
@@ -163,6 +167,25 @@ class AgentTools:
         cap = self._settings().workspace.max_read_bytes
         root = confinement.root_of(path)
         return files.read_disk(path, root, line, limit, cap, confinement.check_links)
+
+    async def proposed(
+        self, session_id: str, tool_call: events.ToolCallUpdate
+    ) -> events.ToolCallUpdate:
+        """``tool_call`` with the diff of the edit it asks for, against the file as the
+        user sees it (only files the agent may read: a secret is never shown)."""
+        session = self._registry.find(session_id)
+        earlier = session.tool_calls.get(tool_call.tool_call_id) if session else None
+        merged = merge(earlier, tool_call) if earlier else tool_call
+
+        async def current(path: str) -> str | None:
+            try:
+                resolved = self.confinement().check(path)
+            except Denied:
+                return None
+            return await self.current_text(resolved)
+
+        content = await with_diff(merged, current)
+        return attrs.evolve(tool_call, content=content) if content is not None else tool_call
 
     async def current_text(self, path: Path) -> str | None:
         """The file as the user sees it: the editor's buffer, else the disk (None: absent,

@@ -210,8 +210,12 @@ class Renderer:
             self.text.append(rendered)
 
     def _card(self, event: events.PermissionRequested) -> None:
-        self._new_block("card", "goose")
+        """The question, with the change it would allow shown once, before the choices."""
         state = self._state(event.tool_call)
+        diff = _diffs(state.content)
+        if self._block == f"tool:{state.tool_call_id}" and diff and self.text.endswith(diff):
+            diff = ""  # the call's block just above shows it already
+        self._new_block("card", "goose")
         lines = [permission_marker(event.request_id)] if self._interactive else []
         lines.append(
             f"> **🔐 Permission needed:** {state.title or state.tool_call_id} "
@@ -222,13 +226,12 @@ class Renderer:
             lines.append(f"> {target}")
         if event.warning:
             lines.append(f"> **⚠️ Warning:** {event.warning}")
+        self.text.append("\n".join(lines) + "\n")
+        if diff:
+            self.text.append(diff + "\n")
         if self._interactive:
             choices = " · ".join(o.label for o in event.options)
-            lines.append(f"> Answer with a code action on this card: {choices}")
-        self.text.append("\n".join(lines) + "\n")
-        diff = _diffs(state.content)
-        if diff:
-            self.text.append(diff)
+            self.text.append(f"> Answer with a code action on this card: {choices}\n")
 
 
 def _content_text(content: events.Json) -> str:
