@@ -85,10 +85,11 @@ def transcript_actions(
             _action("goose.reviewTurn", refactor, uri),
             _action("goose.revertTurn", refactor, uri),
         ]
-    actions += option_actions(s, transcript.session_id)
+    # Switching modes (one may stop all asking) and restarting come last, far from Send.
     actions += [
         _action("goose.exportChat", refactor, transcript.session_id),
         _action("goose.sessions", refactor),
+        *option_actions(s, transcript.session_id),
         _action("goose.restart", refactor),
     ]
     for request_id in _cards_near(s, uri, params.range, transcript.session_id):
@@ -130,6 +131,7 @@ def index_actions(s: Services, params: types.CodeActionParams) -> list[types.Cod
     """Actions on the lines of the sessions index."""
     document = s.editor.document(params.text_document.uri)
     actions: list[types.CodeAction] = []
+    deletes: list[types.CodeAction] = []  # last, away from Open: a slip costs a chat
     first, last = params.range.start.line, params.range.end.line
     for line in document.lines[first : last + 1]:
         entry = entry_at(line)
@@ -146,9 +148,11 @@ def index_actions(s: Services, params: types.CodeActionParams) -> list[types.Cod
                 title,
                 title=f"Goose: Rename {session_id} to “{title}”",
             ),
-            _action("goose.deleteSession", refactor, session_id, title=f"Goose: Delete “{title}”"),
         ]
-    return actions
+        deletes.append(
+            _action("goose.deleteSession", refactor, session_id, title=f"Goose: Delete “{title}”")
+        )
+    return actions + deletes
 
 
 def option_actions(s: Services, session_id: str) -> list[types.CodeAction]:
