@@ -97,12 +97,14 @@
 (defun flow--compose ()
   "The keys, goose-ls started by a command, compose, a queued message, follow."
   (goose-ls-mode 1)
-  (flow--record 'keys
-                (mapcar (lambda (command)
-                          (cons command (key-description
-                                         (where-is-internal command goose-ls-mode-map t))))
-                        '(goose-ls-ask goose-ls-compose goose-ls-cancel goose-ls-sessions
-                                       goose-ls-answer-permission)))
+  ;; Every key of the command map, as the mode binds it (the docs list the same).
+  (let (keys)
+    (map-keymap (lambda (_event command)
+                  (push (cons command (key-description
+                                       (where-is-internal command goose-ls-mode-map t)))
+                        keys))
+                goose-ls-command-map)
+    (flow--record 'keys keys))
   (find-file (getenv "GOOSE_FILE"))
   (python-mode)
   (flow--record 'server-before (if (eglot-current-server) t :json-false))
