@@ -1,4 +1,7 @@
 ;;; flow.el --- drives goose-ls.el in Emacs batch mode; writes what it saw as JSON  -*- lexical-binding: t; -*-
+;;
+;; GOOSE_FLOW picks the flow: "ask" (the default: ask about the region after M-x eglot)
+;; or "compose" (no M-x eglot; the keys, the compose buffer, a queued message, follow).
 (require 'json)
 (require 'goose-ls)
 
@@ -10,67 +13,165 @@
     (insert (json-encode flow--result)))
   (kill-emacs 0))
 
+(defun flow--record (key value)
+  (push (cons key value) flow--result))
+
 (defun flow--wait (predicate what)
   (let ((deadline (+ (float-time) 60)))
     (while (and (not (funcall predicate)) (< (float-time) deadline))
       (accept-process-output nil 0.05))
     (unless (funcall predicate) (error "gave up waiting for %s" what))))
 
+(defun flow--chat ()
+  (goose-ls--chat goose-ls-current-session))
+
+(defun flow--chat-text ()
+  (with-current-buffer (flow--chat)
+    (buffer-substring-no-properties (point-min) (point-max))))
+
+(defun flow--answer-allow-once (request)
+  "The package's own permission prompt, the user picking allow-once by its words."
+  (let* ((options (append (plist-get request :options) nil))
+         (once (seq-find (lambda (o) (equal (plist-get o :kind) "allow_once")) options)))
+    (flow--record 'asked (plist-get (plist-get request :toolCall) :title))
+    (flow--record 'sent (vconcat (mapcar (lambda (o) (plist-get o :label)) options)))
+    (cl-letf (((symbol-function 'completing-read)
+               (lambda (prompt collection &rest _)
+                 (flow--record 'prompt prompt)
+                 (flow--record 'choices (vconcat (all-completions "" collection)))
+                 ;; The choices are listed as the minibuffer opens, not after TAB.
+                 (flow--record 'listed-at-once (if minibuffer-setup-hook t :json-false))
+                 (plist-get once :label))))
+      (goose-ls-ask-permission request))))
+
+(defun flow--setup ()
+  (setq goose-ls-command (append (json-parse-string (getenv "GOOSE_CMD")) nil))
+  (setq goose-ls-initialization-options
+        (json-parse-string (getenv "GOOSE_INIT") :object-type 'plist))
+  (setq goose-ls-modes '(python-mode))
+  (goose-ls-setup)
+  (add-hook 'goose-ls-turn-end-hook (lambda (params) (push params flow--ended)))
+  (flow--record 'emacs emacs-major-version))
+
+(defun flow--ask ()
+  "Ask about the region after M-x eglot."
+  (setq goose-ls-permission-function #'flow--answer-allow-once)
+  (find-file (getenv "GOOSE_FILE"))
+  (python-mode)
+  (apply #'eglot (eglot--guess-contact))
+  (flow--wait (lambda () (eglot-current-server)) "eglot to connect")
+  (flow--record 'eglot (eglot--server-info (eglot-current-server)))
+  (goose-ls-ask "What does this do?" (point-min) (point-max))
+  (flow--wait (lambda () flow--ended) "the turn to end")
+  (flow--record 'stop (or (plist-get (car flow--ended) :stopReason)
+                          (plist-get (car flow--ended) :error)))
+  (with-current-buffer (flow--chat)
+    (flow--record 'text (buffer-substring-no-properties (point-min) (point-max)))
+    ;; Each tool call's output: hidden at first, shown by TAB on its status line.
+    (let (folds)
+      (goto-char (point-min))
+      (while (re-search-forward "^🔧 .*$" nil t)
+        (let ((header (match-string-no-properties 0))
+              (output (1+ (match-end 0))))
+          (when (< output (point-max))
+            (let ((before (if (invisible-p output) t :json-false)))
+              (funcall (lookup-key (get-text-property (match-beginning 0) 'keymap) (kbd "TAB")))
+              (push (vector header before (if (invisible-p output) t :json-false)) folds)))))
+      (flow--record 'folds (vconcat (nreverse folds))))))
+
+(defun flow--send-from-compose (text)
+  "Type TEXT in the compose buffer and press C-c C-c there."
+  (with-current-buffer (goose-ls--compose-buffer goose-ls-current-session)
+    (goto-char (point-max))
+    (insert text)
+    (call-interactively (key-binding (kbd "C-c C-c")))))
+
+(defun flow--face-at (text &optional property)
+  "The face (or PROPERTY) of the first character of TEXT in the chat."
+  (with-current-buffer (flow--chat)
+    (goto-char (point-min))
+    (if (search-forward text nil t)
+        (format "%s" (get-text-property (match-beginning 0) (or property 'face)))
+      "absent")))
+
+(defun flow--compose ()
+  "The keys, goose-ls started by a command, compose, a queued message, follow."
+  (goose-ls-mode 1)
+  ;; Every key of the command map, as the mode binds it (the docs list the same).
+  (let (keys)
+    (map-keymap (lambda (_event command)
+                  (push (cons command (key-description
+                                       (where-is-internal command goose-ls-mode-map t)))
+                        keys))
+                goose-ls-command-map)
+    (flow--record 'keys keys))
+  (find-file (getenv "GOOSE_FILE"))
+  (python-mode)
+  (flow--record 'server-before (if (eglot-current-server) t :json-false))
+  ;; Before any M-x eglot: the command starts goose-ls for the project.
+  (flow--record 'sessions-before (goose-ls-sessions))
+  (flow--record 'server-after
+                (plist-get (eglot--server-info (goose-ls--project-server (goose-ls--project)))
+                           :name))
+  (goose-ls-compose)
+  ;; Two windows on the chat: one at its end, one scrolled up.
+  (let* ((chat (flow--chat))
+         (following (progn (delete-other-windows (get-buffer-window chat))
+                           (get-buffer-window chat)))
+         (scrolled (split-window following nil 'above)))
+    (set-window-buffer scrolled chat)
+    (set-window-point scrolled (with-current-buffer chat (point-min)))
+    (set-window-point following (with-current-buffer chat (point-max)))
+    (setq goose-ls-permission-function
+          (lambda (request)
+            ;; What the user sees as the question comes: the diff is drawn.
+            (flow--record 'chat-when-asked (flow--chat-text))
+            ;; A second message while the turn runs, then a draft left unsent.
+            (flow--record 'second-result
+                          (flow--send-from-compose (getenv "GOOSE_SECOND")))
+            (flow--record 'queue-shown (flow--chat-text))
+            (flow--record 'state-when-queued
+                          (with-current-buffer chat (goose-ls--state-string)))
+            (with-current-buffer (goose-ls--compose-buffer goose-ls-current-session)
+              (insert "my draft, not sent"))
+            (flow--answer-allow-once request)))
+    (flow--send-from-compose (getenv "GOOSE_MESSAGE"))
+    (flow--wait (lambda () (= (length flow--ended) 2)) "both turns to end")
+    (with-current-buffer chat
+      (flow--record 'text (buffer-substring-no-properties (point-min) (point-max)))
+      (flow--record 'state-after (goose-ls--state-string))
+      (flow--record 'read-only (if buffer-read-only t :json-false))
+      (flow--record 'typing-goes-to (format "%s" (key-binding "x")))
+      (flow--record 'following (if (= (window-point following) (point-max)) t :json-false))
+      (flow--record 'scrolled (if (= (window-point scrolled) (point-min)) t :json-false))
+      (font-lock-ensure))
+    (flow--record 'draft (with-current-buffer (goose-ls--compose-buffer goose-ls-current-session)
+                           (buffer-string)))
+    (flow--record 'faces
+                  (list (cons 'heading (flow--face-at "## You"))
+                        (cons 'code (flow--face-at "print(1)"))
+                        (cons 'comment-in-code (flow--face-at "# not a heading"))
+                        (cons 'added (flow--face-at "line ten" 'font-lock-face))
+                        (cons 'removed (flow--face-at "line 10" 'font-lock-face))))
+    ;; The sessions now: the chat is listed.
+    (flow--record 'sessions-after
+                  (catch 'listed
+                    (cl-letf (((symbol-function 'completing-read)
+                               (lambda (_prompt collection &rest _)
+                                 (throw 'listed (vconcat (all-completions "" collection))))))
+                      (goose-ls-sessions))))))
+
 (condition-case err
     (progn
-      (setq goose-ls-command (append (json-parse-string (getenv "GOOSE_CMD")) nil))
-      (setq goose-ls-initialization-options
-            (json-parse-string (getenv "GOOSE_INIT") :object-type 'plist))
-      (setq goose-ls-modes '(python-mode))
-      (goose-ls-setup)
-      ;; The permission prompt: the package's own, with the user picking the allow-once
-      ;; option by the words shown for it.
-      (setq goose-ls-permission-function
-            (lambda (request)
-              (let* ((options (append (plist-get request :options) nil))
-                     (once (seq-find (lambda (o) (equal (plist-get o :kind) "allow_once")) options)))
-                (push (cons 'asked (plist-get (plist-get request :toolCall) :title)) flow--result)
-                (push (cons 'sent (vconcat (mapcar (lambda (o) (plist-get o :label)) options)))
-                      flow--result)
-                (cl-letf (((symbol-function 'completing-read)
-                           (lambda (_prompt collection &rest _)
-                             (push (cons 'choices (vconcat (all-completions "" collection)))
-                                   flow--result)
-                             (plist-get once :label))))
-                  (goose-ls-ask-permission request)))))
-      (add-hook 'goose-ls-turn-end-hook (lambda (params) (setq flow--ended params)))
-      (find-file (getenv "GOOSE_FILE"))
-      (python-mode)
-      (apply #'eglot (eglot--guess-contact))
-      (flow--wait (lambda () (eglot-current-server)) "eglot to connect")
-      (push (cons 'eglot (eglot--server-info (eglot-current-server))) flow--result)
-      (push (cons 'emacs emacs-major-version) flow--result)
-      (goose-ls-ask "What does this do?" (point-min) (point-max))
-      (flow--wait (lambda () flow--ended) "the turn to end")
-      (push (cons 'stop (or (plist-get flow--ended :stopReason) (plist-get flow--ended :error)))
-            flow--result)
-      (with-current-buffer (goose-ls--chat goose-ls-current-session)
-        (push (cons 'text (buffer-substring-no-properties (point-min) (point-max))) flow--result)
-        ;; Each tool call's output: hidden at first, shown by TAB on its status line.
-        (let (folds)
-          (goto-char (point-min))
-          (while (re-search-forward "^🔧 .*$" nil t)
-            (let ((header (match-string-no-properties 0))
-                  (output (1+ (match-end 0))))
-              (when (< output (point-max))
-                (let ((before (if (invisible-p output) t :json-false)))
-                  (funcall (lookup-key (get-text-property (match-beginning 0) 'keymap) (kbd "TAB")))
-                  (push (vector header before (if (invisible-p output) t :json-false)) folds)))))
-          (push (cons 'folds (vconcat (nreverse folds))) flow--result))))
+      (flow--setup)
+      (if (equal (getenv "GOOSE_FLOW") "compose") (flow--compose) (flow--ask)))
   (error
-   (push (cons 'error (error-message-string err)) flow--result)
+   (flow--record 'error (error-message-string err))
    ;; What was seen so far, to tell a hang from a slow run.
+   (ignore-errors (flow--record 'chat (flow--chat-text)))
    (ignore-errors
-     (with-current-buffer (goose-ls--chat goose-ls-current-session)
-       (push (cons 'chat (buffer-string)) flow--result)))
-   (ignore-errors
-     (with-current-buffer (jsonrpc-events-buffer (eglot-current-server))
-       (push (cons 'events (buffer-substring-no-properties
-                            (max (point-min) (- (point-max) 6000)) (point-max)))
-             flow--result)))))
+     (with-current-buffer (jsonrpc-events-buffer
+                           (or (eglot-current-server) (goose-ls--project-server (goose-ls--project))))
+       (flow--record 'events (buffer-substring-no-properties
+                              (max (point-min) (- (point-max) 6000)) (point-max)))))))
 (flow--finish)
