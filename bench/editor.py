@@ -16,11 +16,15 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 Handler = Callable[[dict[str, Any]], None]
+
+
+SERVER = ("-m", "goose_ls")
+"""How goose-ls is run (after the interpreter)."""
 
 
 class BenchEditor:
@@ -41,11 +45,13 @@ class BenchEditor:
         self._reader: asyncio.Task[None] | None = None
         self.pid = 0
 
-    async def start(self, *args: str, env: dict[str, str] | None = None) -> None:
+    async def start(
+        self, *args: str, env: dict[str, str] | None = None, server: Sequence[str] = SERVER
+    ) -> None:
+        """Start goose-ls (``server``: what follows the Python interpreter to run it)."""
         self._process = await asyncio.create_subprocess_exec(
             sys.executable,
-            "-m",
-            "goose_ls",
+            *server,
             "--log-level",
             "warning",
             *args,

@@ -7,11 +7,12 @@ import os
 import re
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from arrivals import Arrivals
-from editor import BenchEditor
+from editor import SERVER, BenchEditor
 
 from goose_ls.tasks import within
 
@@ -28,6 +29,7 @@ class GooseLsSide:
         lazy: bool = True,
         data_dir: Path | None = None,
         options: dict[str, Any] | None = None,
+        server: Sequence[str] = SERVER,
     ) -> None:
         """``options`` are more ``initializationOptions``; ``data_dir`` is
         ``<workdir>/data`` unless given."""
@@ -37,6 +39,7 @@ class GooseLsSide:
         self.lazy = lazy
         self.data_dir = data_dir or workdir / "data"
         self.options = options or {}
+        self.server = server
         self.messages: list[str] = []
         """What goose-ls told the user (``window/showMessage``)."""
         self.editor = BenchEditor(workdir, apply_edits=apply_edits, did_change=did_change)
@@ -50,7 +53,9 @@ class GooseLsSide:
     async def start(self) -> float:
         """Spawn and initialize goose-ls; the seconds until ``initialize`` answered."""
         started = time.perf_counter()
-        await self.editor.start(env={"GOOSE_LS_LOG_DIR": str(self.workdir / "logs")})
+        await self.editor.start(
+            env={"GOOSE_LS_LOG_DIR": str(self.workdir / "logs")}, server=self.server
+        )
         agent: dict[str, Any] = {"command": self.command}
         if self.lazy:
             agent["start"] = "lazy"

@@ -18,6 +18,7 @@ from typing import Any
 
 from arrivals import Arrivals
 from cases import Figure, agent_command, below, fresh, ratio_at_least, until
+from editor import SERVER
 from goose_ls_side import GooseLsSide
 
 from goose_ls.tasks import within
@@ -27,15 +28,9 @@ ROUNDS = 3
 """Runs of each side in one ``journal`` case, alternated so both meet the same machine."""
 
 
-def _unopenable(workdir: Path) -> Path:
-    """A data dir inside a regular file: goose-ls cannot make it, so its journal cannot
-    be opened and the store keeps sessions in memory only (``SessionStore._in_memory``),
-    where every event write returns before touching SQLite. Each event is still made
-    into its row first (its JSON payload), as with the journal. Transcripts cannot be
-    written there either: their writes fail at once (see bench/README.md)."""
-    blocker = workdir / "not-a-folder"
-    blocker.write_text("")
-    return blocker / "data"
+NO_JOURNAL = (str(Path(__file__).with_name("no_journal.py")),)
+"""goose-ls with its journal's event writing taken out (bench/no_journal.py): the same
+data dir, transcripts and session records, no event encoded, indexed or written."""
 
 
 def _journaled(data_dir: Path, session_id: str) -> int:
@@ -49,8 +44,9 @@ async def _stream(command: list[str], tmp: Path, chunks: int, journal: bool) -> 
     """One turn of ``chunks`` through a new goose-ls, with its journal or without it:
     chunks per second, and goose-ls's CPU seconds per chunk."""
     workdir = fresh(tmp)
-    data_dir = workdir / "data" if journal else _unopenable(workdir)
-    side = GooseLsSide(command, workdir, Arrivals(chunks), data_dir=data_dir)
+    data_dir = workdir / "data"
+    server = SERVER if journal else NO_JOURNAL
+    side = GooseLsSide(command, workdir, Arrivals(chunks), data_dir=data_dir, server=server)
     await side.start()
     session = await side.new_session()
     cpu = side.cpu_s()
@@ -58,11 +54,9 @@ async def _stream(command: list[str], tmp: Path, chunks: int, journal: bool) -> 
     await within(60, side.arrivals.done.wait())
     cpu = side.cpu_s() - cpu
     await side.stop()
-    if journal and _journaled(data_dir, session) < chunks:
-        raise RuntimeError("the journal does not hold every chunk: not a fair comparison")
-    told = any("in memory only" in message for message in side.messages)
-    if not journal and (data_dir.exists() or not told):
-        raise RuntimeError("goose-ls opened a journal when it should not have")
+    held = _journaled(data_dir, session)
+    if (journal and held < chunks) or (not journal and held):
+        raise RuntimeError("the journal holds the wrong events: not a fair comparison")
     return chunks / side.arrivals.span_s(), cpu / chunks
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from goose_ls.files import atomic_write
 from goose_ls.lsp.editor import Editor
 from goose_ls.lsp.transcript.rope import Position
 from goose_ls.lsp.transcript.text import draft_of, prompt_section, split_prompt
@@ -84,7 +83,7 @@ class PromptSections:
                 return
         draft = self.draft(transcript) if keep_draft else ""
         try:
-            atomic_write(transcript.path, transcript.text.document(prompt_section(lines, draft)))
+            transcript.streamer.file.write(prompt_section(lines, draft), durable=True)
         except OSError as exc:
             self._editor.cannot_write(transcript.path, exc)
             return

@@ -10,6 +10,7 @@ memory.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from goose_ls.sessions.records import (
 from goose_ls.sessions.search import Hit
 from goose_ls.sessions.session import IndexedEvent
 from goose_ls.sessions.store import SessionStore
-from goose_ls.sessions.texts import Piece, piece_of_event
+from goose_ls.sessions.texts import SPEAKERS, Piece, piece_of_event
 
 log = logging.getLogger(__name__)
 
@@ -76,10 +77,16 @@ class SessionLibrary:
         """Journal the event, and keep what it says about the session (titles, the last
         index)."""
         event, index = indexed.event, indexed.index
-        payload, texts = _payload(event)
-        self._pending_blobs += [BlobRef(session_id, index, *text) for text in texts.items()]
+        text = _plain_text(event)
+        if text is not None:  # once per token: the payload and piece made directly
+            payload = f'{{"sessionUpdate":"{event.KIND}","content":{_CHUNK_HEAD}{_string(text)}}}}}'
+            piece = Piece(SPEAKERS[event.KIND], text) if text else None
+        else:
+            payload, texts = _payload(event)
+            self._pending_blobs += [BlobRef(session_id, index, *t) for t in texts.items()]
+            piece = piece_of_event(event)
         row = (session_id, index, indexed.message_id, event.KIND, payload, indexed.replay)
-        self._keep(row, piece_of_event(event))
+        self._keep(row, piece)
         record = self.store.get(session_id)
         if record is None:
             return
@@ -233,6 +240,21 @@ class SessionLibrary:
                 entry["openElsewhere"] = True
         ordered = sorted(entries.values(), key=lambda e: e.get("updatedAt") or "", reverse=True)
         return [{k: v for k, v in e.items() if v is not None} for e in ordered]
+
+
+_CHUNK_HEAD = '{"type":"text","text":'
+_string = json.encoder.encode_basestring
+"""A JSON string, non-ASCII as it is (as :func:`to_json` writes it), in C."""
+
+
+def _plain_text(event: events.SessionEvent) -> str | None:
+    """The text of a chunk that is only text (most events: one per token), else None."""
+    if isinstance(event, events.CHUNKS) and event.message_id is None:
+        content = event.content
+        if len(content) == 2 and content.get("type") == "text":
+            text = content.get("text")
+            return text if isinstance(text, str) else None
+    return None
 
 
 def _payload(event: events.SessionEvent) -> tuple[str, dict[str, bytes]]:

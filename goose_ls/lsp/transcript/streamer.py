@@ -22,9 +22,10 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from goose_ls.files import WriteFailed, atomic_write
+from goose_ls.files import WriteFailed
+from goose_ls.lsp.transcript.file import TranscriptFile
 from goose_ls.lsp.transcript.rope import Position
-from goose_ls.lsp.transcript.text import TranscriptText, prompt_section, split_prompt
+from goose_ls.lsp.transcript.text import TranscriptText, prompt_section
 from goose_ls.tasks import Tasks, within
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ class TranscriptStreamer:
         self.uri = uri
         self.path = path
         self.text = text
+        self.file = TranscriptFile(path, text)
         self._is_open = is_open
         self._apply_edit = apply_edit
         self.interval = interval
@@ -148,8 +150,10 @@ class TranscriptStreamer:
         self.write_file()
 
     def write_file(self) -> None:
-        """Write the whole transcript, keeping the draft the file already holds."""
-        if self._write(self._section_on_disk()):
+        """Write the transcript, keeping the draft the file already holds (to the disk
+        for good at a turn's end)."""
+        if self._write(self._section_on_disk(), durable=self._save_now):
+            self._save_now = False
             self.text.mark_shown()
 
     def _save(self) -> None:
@@ -160,19 +164,16 @@ class TranscriptStreamer:
             self._unsaved = self._save_now = False
             return
         section = self._editor_section()
-        if self._write(self._section_on_disk() if section is None else section):
+        section = self._section_on_disk() if section is None else section
+        if self._write(section, durable=self._save_now):
             self._unsaved = self._save_now = False
 
     def _section_on_disk(self) -> str:
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            parts = split_prompt(self.path.read_text(encoding="utf-8"))
-            if parts is not None:
-                return parts[1]
-        return prompt_section(self._context_lines())
+        return self.file.section() or prompt_section(self._context_lines())
 
-    def _write(self, section: str) -> bool:
+    def _write(self, section: str, durable: bool) -> bool:
         try:
-            atomic_write(self.path, self.text.document(section))
+            self.file.write(section, durable)
         except OSError as exc:
             log.error("cannot write transcript %s: %s", self.path, exc)
             self._write_failed(self.path, exc)

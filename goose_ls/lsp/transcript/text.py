@@ -88,6 +88,10 @@ class TranscriptText:
     def length(self) -> int:
         return self._body.length
 
+    def body_text(self, start: int) -> str:
+        """The body from ``start`` on (its cost is that text's, not the body's)."""
+        return self._body.text(start)
+
     def endswith(self, suffix: str) -> bool:
         return self._body.endswith(suffix)
 

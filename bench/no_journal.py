@@ -1,0 +1,22 @@
+"""goose-ls with its journal's event writing taken out: the floor the journal is measured
+against (bench only). Session records are still kept; each event is neither encoded for
+the journal, nor indexed for search, nor written."""
+
+from __future__ import annotations
+
+import sys
+
+from goose_ls import cli
+from goose_ls.sessions import library
+
+
+def _nothing(*_: object) -> None:
+    return None
+
+
+library._payload = lambda event: ("", {})
+library.piece_of_event = _nothing  # type: ignore[attr-defined,assignment]
+library.SessionLibrary._keep = _nothing  # type: ignore[assignment,method-assign]
+
+if __name__ == "__main__":
+    sys.exit(cli.main())
