@@ -27,20 +27,8 @@ from goose_ls import events
 from goose_ls.sessions import search
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.records import EventRow
-from goose_ls.sessions.session import IndexedEvent
 from goose_ls.sessions.texts import Piece, TextIndex
-
-
-def _observe(
-    library: SessionLibrary,
-    session_id: str,
-    event: events.SessionEvent,
-    index: int,
-    message_id: str | None,
-) -> None:
-    """Journal ``event`` as the registry does once it has numbered it."""
-    library.observe(session_id, IndexedEvent(session_id, index, message_id, event))
-
+from goose_ls.testing.journal import journal_event
 
 CHUNKS = 10_000
 CHUNK = "0123456789abcdefghi "
@@ -72,7 +60,7 @@ async def _journal(folder: Path, batch: int, texts: bool, sessions: int) -> Sess
         for index in range(1, CHUNKS + 1):
             text = f"chat {number} says hello {index} " if index % 1000 == 0 else CHUNK
             event = events.AgentMessageChunk({"type": "text", "text": text})
-            _observe(library, session_id, event, index, "m1")
+            journal_event(library, session_id, event, index, "m1")
             if index % batch == 0:
                 library.write_events()
     library.write_events()

@@ -35,6 +35,14 @@ def _caught_up(editor: Editor, count: int) -> bool:
     return len(indices | {e["index"] for e in editor.goose.turn_ends}) >= count
 
 
+async def _load_and_replay(editor: Editor, session_id: str) -> list[dict[str, Any]]:
+    """Load a session, then replay all of it: each event the editor got, once."""
+    await editor.goose.request("goose/loadSession", {"sessionId": session_id})
+    result = await editor.goose.request("goose/replay", {"sessionId": session_id, "afterIndex": 0})
+    await editor.goose.wait_for(lambda: _caught_up(editor, result["count"]))
+    return _seen(editor)
+
+
 def _text(updates: list[dict[str, Any]], kind: str) -> str:
     return "".join(
         u["update"]["content"]["text"] for u in updates if u["update"]["sessionUpdate"] == kind
@@ -82,12 +90,7 @@ async def test_a_reload_after_a_kill_mid_reply_shows_each_part_once(
     again = await start_editor(tmp_path)
     try:
         await again.start(script)
-        await again.goose.request("goose/loadSession", {"sessionId": session_id})
-        result = await again.goose.request(
-            "goose/replay", {"sessionId": session_id, "afterIndex": 0}
-        )
-        await again.goose.wait_for(lambda: _caught_up(again, result["count"]))
-        seen = _seen(again)
+        seen = await _load_and_replay(again, session_id)
         assert _text(seen, "user_message_chunk") == "tell me", "the question, once"
         shown = _text(seen, "agent_message_chunk")
         assert REPLY.startswith(shown), "nothing doubled, nothing out of order"
@@ -133,12 +136,7 @@ async def test_an_agent_that_cannot_reload_a_chat_still_shows_its_history(
     again = await start_editor(tmp_path)
     try:
         await again.start(script)
-        await again.goose.request("goose/loadSession", {"sessionId": session_id})
-        result = await again.goose.request(
-            "goose/replay", {"sessionId": session_id, "afterIndex": 0}
-        )
-        await again.goose.wait_for(lambda: _caught_up(again, result["count"]))
-        seen = _seen(again)
+        seen = await _load_and_replay(again, session_id)
         assert _text(seen, "user_message_chunk") == "What is the answer?"
         assert _text(seen, "agent_message_chunk") == "The answer is 42."
         notes = [u["update"]["text"] for u in seen if u["update"]["sessionUpdate"] == "note"]

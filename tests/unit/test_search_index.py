@@ -15,19 +15,7 @@ from goose_ls import events
 from goose_ls.sessions import schema, search, texts
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.records import EventRow
-from goose_ls.sessions.session import IndexedEvent
-
-
-def _observe(
-    library: SessionLibrary,
-    session_id: str,
-    event: events.SessionEvent,
-    index: int,
-    message_id: str | None,
-) -> None:
-    """Journal ``event`` as the registry does once it has numbered it."""
-    library.observe(session_id, IndexedEvent(session_id, index, message_id, event))
-
+from goose_ls.testing.journal import journal_event
 
 PHRASE = "the frobnicator keeps failing on Tuesdays"
 
@@ -42,7 +30,7 @@ def _stream(library: SessionLibrary, text: str, size: int) -> None:
     """``text`` as agent chunks of ``size`` characters (each written at once: no loop)."""
     for index, start in enumerate(range(0, len(text), size), start=1):
         chunk = events.AgentMessageChunk({"type": "text", "text": text[start : start + size]})
-        _observe(library, "s1", chunk, index, "m1")
+        journal_event(library, "s1", chunk, index, "m1")
 
 
 @pytest.fixture(params=["fts5", "like"])
@@ -79,14 +67,24 @@ def test_a_long_reply_goes_on_in_pages_and_a_phrase_across_two_is_found(
 
 def test_each_speaker_and_tool_call_is_its_own_message(tmp_path: Path, backend: str) -> None:
     library = _library(tmp_path)
-    _observe(library, "s1", events.UserMessageChunk({"type": "text", "text": "ask zebra"}), 1, "m1")
-    _observe(library, "s1", events.AgentThoughtChunk({"type": "text", "text": "zebra?"}), 2, "m1")
-    _observe(library, "s1", events.Usage(1, 2), 3, "m1")  # shows nothing: the thought goes on
-    _observe(library, "s1", events.AgentThoughtChunk({"type": "text", "text": " hmm"}), 4, "m1")
-    _observe(library, "s1", events.ToolCall("c1", "read · zebra.py"), 5, "m1")
-    _observe(library, "s1", events.AgentMessageChunk({"type": "text", "text": "zebra "}), 6, "m1")
-    _observe(library, "s1", events.ToolCallUpdate("c1", status="completed"), 7, "m1")
-    _observe(library, "s1", events.AgentMessageChunk({"type": "text", "text": "zebra"}), 8, "m1")
+    journal_event(
+        library, "s1", events.UserMessageChunk({"type": "text", "text": "ask zebra"}), 1, "m1"
+    )
+    journal_event(
+        library, "s1", events.AgentThoughtChunk({"type": "text", "text": "zebra?"}), 2, "m1"
+    )
+    journal_event(library, "s1", events.Usage(1, 2), 3, "m1")  # shows nothing: the thought goes on
+    journal_event(
+        library, "s1", events.AgentThoughtChunk({"type": "text", "text": " hmm"}), 4, "m1"
+    )
+    journal_event(library, "s1", events.ToolCall("c1", "read · zebra.py"), 5, "m1")
+    journal_event(
+        library, "s1", events.AgentMessageChunk({"type": "text", "text": "zebra "}), 6, "m1"
+    )
+    journal_event(library, "s1", events.ToolCallUpdate("c1", status="completed"), 7, "m1")
+    journal_event(
+        library, "s1", events.AgentMessageChunk({"type": "text", "text": "zebra"}), 8, "m1"
+    )
     found = [(h.kind, h.index, h.snippet) for h in library.search("zebra", 10)]
     assert sorted(found) == [
         ("agent", 6, "zebra"),
@@ -101,7 +99,7 @@ def test_the_next_turn_starts_a_new_message(tmp_path: Path, backend: str) -> Non
     library = _library(tmp_path)
     for index, message_id in enumerate(["m1", "m2"], start=1):
         chunk = events.AgentMessageChunk({"type": "text", "text": "same words "})
-        _observe(library, "s1", chunk, index, message_id)
+        journal_event(library, "s1", chunk, index, message_id)
     assert [h.message_id for h in library.search("same words", 10)] == ["m2", "m1"]
 
 
@@ -184,7 +182,7 @@ def test_the_limit_caps_the_hits(tmp_path: Path, backend: str) -> None:
     library = _library(tmp_path)
     for index in range(1, 8):
         chunk = events.AgentMessageChunk({"type": "text", "text": "again"})
-        _observe(library, "s1", chunk, index, f"m{index}")
+        journal_event(library, "s1", chunk, index, f"m{index}")
     assert len(library.search("again", 5)) == 5
 
 
