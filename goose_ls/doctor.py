@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from goose_ls import __version__
@@ -56,7 +57,9 @@ async def _check(raw_settings: Any) -> int:
         _line("warning", warning)
     agent = settings.agent
     command = agent.command or list(PRESETS[agent.preset].command)
-    print(f"agent          {agent.preset}: {' '.join(command + agent.args)}")
+    # A command of one's own is no preset: name it by its program, not "goose".
+    name = f"{Path(command[0]).name} (agent.command)" if agent.command else agent.preset
+    _line("agent", f"{name}: {' '.join(command + agent.args)}")
     try:
         launch = await resolve(agent, os.environ)
     except AgentUnavailable as exc:

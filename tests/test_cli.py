@@ -10,6 +10,7 @@ from pathlib import Path
 from goose_ls import __version__
 from goose_ls.testing import write_fake_goose, write_script
 from goose_ls.testing.harness import server_env
+from goose_ls.testing.script import scripted_agent_command
 
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -77,3 +78,15 @@ def test_demo_streams_a_reply_from_the_scripted_agent(tmp_path: Path) -> None:
     assert "scripted demo agent" in result.stderr
     assert "streaming its answer in small chunks" in result.stdout
     assert "turn ended: end_turn" in result.stderr
+
+
+def test_doctor_names_the_agent_it_runs_not_goose(tmp_path: Path) -> None:
+    script = write_script(
+        tmp_path / "script.json", {"agentInfo": {"name": "claude-code-acp", "version": "0.9.0"}}
+    )
+    settings = {"agent": {"command": scripted_agent_command(script)}}
+    result = _run(tmp_path, "doctor", "--settings", json.dumps(settings))
+    assert result.returncode == 0, result.stdout + result.stderr
+    (agent,) = [line for line in result.stdout.splitlines() if line.startswith("  agent ")]
+    assert "(agent.command)" in agent and "goose" not in agent.split(":")[0], agent
+    assert "initialize   ok" in result.stdout and "claude-code-acp 0.9.0" in result.stdout
