@@ -146,17 +146,17 @@ class Renderer:
             heading, _, rest = text.partition("\n")
             if rest.startswith("```") and ":" in heading:  # a selection sent as a fenced block
                 self._new_block("user", "You")
-                self.text.append(f"> 📎 `{_short(heading)}`\n")
+                self.text.append(f"> 📎 `{_describe_heading(heading)}`\n")
                 return
             self._new_block("user", "You")
             self.text.append(text.rstrip("\n") + "\n")
         elif kind == "resource":
             self._new_block("user", "You")
             uri = content.get("resource", {}).get("uri", "")
-            self.text.append(f"> 📎 `{_short(_describe_uri(uri))}`\n")
+            self.text.append(f"> 📎 `{short_path(_describe_uri(uri))}`\n")
         elif kind == "resource_link":
             self._new_block("user", "You")
-            self.text.append(f"> 📎 `{_short(path_of(content.get('uri', '')))}` (file)\n")
+            self.text.append(f"> 📎 `{short_path(path_of(content.get('uri', '')))}` (file)\n")
 
     def _state(self, call: events.ToolCall | events.ToolCallUpdate) -> ToolCallState:
         """The call as the session knows it so far (this event merged in)."""
@@ -253,13 +253,31 @@ def _describe_uri(uri: str) -> str:
     base, _, fragment = uri.partition("#")
     path = path_of(base)
     if fragment.startswith("L"):
+        first, _, last = fragment[1:].partition("-L")
+        if first.isdigit() and last.isdigit():
+            return f"{path}:{line_range(int(first), int(last))}"
         return f"{path}:{fragment[1:].replace('-L', '-')}"
     return path
 
 
-def _short(path: str) -> str:
+def _describe_heading(heading: str) -> str:
+    """A selection's heading (``path:8-12``, as the agent was sent it) as shown."""
+    path, _, lines = heading.rpartition(":")
+    first, _, last = lines.partition("-")
+    if path and first.isdigit() and last.isdigit():
+        return f"{short_path(path)}:{line_range(int(first), int(last))}"
+    return short_path(heading)
+
+
+def short_path(path: str) -> str:
+    """A path as the transcript shows it, wherever it comes from: its last three parts."""
     parts = PurePath(path).parts
     return str(PurePath(*parts[-3:])) if len(parts) > 3 else path
+
+
+def line_range(first: int, last: int) -> str:
+    """``8-12``, or ``16`` for one line."""
+    return str(first) if first == last else f"{first}-{last}"
 
 
 def _target(raw_input: Any, locations: list[events.Json] | None) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import attrs
 
-from goose_ls.lsp.transcript.render import Renderer
+from goose_ls.lsp.transcript.render import Renderer, line_range, short_path
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.sessions import ContextItem, path_of
@@ -14,9 +14,10 @@ from goose_ls.sessions import ContextItem, path_of
 
 def context_line(item: ContextItem) -> str:
     if item.type == "selection":
-        return f"> 📎 `{path_of(item.uri or '')}:{item.start_line}-{item.end_line}`"
+        lines = line_range(item.start_line or 0, item.end_line or 0)
+        return f"> 📎 `{short_path(path_of(item.uri or ''))}:{lines}`"
     if item.type == "file":
-        return f"> 📎 `{path_of(item.uri or '')}` (file)"
+        return f"> 📎 `{short_path(path_of(item.uri or ''))}` (file)"
     return f"> 📎 {(item.text or '').splitlines()[0][:60] if item.text else 'text'}"
 
 
