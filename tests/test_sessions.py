@@ -437,6 +437,8 @@ async def test_the_sessions_index_opens_renames_and_deletes(editor: Editor) -> N
     await editor.goose.wait_for(lambda: "**Renamed** ·" in buffers.texts[index])
     (entry,) = (await editor.goose.request("goose/listSessions", {}))["sessions"]
     assert entry["title"] == "Renamed"
+    transcript = editor.tmp / "data" / "transcripts" / f"{first}.md"
+    assert transcript.exists()
     await _execute(editor, actions["Goose: Delete “Renamed”"])
     # Forgotten here; the agent still lists its own copy (as goose keeps it in its database).
     await editor.goose.wait_for(
@@ -445,6 +447,7 @@ async def test_the_sessions_index_opens_renames_and_deletes(editor: Editor) -> N
     (entry,) = (await editor.goose.request("goose/listSessions", {}))["sessions"]
     assert entry["source"] == "agent" and entry["loaded"] is False
     assert editor.received("session/close")
+    assert not transcript.exists(), "its transcript goes with it"
 
 
 async def test_slash_commands_complete_in_the_prompt_section(editor: Editor) -> None:

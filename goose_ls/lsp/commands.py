@@ -153,8 +153,8 @@ async def rename_session(s: Services, a: args.RenameArguments) -> None:
 
 
 async def delete_session(s: Services, a: args.SessionArguments) -> None:
+    s.transcripts.forget(a.session_id)
     await s.sessions.delete_session(a.session_id)
-    s.transcripts.delete(a.session_id)
     if s.chat.current_session == a.session_id:
         s.chat.current_session = None
     await show_index(s.editor, s.sessions)

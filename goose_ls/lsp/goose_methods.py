@@ -113,8 +113,8 @@ async def close_session(s: Services, p: protocol.SessionParams) -> Json:
 
 
 async def delete_session(s: Services, p: protocol.SessionParams) -> Json:
+    s.transcripts.forget(p.session_id)
     await s.sessions.delete_session(p.session_id)
-    s.transcripts.delete(p.session_id)
     return {}
 
 

@@ -154,15 +154,12 @@ class Transcripts:
             self._let_go(transcript)
             await transcript.streamer.close()
 
-    def delete(self, session_id: str) -> None:
-        """Forget a session's transcript and remove its files (parts included)."""
+    def forget(self, session_id: str) -> None:
+        """Stop following a deleted session's transcript (the session floor removes its
+        files, parts and saved outputs with the session)."""
         transcript = self._by_session.pop(session_id, None)
-        path = transcript.path if transcript else None
         if transcript is not None:
             self._let_go(transcript)
-        for candidate in [path, self.path_for(session_id), *self.parts_of(session_id)]:
-            if candidate is not None:
-                candidate.unlink(missing_ok=True)
 
     def session_event(self, event: IndexedEvent) -> None:
         transcript = self.for_session(event.session_id)

@@ -259,9 +259,7 @@ def _plain_text(event: events.SessionEvent) -> str | None:
 
 def _payload(event: events.SessionEvent) -> tuple[str, dict[str, bytes]]:
     """The event as ``goose/update`` carries it, as JSON text, its large tool outputs set
-    aside (:mod:`~goose_ls.sessions.blobs`)."""
-    if isinstance(event, events.CHUNKS) and event.message_id is None:  # once per token
-        content = to_json(event.content)
-        return f'{{"sessionUpdate":"{event.KIND}","content":{content}}}', {}
+    aside (:mod:`~goose_ls.sessions.blobs`); plain text chunks go the direct way, in
+    :meth:`SessionLibrary.observe`."""
     update, texts = blobs.set_aside(events.event_to_wire(event))
     return to_json(update), texts
