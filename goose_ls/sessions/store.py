@@ -211,7 +211,10 @@ class SessionStore:
             self._texts.add(db, rows, pieces)
             blobs.insert(db, refs or [])
 
-        return self._write(write)
+        written = self._write(write)
+        if not written:
+            self._texts.reset()
+        return written
 
     def events(self, session_id: str, after: int = 0) -> list[EventRow]:
         """A session's events with an index above ``after``, oldest first, each payload

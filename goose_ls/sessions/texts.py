@@ -141,6 +141,11 @@ class TextIndex:
         self._open: dict[str, _Message] = {}
         """Per session, the message its next text chunk may go on."""
 
+    def reset(self) -> None:
+        """The batch's transaction was rolled back: what was written of the open messages
+        is not known any more, so their next text starts rows of their own."""
+        self._open.clear()
+
     def add(
         self, db: sqlite3.Connection, rows: Sequence[EventRow], pieces: Sequence[Piece | None]
     ) -> None:

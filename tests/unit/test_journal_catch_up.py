@@ -10,13 +10,14 @@ from goose_ls.sessions.session import IndexedEvent
 
 
 def _chunk(library: SessionLibrary, index: int) -> None:
-    event = events.AgentMessageChunk({"type": "text", "text": f"{index:04d}" * 50})
+    event = events.AgentMessageChunk({"type": "text", "text": f"word{index:04d} " * 25})
     library.observe("s1", IndexedEvent("s1", index, "m1", event))
 
 
 def test_a_batch_the_disk_had_no_room_for_is_written_once_there_is(tmp_path: Path) -> None:
     told: list[str] = []
     library = SessionLibrary(tmp_path, lambda path, error: told.append(str(error)))
+    library.created("s1", "/w", "goose")
     db = library.store._db
     assert db is not None
     pages = db.execute("PRAGMA page_count").fetchone()[0]
@@ -34,6 +35,9 @@ def test_a_batch_the_disk_had_no_room_for_is_written_once_there_is(tmp_path: Pat
     library.write_events()
     rows = library.store.events("s1")
     assert [row.idx for row in rows] == list(range(1, 211)), "caught up, in order"
+    for held_back in ("word0150", "word0210"):  # the full disk held one back, not the other
+        (hit,) = library.search(held_back, 5)
+        assert hit.session_id == "s1", held_back
     assert len(told) == 1, "told once"
 
 
