@@ -222,3 +222,29 @@ async def test_two_windows_streaming_at_full_speed_lose_nothing(tmp_path: Path) 
                     assert sent[index]["stopReason"] == update["stopReason"]
                 else:
                     assert sent[index] == update, f"event {index} of {session_id} as sent"
+
+
+async def test_a_damaged_journal_row_is_skipped_and_the_chat_still_loads(tmp_path: Path) -> None:
+    script = {"turns": [[{"text": "still here"}]]}
+    first = await start_editor(tmp_path)
+    await first.start(script)
+    session_id = await first.new_session()
+    await first.goose.turn_end(await first.prompt(session_id, "remember this"))
+    await stop_editor(first)
+    with contextlib.closing(sqlite3.connect(tmp_path / "data" / "journal.sqlite3")) as db, db:
+        db.execute(
+            "UPDATE events SET payload = '{not json' WHERE session_id = ? AND kind = ?",
+            (session_id, "user_message_chunk"),
+        )
+
+    again = await start_editor(tmp_path)
+    try:
+        await again.start(script)
+        await again.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="goose.openChat", arguments=[])
+        )
+        (shown,) = await again.goose.wait_for(lambda: again.client.shown_documents)
+        text = Path(shown.uri.removeprefix("file://")).read_text(encoding="utf-8")
+        assert text.count("still here") == 1, "the rest of the chat, once"
+    finally:
+        await again.client.shutdown_session()

@@ -11,19 +11,16 @@ folder swapped for a link meanwhile cannot lead the write out either.
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import re
 from pathlib import Path
 
-from goose_ls import events
 from goose_ls.errors import Refused, UnknownSession
 from goose_ls.lsp.transcript.render import Renderer
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.sessions.library import SessionLibrary
-from goose_ls.sessions.records import EventRow
+from goose_ls.sessions.records import EventRow, events_of
 from goose_ls.tool_calls import ToolCalls
-from goose_ls.wire import WireError
 from goose_ls.workspace.confinement import Denied, too_broad
 from goose_ls.workspace.files import FileProblem, write_disk
 
@@ -61,14 +58,8 @@ def render(rows: list[EventRow], title: str, session_id: str, day: datetime.date
     text = TranscriptText(head="")
     tool_calls = ToolCalls()
     renderer = Renderer(text, lambda: tool_calls, interactive=False)
-    for row in rows:
-        try:
-            event = events.event_from_wire(json.loads(row.payload))
-        except (ValueError, WireError):
-            continue  # a row this version cannot read: the rest still tells the chat
-        if isinstance(event, (events.ToolCall, events.ToolCallUpdate)):
-            tool_calls.apply(event)  # merged first, as the session does
-        if event is not None:
+    with renderer.replaying():  # the chat's tool calls merged as the session merged them
+        for _, event in events_of(rows):
             renderer.render(event)
     heading = f"# {title}\n\n_goose chat `{session_id}`, exported {day.isoformat()}._\n\n"
     return heading + text.body.strip("\n") + "\n"

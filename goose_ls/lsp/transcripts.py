@@ -9,7 +9,6 @@ is saved even while the editor shows it, so quitting without saving loses nothin
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Callable
@@ -23,7 +22,6 @@ from goose_ls.events import (
     AgentThoughtChunk,
     ToolCall,
     TurnEnded,
-    event_from_wire,
 )
 from goose_ls.files import atomic_write
 from goose_ls.lsp.editor import Editor
@@ -36,11 +34,10 @@ from goose_ls.lsp.transcript.streamer import TranscriptStreamer
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.lsp.transcript.transcript import Transcript
 from goose_ls.paths import data_dir
-from goose_ls.sessions import IndexedEvent, SessionManager
+from goose_ls.sessions import IndexedEvent, SessionManager, events_of
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
 from goose_ls.tool_calls import ToolCalls
-from goose_ls.wire import WireError
 
 log = logging.getLogger(__name__)
 
@@ -132,12 +129,7 @@ class Transcripts:
         """Render what the journal holds of the session (parts rotated out as they were)."""
         rows = self._sessions.library.history(transcript.session_id)
         with transcript.renderer.replaying():
-            for row in rows:
-                try:
-                    event = event_from_wire(json.loads(row.payload))
-                except (ValueError, WireError) as exc:
-                    log.warning("journal event %s of %s skipped: %s", row.idx, row.session_id, exc)
-                    continue
+            for _, event in events_of(rows):
                 transcript.renderer.render(event)
                 if isinstance(event, TurnEnded):
                     self._rotate_if_long(transcript)

@@ -9,7 +9,7 @@ from goose_ls.sessions.checkpoints import Change, review
 from goose_ls.sessions.context import ContextItem, path_of
 from goose_ls.sessions.manager import SessionListener, SessionManager
 from goose_ls.sessions.permissions import Permissions
-from goose_ls.sessions.records import EventRow
+from goose_ls.sessions.records import EventRow, events_of
 from goose_ls.sessions.retention import Pruned
 from goose_ls.sessions.search import Hit
 from goose_ls.sessions.session import IndexedEvent, Session
@@ -27,6 +27,7 @@ __all__ = [
     "Session",
     "SessionListener",
     "SessionManager",
+    "events_of",
     "path_of",
     "review",
 ]

@@ -9,7 +9,6 @@ also what the agent floor calls back (updates and permission requests).
 from __future__ import annotations
 
 import gc
-import json
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -24,6 +23,7 @@ from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.link import AgentLink
 from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.reconcile import Reconciler
+from goose_ls.sessions.records import events_of
 from goose_ls.sessions.recovery import Recovery
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.retention import Limits, Retention, remove_files
@@ -205,7 +205,7 @@ class SessionManager:
 
     async def _replay_from_agent(self, conn: AgentConnection, session: Session) -> None:
         history = self.library.history(session.session_id)
-        session.history = Reconciler(events.event_from_wire(json.loads(r.payload)) for r in history)
+        session.history = Reconciler(event for _, event in events_of(history))
         session.loading = True
         try:
             session.options = await self.link.signed_in(

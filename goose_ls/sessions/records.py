@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import datetime
 import json
+import logging
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 import attrs
+
+from goose_ls import events
+from goose_ls.wire import WireError
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 """Of the ``sessions.json`` earlier versions wrote (read once, to import it)."""
@@ -75,3 +82,13 @@ class EventRow(NamedTuple):
     at: str
     replay: int = 0
     """1 for history the agent replayed when goose-ls first loaded the session."""
+
+
+def events_of(rows: Iterable[EventRow]) -> Iterator[tuple[EventRow, events.SessionEvent]]:
+    """Each journaled row with its event; a row this version cannot read (a newer kind,
+    a damaged payload) is skipped with a log line: the rest still tells the chat."""
+    for row in rows:
+        try:
+            yield row, events.event_from_wire(json.loads(row.payload))
+        except (ValueError, WireError) as exc:
+            log.warning("journal event %s of %s skipped: %s", row.idx, row.session_id, exc)
