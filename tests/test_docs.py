@@ -33,6 +33,13 @@ def test_the_command_table_is_the_one_goose_ls_serves() -> None:
     }
 
 
+def test_the_helix_page_lists_every_command() -> None:
+    """Helix has no plugin: its page's table is how a user learns the commands."""
+    text = (DOCS / "editors" / "helix.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `(goose\.\w+)` \|", text, re.MULTILINE))
+    assert listed == set(COMMANDS)
+
+
 def test_every_setting_and_its_variable_is_documented() -> None:
     text = (DOCS / "configuration.md").read_text(encoding="utf-8")
     table = set(re.findall(r"^\| `([\w.]+)` \|", text, re.MULTILINE))
