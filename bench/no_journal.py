@@ -17,6 +17,7 @@ def _nothing(*_: object) -> None:
 library._payload = lambda event: ("", {})
 library.piece_of_event = _nothing  # type: ignore[attr-defined,assignment]
 library.SessionLibrary._keep = _nothing  # type: ignore[assignment,method-assign]
+library.SessionLibrary._keep_text = _nothing  # type: ignore[assignment,method-assign]
 
 if __name__ == "__main__":
     sys.exit(cli.main())

@@ -17,6 +17,7 @@ from pygls.exceptions import JsonRpcException
 
 from goose_ls.testing.agent import GOOSE_CAPABILITIES
 from goose_ls.testing.harness import Editor, disconnect, start_editor, stop_editor
+from goose_ls.testing.journal import journaled
 
 REPLY = "".join(f"word{i} " for i in range(300))
 
@@ -207,21 +208,18 @@ async def test_two_windows_streaming_at_full_speed_lose_nothing(tmp_path: Path) 
     finally:
         for window in windows:
             await stop_editor(window)
-    with contextlib.closing(sqlite3.connect(tmp_path / "shared-data" / "journal.sqlite3")) as db:
-        for window, session_id in zip(windows, sessions, strict=True):
-            journal = db.execute(
-                "SELECT idx, payload FROM events WHERE session_id = ? ORDER BY idx",
-                (session_id,),
-            ).fetchall()
-            sent = {u["index"]: u["update"] for u in window.goose.updates}
-            sent |= {e["index"]: e for e in window.goose.turn_ends}
-            assert [index for index, _ in journal] == list(range(1, len(sent) + 1)), "no hole"
-            for index, payload in journal:
-                update = json.loads(payload)
-                if update["sessionUpdate"] == "turn_end":
-                    assert sent[index]["stopReason"] == update["stopReason"]
-                else:
-                    assert sent[index] == update, f"event {index} of {session_id} as sent"
+    for window, session_id in zip(windows, sessions, strict=True):
+        rows = journaled(tmp_path / "shared-data" / "journal.sqlite3", session_id)
+        journal = [(row.idx, row.payload) for row in rows]
+        sent = {u["index"]: u["update"] for u in window.goose.updates}
+        sent |= {e["index"]: e for e in window.goose.turn_ends}
+        assert [index for index, _ in journal] == list(range(1, len(sent) + 1)), "no hole"
+        for index, payload in journal:
+            update = json.loads(payload)
+            if update["sessionUpdate"] == "turn_end":
+                assert sent[index]["stopReason"] == update["stopReason"]
+            else:
+                assert sent[index] == update, f"event {index} of {session_id} as sent"
 
 
 async def test_a_damaged_journal_row_is_skipped_and_the_chat_still_loads(tmp_path: Path) -> None:

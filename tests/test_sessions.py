@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +12,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from goose_ls.testing.harness import Editor, disconnect, start_editor
+from goose_ls.testing.journal import journaled
 
 
 async def test_three_sessions_stream_at_once_without_crossing(editor: Editor) -> None:
@@ -316,12 +315,8 @@ async def test_kill_the_server_and_the_chat_resumes_with_its_history(tmp_path: P
 
 def _journal(tmp_path: Path, session_id: str) -> list[tuple[int, str, dict[str, Any]]]:
     """(index, kind, payload) of a session's events in the journal, read as a reader would."""
-    with contextlib.closing(sqlite3.connect(tmp_path / "data" / "journal.sqlite3")) as db:
-        rows = db.execute(
-            "SELECT idx, kind, payload FROM events WHERE session_id = ? ORDER BY idx",
-            (session_id,),
-        ).fetchall()
-    return [(index, kind, json.loads(payload)) for index, kind, payload in rows]
+    rows = journaled(tmp_path / "data" / "journal.sqlite3", session_id)
+    return [(row.idx, row.kind, json.loads(row.payload)) for row in rows]
 
 
 async def test_every_event_is_journaled_as_it_was_sent(editor: Editor) -> None:

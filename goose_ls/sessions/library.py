@@ -10,10 +10,12 @@ memory.
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
 import logging
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from goose_ls import events
 from goose_ls.errors import Refused
@@ -25,6 +27,7 @@ from goose_ls.sessions.records import (
     EventRow,
     SessionRecord,
     now,
+    run_row,
     title_from_prompt,
     to_json,
 )
@@ -40,25 +43,57 @@ JOURNAL = "journal.sqlite3"
 LEGACY = "sessions.json"
 """The store of earlier versions, imported once into the journal."""
 BATCH_SECONDS = 0.005
-"""How long events wait to be written together."""
+"""How long an event waits to be written with those that follow it."""
+WRITE_GAP_SECONDS = 0.02
+"""Batches are written at least this far apart: a transaction costs about 0.4 ms at a
+full-speed stream (its pages rewritten in the WAL), so a stream pays it 50 times a second
+at most, and a kill loses at most the last 20 ms (which the agent's replay still holds)."""
 EventFields = tuple[str, int, "str | None", str, str, bool]
 """An event's row as it waits for its batch: all but its time (``EventRow``'s order)."""
 BACKLOG_LIMIT = 200_000
 """Events kept while the journal cannot be written (about 100 MB at most); older ones
 beyond it are given up, and the log says how many."""
+RUN_LIMIT = 1000
+"""Text chunks joined in one row at most (a backlog held by a full disk can be long)."""
 INDEX_BLOCK = 1000
 """Indices reserved in the journal at a time (see ``SessionRecord.reserved_index``)."""
+
+
+@attrs.define
+class _Run:
+    """Consecutive text chunks of one message, waiting for their batch: one row."""
+
+    session_id: str
+    first: int
+    message_id: str | None
+    kind: str
+    replay: bool
+    texts: list[str] = attrs.Factory(list)
+
+    def row(self, at: str) -> EventRow:
+        return run_row(
+            self.session_id, self.first, self.message_id, self.kind, self.texts, at, self.replay
+        )
+
+    def piece(self) -> Piece | None:
+        text = "".join(self.texts)
+        return Piece(SPEAKERS[self.kind], text) if text else None
 
 
 class SessionLibrary:
     def __init__(self, folder: Path, write_failed: WriteFailed) -> None:
         self.store = SessionStore(folder / JOURNAL, write_failed, legacy=folder / LEGACY)
         self.store.load()
-        self._pending: list[tuple[EventFields, Piece | None]] = []
-        """Events to journal: their row (time aside), and the text each adds to its message."""
+        self._pending: list[tuple[EventFields, Piece | None] | _Run] = []
+        """Events to journal: their row (time aside) and the text each adds to its message,
+        or a run of text chunks."""
+        self._runs: dict[str, _Run] = {}
+        """Per session, the run of text chunks its next chunk may join."""
         self._pending_blobs: list[BlobRef] = []
         self._batch: asyncio.TimerHandle | None = None
         """The write of the waiting events, once scheduled."""
+        self._last_write = -WRITE_GAP_SECONDS
+        """When the last batch was written (the event loop's clock)."""
 
     @property
     def problem(self) -> str | None:
@@ -78,15 +113,14 @@ class SessionLibrary:
         index)."""
         event, index = indexed.event, indexed.index
         text = _plain_text(event)
-        if text is not None:  # once per token: the payload and piece made directly
-            payload = f'{{"sessionUpdate":"{event.KIND}","content":{_CHUNK_HEAD}{_string(text)}}}}}'
-            piece = Piece(SPEAKERS[event.KIND], text) if text else None
+        if text is not None:  # once per token: joins the run of its message
+            self._keep_text(indexed, text)
         else:
+            self._runs.pop(session_id, None)
             payload, texts = _payload(event)
             self._pending_blobs += [BlobRef(session_id, index, *t) for t in texts.items()]
-            piece = piece_of_event(event)
-        row = (session_id, index, indexed.message_id, event.KIND, payload, indexed.replay)
-        self._keep(row, piece)
+            row = (session_id, index, indexed.message_id, event.KIND, payload, indexed.replay)
+            self._keep(row, piece_of_event(event))
         record = self.store.get(session_id)
         if record is None:
             return
@@ -107,6 +141,7 @@ class SessionLibrary:
             self.store.put(record)
         elif isinstance(event, events.TurnEnded):
             self.store.put(record)
+            self.write_events()  # before the editor hears of it: a whole turn survives a kill
 
     def hold(self, session_id: str) -> None:
         """Open ``session_id`` here; refused while another goose-ls has it open."""
@@ -121,16 +156,37 @@ class SessionLibrary:
         self.store.release(list(session_ids))
 
     def _keep(self, row: EventFields, piece: Piece | None) -> None:
-        """Events are written in batches, one transaction every :data:`BATCH_SECONDS`
-        (a transaction costs 30 µs, an event's row 2 µs): a kill loses at most those."""
+        """Events are written in batches (see :data:`BATCH_SECONDS`,
+        :data:`WRITE_GAP_SECONDS`), a run of text chunks one row."""
         self._pending.append((row, piece))
+        self._write_soon()
+
+    def _keep_text(self, indexed: IndexedEvent, text: str) -> None:
+        """A text chunk goes on the run its message's last chunk started, if it directly
+        follows it in the batch: one row for a run (see ``EventRow.parts``)."""
+        run = self._runs.get(indexed.session_id)
+        kind = indexed.event.KIND
+        if (
+            run is None
+            or run.first + len(run.texts) != indexed.index
+            or (run.kind, run.message_id, run.replay) != (kind, indexed.message_id, indexed.replay)
+            or len(run.texts) >= RUN_LIMIT
+        ):
+            run = _Run(indexed.session_id, indexed.index, indexed.message_id, kind, indexed.replay)
+            self._runs[indexed.session_id] = run
+            self._pending.append(run)
+        run.texts.append(text)
+        self._write_soon()
+
+    def _write_soon(self) -> None:
         if self._batch is None:
             try:
-                self._batch = asyncio.get_running_loop().call_later(
-                    BATCH_SECONDS, self.write_events
-                )
+                loop = asyncio.get_running_loop()
             except RuntimeError:  # no loop (goose-ls stopping): now
                 self.write_events()
+                return
+            wait = max(BATCH_SECONDS, self._last_write + WRITE_GAP_SECONDS - loop.time())
+            self._batch = loop.call_later(wait, self.write_events)
 
     def write_events(self) -> None:
         """Write the waiting events; a batch that cannot be written (a full disk) waits
@@ -140,11 +196,23 @@ class SessionLibrary:
             self._batch = None
         pending, self._pending = self._pending, []
         refs, self._pending_blobs = self._pending_blobs, []
+        self._runs.clear()  # the next chunk starts a row of its own
         if not pending:
             return
+        with contextlib.suppress(RuntimeError):  # no loop: goose-ls stopping
+            self._last_write = asyncio.get_running_loop().time()
         at = now()  # one time for the batch: its events came within milliseconds
-        rows = [EventRow(*row[:5], at, row[5]) for row, _ in pending]
-        if self.store.append(rows, [piece for _, piece in pending], refs):
+        rows: list[EventRow] = []
+        pieces: list[Piece | None] = []
+        for entry in pending:
+            if isinstance(entry, _Run):
+                rows.append(entry.row(at))
+                pieces.append(entry.piece())
+            else:
+                row, piece = entry
+                rows.append(EventRow(*row[:5], at, row[5]))
+                pieces.append(piece)
+        if self.store.append(rows, pieces, refs):
             return
         if len(pending) > BACKLOG_LIMIT:
             log.error("the journal lost %d events it could not write", len(pending) - BACKLOG_LIMIT)
@@ -240,11 +308,6 @@ class SessionLibrary:
                 entry["openElsewhere"] = True
         ordered = sorted(entries.values(), key=lambda e: e.get("updatedAt") or "", reverse=True)
         return [{k: v for k, v in e.items() if v is not None} for e in ordered]
-
-
-_CHUNK_HEAD = '{"type":"text","text":'
-_string = json.encoder.encode_basestring
-"""A JSON string, non-ASCII as it is (as :func:`to_json` writes it), in C."""
 
 
 def _plain_text(event: events.SessionEvent) -> str | None:

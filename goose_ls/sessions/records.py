@@ -82,6 +82,64 @@ class EventRow(NamedTuple):
     at: str
     replay: int = 0
     """1 for history the agent replayed when goose-ls first loaded the session."""
+    parts: str | None = None
+    """For a row that holds a run of text chunks (indices ``idx`` on, one per chunk),
+    each chunk's length in characters, comma-separated; None for a row of one event."""
+
+
+_CHUNK_HEAD = '{"type":"text","text":'
+_string = json.encoder.encode_basestring
+"""A JSON string, non-ASCII as it is (as :func:`to_json` writes it), in C."""
+
+
+def chunk_payload(kind: str, text: str) -> str:
+    """A text chunk's payload as :func:`to_json` writes it, made directly (once per token)."""
+    return f'{{"sessionUpdate":"{kind}","content":{_CHUNK_HEAD}{_string(text)}}}}}'
+
+
+def run_row(
+    session_id: str,
+    first: int,
+    message_id: str | None,
+    kind: str,
+    texts: list[str],
+    at: str,
+    replay: bool,
+) -> EventRow:
+    """One row for consecutive text chunks of one message (indices ``first`` on)."""
+    parts = ",".join([str(len(text)) for text in texts]) if len(texts) > 1 else None
+    return EventRow(
+        session_id,
+        first,
+        message_id,
+        kind,
+        chunk_payload(kind, "".join(texts)),
+        at,
+        int(replay),
+        parts,
+    )
+
+
+def expanded(rows: Iterable[EventRow], after: int = 0) -> Iterator[EventRow]:
+    """The rows one event each, as they were sent, those above index ``after`` only: a
+    run of text chunks is cut back into its chunks (see :attr:`EventRow.parts`)."""
+    for row in rows:
+        if row.parts is None:
+            if row.idx > after:
+                yield row
+            continue
+        try:
+            text = json.loads(row.payload)["content"]["text"]
+            lengths = [int(part) for part in row.parts.split(",")]
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("journal run %s of %s skipped: %s", row.idx, row.session_id, exc)
+            continue
+        start = 0
+        for idx, length in enumerate(lengths, row.idx):
+            chunk = text[start : start + length]
+            start += length
+            if idx > after:
+                yield row._replace(idx=idx, payload=chunk_payload(row.kind, chunk), parts=None)
 
 
 def events_of(rows: Iterable[EventRow]) -> Iterator[tuple[EventRow, events.SessionEvent]]:

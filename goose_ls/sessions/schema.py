@@ -79,6 +79,9 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
         last_run TEXT NOT NULL
     );
     """,
+    """
+    ALTER TABLE events ADD COLUMN parts TEXT;
+    """,
 ]
 """Schema version N is reached by running the first N steps, each once, in order."""
 

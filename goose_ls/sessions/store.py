@@ -32,6 +32,7 @@ from goose_ls.sessions.records import (
     EventRow,
     SessionRecord,
     StoreData,
+    expanded,
     now,
 )
 from goose_ls.sessions.texts import Piece, TextIndex
@@ -207,7 +208,7 @@ class SessionStore:
         whether it was written (a full disk: not, nothing of it)."""
 
         def write(db: sqlite3.Connection) -> None:
-            db.executemany("INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            db.executemany("INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
             self._texts.add(db, rows, pieces)
             blobs.insert(db, refs or [])
 
@@ -223,7 +224,13 @@ class SessionStore:
             "SELECT * FROM events WHERE session_id = ? AND idx > ? ORDER BY idx",
             (session_id, after),
         )
-        found = [EventRow(*row) for row in rows or ()]
+        # The run of text chunks that ``after`` may fall in (``after`` is one of its own).
+        run = self._query(
+            "SELECT * FROM events WHERE session_id = ? AND idx <= ? AND parts IS NOT NULL"
+            " AND idx = (SELECT max(idx) FROM events WHERE session_id = ? AND idx <= ?)",
+            (session_id, after, session_id, after),
+        )
+        found = list(expanded([EventRow(*row) for row in [*(run or ()), *(rows or ())]], after))
         try:
             return blobs.restored(self._db, found, after) if self._db else found
         except sqlite3.Error as exc:  # never a payload still holding references
