@@ -19,6 +19,7 @@ from goose_ls.agent.supervisor import AgentSupervisor
 from goose_ls.errors import AgentError, Refused, UnknownSession
 from goose_ls.files import remove_stale_temps
 from goose_ls.paths import data_dir
+from goose_ls.sessions import listing
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.link import AgentLink
 from goose_ls.sessions.permissions import Permissions
@@ -247,7 +248,7 @@ class SessionManager:
         conn = await self.link.connection()
         if conn.profile.session_capability("list"):
             agent_side = await conn.list_sessions(self.cwd)
-        return self.library.merged(agent_side, self.registry.ids())
+        return listing.merged(self.library.store, agent_side, self.registry.ids())
 
     async def close_session(self, session_id: str) -> None:
         session = self.registry.get(session_id)

@@ -9,6 +9,10 @@ the store of earlier versions, is imported once and kept as a backup. A database
 cannot be read is moved aside with a timestamp and reported, never overwritten; when
 the data dir cannot be written, sessions are kept in memory for the run and the user
 told once.
+
+Over 300 lines on purpose: the one owner of the database connection, so every table's
+reads and writes (records, events, which window holds a session) go through the same
+error handling here.
 """
 
 from __future__ import annotations

@@ -9,20 +9,15 @@ something follows it, later changes are appended as a status line.
 from __future__ import annotations
 
 import contextlib
-import difflib
-import json
 from collections.abc import Callable, Iterator
-from pathlib import PurePath
-from typing import Any
 
 from goose_ls import events
+from goose_ls.lsp.transcript import blocks
 from goose_ls.lsp.transcript.outputs import OutputFiles
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.sessions import path_of
 from goose_ls.tool_calls import ToolCalls, ToolCallState
 
-EXCERPT_LINES = 12
-EXCERPT_CHARS = 1200
 STATUS_MARK = {"pending": "⏳", "in_progress": "⏳", "completed": "✓", "failed": "✗"}
 
 
@@ -31,7 +26,6 @@ def permission_marker(request_id: str) -> str:
     return f"<!-- goose-ls: permission {request_id} -->"
 
 
-TerminalOutput = Callable[[str], "str | None"]
 ToolCallLookup = Callable[[], "ToolCalls | None"]
 
 
@@ -42,7 +36,7 @@ class Renderer:
         self,
         text: TranscriptText,
         tool_calls: ToolCallLookup,
-        terminal_output: TerminalOutput = lambda _: None,
+        terminal_output: blocks.TerminalOutput = lambda _: None,
         interactive: bool = True,
         outputs: OutputFiles | None = None,
     ) -> None:
@@ -112,12 +106,12 @@ class Renderer:
         elif isinstance(event, events.AgentMessageChunk):
             if self._block != "text" or self._speaker != "goose":
                 self._new_block("text", "goose")
-            self.text.append(_content_text(event.content))
+            self.text.append(blocks.content_text(event.content))
         elif isinstance(event, events.AgentThoughtChunk):
             if self._block != "thought":
                 self._new_block("thought", "goose")
                 self.text.append("> 💭 ")
-            self.text.append(_content_text(event.content).replace("\n", "\n> "))
+            self.text.append(blocks.content_text(event.content).replace("\n", "\n> "))
         elif isinstance(event, (events.ToolCall, events.ToolCallUpdate)):
             self._tool(event)
         elif isinstance(event, events.Plan):
@@ -146,17 +140,19 @@ class Renderer:
             heading, _, rest = text.partition("\n")
             if rest.startswith("```") and ":" in heading:  # a selection sent as a fenced block
                 self._new_block("user", "You")
-                self.text.append(f"> 📎 `{_describe_heading(heading)}`\n")
+                self.text.append(f"> 📎 `{blocks.describe_heading(heading)}`\n")
                 return
             self._new_block("user", "You")
             self.text.append(text.rstrip("\n") + "\n")
         elif kind == "resource":
             self._new_block("user", "You")
             uri = content.get("resource", {}).get("uri", "")
-            self.text.append(f"> 📎 `{short_path(_describe_uri(uri))}`\n")
+            self.text.append(f"> 📎 `{blocks.short_path(blocks.describe_uri(uri))}`\n")
         elif kind == "resource_link":
             self._new_block("user", "You")
-            self.text.append(f"> 📎 `{short_path(path_of(content.get('uri', '')))}` (file)\n")
+            self.text.append(
+                f"> 📎 `{blocks.short_path(path_of(content.get('uri', '')))}` (file)\n"
+            )
 
     def _state(self, call: events.ToolCall | events.ToolCallUpdate) -> ToolCallState:
         """The call as the session knows it so far (this event merged in)."""
@@ -184,18 +180,18 @@ class Renderer:
         kind = f" · {state.kind}" if state.kind else ""
         title = state.title or state.tool_call_id
         lines = [f"**🔧 {title}**{kind} — {STATUS_MARK.get(status, '•')} {status}"]
-        target = _target(state.raw_input, state.locations)
+        target = blocks.target(state.raw_input, state.locations)
         if target:
             lines.append(target)
         text = "\n".join(lines) + "\n"
-        output = _output(state.content, state.raw_output, self._terminal_output)
-        excerpt = _excerpt(output)
+        output = blocks.output(state.content, state.raw_output, self._terminal_output)
+        excerpt = blocks.excerpt(output)
         if excerpt:
             text += f"\n```\n{excerpt}\n```\n"
         if excerpt != output.strip() and self._outputs is not None:
             link = self._outputs.link(state.tool_call_id, output)
             text += f"{link}\n" if link else ""
-        return text + _diffs(state.content)
+        return text + blocks.diffs(state.content)
 
     def _plan(self, event: events.Plan) -> None:
         lines = ["**Plan**"]
@@ -212,7 +208,7 @@ class Renderer:
     def _card(self, event: events.PermissionRequested) -> None:
         """The question, with the change it would allow shown once, before the choices."""
         state = self._state(event.tool_call)
-        diff = _diffs(state.content)
+        diff = blocks.diffs(state.content)
         if self._block == f"tool:{state.tool_call_id}" and diff and self.text.endswith(diff):
             diff = ""  # the call's block just above shows it already
         self._new_block("card", "goose")
@@ -221,7 +217,7 @@ class Renderer:
             f"> **🔐 Permission needed:** {state.title or state.tool_call_id} "
             f"({state.kind or 'other'})"
         )
-        target = _target(state.raw_input, state.locations)
+        target = blocks.target(state.raw_input, state.locations)
         if target:
             lines.append(f"> {target}")
         if event.warning:
@@ -232,102 +228,3 @@ class Renderer:
         if self._interactive:
             choices = " · ".join(o.label for o in event.options)
             self.text.append(f"> Answer with a code action on this card: {choices}\n")
-
-
-def _content_text(content: events.Json) -> str:
-    kind = content.get("type")
-    if kind == "text":
-        return str(content.get("text", ""))
-    if kind == "resource_link":
-        return f"[{content.get('name', content.get('uri', ''))}]({content.get('uri', '')})"
-    if kind == "resource":
-        resource = content.get("resource", {})
-        uri = str(resource.get("uri", ""))
-        text = resource.get("text")
-        body = f"\n```\n{text}\n```\n" if isinstance(text, str) and text else ""
-        return f"📎 `{_describe_uri(uri)}`{body}"
-    return f"[{kind or 'content'}]"
-
-
-def _describe_uri(uri: str) -> str:
-    base, _, fragment = uri.partition("#")
-    path = path_of(base)
-    if fragment.startswith("L"):
-        first, _, last = fragment[1:].partition("-L")
-        if first.isdigit() and last.isdigit():
-            return f"{path}:{line_range(int(first), int(last))}"
-        return f"{path}:{fragment[1:].replace('-L', '-')}"
-    return path
-
-
-def _describe_heading(heading: str) -> str:
-    """A selection's heading (``path:8-12``, as the agent was sent it) as shown."""
-    path, _, lines = heading.rpartition(":")
-    first, _, last = lines.partition("-")
-    if path and first.isdigit() and last.isdigit():
-        return f"{short_path(path)}:{line_range(int(first), int(last))}"
-    return short_path(heading)
-
-
-def short_path(path: str) -> str:
-    """A path as the transcript shows it, wherever it comes from: its last three parts."""
-    parts = PurePath(path).parts
-    return str(PurePath(*parts[-3:])) if len(parts) > 3 else path
-
-
-def line_range(first: int, last: int) -> str:
-    """``8-12``, or ``16`` for one line."""
-    return str(first) if first == last else f"{first}-{last}"
-
-
-def _target(raw_input: Any, locations: list[events.Json] | None) -> str:
-    if isinstance(raw_input, dict):
-        for key in ("command", "path", "file", "url", "query"):
-            if isinstance(raw_input.get(key), str):
-                return f"`{raw_input[key]}`"
-    if locations:
-        return ", ".join(f"`{loc.get('path', '')}`" for loc in locations)
-    return ""
-
-
-def _output(
-    content: list[events.Json] | None, raw_output: Any, terminal_output: TerminalOutput
-) -> str:
-    """What a tool call printed: its text content and terminals, else its raw output."""
-    pieces = [
-        item["content"].get("text", "")
-        for item in content or []
-        if item.get("type") == "content" and isinstance(item.get("content"), dict)
-    ]
-    pieces += [
-        terminal_output(str(item.get("terminalId"))) or ""
-        for item in content or []
-        if item.get("type") == "terminal"
-    ]
-    if not pieces and raw_output is not None:
-        pieces = [raw_output if isinstance(raw_output, str) else json.dumps(raw_output)]
-    return "\n".join(p for p in pieces if p)
-
-
-def _excerpt(output: str) -> str:
-    text = output.strip()
-    if not text:
-        return ""
-    lines = text.splitlines()
-    cut = "\n".join(lines[:EXCERPT_LINES])[:EXCERPT_CHARS]
-    return cut + ("\n…" if cut != text else "")
-
-
-def _diffs(content: list[events.Json] | None) -> str:
-    out = ""
-    for item in content or []:
-        if item.get("type") != "diff":
-            continue
-        old = (item.get("oldText") or "").splitlines(keepends=True)
-        new = (item.get("newText") or "").splitlines(keepends=True)
-        path = item.get("path", "")
-        diff = "".join(difflib.unified_diff(old, new, f"a{path}", f"b{path}"))
-        if not diff.endswith("\n"):
-            diff += "\n"
-        out += f"\n```diff\n{diff}```\n"
-    return out

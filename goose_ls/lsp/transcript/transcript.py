@@ -6,7 +6,8 @@ from pathlib import Path
 
 import attrs
 
-from goose_ls.lsp.transcript.render import Renderer, line_range, short_path
+from goose_ls.lsp.transcript.blocks import line_range, short_path
+from goose_ls.lsp.transcript.render import Renderer
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.sessions import ContextItem, path_of

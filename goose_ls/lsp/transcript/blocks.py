@@ -1,0 +1,117 @@
+"""The pieces of a transcript block, as markdown: a message's content, the paths a tool
+call names, an excerpt of its output, the diff of an edit."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable
+from pathlib import PurePath
+from typing import Any
+
+from goose_ls import events
+from goose_ls.sessions import path_of
+
+EXCERPT_LINES = 12
+EXCERPT_CHARS = 1200
+TerminalOutput = Callable[[str], "str | None"]
+"""A terminal's output so far, by its id (None once it is gone)."""
+
+
+def content_text(content: events.Json) -> str:
+    kind = content.get("type")
+    if kind == "text":
+        return str(content.get("text", ""))
+    if kind == "resource_link":
+        return f"[{content.get('name', content.get('uri', ''))}]({content.get('uri', '')})"
+    if kind == "resource":
+        resource = content.get("resource", {})
+        uri = str(resource.get("uri", ""))
+        text = resource.get("text")
+        body = f"\n```\n{text}\n```\n" if isinstance(text, str) and text else ""
+        return f"📎 `{describe_uri(uri)}`{body}"
+    return f"[{kind or 'content'}]"
+
+
+def describe_uri(uri: str) -> str:
+    base, _, fragment = uri.partition("#")
+    path = path_of(base)
+    if fragment.startswith("L"):
+        first, _, last = fragment[1:].partition("-L")
+        if first.isdigit() and last.isdigit():
+            return f"{path}:{line_range(int(first), int(last))}"
+        return f"{path}:{fragment[1:].replace('-L', '-')}"
+    return path
+
+
+def describe_heading(heading: str) -> str:
+    """A selection's heading (``path:8-12``, as the agent was sent it) as shown."""
+    path, _, lines = heading.rpartition(":")
+    first, _, last = lines.partition("-")
+    if path and first.isdigit() and last.isdigit():
+        return f"{short_path(path)}:{line_range(int(first), int(last))}"
+    return short_path(heading)
+
+
+def short_path(path: str) -> str:
+    """A path as the transcript shows it, wherever it comes from: its last three parts."""
+    parts = PurePath(path).parts
+    return str(PurePath(*parts[-3:])) if len(parts) > 3 else path
+
+
+def line_range(first: int, last: int) -> str:
+    """``8-12``, or ``16`` for one line."""
+    return str(first) if first == last else f"{first}-{last}"
+
+
+def target(raw_input: Any, locations: list[events.Json] | None) -> str:
+    if isinstance(raw_input, dict):
+        for key in ("command", "path", "file", "url", "query"):
+            if isinstance(raw_input.get(key), str):
+                return f"`{raw_input[key]}`"
+    if locations:
+        return ", ".join(f"`{loc.get('path', '')}`" for loc in locations)
+    return ""
+
+
+def output(
+    content: list[events.Json] | None, raw_output: Any, terminal_output: TerminalOutput
+) -> str:
+    """What a tool call printed: its text content and terminals, else its raw output."""
+    pieces = [
+        item["content"].get("text", "")
+        for item in content or []
+        if item.get("type") == "content" and isinstance(item.get("content"), dict)
+    ]
+    pieces += [
+        terminal_output(str(item.get("terminalId"))) or ""
+        for item in content or []
+        if item.get("type") == "terminal"
+    ]
+    if not pieces and raw_output is not None:
+        pieces = [raw_output if isinstance(raw_output, str) else json.dumps(raw_output)]
+    return "\n".join(p for p in pieces if p)
+
+
+def excerpt(output: str) -> str:
+    text = output.strip()
+    if not text:
+        return ""
+    lines = text.splitlines()
+    cut = "\n".join(lines[:EXCERPT_LINES])[:EXCERPT_CHARS]
+    return cut + ("\n…" if cut != text else "")
+
+
+def diffs(content: list[events.Json] | None) -> str:
+    out = ""
+    for item in content or []:
+        if item.get("type") != "diff":
+            continue
+        old = (item.get("oldText") or "").splitlines(keepends=True)
+        new = (item.get("newText") or "").splitlines(keepends=True)
+        path = item.get("path", "")
+        diff = "".join(difflib.unified_diff(old, new, f"a{path}", f"b{path}"))
+        if not diff.endswith("\n"):
+            diff += "\n"
+        out += f"\n```diff\n{diff}```\n"
+    return out
