@@ -405,7 +405,10 @@ async def test_each_turn_has_progress_and_cancelling_it_cancels_the_turn(editor:
     assert end[0]["stopReason"] == "cancelled"
 
 
-async def test_a_tool_block_changes_in_place_only_while_it_is_last(editor: Editor) -> None:
+async def test_a_tool_block_tells_its_latest_status_even_with_text_after_it(
+    editor: Editor,
+) -> None:
+    listing = {"type": "content", "content": {"type": "text", "text": "a.py\nb.py"}}
     buffers = await _start(
         editor,
         "emacs",
@@ -419,20 +422,17 @@ async def test_a_tool_block_changes_in_place_only_while_it_is_last(editor: Edito
                             "rawInput": {"command": "ls"},
                         }
                     },
+                    {"text": "Listing them."},
+                    {"toolUpdate": {"toolCallId": "t1", "status": "in_progress"}},
+                    {"text": " Still listing."},
                     {
                         "toolUpdate": {
                             "toolCallId": "t1",
                             "status": "completed",
-                            "content": [
-                                {
-                                    "type": "content",
-                                    "content": {"type": "text", "text": "a.py\nb.py"},
-                                }
-                            ],
+                            "content": [listing],
                         }
                     },
-                    {"text": "Two files."},
-                    {"toolUpdate": {"toolCallId": "t1", "title": "listing files"}},
+                    {"text": " Two files."},
                 ]
             ]
         },
@@ -441,11 +441,11 @@ async def test_a_tool_block_changes_in_place_only_while_it_is_last(editor: Edito
     await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
     transcript = await _open_transcript(editor, buffers)
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    await editor.goose.wait_for(lambda: "listing files" in buffers.texts[transcript])
+    await editor.goose.wait_for(lambda: "Two files." in buffers.texts[transcript])
     text = buffers.texts[transcript]
-    assert "**🔧 shell · ls** — ✓ completed" in text and "⏳" not in text
-    assert "```\na.py\nb.py\n```" in text
-    assert text.index("Two files.") < text.index("_✓ listing files: completed_")
+    assert "**🔧 shell · ls** — ✓ completed" in text and "⏳" not in text, "the header, redrawn"
+    assert text.index("```\na.py\nb.py\n```") < text.index("Listing them. Still listing. Two")
+    assert ": completed_" not in text, "no status line: the block itself says it"
 
 
 async def test_without_edits_the_file_on_disk_is_written(editor: Editor) -> None:

@@ -78,6 +78,7 @@ def test_the_markdown_holds_the_conversation_and_nothing_to_answer() -> None:
     text = render(rows, "Files", "s1", DAY)
     assert text.startswith("# Files\n\n_goose chat `s1`, exported 2026-07-19._\n\n## You\n")
     assert "> **🔐 Permission needed:** shell · ls (other)\n" in text
-    assert "_✓ shell · ls: completed_" in text, "the call's fields merged, as the session does"
+    merged = "**🔧 shell · ls** — ✓ completed\n`ls`\n"
+    assert merged in text, "the call's fields merged, as the session does"
     assert text.endswith("Two files.\n")
     assert "<!--" not in text and "code action" not in text

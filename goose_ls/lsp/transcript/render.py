@@ -2,8 +2,9 @@
 
 Each speaker's turn gets a heading; thoughts are a quoted, marked block; a tool call is a
 block with its title, kind, status, paths, a short excerpt of its output and the diff of
-an edit. A tool call's block is rewritten in place while it is the last block; once
-something follows it, later changes are appended as a status line.
+an edit. A tool call's block is drawn again in place when the call changes, so its header
+always tells its latest status, the text after it kept (unless that is long: then a
+status line at the end says what changed).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.sessions import path_of
 from goose_ls.tool_calls import ToolCalls, ToolCallState
 
+REDRAW_LIMIT = 20_000
+"""A tool call's block is drawn again in place when at most this much text follows it
+(the edit re-sends that text); further up, a change is a status line at the end."""
 STATUS_MARK = {"pending": "⏳", "in_progress": "⏳", "completed": "✓", "failed": "✗"}
 
 
@@ -54,6 +58,9 @@ class Renderer:
         self._block_start = 0
         self._drawn: set[str] = set()
         """Tool calls that have a block of their own."""
+        self._tool_spans: dict[str, tuple[int, int]] = {}
+        """Where each tool call's block is in the body (start, end), while it may be
+        drawn again."""
         self._replay_calls: ToolCalls | None = None
         """While drawing history: its tool calls, merged as the session merged them."""
 
@@ -76,6 +83,7 @@ class Renderer:
         self._speaker = None
         self._block = None
         self._block_start = 0
+        self._tool_spans.clear()
 
     # --- blocks ------------------------------------------------------------------
     def _new_block(self, kind: str, speaker: str | None = None) -> None:
@@ -167,13 +175,33 @@ class Renderer:
             self._drawn.add(event.tool_call_id)
             self._new_block(block, "goose")
             self.text.append(self._tool_block(state))
+            self._tool_spans[event.tool_call_id] = (self._block_start, self.text.length)
         elif self._block == block:
             self.text.rewrite_from(self._block_start, self._tool_block(state))
-        else:
+            self._tool_spans[event.tool_call_id] = (self._block_start, self.text.length)
+        elif not self._redraw(event.tool_call_id, self._tool_block(state)):
             self._new_block("status")
             mark = STATUS_MARK.get(state.status or "", "•")
             title = state.title or state.tool_call_id
             self.text.append(f"_{mark} {title}: {state.status or 'updated'}_\n")
+
+    def _redraw(self, tool_call_id: str, block: str) -> bool:
+        """Draw a tool call's block again where it is, the text after it kept: whether it
+        was near enough the end (what follows it is sent to the editor again)."""
+        span = self._tool_spans.get(tool_call_id)
+        if span is None or self.text.length - span[1] > REDRAW_LIMIT:
+            return False
+        start, end = span
+        self.text.rewrite_from(start, block + self.text.body_text(end))
+        moved = len(block) - (end - start)
+        self._tool_spans = {
+            call: (a + moved, b + moved) if a > start else (a, b)
+            for call, (a, b) in self._tool_spans.items()
+        }
+        self._tool_spans[tool_call_id] = (start, start + len(block))
+        if self._block_start > start:
+            self._block_start += moved
+        return True
 
     def _tool_block(self, state: ToolCallState) -> str:
         status = state.status or "pending"
