@@ -336,7 +336,7 @@ async def test_ask_from_a_helix_key_binding_then_send(editor: Editor) -> None:
     )
     transcript = await _open_transcript(editor, buffers)
     text = buffers.texts[transcript]
-    assert text.split(SENTINEL)[1].startswith("\n## You\n> 📎 `")
+    assert text.split(SENTINEL)[1].startswith("\n> 📎 `")
     assert "app.py:1-2`" in text.split(SENTINEL)[1], "the selection waits in the prompt section"
     buffers.type_at_end(transcript, "What does it return?")
     await editor.client.workspace_execute_command_async(

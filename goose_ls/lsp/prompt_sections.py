@@ -38,7 +38,7 @@ class PromptSections:
         """The prompt section as the editor (else the file) has it; None if it has none."""
         if (kept := self._editor.kept(transcript.uri)) is not None:
             return kept.prompt
-        parts = split_prompt(self.document_text(transcript))
+        parts = split_prompt(self.document_text(transcript), legacy=True)
         return parts[1] if parts else None
 
     def draft(self, transcript: Transcript) -> str:
@@ -65,7 +65,7 @@ class PromptSections:
         lines = transcript.context_lines
         kept = self._editor.kept(transcript.uri)
         if transcript.streamer.uses_editor() and kept is not None:
-            start = Position(transcript.text.sentinel_line + 2, 0)
+            start = Position(transcript.text.sentinel_line + 1, 0)  # under the heading
             if keep_draft:
                 end = Position(start.line + transcript.chips_shown, 0)
                 new_text = "".join(f"{line}\n" for line in lines)

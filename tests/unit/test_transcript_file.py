@@ -5,7 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from goose_ls.lsp.transcript.file import TranscriptFile
-from goose_ls.lsp.transcript.text import TranscriptText, prompt_section
+from goose_ls.lsp.transcript.text import (
+    LEGACY_SENTINEL,
+    SENTINEL,
+    TranscriptText,
+    draft_of,
+    prompt_section,
+)
 
 HEAD = "# goose chat · s1\n\n"
 
@@ -51,3 +57,17 @@ def test_a_file_someone_else_changed_is_written_whole_again(tmp_path: Path) -> N
     path.unlink()
     file.write(prompt_section([]))
     assert path.read_text(encoding="utf-8") == _expected(text, prompt_section([]))
+
+
+def test_a_draft_under_an_earlier_version_s_marker_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "s1.md"
+    path.write_text(
+        f"{HEAD}## goose\n\nHi.\n\n{LEGACY_SENTINEL}\n> 📎 `app.py:1-2`\n\nmy old draft\n",
+        encoding="utf-8",
+    )
+    file = TranscriptFile(path, TranscriptText(HEAD))
+    section = file.section()
+    assert section is not None and section.startswith(f"{SENTINEL}\n")
+    assert draft_of(section) == "my old draft"
+    file.write(section)
+    assert path.read_text(encoding="utf-8").count("<!--") == 0, "rewritten with today's heading"

@@ -68,7 +68,7 @@ class TranscriptFile:
                     section = file.read().decode()
                 if section.startswith(SENTINEL):
                     return section
-            parts = split_prompt(self.path.read_text(encoding="utf-8"))
+            parts = split_prompt(self.path.read_text(encoding="utf-8"), legacy=True)
         except (OSError, UnicodeDecodeError):
             return None
         return parts[1] if parts else None

@@ -4,8 +4,7 @@
 # goose chat · <session>            <- head (fixed)
 ...the conversation...              <- body: only ever grows at its end, except that the
                                        last block may be rewritten (a tool call's status)
-<!-- goose-ls: prompt -->           <- the sentinel: everything below belongs to the user
-## You
+## You ✎ write below, then …        <- the sentinel: everything below belongs to the user
 > 📎 context lines
 <the user's draft>
 ```
@@ -21,18 +20,31 @@ import attrs
 from goose_ls.lsp.transcript.rope import Position, Rope, Units
 from goose_ls.lsp.transcript.view import View
 
-SENTINEL = "<!-- goose-ls: prompt. Write below, then run the code action “Goose: Send”. -->"
-PROMPT_HEADING = "## You"
+SENTINEL = "## You ✎ write below, then run the code action “Goose: Send”"
+"""The prompt section's heading: the line after which everything belongs to the user. A
+heading a person can read (no hidden marker), unlike any heading of the conversation."""
+LEGACY_SENTINEL = (
+    "<!-- goose-ls: prompt. Write below, then run the code action “Goose: Send”. -->\n## You"
+)
+"""The same, as earlier versions wrote it (a draft in such a file is kept)."""
 
 
 def prompt_section(context_lines: list[str], draft: str = "") -> str:
     chips = "".join(f"{line}\n" for line in context_lines)
-    return f"{SENTINEL}\n{PROMPT_HEADING}\n{chips}\n{draft}"
+    return f"{SENTINEL}\n{chips}\n{draft}"
 
 
-def split_prompt(document: str) -> tuple[str, str] | None:
-    """Split a transcript into (everything above the prompt section, the section)."""
-    at = document.rfind(SENTINEL)
+def split_prompt(document: str, legacy: bool = False) -> tuple[str, str] | None:
+    """Split a transcript into (everything above the prompt section, the section); with
+    ``legacy``, a section under an earlier version's sentinel too, given the current one."""
+    parts = _split(document, SENTINEL)
+    if parts is None and legacy and (old := _split(document, LEGACY_SENTINEL)) is not None:
+        return old[0], SENTINEL + old[1][len(LEGACY_SENTINEL) :]
+    return parts
+
+
+def _split(document: str, sentinel: str) -> tuple[str, str] | None:
+    at = document.rfind(sentinel)
     if at < 0 or (at > 0 and document[at - 1] != "\n"):
         return None
     return document[:at], document[at:]
@@ -40,7 +52,7 @@ def split_prompt(document: str) -> tuple[str, str] | None:
 
 def draft_of(section: str) -> str:
     """The user's text in a prompt section: what follows the heading and context lines."""
-    lines = section.split("\n")[2:]  # sentinel, heading
+    lines = section.split("\n")[1:]  # the sentinel
     while lines and lines[0].startswith(">"):
         lines.pop(0)
     return "\n".join(lines).strip()
