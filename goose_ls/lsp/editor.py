@@ -171,11 +171,15 @@ class Editor:
             return None
         return chosen.title if chosen is not None else None
 
-    async def show_document(self, path: Path) -> bool:
-        """Open a file in the editor without taking the focus; False when it cannot."""
+    async def show_document(self, path: Path, beside: bool = False) -> bool:
+        """Open a file in the editor; False when it cannot.
+
+        ``beside`` for a chat, shown next to the code (Helix opens a split for it) without
+        taking the focus; anything else takes the focus where the user is (Helix replaces
+        the current view), so documents never pile up splits."""
         try:
             result = await self._server.window_show_document_async(
-                types.ShowDocumentParams(uri=path.as_uri(), take_focus=False)
+                types.ShowDocumentParams(uri=path.as_uri(), take_focus=not beside)
             )
         except Exception as exc:  # eglot before 1.16 and others do not have it
             log.info("window/showDocument failed: %s", exc)

@@ -201,7 +201,7 @@ class Transcripts:
         await transcript.streamer.settled()
         if not transcript.path.exists():  # removed since it was made: draw it again
             transcript.streamer.write_file()
-        if not await self._editor.show_document(transcript.path):
+        if not await self._editor.show_document(transcript.path, beside=True):
             self._editor.show(types.MessageType.Info, f"goose chat: {transcript.path}")
 
     # --- the editor's copy ------------------------------------------------------------
