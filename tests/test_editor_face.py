@@ -352,6 +352,41 @@ async def test_ask_from_a_helix_key_binding_then_send(editor: Editor) -> None:
     assert "📎" not in section and "What does it return?" not in section
 
 
+async def test_an_at_mention_completes_a_file_and_sends_it_as_context(editor: Editor) -> None:
+    buffers = await _start(editor, "helix", {"turns": [[{"text": "Seen."}]]})
+    _source(editor, buffers)  # open: offered first
+    (editor.workspace / "notes").mkdir()
+    (editor.workspace / "notes" / "apples.md").write_text("# apples\n")
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.openChat", arguments=[])
+    )
+    transcript = await _open_transcript(editor, buffers)
+    buffers.type_at_end(transcript, "Compare @ap")
+    last = buffers.texts[transcript].split("\n")
+    at = types.Position(len(last) - 1, len(last[-1]))
+    found = await editor.client.text_document_completion_async(
+        types.CompletionParams(types.TextDocumentIdentifier(transcript), at)
+    )
+    assert isinstance(found, types.CompletionList)
+    assert [item.label for item in found.items] == ["@app.py", "@notes/apples.md"]
+    edit = found.items[1].text_edit
+    assert isinstance(edit, types.TextEdit) and edit.range.start.character == at.character - 2
+    end = len(buffers.texts[transcript])  # the item chosen: its edit, then more typing
+    buffers.replace(transcript, end - 2, end, f"{edit.new_text} with @app.py.")
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.send", arguments=[])
+    )
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    (prompt,) = editor.received("session/prompt")
+    blocks = prompt["params"]["prompt"]
+    assert blocks[0] == {"type": "text", "text": "Compare @notes/apples.md with @app.py."}
+    sent = [block["uri"] for block in blocks[1:] if block["type"] == "resource_link"]
+    assert sent == [
+        (editor.workspace / "notes" / "apples.md").resolve().as_uri(),
+        (editor.workspace / "app.py").resolve().as_uri(),
+    ]
+
+
 async def test_each_turn_has_progress_and_cancelling_it_cancels_the_turn(editor: Editor) -> None:
     buffers = await _start(
         editor,

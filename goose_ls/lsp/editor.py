@@ -65,6 +65,11 @@ class Editor:
     def is_open(self, uri: str) -> bool:
         return uri in self._kept or unquote(uri) in self._server.workspace.text_documents
 
+    def open_paths(self) -> list[Path]:
+        """The files of the editor's open buffers, most recently opened last."""
+        uris = [*self._server.workspace.text_documents, *self._kept]
+        return [Path(path_of(uri)) for uri in uris if uri.startswith("file:")]
+
     def document(self, uri: str) -> TextDocument:
         """The open buffer at ``uri``, else the file on disk (OSError when unreadable)."""
         kept = self._kept.get(uri)

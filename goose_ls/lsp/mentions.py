@@ -1,0 +1,105 @@
+"""``@file`` mentions in a prompt section: completed from the workspace's files (open
+buffers first), and sent as file context with the message that names them."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from goose_ls.sessions import ContextItem
+
+MENTION = re.compile(r"(?<![\w@/])@([\w.~+/-]*[\w/])")
+"""``@`` then a path, not inside a word or an e-mail address; a sentence's full stop
+after it is not part of it."""
+PARTIAL = re.compile(r"(?<![\w@/])@([\w.~+/-]*)$")
+"""A mention being typed, at the end of the text before the cursor."""
+LISTED_MAX = 20_000
+"""Workspace files considered for completion at most (a huge tree is cut, not walked)."""
+OFFERED_MAX = 200
+"""Completion items at most; the list says it is incomplete, so typing asks again."""
+SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "target"})
+
+
+def typed(prefix: str) -> str | None:
+    """The partial path of the mention the cursor ends (``prefix``: the line up to the
+    cursor), or None when it is in none."""
+    found = PARTIAL.search(prefix)
+    return found.group(1) if found else None
+
+
+def candidates(root: Path, open_paths: Iterable[Path], partial: str) -> list[str]:
+    """Workspace-relative paths holding ``partial`` (case aside), open buffers first."""
+    needle = partial.lower()
+    seen: set[str] = set()
+    found: list[str] = []
+    for relative in _relative(root, open_paths):
+        if relative not in seen:
+            seen.add(relative)
+            if needle in relative.lower():
+                found.append(relative)
+    for relative in workspace_files(root):
+        if len(found) >= OFFERED_MAX:
+            break
+        if relative not in seen and needle in relative.lower():
+            seen.add(relative)
+            found.append(relative)
+    return found[:OFFERED_MAX]
+
+
+def mentioned(draft: str, root: Path) -> list[ContextItem]:
+    """A file item for each ``@path`` of ``draft`` naming a file in the workspace, once."""
+    items: list[ContextItem] = []
+    seen: set[Path] = set()
+    base = root.resolve()
+    for match in MENTION.finditer(draft):
+        path = (base / os.path.expanduser(match.group(1))).resolve()
+        if path in seen or not path.is_relative_to(base) or not path.is_file():
+            continue
+        seen.add(path)
+        items.append(ContextItem(type="file", uri=path.as_uri()))
+    return items
+
+
+def workspace_files(root: Path) -> Iterator[str]:
+    """The workspace's files, relative: git's list (ignored files left out) in a git
+    work tree, else a walk that skips hidden and build folders; at most LISTED_MAX."""
+    listed = _git_files(root)
+    files = listed if listed is not None else _walk(root)
+    for count, relative in enumerate(files):
+        if count >= LISTED_MAX:
+            return
+        yield relative
+
+
+def _git_files(root: Path) -> list[str] | None:
+    try:
+        done = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root,
+            capture_output=True,
+            timeout=2,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    return [name for name in done.stdout.decode(errors="replace").split("\0") if name]
+
+
+def _walk(root: Path) -> Iterator[str]:
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            yield os.path.relpath(os.path.join(folder, name), root)
+
+
+def _relative(root: Path, paths: Iterable[Path]) -> Iterator[str]:
+    base = root.resolve()
+    for path in paths:
+        resolved = path.resolve()
+        if resolved.is_relative_to(base) and resolved != base:
+            yield resolved.relative_to(base).as_posix()
