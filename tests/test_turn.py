@@ -246,3 +246,20 @@ def _responses(editor: Editor) -> list[dict]:
         return []
     messages = map(json.loads, editor.record.read_text().splitlines())
     return [m for m in messages if "method" not in m]
+
+
+async def test_a_plugin_s_at_mention_is_found_then_sent_as_the_file(editor: Editor) -> None:
+    await editor.start({"turns": [[{"text": "Read it."}]]})
+    (editor.workspace / "src").mkdir()
+    (editor.workspace / "src" / "app.py").write_text("a = 1\n")
+    found = await editor.goose.request("goose/findFiles", {"query": "APP"})
+    assert found == {"files": ["src/app.py"]}
+    session_id = await editor.new_session()
+    app = (editor.workspace / "src" / "app.py").resolve().as_uri()
+    attached = {"type": "file", "uri": app}
+    await editor.goose.turn_end(
+        await editor.prompt(session_id, "Why @src/app.py and @gone.py?", context=[attached])
+    )
+    (prompt,) = editor.received("session/prompt")
+    links = [b["uri"] for b in prompt["params"]["prompt"] if b["type"] == "resource_link"]
+    assert links == [app], "attached once, a missing file left as text"

@@ -23,7 +23,7 @@ from pygls.lsp.server import LanguageServer
 from goose_ls import __version__
 from goose_ls import settings as settings_model
 from goose_ls.errors import AgentError, Refused, UnknownSession
-from goose_ls.lsp import protocol, symbols
+from goose_ls.lsp import mentions, protocol, symbols
 from goose_ls.lsp.publisher import status_to_wire
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.sessions import ContextItem, Session
@@ -148,6 +148,8 @@ async def authenticate(s: Services, _: None) -> Json:
 def prompt(s: Services, p: protocol.PromptParams) -> Json:
     session = s.sessions.registry.get(p.session_id)
     context = [_with_text(s, i, item) for i, item in enumerate(p.context)]
+    attached = {item.uri for item in context if item.type == "file"}
+    context += [m for m in mentions.mentioned(p.prompt, Path(s.root)) if m.uri not in attached]
     queued = session.active is not None or bool(session.waiting)
     s.sessions.turns.prompt(p.session_id, p.message_id, p.prompt, context)
     return {"sessionId": p.session_id, "messageId": p.message_id, "queued": queued}
@@ -187,6 +189,10 @@ def replay(s: Services, p: protocol.ReplayParams) -> Json:
     return {"sessionId": p.session_id, "lastIndex": last, "count": len(resent)}
 
 
+def find_files(s: Services, p: protocol.FindFilesParams) -> Json:
+    return {"files": mentions.candidates(Path(s.root), s.editor.open_paths(), p.query)}
+
+
 def search_sessions(s: Services, p: protocol.SearchSessionsParams) -> Json:
     return {"results": [symbols.to_wire(found) for found in symbols.find(s, p.query, p.limit)]}
 
@@ -216,6 +222,7 @@ ROUTES = [
     Route(protocol.PERMISSION, protocol.PermissionParams, permission),
     Route(protocol.REPLAY, protocol.ReplayParams, replay),
     Route(protocol.SEARCH_SESSIONS, protocol.SearchSessionsParams, search_sessions),
+    Route(protocol.FIND_FILES, protocol.FindFilesParams, find_files),
 ]
 
 

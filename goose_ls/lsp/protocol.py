@@ -37,6 +37,7 @@ SET_CONFIG_OPTION = "goose/setConfigOption"
 RESTART = "goose/restart"
 AUTHENTICATE = "goose/authenticate"
 SEARCH_SESSIONS = "goose/searchSessions"
+FIND_FILES = "goose/findFiles"
 
 UPDATE = "goose/update"
 TURN_END = "goose/turnEnd"
@@ -117,6 +118,12 @@ class PermissionParams:
 class ReplayParams:
     session_id: str
     after_index: int = 0
+
+
+@attrs.frozen
+class FindFilesParams:
+    query: str = ""
+    """What the user typed after ``@``: paths holding it are found (case aside)."""
 
 
 @attrs.frozen
