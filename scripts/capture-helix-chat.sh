@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Refresh docs/editors/helix-chat.txt: a real Helix in tmux with goose-ls and the scripted
 # agent; "Goose: Explain selection" from the code actions on app.py, then the screen once
-# the turn has ended and the transcript is still. Uses `hx` from PATH, or the one scripts/fetch-debian-editors.sh
-# fetches (run here when neither is found). Needs tmux and the project's .venv.
+# the turn has ended and the transcript is still. Uses $HX when set, else `hx` from PATH, else
+# the one scripts/fetch-debian-editors.sh fetches (run here when none is found); for example
+# HX=~/.cache/goose-ls/editors/bin/hx-25.07 for Helix 25.07. Needs tmux and the project's .venv.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 editors="${GOOSE_LS_EDITORS:-$HOME/.cache/goose-ls/editors}"
-hx="$(command -v hx || true)"
+hx="${HX:-$(command -v hx || true)}"
 if [ -z "$hx" ]; then
   [ -x "$editors/bin/hx" ] || "$root/scripts/fetch-debian-editors.sh" hx >/dev/null
   hx="$editors/bin/hx"

@@ -1,23 +1,25 @@
 #!/usr/bin/env bash
 # Fetch editors that Debian bookworm lacks, from Debian's own archive, without installing
-# anything: Helix (hx) and Neovim 0.10 from trixie, Emacs 30 from bookworm-backports.
-# Each is unpacked under DEST and started by a wrapper in DEST/bin: hx, nvim-0.10, emacs-30.
-# trixie's programs need its C library (glibc 2.39 or newer); the wrappers run them with
-# trixie's dynamic loader and libraries, which leaves the system's alone.
+# anything: Helix 25.01 (hx) and Neovim 0.10 from trixie, Helix 25.07 (hx-25.07) from sid,
+# Emacs 30 from bookworm-backports. Each is unpacked under DEST and started by a wrapper in
+# DEST/bin: hx, hx-25.07, nvim-0.10, emacs-30. trixie's and sid's programs need their own
+# C library (glibc 2.39 or newer); the wrappers run them with that suite's dynamic loader
+# and libraries, which leaves the system's alone.
 #
-#   scripts/fetch-debian-editors.sh [hx] [nvim] [emacs]     (default: all three)
+#   scripts/fetch-debian-editors.sh [hx] [hx-25.07] [nvim] [emacs]     (default: all four)
 #
 # DEST is $GOOSE_LS_EDITORS, or ~/.cache/goose-ls/editors; the tests look there too.
 # Needs apt-get and dpkg-deb (any Debian or Ubuntu), and the network to deb.debian.org.
 set -euo pipefail
 dest="${GOOSE_LS_EDITORS:-$HOME/.cache/goose-ls/editors}"
 wanted=("$@")
-[ ${#wanted[@]} -gt 0 ] || wanted=(hx nvim emacs)
+[ ${#wanted[@]} -gt 0 ] || wanted=(hx hx-25.07 nvim emacs)
 mkdir -p "$dest/apt/lists/partial" "$dest/apt/cache/archives/partial" "$dest/bin"
 cat > "$dest/apt/sources.list" <<'EOF'
 deb http://deb.debian.org/debian bookworm main
 deb http://deb.debian.org/debian bookworm-backports main
 deb http://deb.debian.org/debian trixie main
+deb http://deb.debian.org/debian sid main
 EOF
 apt=(-o "Dir::Etc::SourceList=$dest/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
   -o "Dir::State::Lists=$dest/apt/lists" -o "Dir::Cache=$dest/apt/cache"
@@ -38,7 +40,7 @@ unpack() {
   rm -rf "$dest/debs"
 }
 
-# A wrapper that runs a trixie program with trixie's loader and C library.
+# A wrapper that runs a trixie (or sid) program with that suite's loader and C library.
 trixie_wrapper() {
   local root="$1" program="$2" wrapper="$3" env="$4"
   cat > "$wrapper" <<EOF
@@ -54,6 +56,12 @@ for editor in "${wanted[@]}"; do
       unpack hx hx/trixie libc6/trixie libgcc-s1/trixie
       trixie_wrapper "$dest/hx" usr/lib/hx/hx "$dest/bin/hx" \
         "HELIX_RUNTIME=\"\${HELIX_RUNTIME:-$dest/hx/usr/lib/hx/runtime}\" export HELIX_RUNTIME; "
+      ;;
+    hx-25.07)
+      # sid, not trixie: Helix 25.07 has not reached a stable suite; `hx` stays 25.01.
+      unpack hx-25.07 hx/sid libc6/sid libgcc-s1/sid
+      trixie_wrapper "$dest/hx-25.07" usr/lib/hx/hx "$dest/bin/hx-25.07" \
+        "HELIX_RUNTIME=\"\${HELIX_RUNTIME:-$dest/hx-25.07/usr/lib/hx/runtime}\" export HELIX_RUNTIME; "
       ;;
     nvim)
       unpack nvim-0.10 neovim/trixie neovim-runtime/trixie libc6/trixie libgcc-s1/trixie \
@@ -81,12 +89,13 @@ EOF
       chmod +x "$dest/bin/emacs-30"
       ;;
     *)
-      echo "unknown editor: $editor (hx, nvim or emacs)" >&2
+      echo "unknown editor: $editor (hx, hx-25.07, nvim or emacs)" >&2
       exit 2
       ;;
   esac
 done
 rm -rf "$dest/apt"
 "$dest/bin/hx" --version 2>/dev/null || true
+"$dest/bin/hx-25.07" --version 2>/dev/null || true
 "$dest/bin/nvim-0.10" --version 2>/dev/null | head -1 || true
 "$dest/bin/emacs-30" --version 2>/dev/null | head -1 || true

@@ -1,0 +1,320 @@
+"""Helix 25.01 and 25.07, the real programs in a terminal (tmux), set up as
+docs/editors/helix.md says and used as a person does: code actions on a selection, the
+transcript, a follow-up typed while the reply streams, a permission with its diff, the
+edit undone, a turn cancelled, and the chat read back after quitting without saving."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from goose_ls.testing.harness import SERVER_COMMAND, server_env
+from goose_ls.testing.script import scripted_agent_command, write_script
+from goose_ls.testing.terminal import MISSING, TMUX, Terminal
+
+ROOT = Path(__file__).resolve().parent.parent
+EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))
+
+
+def _helix(version: str, binary: str, target: str) -> Any:
+    path = EDITORS / "bin" / binary
+    return pytest.param(
+        version,
+        path,
+        id=f"hx-{version}",
+        marks=pytest.mark.skipif(
+            not path.exists(),
+            reason=f"HELIX {version} IS MISSING: its test did not run; it is not in {EDITORS} "
+            f"(scripts/fetch-debian-editors.sh {target})",
+        ),
+    )
+
+
+EACH_HELIX = pytest.mark.parametrize(
+    ("version", "hx"),
+    [_helix("25.01", "hx", "hx"), _helix("25.07", "hx-25.07", "hx-25.07")],
+)
+
+APP = (
+    "def add(x, y):\n    return x + y\n\n\n"
+    "def sub(x, y):\n    return x - y\n\n\n"
+    "def mul(x, y):\n    return x * y\n"
+)
+EDITED = APP.replace("return x * y\n", "return x * y  # the product\n")
+REPLY = "`add` returns the sum of its two arguments; `sub` and `mul` do what they say."
+FOLLOW_UP = "Please add a short comment to the return line of mul saying what it gives back"
+SLOW = "Now look at the whole module, slowly"
+HUNK = "@@ -7,4 +7,4 @@"
+
+
+def _script(tmp_path: Path, app: Path) -> dict[str, Any]:
+    edit = {
+        "toolCallId": "e1",
+        "title": "Edit app.py",
+        "kind": "edit",
+        "content": [{"type": "diff", "path": str(app), "oldText": APP, "newText": EDITED}],
+    }
+    return {
+        "record": str(tmp_path / "agent.jsonl"),
+        "turns": [
+            # Slow enough that the follow-up is typed while the reply still streams.
+            [{"text": REPLY, "chunks": 30, "delay": 0.1}],
+            [
+                {"text": "Editing mul.", "chunks": 2},
+                {"permission": {"toolCall": edit}},
+                {"writeFile": {"path": str(app), "content": EDITED}},
+                {"text": " Done.", "chunks": 2},
+            ],
+            [{"text": "Reading every line", "chunks": 2}, {"waitForCancel": True}],
+        ],
+    }
+
+
+def _languages(agent: list[str], data: Path) -> str:
+    """editors/helix/languages.toml with goose-ls and the agent of this test."""
+    shipped = (ROOT / "editors" / "helix" / "languages.toml").read_text(encoding="utf-8")
+    ours = shipped.replace(
+        'command = "goose-ls"\n',
+        f"command = {json.dumps(SERVER_COMMAND[0])}\nargs = {json.dumps(SERVER_COMMAND[1:])}\n",
+    ).replace(
+        'config = { agent = { command = "goose acp" } }\n',
+        f"config = {{ agent = {{ command = {json.dumps(agent)} }}, "
+        f"dataDir = {json.dumps(str(data))} }}\n",
+    )
+    assert 'goose-ls"\n' not in ours and str(data) in ours, "the shipped file changed"
+    return ours
+
+
+def _prompts(record: Path) -> list[str]:
+    """The text of each session/prompt the agent received (its first content block)."""
+    return [
+        message["params"]["prompt"][0]["text"]
+        for message in _messages(record)
+        if message.get("method") == "session/prompt"
+    ]
+
+
+def _messages(record: Path) -> list[dict[str, Any]]:
+    if not record.exists():
+        return []
+    return [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+
+
+def _wait(condition: Any, what: str, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def _pane(screen: str) -> str:
+    """The text of the rightmost window (the transcript, when Helix split the screen),
+    without line numbers, its soft-wrapped lines joined."""
+    lines: list[str] = []
+    for line in screen.splitlines():
+        line = line.rsplit("│", 1)[-1]
+        if re.match(r"\s*↪ ", line) and lines:
+            lines[-1] = f"{lines[-1].rstrip()} {line.split('↪ ', 1)[1]}"
+        else:
+            lines.append(re.sub(r"^\s*\d+(  |$)", "", line))
+    return "\n".join(lines)
+
+
+MENU_ITEM = re.compile(r"Goose: [^\s”]+(?: [^\s”▐│]+)*(?=  |\s*▐|\s*│|\s*$)", re.MULTILINE)
+
+
+class Helix:
+    """A person at Helix: keys in, the screen read."""
+
+    def __init__(self, terminal: Terminal) -> None:
+        self.t = terminal
+
+    def normal(self) -> None:
+        """Escape, and wait for normal mode: a key sent right after Escape would be read
+        as Alt+key."""
+        self.t.keys("Escape")
+        self.t.wait_for(lambda s: " INS " not in s and " SEL " not in s, "not in normal mode")
+
+    def command(self, line: str) -> None:
+        self.t.keys(":")
+        self.t.wait_for(lambda s: s.rstrip().endswith(":"), "no command line")
+        self.t.type(line)
+        self.t.keys("Enter")
+
+    def code_action(self, label: str) -> None:
+        """``space a``, then the item called ``label`` (moving down to it, as the menu
+        cannot be typed into)."""
+        for _ in range(20):
+            self.t.keys("Space", "a")
+            try:
+                screen = self.t.wait_for(
+                    lambda s: label in MENU_ITEM.findall(s), f"no {label!r}", timeout=1.5
+                )
+            except AssertionError:
+                self.normal()  # goose-ls not attached yet, or the menu came late: again
+                continue
+            self.t.keys(*["Down"] * MENU_ITEM.findall(screen).index(label), "Enter")
+            return
+        raise AssertionError(f"{label!r} never in the code actions; the screen:\n{self.t.screen()}")
+
+
+def _started(hx: Path, workspace: Path, tmp_path: Path, name: str, file: str) -> Helix:
+    env = {
+        **server_env(tmp_path),
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "TERM": "xterm-256color",
+    }
+    terminal = Terminal(name, width=120, height=70)
+    terminal.start(f"{hx} {file}", workspace, env)
+    return Helix(terminal)
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@EACH_HELIX
+def test_a_chat_in_real_helix(version: str, hx: Path, tmp_path: Path) -> None:
+    new = version != "25.01"  # 25.07: command arguments, so the shipped key bindings work
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    app = workspace / "app.py"
+    app.write_text(APP)
+    record = tmp_path / "agent.jsonl"
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", _script(tmp_path, app)))
+    config = tmp_path / "config" / "helix"
+    config.mkdir(parents=True)
+    (config / "languages.toml").write_text(_languages(agent, tmp_path / "data"))
+    keys = (ROOT / "editors" / "helix" / "config.toml").read_text(encoding="utf-8")
+    (config / "config.toml").write_text(f"[editor.soft-wrap]\nenable = true\n\n{keys}")
+    log = tmp_path / "logs" / "goose-ls.log"
+
+    helix = _started(hx, workspace, tmp_path, f"goose-hx-{version}", "app.py")
+    t = helix.t
+    try:
+        t.wait_for(lambda s: "def mul" in s, "Helix did not open app.py")
+        _wait(lambda: log.exists() and "lifecycle: workspace" in log.read_text(), "no goose-ls")
+        # Select the first two lines, Explain.
+        t.keys("x", "x")
+        helix.code_action("Goose: Explain selection")
+        t.wait_for(lambda s: "`add` returns" in s, "the reply did not start streaming")
+        # While it streams: to the prompt section at the end, and a fast typist's message.
+        t.keys("g", "e", "i")
+        t.wait_for(lambda s: " INS " in s, "no insert mode")
+        t.type(FOLLOW_UP)
+        helix.normal()
+        assert "do what they say." not in t.screen(), "typed after the stream, not during it"
+        screen = t.wait_for(
+            lambda s: "do what they say." in s and "turn finished (end_turn)" in s,
+            "the first turn did not end",
+        )
+        assert f"Send”\n{FOLLOW_UP}\n" in _pane(screen), (
+            "the draft typed during the stream is intact in the prompt section"
+        )
+        # Send it: a code action on 25.01, the shipped `space g s` on 25.07.
+        if new:
+            t.keys("Space", "g", "s")
+        else:
+            helix.code_action("Goose: Send")
+        _wait(lambda: len(_prompts(record)) == 2, "the follow-up did not reach the agent")
+        assert _prompts(record)[1] == FOLLOW_UP, "the agent got exactly what was typed"
+
+        # The permission: a card with the edit's minimal diff.
+        t.wait_for(lambda s: "waiting for your approval" in s, "no permission asked")
+        if new:  # 25.07 also shows it as a message with choices: Escape leaves it waiting
+            t.wait_for(lambda s: "Allow for this session" in s, "no choices")
+            helix.normal()
+            t.wait_for(lambda s: "│ goose is waiting" not in s, "the choices stayed")
+        t.keys("/")
+        t.type("Permission needed")
+        t.keys("Enter")  # the cursor on the card, and the card in view
+        card = _pane(t.wait_for(lambda s: "```diff" in _pane(s), "no diff on screen"))
+        card = card[card.index("```diff") : card.index("```\n", card.index("```diff") + 7)]
+        assert "@@ -0,0" not in card and HUNK in card, card
+        assert card.endswith(
+            # (the screen drops the context lines' trailing space)
+            f"{HUNK}\n\n\n def mul(x, y):\n-    return x * y\n+    return x * y  # the product\n"
+        ), f"a minimal diff: one hunk, 3 lines of context:\n{card}"
+        assert "app.py" in card.splitlines()[1]
+        if new:
+            t.keys("Space", "g", "y")
+        else:
+            helix.code_action("Goose: Allow once")
+        t.wait_for(
+            lambda s: "Permission answered: Allow once" in s and "Done." in s,
+            "the answer did not reach goose",
+        )
+        answers = [
+            m["result"]["outcome"] for m in _messages(record) if "outcome" in m.get("result", {})
+        ]
+        assert answers == [{"outcome": "selected", "optionId": "allow_once"}], answers
+
+        # The edit is in the app.py buffer, one undo step. 25.01 opened the transcript in a
+        # split beside app.py; 25.07 in app.py's window, so `ga` goes back there.
+        def app_view(screen: str) -> str:
+            if new:
+                return _pane(screen)
+            return "\n".join(line.split("│")[0].rstrip() for line in screen.splitlines())
+
+        t.keys(*(["g", "a"] if new else ["C-w", "w"]))
+        t.wait_for(lambda s: "return x * y  # the product" in app_view(s), "no edit in app.py")
+        t.keys("u")
+        screen = app_view(t.wait_for(lambda s: "# the" not in app_view(s), "u did not undo it"))
+        assert "return x * y\n" in screen and "return x + y\n" in screen, screen
+        assert app.read_text() == APP, "nothing written to disk without :w"
+        t.keys(*(["g", "a"] if new else ["C-w", "w"]))
+        t.wait_for(lambda s: "NOR   ~/data/transcripts/" in s, "back in the transcript")
+
+        # A turn cancelled: a code action on 25.01, `space g x` on 25.07.
+        t.keys("g", "e", "i")
+        t.wait_for(lambda s: " INS " in s, "no insert mode")
+        t.type(SLOW)
+        helix.normal()
+        if new:
+            t.keys("Space", "g", "s")
+        else:
+            helix.code_action("Goose: Send")
+        t.wait_for(lambda s: "Reading every line" in s, "the third turn did not start")
+        if new:
+            t.keys("Space", "g", "x")
+        else:
+            helix.code_action("Goose: Cancel")
+        t.wait_for(
+            lambda s: "Turn ended: cancelled" in s and "turn finished (cancelled)" in s,
+            "the turn did not end when cancelled",
+        )
+        assert any(m.get("method") == "session/cancel" for m in _messages(record))
+        assert _prompts(record)[2] == SLOW
+
+        helix.command("qa!")
+        _wait(lambda: not t.alive(), "Helix did not quit")
+    finally:
+        t.stop()
+
+    # Back again, on the transcript: the whole chat.
+    (transcript,) = (tmp_path / "data" / "transcripts").glob("*.md")
+    said = [
+        "Explain what this code does",
+        REPLY,
+        FOLLOW_UP,
+        "Editing mul.",
+        "Permission answered: Allow once",
+        "Done.",
+        SLOW,
+        "Reading every line",
+        "Turn ended: cancelled",
+    ]
+    text = transcript.read_text(encoding="utf-8")
+    assert [part for part in said if part not in text] == [], text
+    helix = _started(hx, workspace, tmp_path, f"goose-hx-{version}-again", str(transcript))
+    try:
+        helix.t.wait_for(
+            lambda s: all(part in _pane(s) for part in said),
+            "the chat is not all on screen",
+        )
+    finally:
+        helix.t.stop()
