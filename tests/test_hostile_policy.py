@@ -308,3 +308,69 @@ async def test_temporary_files_left_by_a_kill_are_removed_at_start(editor: Edito
     await editor.new_session()
     assert not any(path.exists() for path in stale)
     assert fresh.exists() and kept.exists(), "a write under way, and not ours"
+
+
+async def test_an_agent_that_ignores_a_cancel_changes_and_runs_nothing_for_it(
+    editor: Editor,
+) -> None:
+    target = editor.workspace / "app.py"
+    target.write_text("a = 1\n")
+    sid = await _turns(
+        editor,
+        [
+            [
+                {"text": "working"},
+                {"waitForCancel": True},  # then goes on as if it had not seen it
+                {"writeFile": {"path": str(target), "content": "a = 2\n"}, "evenIfCancelled": True},
+                {
+                    "terminal": {"command": "touch", "args": [str(editor.workspace / "ran")]},
+                    "evenIfCancelled": True,
+                },
+            ]
+        ],
+        policy={  # even what a rule allows
+            "rules": [{"action": "allow", "kind": "edit"}, {"action": "allow", "kind": "execute"}]
+        },
+    )
+    mid = await editor.prompt(sid, "go")
+    await editor.goose.wait_for(lambda: editor.goose.text(mid) == "working")
+    await editor.goose.request("goose/cancel", {"sessionId": sid, "messageId": mid})
+    refused = await editor.goose.wait_for(
+        lambda: [line for line in _audit(editor) if '"no turn"' in line][1:],
+        what="the write and the command refused",
+    )
+    assert target.read_text() == "a = 1\n" and not (editor.workspace / "ran").exists()
+    assert all('"denied"' in line for line in refused), refused
+    assert (await editor.goose.turn_end(mid))["stopReason"] == "cancelled"
+
+
+async def test_a_change_the_user_rejected_is_not_written_anyway(editor: Editor) -> None:
+    target = editor.workspace / "app.py"
+    target.write_text("a = 1\n")
+    (editor.workspace / "sub").mkdir()
+    edit = {
+        "toolCallId": "e1",
+        "title": "edit app.py",
+        "kind": "edit",
+        "locations": [{"path": str(target)}],
+    }
+    sid = await _turns(
+        editor,
+        [
+            [
+                {"permission": edit},
+                {"writeFile": {"path": str(target), "content": "a = 2\n"}},  # whatever the answer
+                {"writeFile": {"path": f"{editor.workspace}/sub/../app.py", "content": "a = 3\n"}},
+                {"writeFile": {"path": str(editor.workspace / "other.py"), "content": "b = 1\n"}},
+            ]
+        ],
+    )
+    mid = await editor.prompt(sid, "go")
+    await _answer(editor, "reject_once")
+    await editor.goose.turn_end(mid)
+    said = editor.goose.text(mid)
+    assert re.search(r"\[permission: reject_once\]\[write error -32\d+: [^\]]*refused it", said), (
+        said
+    )
+    assert target.read_text() == "a = 1\n"
+    assert (editor.workspace / "other.py").read_text() == "b = 1\n", "only what was refused"

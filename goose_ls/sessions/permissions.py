@@ -158,6 +158,10 @@ class Permissions:
             if target.command:
                 session.active.granted.append(target.command.strip())
             session.active.granted_paths += [policy.resolve(path) for path in target.paths]
+        elif not own and session.active is not None:
+            session.active.refused.update(policy.resolve(path) for path in target.paths)
+            if target.command:
+                session.active.refused.add(target.command.strip())
         self.audit.record(session_id, tool, target.describe(), chosen or "cancelled", "user")
         label = None
         if answered:

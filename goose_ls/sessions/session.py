@@ -61,6 +61,9 @@ class Turn:
     granted_paths: list[str] = attrs.Factory(list)
     """Files (resolved) the user allowed changing in a tool call of this turn: each lets
     one write of a protected file run without asking again."""
+    refused: set[str] = attrs.Factory(set)
+    """Files (resolved) and shell lines the user refused (or left unanswered) in a tool
+    call of this turn: the agent may not write or run them anyway."""
 
 
 class Session:

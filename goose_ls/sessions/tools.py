@@ -104,6 +104,22 @@ class AgentTools:
         self._audit.record(session_id, "write", path, "denied", "confinement")
         return ClientRefusal(ClientRefusal.DENIED, f"permission denied: {path}: {why}")
 
+    def _during_turn(self, session_id: str, what: str, action: str) -> None:
+        """Files change and commands run only for a turn the user has running: not after
+        they cancelled it (an agent may ignore the cancel), nor between turns, nor what
+        they refused on a card of this turn (``what``: a resolved path or a shell line)."""
+        session = self._registry.find(session_id)
+        turn = session.active if session is not None else None
+        if turn is not None and not turn.cancelled and what not in turn.refused:
+            return
+        if turn is None:
+            why = "no turn of it is running"
+        else:
+            why = "its turn was cancelled" if turn.cancelled else "you refused it in this turn"
+        self._registry.note_for(session_id, "warning", f"Refused to let the agent {action}: {why}.")
+        self._audit.record(session_id, action.split(" ", 1)[0], what, "denied", "no turn")
+        raise ClientRefusal(ClientRefusal.DENIED, f"permission denied: {action}: {why}")
+
     def _own(self, path: str) -> str | None:
         """Why ``path`` is goose-ls's own (its configuration or data), if it is."""
         resolved = Path(os.path.realpath(path))
@@ -206,7 +222,9 @@ class AgentTools:
             raise ClientRefusal(ClientRefusal.INVALID, str(exc)) from None
         if os.path.isabs(path) and (why := self._own(path)):
             raise self._refuse(session_id, path, why)
+        self._during_turn(session_id, path, f"write {path}")
         resolved = await self._check(session_id, path, f"write {path}", "edit")
+        self._during_turn(session_id, str(resolved), f"write {path}")
         await self._ask_protected(session_id, resolved)
         before, kept = await self._before(resolved)
         try:
@@ -261,6 +279,8 @@ class AgentTools:
         cwd: str | None,
         output_byte_limit: int | None,
     ) -> str:
+        line = line_of(command, args)
+        self._during_turn(session_id, line.strip(), f"run `{line}`")
         session = self._registry.find(session_id)
         where = cwd or (session.cwd if session else self._cwd)
         resolved = await self._check(session_id, where, f"run `{command}` in {where}", "execute")
@@ -268,7 +288,6 @@ class AgentTools:
             raise ClientRefusal(ClientRefusal.INVALID, f"{where} is not a directory")
         settings = self._settings().terminal
         jail = sandbox.choose(settings.sandbox)
-        line = line_of(command, args)
         if jail.refuses:
             self._refuse_run(session_id, line, f"terminal.sandbox is strict and {jail.problem}")
         unsandboxed = "" if jail.active else f" (UNSANDBOXED: {jail.describe()})"

@@ -39,7 +39,8 @@ once; for benchmarks), ``toolCall``, ``toolUpdate`` (``repeat``: sent that many 
 ``exitLater`` (exit with code 1 that many seconds later; in ``startup``, an agent that dies
 after a good start), ``unknownSessions`` (N updates, each for a session id nobody opened).
 With ``"cancelledAs": "end_turn"`` in a turn step list's last step, a cancelled turn
-reports ``end_turn`` the way goose 1.48 did.
+reports ``end_turn`` the way goose 1.48 did. A step with ``"evenIfCancelled": true`` is
+played even after a cancel (an agent that ignores it); other steps stop the turn there.
 """
 
 from __future__ import annotations

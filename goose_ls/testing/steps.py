@@ -39,7 +39,7 @@ class StepPlayer:
     ) -> None:
         cancel = cancel or asyncio.Event()
         for step in steps:
-            if cancel.is_set():
+            if cancel.is_set() and not step.get("evenIfCancelled"):
                 return
             await self.step(session_id, step, cancel)
 
