@@ -811,11 +811,14 @@ Returns the goose/prompt result; a message that waits shows as queued."
 (defun goose-ls-ask (question start end)
   "Ask QUESTION about the region from START to END."
   (interactive (list (read-string "Ask goose about the region: ") (region-beginning) (region-end)))
-  (goose-ls--prompt question
-                    (list (list :type "selection"
-                                :uri (goose-ls--uri (buffer-file-name))
-                                :startLine (line-number-at-pos start)
-                                :endLine (line-number-at-pos (max start (1- end)))))))
+  (let ((context (list (list :type "selection"
+                             :uri (goose-ls--uri (buffer-file-name))
+                             :startLine (line-number-at-pos start)
+                             :endLine (line-number-at-pos (max start (1- end)))))))
+    ;; The region is used up, as by `kill-ring-save': left active, it would turn a later
+    ;; undo here into an undo in the region, which misses the agent's edits elsewhere.
+    (deactivate-mark)
+    (goose-ls--prompt question context)))
 
 ;;;###autoload
 (defun goose-ls-send (message)
