@@ -195,8 +195,14 @@ in a turn waiting for a permission answer is never."
     (while (not outcome)
       (accept-process-output nil 0.05))
     (if (plist-member outcome :error)
-        (let ((error (plist-get outcome :error)))
-          (error "goose-ls: %s: %s" method (or (plist-get error :message) error)))
+        (let* ((error (plist-get outcome :error))
+               (text (format "%s" (or (plist-get error :message) error)))
+               (name (string-remove-prefix ":" (format "%s" method))))
+          ;; goose-ls's messages often name the method already: said once, without
+          ;; the keyword's colon.
+          (error "goose-ls: %s" (if (string-prefix-p (concat name ": ") text)
+                                    text
+                                  (format "%s: %s" name text))))
       (plist-get outcome :result))))
 
 ;;;; The chat buffer
