@@ -449,6 +449,7 @@ def test_real_emacs_in_tmux_ask_compose_edit_cancel_follow_restart(
         screen = terminal.wait_for(
             _on_screen("goose wants to run Edit app.py"), "the edit's permission was not asked"
         )
+        _keep_screen(screen, major, "emacs-permission.txt")
         assert _prompts(record) == [QUESTION, FOLLOW_UP], "the follow-up arrived as typed"
         # The question comes with the minimal diff already on the screen.
         chat = _right(screen)
@@ -524,6 +525,15 @@ def test_real_emacs_in_tmux_ask_compose_edit_cancel_follow_restart(
         )
     finally:
         terminal.stop()
+
+
+def _keep_screen(screen: str, major: int, name: str) -> None:
+    """With GOOSE_LS_SCREENS set to a folder (docs/editors), Emacs 28's screen goes there
+    as NAME: how docs/editors/emacs.md's captures are refreshed."""
+    folder = os.environ.get("GOOSE_LS_SCREENS")
+    if folder and major == 28:
+        lines = [line.rstrip() for line in screen.rstrip().split("\n")]
+        (Path(folder) / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _processes_with_home(home: Path) -> list[str]:
