@@ -37,7 +37,7 @@ def _emacs_28() -> list[str] | None:
     load_path = []
     for folder in sorted(Path("/usr/share/emacs/site-lisp/elpa").glob("eglot-*")):
         load_path += ["-L", str(folder)]
-    return [emacs, *load_path]
+    return [emacs, *load_path] if load_path else None
 
 
 def _emacs_30() -> list[str] | None:
@@ -55,7 +55,9 @@ EMACSES = [
         _emacs_28(),
         id="emacs-28",
         marks=pytest.mark.skipif(
-            _emacs_28() is None, reason="emacs not installed (.ci/run installs it)"
+            _emacs_28() is None,
+            reason="EMACS 28 IS MISSING: its tests did not run "
+            "(apt-get install emacs-nox elpa-eglot; .ci/run installs them)",
         ),
     ),
     pytest.param(
@@ -64,7 +66,8 @@ EMACSES = [
         id="emacs-30",
         marks=pytest.mark.skipif(
             _emacs_30() is None,
-            reason=f"Emacs 30 not fetched into {EDITORS} (scripts/fetch-debian-editors.sh emacs)",
+            reason=f"EMACS 30 IS MISSING: its tests did not run; not fetched into {EDITORS} "
+            "(scripts/fetch-debian-editors.sh emacs)",
         ),
     ),
 ]
