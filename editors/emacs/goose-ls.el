@@ -195,8 +195,14 @@ in a turn waiting for a permission answer is never."
     (while (not outcome)
       (accept-process-output nil 0.05))
     (if (plist-member outcome :error)
-        (let ((error (plist-get outcome :error)))
-          (error "goose-ls: %s: %s" method (or (plist-get error :message) error)))
+        (let* ((error (plist-get outcome :error))
+               (text (format "%s" (or (plist-get error :message) error)))
+               (name (string-remove-prefix ":" (format "%s" method))))
+          ;; goose-ls's messages often name the method already: said once, without
+          ;; the keyword's colon.
+          (error "goose-ls: %s" (if (string-prefix-p (concat name ": ") text)
+                                    text
+                                  (format "%s: %s" name text))))
       (plist-get outcome :result))))
 
 ;;;; The chat buffer
@@ -811,11 +817,14 @@ Returns the goose/prompt result; a message that waits shows as queued."
 (defun goose-ls-ask (question start end)
   "Ask QUESTION about the region from START to END."
   (interactive (list (read-string "Ask goose about the region: ") (region-beginning) (region-end)))
-  (goose-ls--prompt question
-                    (list (list :type "selection"
-                                :uri (goose-ls--uri (buffer-file-name))
-                                :startLine (line-number-at-pos start)
-                                :endLine (line-number-at-pos (max start (1- end)))))))
+  (let ((context (list (list :type "selection"
+                             :uri (goose-ls--uri (buffer-file-name))
+                             :startLine (line-number-at-pos start)
+                             :endLine (line-number-at-pos (max start (1- end)))))))
+    ;; The region is used up, as by `kill-ring-save': left active, it would turn a later
+    ;; undo here into an undo in the region, which misses the agent's edits elsewhere.
+    (deactivate-mark)
+    (goose-ls--prompt question context)))
 
 ;;;###autoload
 (defun goose-ls-send (message)
