@@ -20,6 +20,7 @@ local function session(id)
       seen = {}, -- messageId -> "started" | "ended"
       permissions = {}, -- requestId -> the permission_request still waiting for an answer
       answered = {}, -- requestId -> true when answered from this Neovim
+      catching_up = false, -- a goose/replay asked for after a gap has not answered yet
     }
     M.sessions[id] = s
   end
@@ -240,9 +241,25 @@ local function started(id, message_id)
   goose().changed()
 end
 
+--- Whether events came before this one that were not shown: history goose-ls sent before
+--- the buffer existed (a chat loaded again: what the agent kept beyond goose-ls's journal
+--- comes before goose/loadSession answers, after the journaled history's indices). This
+--- one is dropped, and all that followed the last shown asked for again, in order.
+local function after_gap(id, index)
+  local s = session(id)
+  if index <= s.last_index + 1 then return false end
+  if not s.catching_up then
+    s.catching_up = true
+    local function done() s.catching_up = false end
+    goose().request("goose/replay", { sessionId = id, afterIndex = s.last_index }, done, done)
+  end
+  return true
+end
+
 function M.on_update(params)
   local s = session(params.sessionId)
   if params.index <= s.last_index then return end -- already shown (a replay)
+  if after_gap(params.sessionId, params.index) then return end
   s.last_index = params.index
   local id = params.sessionId
   if not params.replay then started(id, params.messageId) end
@@ -329,6 +346,7 @@ end
 function M.on_turn_end(params)
   local s = session(params.sessionId)
   if params.index <= s.last_index then return end
+  if after_gap(params.sessionId, params.index) then return end
   s.last_index = params.index
   local id = params.sessionId
   s.seen[params.messageId] = "ended"

@@ -106,8 +106,9 @@ function M.statusline()
   return "goose: " .. (chat.current and chat.state(chat.current) or "idle")
 end
 
---- Send a request to goose-ls and call back with its result (errors are reported).
-function M.request(method, params, callback)
+--- Send a request to goose-ls and call back with its result (errors are reported, then
+--- ``on_error`` is called with the error).
+function M.request(method, params, callback, on_error)
   local client = M.client()
   if not client then
     vim.notify("goose-ls is not running in this buffer", vim.log.levels.WARN)
@@ -119,6 +120,7 @@ function M.request(method, params, callback)
   send(method, params, function(err, result)
     if err then
       vim.notify("goose: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      if on_error then on_error(err) end
       return
     end
     if callback then callback(result) end
