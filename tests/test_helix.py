@@ -239,7 +239,7 @@ def test_a_chat_in_real_helix(version: str, hx: Path, tmp_path: Path) -> None:
             # (the screen drops the context lines' trailing space)
             f"{HUNK}\n\n\n def mul(x, y):\n-    return x * y\n+    return x * y  # the product\n"
         ), f"a minimal diff: one hunk, 3 lines of context:\n{card}"
-        assert "app.py" in card.splitlines()[1]
+        assert "app.py" in card.splitlines()[1].replace(" ", ""), "(soft-wrapped)"
         if new:
             t.keys("Space", "g", "y")
         else:

@@ -109,8 +109,8 @@ def diffs(content: list[events.Json] | None) -> str:
             continue
         old = (item.get("oldText") or "").splitlines(keepends=True)
         new = (item.get("newText") or "").splitlines(keepends=True)
-        path = item.get("path", "")
-        diff = "".join(difflib.unified_diff(old, new, f"a{path}", f"b{path}"))
+        path = short_path(str(item.get("path", "")))  # a header that fits a split
+        diff = "".join(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}"))
         if not diff.endswith("\n"):
             diff += "\n"
         out += f"\n```diff\n{diff}```\n"
