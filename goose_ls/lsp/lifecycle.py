@@ -107,9 +107,12 @@ def build(
             lambda session_id: s.tab_id if (s := sessions.registry.find(session_id)) else None,
         )
     )
+    # What is known is kept and the chats let go first: a window started at once (the
+    # editor restarted) can open them while this one still waits for its agent to die.
+    server.on_exit(sessions.library.flush)
+    server.on_exit(lambda: sessions.library.let_go(*sessions.registry.ids()))
     server.on_exit(sessions.supervisor.kill_now)
     server.on_exit(sessions.tools.terminals.release_all)
-    server.on_exit(sessions.library.flush)
     server.on_exit(sessions.retention.stop)
     return Services(editor, root, sessions, publisher, transcripts, chat, configuration.settled)
 
