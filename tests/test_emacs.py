@@ -175,7 +175,7 @@ def test_ask_about_the_region_streams_into_the_chat_buffer(
     assert result["asked"] == "shell"
     assert result["choices"] == GOOSE_LABELS == result["sent"]
     text = result["text"]
-    assert "## You\n\nWhat does this do?\n📎 " in text
+    assert "## You\n\nWhat does this do?\n📎 app.py:1-2\n" in text, "relative, with its lines"
     assert text.count("## You") == 1, "the attached region goes under the same heading"
     assert "> 💭 Look at the code." in text
     assert text.rstrip().endswith("[permission: allow_once]" + REPLY)

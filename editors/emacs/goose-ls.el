@@ -34,6 +34,7 @@
 (require 'diff-mode)
 (require 'eglot)
 (require 'jsonrpc)
+(require 'url-util)
 
 (defgroup goose-ls nil
   "Chat with the goose agent through the goose-ls language server."
@@ -384,11 +385,29 @@ The block that follows is of KIND."
       (setcdr entry index)
       t)))
 
+(defun goose-ls--attachment (uri)
+  "URI as the chat shows attached context: \"📎 app.py:8-12\".
+The path is relative to the chat's project when inside it; the lines come from a
+\"#L8-L12\" fragment."
+  (let* ((first (and (string-match "#L\\([0-9]+\\)\\(?:-L\\([0-9]+\\)\\)?\\'" uri)
+                     (match-string 1 uri)))
+         (last (and first (match-string 2 uri)))
+         (file (replace-regexp-in-string "#.*\\'" "" uri))
+         (path (if (string-prefix-p "file://" file)
+                   (decode-coding-string (url-unhex-string (substring file 7)) 'utf-8)
+                 file))
+         (root (file-name-as-directory (expand-file-name default-directory))))
+    (concat "📎 "
+            (if (string-prefix-p root path) (substring path (length root)) path)
+            (cond ((null first) "")
+                  ((and last (not (equal first last))) (format ":%s-%s" first last))
+                  (t (format ":%s" first))))))
+
 (defun goose-ls--text (content)
   (pcase (plist-get content :type)
     ("text" (plist-get content :text))
     ("resource_link" (format "[%s]" (or (plist-get content :name) (plist-get content :uri))))
-    ("resource" (format "📎 %s" (plist-get (plist-get content :resource) :uri)))
+    ("resource" (goose-ls--attachment (plist-get (plist-get content :resource) :uri)))
     (type (format "[%s]" type))))
 
 ;;;; Busy, idle and queued: the mode line and the end of the chat
