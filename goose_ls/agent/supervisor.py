@@ -36,6 +36,7 @@ from goose_ls.agent.process import (
     signal_group,
     terminate_group,
 )
+from goose_ls.agent.sdk import import_sdk
 from goose_ls.agent.status import AgentState, AgentStatus
 from goose_ls.agent.transport import LINE_LIMIT, READER_GRACE, AgentTransport
 from goose_ls.errors import AgentError, AgentUnavailable
@@ -160,7 +161,7 @@ class AgentSupervisor:
         log.info("started agent pid %s: %s", process.pid, " ".join(launch.argv))
         assert process.stdin and process.stdout and process.stderr
         gone: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        await asyncio.to_thread(_import_sdk)
+        await asyncio.to_thread(import_sdk)  # so initialize never waits for it
         from goose_ls.agent.connection import connect, handshake
 
         transport = AgentTransport(process.stdout, process.stdin)
@@ -301,12 +302,3 @@ class AgentSupervisor:
         """Synchronous last-resort stop, for when the event loop is already gone."""
         if self._process is not None:
             kill_group_now(self._process.pid, self.settings.shutdown_timeout)
-
-
-def _import_sdk() -> None:
-    """Import the ACP SDK (about a second, mostly its pydantic schema).
-
-    Run in a thread when the agent first starts, so neither ``initialize`` nor the
-    editor's requests meanwhile wait for it.
-    """
-    import goose_ls.agent.connection  # noqa: F401
