@@ -38,7 +38,7 @@ from goose_ls.agent.process import (
 )
 from goose_ls.agent.sdk import import_sdk
 from goose_ls.agent.status import AgentState, AgentStatus
-from goose_ls.agent.transport import LINE_LIMIT, READER_GRACE, AgentTransport
+from goose_ls.agent.transport import READ_AHEAD, READER_GRACE, AgentTransport
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.settings import AgentSettings
 from goose_ls.tasks import Tasks
@@ -152,7 +152,7 @@ class AgentSupervisor:
                 stderr=asyncio.subprocess.PIPE,
                 env={**self._environ, **self.settings.env},
                 cwd=self._cwd,
-                limit=LINE_LIMIT,
+                limit=READ_AHEAD,
                 **new_process_group(),
             )
         except OSError as exc:

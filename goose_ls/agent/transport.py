@@ -18,8 +18,15 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-LINE_LIMIT = 64 * 1024 * 1024
-"""asyncio's read-buffer limit for the agent's stdout; longer lines are still read whole."""
+READ_AHEAD = 1024 * 1024
+"""asyncio's read-buffer limit for the agent's stdout: past twice this much unread, the
+pipe is not read until goose-ls catches up, so an agent sending faster than goose-ls
+handles waits instead of filling goose-ls's memory. Longer lines are still read whole."""
+
+YIELD_EVERY = 64
+"""Messages read in a row before the loop runs what they started: the SDK handles each in
+a task of its own, and an agent that sends faster than goose-ls handles would otherwise
+pile up tasks (and memory) without bound."""
 
 READER_GRACE = 1.0
 """Seconds an agent whose output ended may take to exit before it is killed."""
@@ -36,6 +43,7 @@ class AgentTransport:
         self._write_lock = asyncio.Lock()
         self.ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         """Set, with the reason, when nothing more can be read from the agent."""
+        self._in_a_row = 0
 
     async def send(self, message: dict[str, Any]) -> None:
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
@@ -44,6 +52,10 @@ class AgentTransport:
             await self._writer.drain()
 
     async def receive(self) -> dict[str, Any] | None:
+        self._in_a_row += 1
+        if self._in_a_row >= YIELD_EVERY:  # let the handlers of those before run first
+            self._in_a_row = 0
+            await asyncio.sleep(0)
         try:
             while True:
                 line = await self._read_line()

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from goose_ls import events
+from goose_ls import events, heap
 from goose_ls.errors import AgentError, Refused
 from goose_ls.sessions.context import ContextItem, to_blocks
 from goose_ls.sessions.library import SessionLibrary
@@ -100,6 +100,7 @@ class Turns:
             self._permissions.cancel(session.session_id)
             self._registry.record(session, end)
             session.active = None
+            heap.give_back()  # what a long reply used, freed, goes back to the system
 
     async def _send(self, session: Session, turn: Turn) -> events.TurnEnded:
         try:
