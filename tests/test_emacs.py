@@ -20,6 +20,7 @@ from goose_ls.testing.script import (
     GOOSE_LABELS,
     LABELS_FOR_AGENT_NAMES,
     PERMISSION_WITH_AGENT_NAMES,
+    edit_call,
     scripted_agent_command,
     write_script,
 )
@@ -267,19 +268,7 @@ def test_keys_compose_queue_permission_diff_and_follow(
     permission shown with its minimal diff, a draft left unsent, and two windows on the
     chat, one following the stream and one scrolled up."""
     path = str(tmp_path / "workspace" / "app.py")
-    edit = {
-        "toolCallId": "e1",
-        "title": "Edit app.py",
-        "kind": "edit",
-        "content": [
-            {
-                "type": "diff",
-                "path": path,
-                "oldText": OLD,
-                "newText": OLD.replace("line 10\n", "line ten\n"),
-            }
-        ],
-    }
+    edit = edit_call(path, OLD, OLD.replace("line 10\n", "line ten\n"))
     result = _run(
         major,
         emacs,
@@ -404,12 +393,7 @@ def test_real_emacs_in_tmux_ask_compose_edit_cancel_follow_restart(
     source = workspace / "app.py"
     source.write_text(APP)
     record = tmp_path / "agent.jsonl"
-    edit = {
-        "toolCallId": "e1",
-        "title": "Edit app.py",
-        "kind": "edit",
-        "content": [{"type": "diff", "path": str(source), "oldText": APP, "newText": EDITED}],
-    }
+    edit = edit_call(source, APP, EDITED)
     script = {
         "record": str(record),
         "sessionsFile": str(tmp_path / "agent-sessions"),

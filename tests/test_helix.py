@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
-from goose_ls.testing.script import scripted_agent_command, write_script
+from goose_ls.testing.script import edit_call, scripted_agent_command, write_script
 from goose_ls.testing.terminal import MISSING, TMUX, Terminal
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,12 +54,7 @@ HUNK = "@@ -7,4 +7,4 @@"
 
 
 def _script(tmp_path: Path, app: Path) -> dict[str, Any]:
-    edit = {
-        "toolCallId": "e1",
-        "title": "Edit app.py",
-        "kind": "edit",
-        "content": [{"type": "diff", "path": str(app), "oldText": APP, "newText": EDITED}],
-    }
+    edit = edit_call(app, APP, EDITED)
     return {
         "record": str(tmp_path / "agent.jsonl"),
         "turns": [
@@ -147,6 +142,13 @@ class Helix:
         self.t.type(line)
         self.t.keys("Enter")
 
+    def run(self, keys: tuple[str, ...] | None, label: str) -> None:
+        """The goose key binding ``keys`` where the version has it, else the code action."""
+        if keys:
+            self.t.keys("Space", "g", *keys)
+        else:
+            self.code_action(label)
+
     def code_action(self, label: str) -> None:
         """``space a``, then the item called ``label`` (moving down to it, as the menu
         cannot be typed into)."""
@@ -216,10 +218,7 @@ def test_a_chat_in_real_helix(version: str, hx: Path, tmp_path: Path) -> None:
             "the draft typed during the stream is intact in the prompt section"
         )
         # Send it: a code action on 25.01, the shipped `space g s` on 25.07.
-        if new:
-            t.keys("Space", "g", "s")
-        else:
-            helix.code_action("Goose: Send")
+        helix.run(("s",) if new else None, "Goose: Send")
         _wait(lambda: len(_prompts(record)) == 2, "the follow-up did not reach the agent")
         assert _prompts(record)[1] == FOLLOW_UP, "the agent got exactly what was typed"
 
@@ -240,10 +239,7 @@ def test_a_chat_in_real_helix(version: str, hx: Path, tmp_path: Path) -> None:
             f"{HUNK}\n\n\n def mul(x, y):\n-    return x * y\n+    return x * y  # the product\n"
         ), f"a minimal diff: one hunk, 3 lines of context:\n{card}"
         assert "app.py" in card.splitlines()[1].replace(" ", ""), "(soft-wrapped)"
-        if new:
-            t.keys("Space", "g", "y")
-        else:
-            helix.code_action("Goose: Allow once")
+        helix.run(("y",) if new else None, "Goose: Allow once")
         t.wait_for(
             lambda s: "Permission answered: Allow once" in s and "Done." in s,
             "the answer did not reach goose",
@@ -274,15 +270,9 @@ def test_a_chat_in_real_helix(version: str, hx: Path, tmp_path: Path) -> None:
         t.wait_for(lambda s: " INS " in s, "no insert mode")
         t.type(SLOW)
         helix.normal()
-        if new:
-            t.keys("Space", "g", "s")
-        else:
-            helix.code_action("Goose: Send")
+        helix.run(("s",) if new else None, "Goose: Send")
         t.wait_for(lambda s: "Reading every line" in s, "the third turn did not start")
-        if new:
-            t.keys("Space", "g", "x")
-        else:
-            helix.code_action("Goose: Cancel")
+        helix.run(("x",) if new else None, "Goose: Cancel")
         t.wait_for(
             lambda s: "Turn ended: cancelled" in s and "turn finished (cancelled)" in s,
             "the turn did not end when cancelled",

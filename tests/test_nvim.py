@@ -19,6 +19,7 @@ from goose_ls.testing.harness import SERVER_COMMAND, server_env
 from goose_ls.testing.script import (
     LABELS_FOR_AGENT_NAMES,
     PERMISSION_WITH_AGENT_NAMES,
+    edit_call,
     scripted_agent_command,
     write_script,
 )
@@ -339,12 +340,7 @@ def test_real_nvim_in_tmux_the_whole_flow(nvim: str | None, tmp_path: Path) -> N
     source = workspace / "app.py"
     source.write_text(APP)
     record = tmp_path / "agent.jsonl"
-    edit = {
-        "toolCallId": "e1",
-        "title": "Edit app.py",
-        "kind": "edit",
-        "content": [{"type": "diff", "path": str(source), "oldText": APP, "newText": GUARDED}],
-    }
+    edit = edit_call(source, APP, GUARDED)
     script = {
         "record": str(record),
         "sessionsFile": str(tmp_path / "agent-sessions"),

@@ -90,6 +90,13 @@ LABELS_FOR_AGENT_NAMES = [
 """What editors show for :data:`PERMISSION_WITH_AGENT_NAMES`."""
 
 
+def edit_call(path: Path | str, old: str, new: str, call_id: str = "e1") -> dict[str, Any]:
+    """The tool call of an agent asking to change ``path`` from ``old`` to ``new`` (for a
+    ``permission`` or ``toolCall`` step), its change as a diff, as goose sends it."""
+    diff = {"type": "diff", "path": str(path), "oldText": old, "newText": new}
+    return {"toolCallId": call_id, "title": "Edit app.py", "kind": "edit", "content": [diff]}
+
+
 def write_script(path: Path, script: dict[str, Any]) -> Path:
     path.write_text(json.dumps(script), encoding="utf-8")
     return path
