@@ -118,6 +118,20 @@ def _prompts(record: Path) -> list[str]:
 
 
 @EACH_NVIM
+def test_an_at_mention_in_the_compose_area_completes_and_attaches_the_file(
+    nvim: str, tmp_path: Path
+) -> None:
+    result = _run(nvim, tmp_path, "mention", {"turns": [[{"text": "Seen."}]]})
+    assert result["omnifunc"] == "v:lua.require'goose_ls.compose'.complete"
+    assert result["start"] == 9 and result["words"] == ["app.py"], result
+    assert result["start_in_word"] == -3, "no mention inside a word"
+    record = (tmp_path / "agent.jsonl").read_text(encoding="utf-8").splitlines()
+    (prompt,) = [m for m in map(json.loads, record) if m.get("method") == "session/prompt"]
+    links = [b["uri"] for b in prompt["params"]["prompt"] if b["type"] == "resource_link"]
+    assert links == [(tmp_path / "workspace" / "app.py").resolve().as_uri()]
+
+
+@EACH_NVIM
 def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path: Path) -> None:
     result = _run(
         nvim,

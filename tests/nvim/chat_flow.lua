@@ -80,6 +80,23 @@ local ok, err = pcall(function()
   assert(vim.wait(20000, function() return goose.client() ~= nil end), "goose-ls did not attach")
   result.attached = true
 
+  if scenario == "mention" then
+    vim.cmd("Goose send") -- the compose area, under a new chat
+    assert(vim.wait(20000, function() return compose.window() ~= nil end), "no compose area")
+    vim.cmd("stopinsert")
+    result.omnifunc = vim.bo.omnifunc
+    vim.api.nvim_buf_set_lines(0, 0, -1, false, { "compare @ap and more" })
+    vim.api.nvim_win_set_cursor(0, { 1, 11 }) -- on the space after "@ap"
+    result.start = compose.complete(1, "")
+    result.words = vim.tbl_map(function(item) return item.word end, compose.complete(0, "ap"))
+    vim.api.nvim_win_set_cursor(0, { 1, 2 }) -- inside a word: no mention
+    result.start_in_word = compose.complete(1, "")
+    vim.api.nvim_buf_set_lines(0, 0, -1, false, { "compare @app.py" })
+    type_keys("<C-s>")
+    assert(vim.wait(20000, function() return #ends >= 1 end), "the turn did not end")
+    return
+  end
+
   if scenario == "compose" then
     local messages = vim.json.decode(os.getenv("GOOSE_MESSAGES"))
     local windows = #vim.api.nvim_tabpage_list_wins(0)

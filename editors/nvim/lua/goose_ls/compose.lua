@@ -15,6 +15,8 @@ function M.buffer(id)
   vim.b[buf].goose_compose = id
   vim.bo[buf].filetype = "markdown"
   vim.bo[buf].bufhidden = "hide"
+  -- @ completes a workspace file (<C-x><C-o>; completion plugins that read omnifunc too).
+  vim.bo[buf].omnifunc = "v:lua.require'goose_ls.compose'.complete"
   local function map(modes, lhs, fn, desc)
     vim.keymap.set(modes, lhs, fn, { buffer = buf, desc = "goose: " .. desc })
   end
@@ -23,6 +25,27 @@ function M.buffer(id)
   map("n", "<Up>", function() M.recall(buf, -1) end, "an earlier message")
   map("n", "<Down>", function() M.recall(buf, 1) end, "a later message")
   return buf
+end
+
+--- omnifunc: after an `@`, the workspace files goose-ls finds for what follows it (open
+--- buffers first). goose-ls attaches each `@path` of the message when it is sent.
+function M.complete(findstart, base)
+  if findstart == 1 then
+    local before = vim.api.nvim_get_current_line():sub(1, vim.fn.col(".") - 1)
+    local at = before:find("@[%w%._~%+/%-]*$")
+    if not at or (at > 1 and before:sub(at - 1, at - 1):match("[%w@/]")) then return -3 end
+    return at -- the 0-based column after the @
+  end
+  local client = require("goose_ls").client()
+  if not client then return {} end
+  local sync = vim.fn.has("nvim-0.11") == 1
+      and function(...) return client:request_sync(...) end
+    or client.request_sync
+  local answer = sync("goose/findFiles", { query = base }, 2000, 0)
+  local files = answer and answer.result and answer.result.files or {}
+  return vim.tbl_map(function(path)
+    return { word = path, abbr = "@" .. path, menu = "[goose]" }
+  end, files)
 end
 
 --- Send what the compose buffer holds to its session, and empty it.
