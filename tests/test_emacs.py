@@ -138,6 +138,20 @@ def _tool_output(*lines: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_an_at_mention_in_the_compose_buffer_completes_and_attaches_the_file(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    result = _run(major, emacs, tmp_path, {"turns": [[{"text": "Seen."}]]}, flow="mention")
+    assert "error" not in result, result
+    assert result["completed"] == "compare @app.py", "completion-at-point over goose/findFiles"
+    assert result["in-word"] is False, "no mention inside a word"
+    record = (tmp_path / "agent.jsonl").read_text(encoding="utf-8").splitlines()
+    (prompt,) = [m for m in map(json.loads, record) if m.get("method") == "session/prompt"]
+    links = [b["uri"] for b in prompt["params"]["prompt"] if b["type"] == "resource_link"]
+    assert links == [(tmp_path / "workspace" / "app.py").resolve().as_uri()]
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
 def test_ask_about_the_region_streams_into_the_chat_buffer(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:

@@ -929,7 +929,23 @@ Starts goose-ls for this buffer's project when it does not run yet."
   (setq header-line-format
         (substitute-command-keys
          "\\<goose-ls-compose-mode-map>\\[goose-ls-compose-send] send · \\[goose-ls-cancel] cancel the turn · \\[goose-ls-compose-previous]/\\[goose-ls-compose-next] history"))
+  (add-hook 'completion-at-point-functions #'goose-ls--complete-mention nil t)
   (visual-line-mode 1))
+
+(defun goose-ls--complete-mention ()
+  "Complete the `@file' mention before point (\\[completion-at-point]).
+The workspace files goose-ls finds for what follows the @, open buffers
+first; goose-ls attaches each @path of the message when it is sent."
+  (when (looking-back "\\(?:^\\|[^[:alnum:]@/]\\)@\\([[:alnum:]._~+/-]*\\)" (line-beginning-position))
+    (let ((start (match-beginning 1))
+          (server goose-ls--chat-server))
+      (list start (point)
+            (completion-table-dynamic
+             (lambda (typed)
+               (append (plist-get (goose-ls--request :goose/findFiles (list :query typed) server)
+                                  :files)
+                       nil)))
+            :exclusive 'no))))
 
 (defun goose-ls--compose-buffer (session)
   (let ((chat (goose-ls--chat session)))

@@ -1,7 +1,8 @@
 ;;; flow.el --- drives goose-ls.el in Emacs batch mode; writes what it saw as JSON  -*- lexical-binding: t; -*-
 ;;
 ;; GOOSE_FLOW picks the flow: "ask" (the default: ask about the region after M-x eglot)
-;; or "compose" (no M-x eglot; the keys, the compose buffer, a queued message, follow).
+;; or "compose" (no M-x eglot; the keys, the compose buffer, a queued message, follow),
+;; or "mention" (an @ mention completed in the compose buffer, then sent).
 (require 'json)
 (require 'goose-ls)
 
@@ -161,10 +162,32 @@
                                  (throw 'listed (vconcat (all-completions "" collection))))))
                       (goose-ls-sessions))))))
 
+(defun flow--mention ()
+  "An @ mention completed in the compose buffer, then sent."
+  (find-file (getenv "GOOSE_FILE"))
+  (python-mode)
+  (apply #'eglot (eglot--guess-contact))
+  (flow--wait (lambda () (eglot-current-server)) "eglot to connect")
+  (goose-ls-compose)
+  (with-current-buffer (window-buffer (selected-window))
+    (insert "compare @ap")
+    (completion-at-point)
+    (flow--record 'completed (buffer-substring-no-properties (point-min) (point-max)))
+    (erase-buffer)
+    (insert "mail me@ap")
+    (flow--record 'in-word (if (goose-ls--complete-mention) t :json-false))
+    (erase-buffer)
+    (insert "compare @app.py")
+    (goose-ls-compose-send))
+  (flow--wait (lambda () flow--ended) "the turn to end"))
+
 (condition-case err
     (progn
       (flow--setup)
-      (if (equal (getenv "GOOSE_FLOW") "compose") (flow--compose) (flow--ask)))
+      (pcase (getenv "GOOSE_FLOW")
+        ("compose" (flow--compose))
+        ("mention" (flow--mention))
+        (_ (flow--ask))))
   (error
    (flow--record 'error (error-message-string err))
    ;; What was seen so far, to tell a hang from a slow run.
