@@ -81,6 +81,11 @@ local ok, err = pcall(function()
   result.attached = true
 
   if scenario == "mention" then
+    -- A selection made (and left) in app.py, and a diagnostic on it.
+    vim.api.nvim_buf_set_mark(0, "<", 1, 0, {})
+    vim.api.nvim_buf_set_mark(0, ">", 2, 0, {})
+    local ns = vim.api.nvim_create_namespace("flow")
+    vim.diagnostic.set(ns, 0, { { lnum = 1, col = 0, message = "x is never used", severity = vim.diagnostic.severity.WARN } })
     vim.cmd("Goose send") -- the compose area, under a new chat
     assert(vim.wait(20000, function() return compose.window() ~= nil end), "no compose area")
     vim.cmd("stopinsert")
@@ -91,7 +96,8 @@ local ok, err = pcall(function()
     result.words = vim.tbl_map(function(item) return item.word end, compose.complete(0, "ap"))
     vim.api.nvim_win_set_cursor(0, { 1, 2 }) -- inside a word: no mention
     result.start_in_word = compose.complete(1, "")
-    vim.api.nvim_buf_set_lines(0, 0, -1, false, { "compare @app.py" })
+    result.specials = vim.tbl_map(function(item) return item.word end, compose.complete(0, "s"))
+    vim.api.nvim_buf_set_lines(0, 0, -1, false, { "compare @app.py, @selection and @diagnostics" })
     type_keys("<C-s>")
     assert(vim.wait(20000, function() return #ends >= 1 end), "the turn did not end")
     return

@@ -36,16 +36,51 @@ function M.complete(findstart, base)
     if not at or (at > 1 and before:sub(at - 1, at - 1):match("[%w@/]")) then return -3 end
     return at -- the 0-based column after the @
   end
+  local items = {}
+  for _, word in ipairs({ "selection", "diagnostics" }) do
+    if vim.startswith(word, base) and M.source then
+      table.insert(items, { word = word, abbr = "@" .. word, menu = "[goose: " .. vim.fn.fnamemodify(vim.api.nvim_buf_get_name(M.source), ":t") .. "]" })
+    end
+  end
   local client = require("goose_ls").client()
-  if not client then return {} end
+  if not client then return items end
   local sync = vim.fn.has("nvim-0.11") == 1
       and function(...) return client:request_sync(...) end
     or client.request_sync
   local answer = sync("goose/findFiles", { query = base }, 2000, 0)
   local files = answer and answer.result and answer.result.files or {}
-  return vim.tbl_map(function(path)
-    return { word = path, abbr = "@" .. path, menu = "[goose]" }
-  end, files)
+  for _, path in ipairs(files) do
+    table.insert(items, { word = path, abbr = "@" .. path, menu = "[goose]" })
+  end
+  return items
+end
+
+--- What `@selection` and `@diagnostics` in ``text`` attach: the last visual selection in
+--- the file the user came from, and that file's diagnostics (goose-ls attaches `@path`s).
+function M.mentioned(text)
+  local buf = M.source
+  if not buf or not vim.api.nvim_buf_is_valid(buf) then return {} end
+  local uri = vim.uri_from_bufnr(buf)
+  local extra = {}
+  local function named(word) return text:find("%f[%w@]@" .. word .. "%f[^%w]") ~= nil end
+  if named("selection") then
+    local first = vim.api.nvim_buf_get_mark(buf, "<")[1]
+    local last = vim.api.nvim_buf_get_mark(buf, ">")[1]
+    if first > 0 and last >= first then
+      table.insert(extra, { type = "selection", uri = uri, startLine = first, endLine = last })
+    end
+  end
+  if named("diagnostics") then
+    local lines = {}
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      local severity = vim.diagnostic.severity[d.severity] or "?"
+      table.insert(lines, string.format("%s:%d: %s: %s", vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ":."), d.lnum + 1, severity:lower(), d.message))
+    end
+    if #lines > 0 then
+      table.insert(extra, { type = "text", text = "Diagnostics:\n" .. table.concat(lines, "\n") })
+    end
+  end
+  return extra
 end
 
 --- Send what the compose buffer holds to its session, and empty it.
@@ -56,7 +91,7 @@ function M.send(buf)
   table.insert(M.history, text)
   vim.b[buf].goose_recall = nil
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "" })
-  require("goose_ls").send(id, text)
+  require("goose_ls").send(id, text, M.mentioned(text))
 end
 
 --- Up/Down: move within a message of several lines; past its first or last line, go through
@@ -88,8 +123,13 @@ function M.window()
   end
 end
 
+--- The file the user came from: what `@selection` and `@diagnostics` name.
+M.source = nil
+
 --- Open the compose area under the session's chat, put the cursor in it, in insert mode.
 function M.open(id)
+  local from = vim.api.nvim_get_current_buf()
+  if vim.bo[from].buftype == "" and vim.api.nvim_buf_get_name(from) ~= "" then M.source = from end
   chat.show(id)
   local buf = M.buffer(id)
   local win = M.window()
