@@ -29,6 +29,7 @@
 
 (require 'cl-lib)
 (require 'seq)
+(require 'flymake)
 (require 'subr-x)
 (require 'diff)
 (require 'diff-mode)
@@ -912,6 +913,10 @@ Starts goose-ls for this buffer's project when it does not run yet."
 
 (defvar-local goose-ls--history-position -1)
 
+(defvar goose-ls--source nil
+  "The file buffer a compose buffer was last opened from, and its region's lines.
+They are what `@selection' and `@diagnostics' in a message name.")
+
 (defvar goose-ls-compose-mode-map
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "C-c C-c") #'goose-ls-compose-send)
@@ -942,7 +947,10 @@ first; goose-ls attaches each @path of the message when it is sent."
       (list start (point)
             (completion-table-dynamic
              (lambda (typed)
-               (append (plist-get (goose-ls--request :goose/findFiles (list :query typed) server)
+               (append (and (buffer-live-p (car goose-ls--source))
+                            (seq-filter (lambda (word) (string-prefix-p typed word))
+                                        '("selection" "diagnostics")))
+                       (plist-get (goose-ls--request :goose/findFiles (list :query typed) server)
                                   :files)
                        nil)))
             :exclusive 'no))))
@@ -960,10 +968,47 @@ first; goose-ls attaches each @path of the message when it is sent."
       goose-ls--compose)))
 
 ;;;###autoload
+(defun goose-ls--remember-source ()
+  "Keep the current buffer (when it visits a file) as the source of mentions."
+  (when buffer-file-name
+    (setq goose-ls--source
+          (list (current-buffer)
+                (and (mark t)
+                     (cons (line-number-at-pos (region-beginning))
+                           (line-number-at-pos (region-end))))))))
+
+(defun goose-ls--mentioned (text)
+  "Context items for `@selection' and `@diagnostics' in TEXT.
+They come from `goose-ls--source'; goose-ls attaches each @path itself."
+  (let* ((buffer (car goose-ls--source))
+         (lines (cadr goose-ls--source))
+         (items nil))
+    (when (buffer-live-p buffer)
+      (let ((uri (concat "file://" (buffer-file-name buffer)))
+            (named (lambda (word)
+                     (string-match-p (format "\\(?:^\\|[^[:alnum:]@/]\\)@%s\\_>" word) text))))
+        (when (and lines (funcall named "selection"))
+          (push (list :type "selection" :uri uri :startLine (car lines) :endLine (cdr lines)) items))
+        (when (funcall named "diagnostics")
+          (let ((found (with-current-buffer buffer
+                         (mapcar (lambda (d)
+                                   (format "%s:%d: %s: %s"
+                                           (file-name-nondirectory (buffer-file-name buffer))
+                                           (line-number-at-pos (flymake-diagnostic-beg d))
+                                           (string-remove-prefix
+                                            ":" (format "%s" (flymake-diagnostic-type d)))
+                                           (flymake-diagnostic-text d)))
+                                 (and (fboundp 'flymake-diagnostics) (flymake-diagnostics))))))
+            (when found
+              (push (list :type "text" :text (concat "Diagnostics:\n" (string-join found "\n")))
+                    items))))))
+    (nreverse items)))
+
 (defun goose-ls-compose (&optional session)
   "Write a message to SESSION (default: the current chat).
 In a buffer under its chat."
   (interactive)
+  (goose-ls--remember-source)
   (let* ((session (or session (goose-ls--session)))
          (compose (goose-ls--compose-buffer session))
          (chat-window (goose-ls-show-chat session))
@@ -996,7 +1041,7 @@ A message sent during a turn waits, shown as queued."
     (push text goose-ls--history)
     (setq goose-ls--history-position -1)
     (condition-case err
-        (goose-ls--prompt text nil goose-ls--session)
+        (goose-ls--prompt text (goose-ls--mentioned text) goose-ls--session)
       (error (goto-char (point-min))
              (insert text)
              (signal (car err) (cdr err))))))
