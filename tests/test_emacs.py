@@ -152,7 +152,9 @@ def test_an_at_mention_in_the_compose_buffer_completes_and_attaches_the_file(
     assert links == [(tmp_path / "workspace" / "app.py").resolve().as_uri()]
     assert result["specials"] == ["selection"], "@selection offered for 's'"
     texts = [b.get("text", "") or b.get("resource", {}).get("text", "") for b in blocks]
-    assert any(t.startswith("Diagnostics:\napp.py:2: warning: x is never used") for t in texts), texts
+    assert any(t.startswith("Diagnostics:\napp.py:2: warning: x is never used") for t in texts), (
+        texts
+    )
     assert any("def add(x, y):\n    return x + y" in t for t in texts[1:]), "the region's lines"
 
 

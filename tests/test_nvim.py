@@ -118,6 +118,18 @@ def _prompts(record: Path) -> list[str]:
 
 
 @EACH_NVIM
+@pytest.mark.parametrize("how", ["one_client", "one_client_plain"])
+def test_a_chat_s_transcript_is_served_by_the_goose_ls_of_the_code(
+    nvim: str, how: str, tmp_path: Path
+) -> None:
+    """A transcript lives in goose-ls's data dir, outside the work tree: opened (as
+    showDocument opens it), it is served by the goose-ls already running, which streams
+    into it; not by a second goose-ls that knows nothing of the chat."""
+    result = _run(nvim, tmp_path, how, {"turns": []})
+    assert (result["clients"], result["transcript_attached"]) == (1, 1), result
+
+
+@EACH_NVIM
 def test_an_at_mention_in_the_compose_area_completes_and_attaches_the_file(
     nvim: str, tmp_path: Path
 ) -> None:

@@ -25,7 +25,7 @@ local ok, err = pcall(function()
   local compose = require("goose_ls.compose")
   local cmd = vim.json.decode(os.getenv("GOOSE_CMD"))
   local init = vim.json.decode(os.getenv("GOOSE_INIT"))
-  if scenario == "cancel" and vim.fn.has("nvim-0.11") == 1 then
+  if (scenario == "cancel" or scenario == "one_client_plain") and vim.fn.has("nvim-0.11") == 1 then
     -- Without setup(): lsp/goose_ls.lua on 'runtimepath', the user's own settings on top.
     result.without_setup = true
     vim.lsp.config("goose_ls", { cmd = cmd, init_options = init })
@@ -79,6 +79,20 @@ local ok, err = pcall(function()
   vim.cmd("edit " .. os.getenv("GOOSE_FILE"))
   assert(vim.wait(20000, function() return goose.client() ~= nil end), "goose-ls did not attach")
   result.attached = true
+
+  if scenario == "one_client" or scenario == "one_client_plain" then
+    -- A chat's transcript (outside the work tree) opened as showDocument opens it.
+    local transcript = os.getenv("HOME") .. "/data/transcripts/20260101_1.md"
+    vim.fn.mkdir(vim.fn.fnamemodify(transcript, ":h"), "p")
+    vim.fn.writefile({ "# goose chat" }, transcript)
+    vim.cmd("edit " .. transcript)
+    local buf = vim.api.nvim_get_current_buf()
+    vim.wait(3000, function() return #vim.lsp.get_clients({ bufnr = buf }) > 0 end)
+    vim.wait(500, function() return false end) -- a second client would have started by now
+    result.clients = #vim.lsp.get_clients({ name = "goose_ls" })
+    result.transcript_attached = #vim.lsp.get_clients({ bufnr = buf, name = "goose_ls" })
+    return
+  end
 
   if scenario == "mention" then
     -- A selection made (and left) in app.py, and a diagnostic on it.

@@ -35,10 +35,18 @@ function M.handlers()
 end
 
 --- What `vim.lsp.enable("goose_ls")` starts, without setup(): editors/nvim/lsp/goose_ls.lua.
+--- Where goose-ls runs for a buffer (Neovim 0.11's root_dir): its git work tree. A file in
+--- none (a chat's transcript, in goose-ls's data dir) goes to the goose-ls already running,
+--- so one goose-ls serves the code and its chats.
+function M.root_dir(bufnr, on_dir)
+  local running = M.client()
+  on_dir(vim.fs.root(bufnr, { ".git" }) or (running and running.root_dir) or vim.fn.getcwd())
+end
+
 function M.lsp_config()
   return {
     cmd = { "goose-ls" },
-    root_markers = { ".git" },
+    root_dir = M.root_dir,
     handlers = M.handlers(),
     on_attach = function() M.refresh() end,
   }
@@ -73,8 +81,7 @@ function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", M.config, opts or {})
   if vim.lsp.config and vim.lsp.enable then -- Neovim 0.11+: no filetypes = every file type
     local config = client_config()
-    config.root_dir = nil
-    config.root_markers = { ".git" }
+    config.root_dir = M.root_dir
     vim.lsp.config("goose_ls", config)
     vim.lsp.enable("goose_ls")
   else -- Neovim 0.10
