@@ -108,9 +108,11 @@ def _run(
 
 
 def _prompts(record: Path) -> list[str]:
-    """The text of each session/prompt the agent received (its first content block)."""
+    """The text of each session/prompt the agent received (its first content block); none
+    when the agent had not even started."""
     prompts = []
-    for line in record.read_text(encoding="utf-8").splitlines():
+    lines = record.read_text(encoding="utf-8").splitlines() if record.exists() else []
+    for line in lines:
         message = json.loads(line)
         if message.get("method") == "session/prompt":
             prompts.append(message["params"]["prompt"][0]["text"])
