@@ -387,6 +387,23 @@ async def test_an_at_mention_completes_a_file_and_sends_it_as_context(editor: Ed
     ]
 
 
+async def test_an_editor_without_a_plugin_gets_no_goose_update_until_it_asks(
+    editor: Editor,
+) -> None:
+    script = {"turns": [[{"text": "One, two.", "chunks": 4}], [{"text": "Three."}]]}
+    buffers = await _start(editor, "helix", script, {"gooseUpdates": False})
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    transcript = await _open_transcript(editor, buffers)
+    await editor.goose.wait_for(lambda: "One, two." in buffers.texts[transcript])
+    assert editor.goose.updates == [], "nothing sent that Helix would only drop"
+    await editor.goose.request("goose/status", {})  # a client that speaks goose/*
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends[1:], what="the second turn's end")
+    assert "Three." in editor.goose.text(editor.goose.turn_ends[1]["messageId"])
+
+
 async def test_each_turn_has_progress_and_cancelling_it_cancels_the_turn(editor: Editor) -> None:
     buffers = await _start(
         editor,

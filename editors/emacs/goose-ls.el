@@ -122,7 +122,7 @@ Set it with `customize' or `setopt' so that the key map follows."
   "Register goose-ls with eglot for `goose-ls-modes'."
   (add-to-list 'eglot-server-programs
                `(,goose-ls-modes . (,@goose-ls-command
-                                    :initializationOptions ,goose-ls-initialization-options))))
+                                    :initializationOptions ,(goose-ls--initialization-options)))))
 
 ;;;; The server
 
@@ -154,6 +154,10 @@ Fail saying WHAT when it does not."
       (accept-process-output nil 0.05))
     (or value (error "goose-ls: %s" what))))
 
+(defun goose-ls--initialization-options ()
+  "`goose-ls-initialization-options', and the flag that asks for goose/update."
+  (append (list :gooseUpdates t) goose-ls-initialization-options))
+
 (defun goose-ls--start (project)
   "Start goose-ls with eglot for PROJECT and return it once it has answered."
   (let ((program (car goose-ls-command)))
@@ -162,7 +166,7 @@ Fail saying WHAT when it does not."
                   program)))
   (let ((modes goose-ls-modes)
         (ids (mapcar (lambda (mode) (string-remove-suffix "-mode" (symbol-name mode))) goose-ls-modes))
-        (contact `(,@goose-ls-command :initializationOptions ,goose-ls-initialization-options)))
+        (contact `(,@goose-ls-command :initializationOptions ,(goose-ls--initialization-options))))
     (message "goose-ls: starting it for %s" (project-root project))
     ;; From a buffer without a server: `eglot' shuts down the current buffer's own.
     (with-temp-buffer

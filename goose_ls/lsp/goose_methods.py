@@ -239,7 +239,9 @@ def as_rpc_error(method: str, exc: Exception) -> JsonRpcException:
 def _handler(route: Route, services: ServicesSlot) -> Callable[..., Any]:
     def start(raw: Any) -> tuple[Services, Any]:
         params = protocol.parse(route.method, raw, route.params) if route.params else None
-        return services(), params
+        s = services()
+        s.publisher.listen()  # a client that speaks goose/* wants its updates
+        return s, params
 
     if inspect.iscoroutinefunction(route.handler):
 

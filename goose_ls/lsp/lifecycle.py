@@ -117,6 +117,11 @@ def build(
     return Services(editor, root, sessions, publisher, transcripts, chat, configuration.settled)
 
 
+UPDATES_FLAG = "gooseUpdates"
+"""``initializationOptions`` flag of a client that wants ``goose/update`` from the start
+(see :meth:`EditorPublisher.listen`)."""
+
+
 def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
     editor = Editor(server)
     configuration = Configuration(editor)
@@ -124,9 +129,15 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
 
     @server.feature(types.INITIALIZE)
     def initialize(_: GooseLanguageServer, params: types.InitializeParams) -> None:
-        settings = configuration.load(("initializationOptions", params.initialization_options))
+        options = params.initialization_options
+        wants_updates = isinstance(options, dict) and options.get(UPDATES_FLAG) is True
+        if isinstance(options, dict):  # a flag of the protocol, not a setting
+            options = {key: value for key, value in options.items() if key != UPDATES_FLAG}
+        settings = configuration.load(("initializationOptions", options))
         built = build(server, editor, workspace_root(params), settings, configuration)
         services.fill(built)
+        if wants_updates:
+            built.publisher.listen()
         if problem := built.sessions.library.problem:
             editor.show(types.MessageType.Warning, f"goose: {problem}")
         log.info("workspace %s; settings %s", built.root, settings_model.describe(built.settings))

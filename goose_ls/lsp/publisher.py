@@ -55,6 +55,8 @@ class EditorPublisher:
     def __init__(self, editor: Editor) -> None:
         self._editor = editor
         self._face: PlainFace | None = None
+        self.listening = False
+        """Whether ``goose/update`` is sent (see :meth:`listen`)."""
 
     def connect(self, face: PlainFace) -> None:
         """The plugin-free face exists now (it needs the sessions this listens to)."""
@@ -77,8 +79,17 @@ class EditorPublisher:
         elif ended and not ended.error:
             self._editor.show(types.MessageType.Info, f"goose: turn finished ({ended.stop_reason})")
 
+    def listen(self) -> None:
+        """The client wants ``goose/update``: it said so in ``initializationOptions``, or
+        sent a goose/* request. Until then none is sent (Helix and other editors without a
+        plugin would only parse and drop them, one per streamed token); ``goose/turnEnd``
+        and ``goose/agentStatus``, a few per turn, always go."""
+        self.listening = True
+
     def forward(self, event: IndexedEvent) -> None:
         """Send one event as its notification."""
+        if not self.listening and not isinstance(event.event, TurnEnded):
+            return
         e = event
         self._send(e.session_id, e.index, e.message_id, event_to_wire(e.event), e.replay)
 

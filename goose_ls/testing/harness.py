@@ -61,7 +61,9 @@ class Editor:
         settings: dict[str, Any] | None = None,
         editor: str | types.ClientCapabilities = "neovim@v0.11.0",
     ) -> None:
-        options: dict[str, Any] = {"dataDir": str(self.tmp / "data")}
+        # goose/update from the start (a plugin's flag): tests read what a turn streamed
+        # even when they drive it as an editor without a plugin does.
+        options: dict[str, Any] = {"dataDir": str(self.tmp / "data"), "gooseUpdates": True}
         if script is not None:
             options["agent"] = {"command": self.script(script)}
         for key, value in (settings or {}).items():

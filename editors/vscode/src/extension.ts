@@ -55,7 +55,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }],
     synchronize: { configurationSection: "goose" },
-    initializationOptions: { agent: settingsOf(config.get<Record<string, unknown>>("agent") ?? {}) },
+    initializationOptions: {
+      gooseUpdates: true, // goose/update from the start (docs/protocol.md)
+      agent: settingsOf(config.get<Record<string, unknown>>("agent") ?? {}),
+    },
   };
   client = new LanguageClient("goose-ls", "goose-ls", serverOptions, clientOptions);
   context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider("goose-chat", documents));

@@ -46,6 +46,7 @@ end
 function M.lsp_config()
   return {
     cmd = { "goose-ls" },
+    init_options = { gooseUpdates = true },
     root_dir = M.root_dir,
     handlers = M.handlers(),
     on_attach = function() M.refresh() end,
@@ -56,8 +57,9 @@ local function client_config()
   return {
     name = "goose_ls",
     cmd = M.config.cmd,
+    -- gooseUpdates: goose/update from the start (docs/protocol.md).
+    init_options = vim.tbl_extend("force", { gooseUpdates = true }, M.config.init_options),
     -- vim.json encodes an empty table as [], so send only what is set.
-    init_options = next(M.config.init_options) and M.config.init_options or nil,
     settings = next(M.config.settings) and { goose = M.config.settings } or nil,
     handlers = M.handlers(),
     on_attach = function() M.refresh() end,
