@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
+import statistics
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 import attrs
 from arrivals import Arrivals, percentile
 from direct import DirectClient
+from editor import SERVER, BenchEditor
 from goose_ls_side import GooseLsSide
 
 from goose_ls.tasks import within
@@ -54,6 +56,10 @@ def below(limit: float) -> Callable[[float, float | None], bool]:
 
 def overhead_below(limit: float) -> Callable[[float, float | None], bool]:
     return lambda ours, base: base is not None and ours - base < limit
+
+
+def ratio_at_most(share: float) -> Callable[[float, float | None], bool]:
+    return lambda ours, base: base is not None and ours <= share * base
 
 
 def ratio_at_least(share: float) -> Callable[[float, float | None], bool]:
@@ -196,10 +202,33 @@ async def startup(tmp: Path) -> list[Figure]:
         results[name] = (initialize_s, (arrivals.pairs[0][1] - started) / 1e9)
         await side.stop()
     ours, base = results["goose-ls"], results["direct"]
+    runs: dict[tuple[str, ...], list[float]] = {BARE_PYGLS: [], SERVER: []}
+    for _ in range(3):  # alternated, so both meet the same machine
+        for server, times in runs.items():
+            times.append(await _initialize_s(server, fresh(tmp)))
+    floor, again = (statistics.median(runs[server]) for server in (BARE_PYGLS, SERVER))
     return [
         Figure("startup", "to initialize answer", "s", ours[0], base[0], "< 0.6 s", below(0.6)),
+        Figure(
+            "startup", "initialize, vs bare pygls", "s", again, floor, "<= 1.1x", ratio_at_most(1.1)
+        ),
         Figure("startup", "to first token", "s", ours[1], base[1]),
     ]
+
+
+BARE_PYGLS = (str(Path(__file__).with_name("bare_pygls.py")),)
+"""A pygls server that only answers ``initialize``: the floor of a Python language server."""
+
+
+async def _initialize_s(server: tuple[str, ...], workdir: Path) -> float:
+    """Seconds from starting ``server`` to its ``initialize`` answer (no agent: start lazy)."""
+    editor = BenchEditor(workdir)
+    started = time.perf_counter()
+    await editor.start(server=server)
+    await editor.initialize({"agent": {"start": "lazy"}, "dataDir": str(workdir / "data")})
+    took = time.perf_counter() - started
+    await editor.stop()
+    return took
 
 
 async def history(tmp: Path) -> list[Figure]:
