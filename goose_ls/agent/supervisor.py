@@ -164,7 +164,7 @@ class AgentSupervisor:
         await asyncio.to_thread(import_sdk)  # so initialize never waits for it
         from goose_ls.agent.connection import connect, handshake
 
-        transport = AgentTransport(process.stdout, process.stdin)
+        transport = AgentTransport(process.stdout, process.stdin, self._callbacks.session_event)
         conn = connect(transport, self._callbacks, self._tools)
         self._tasks.run(self._drain_stderr(process.stderr), f"agent {process.pid} stderr")
         self._tasks.run(
