@@ -121,12 +121,42 @@ async def relay_latency(tmp: Path) -> list[Figure]:
     return figures
 
 
+MINIMAL_RELAY = (str(Path(__file__).with_name("minimal_relay.py")),)
+"""The least a Python relay from ACP to LSP does (bench/minimal_relay.py): the floor."""
+
+
+async def _through_relay(tmp: Path, steps: list[dict[str, Any]], expected: int) -> Arrivals:
+    """One session, one turn of ``steps``, through the minimal relay."""
+    arrivals = Arrivals(expected)
+    side = GooseLsSide(
+        agent_command(tmp, {"turns": [steps]}), fresh(tmp), arrivals, server=MINIMAL_RELAY
+    )
+    await side.start()
+    await side.prompt(await side.new_session())
+    await within(60, arrivals.done.wait())
+    await side.stop()
+    return arrivals
+
+
 async def throughput(tmp: Path, chunks: int, size: int) -> list[Figure]:
-    direct, goose = await _turn_on_both(tmp, [{"stamped": chunks, "size": size}], chunks)
+    steps = [{"stamped": chunks, "size": size}]
+    direct, goose = await _turn_on_both(tmp, steps, chunks)
+    relay = await _through_relay(tmp, steps, chunks)
     name = f"throughput {chunks}x{size}B"
     ours, base = chunks / goose.span_s(), chunks / direct.span_s()
+    floor = chunks / relay.span_s()
+    share = 0.6 if size < 1000 else 0.8  # the targets against the relay
     return [
         Figure(name, "chunks/s", "/s", ours, base, ">= 0.5x", ratio_at_least(0.5)),
+        Figure(
+            name,
+            "chunks/s, vs minimal relay",
+            "/s",
+            ours,
+            floor,
+            f">= {share}x",
+            ratio_at_least(share),
+        ),
         Figure(
             name,
             "latency p50 under load",
