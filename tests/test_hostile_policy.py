@@ -261,10 +261,12 @@ async def test_the_agent_s_env_and_tokens_stay_out_of_logs_and_status(editor: Ed
         {},
         settings={"agent": {"env": {"ANTHROPIC_API_KEY": secret}, "args": [f"--token={secret}"]}},
     )
+    await editor.goose.agent_state("running")  # its command line is logged by now
     status = await editor.goose.request("goose/status", {})
     assert secret not in json.dumps(status)
     assert status["settings"]["agent"]["env"] == {"ANTHROPIC_API_KEY": "<redacted>"}
     logs = "".join(p.read_text() for p in (editor.tmp / "logs").glob("*") if p.is_file())
+    assert "started agent pid" in logs and "--token=<redacted>" in logs
     assert "ANTHROPIC_API_KEY" in logs and secret not in logs
 
 

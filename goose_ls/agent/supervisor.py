@@ -40,7 +40,7 @@ from goose_ls.agent.sdk import import_sdk
 from goose_ls.agent.status import AgentState, AgentStatus
 from goose_ls.agent.transport import READ_AHEAD, READER_GRACE, AgentTransport
 from goose_ls.errors import AgentError, AgentUnavailable
-from goose_ls.settings import AgentSettings
+from goose_ls.settings import AgentSettings, redact
 from goose_ls.tasks import Tasks
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ class AgentSupervisor:
         except OSError as exc:
             raise AgentError(f"could not run {launch.binary}: {exc.strerror or exc}") from exc
         self._process = process
-        log.info("started agent pid %s: %s", process.pid, " ".join(launch.argv))
+        log.info("started agent pid %s: %s", process.pid, redact(" ".join(launch.argv)))
         assert process.stdin and process.stdout and process.stderr
         gone: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         await asyncio.to_thread(import_sdk)  # so initialize never waits for it
