@@ -21,6 +21,8 @@ from goose_ls.testing.script import (
     LABELS_FOR_AGENT_NAMES,
     PERMISSION_WITH_AGENT_NAMES,
     edit_call,
+    prompt_texts,
+    prompts,
     scripted_agent_command,
     write_script,
 )
@@ -145,9 +147,7 @@ def test_an_at_mention_in_the_compose_buffer_completes_and_attaches_the_file(
     assert "error" not in result, result
     assert result["completed"] == "compare @app.py", "completion-at-point over goose/findFiles"
     assert result["in-word"] is False, "no mention inside a word"
-    record = (tmp_path / "agent.jsonl").read_text(encoding="utf-8").splitlines()
-    (prompt,) = [m for m in map(json.loads, record) if m.get("method") == "session/prompt"]
-    blocks = prompt["params"]["prompt"]
+    (blocks,) = prompts(tmp_path / "agent.jsonl")
     links = [b["uri"] for b in blocks if b["type"] == "resource_link"]
     assert links == [(tmp_path / "workspace" / "app.py").resolve().as_uri()]
     assert result["specials"] == ["selection"], "@selection offered for 's'"
@@ -321,13 +321,7 @@ def test_keys_compose_queue_permission_diff_and_follow(
     assert result["sessions-before"].startswith("goose-ls: no chats yet"), result
     assert result["server-after"] == "goose-ls"
     # The message arrived as typed: multi-line, 60+ characters, not cut or mixed.
-    prompts = [
-        json.loads(line)
-        for line in (tmp_path / "agent.jsonl").read_text(encoding="utf-8").splitlines()
-    ]
-    said = [
-        m["params"]["prompt"][0]["text"] for m in prompts if m.get("method") == "session/prompt"
-    ]
+    said = prompt_texts(tmp_path / "agent.jsonl")
     assert said == [MESSAGE, SECOND]
     # The permission: its minimal diff drawn before the question, the choice written.
     asked = result["chat-when-asked"]
@@ -385,15 +379,6 @@ def _tmux_emacs(emacs: list[str], init: Path) -> str:
     return shlex.join(
         [*emacs, "-nw", "-Q", "-L", str(ROOT / "editors" / "emacs"), "-l", str(init), "app.py"]
     )
-
-
-def _prompts(record: Path) -> list[str]:
-    """The text of each session/prompt the agent received (its first content block)."""
-    return [
-        message["params"]["prompt"][0]["text"]
-        for message in map(json.loads, record.read_text(encoding="utf-8").splitlines())
-        if message.get("method") == "session/prompt"
-    ]
 
 
 def _on_screen(*texts: str) -> Callable[[str], bool]:
@@ -458,7 +443,7 @@ def test_real_emacs_in_tmux_ask_compose_edit_cancel_follow_restart(
             _on_screen("goose wants to run Edit app.py"), "the edit's permission was not asked"
         )
         _keep_screen(screen, major, "emacs-permission.txt")
-        assert _prompts(record) == [QUESTION, FOLLOW_UP], "the follow-up arrived as typed"
+        assert prompt_texts(record) == [QUESTION, FOLLOW_UP], "the follow-up arrived as typed"
         # The question comes with the minimal diff already on the screen.
         chat = _right(screen)
         assert re.search(r"^@@ -[1-9]\d*,\d+ \+[1-9]\d*,\d+ @@$", chat, re.M), screen

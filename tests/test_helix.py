@@ -15,7 +15,13 @@ from typing import Any
 import pytest
 
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
-from goose_ls.testing.script import edit_call, scripted_agent_command, write_script
+from goose_ls.testing.script import (
+    edit_call,
+    prompt_texts,
+    received,
+    scripted_agent_command,
+    write_script,
+)
 from goose_ls.testing.terminal import MISSING, TMUX, Terminal
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,21 +90,6 @@ def _languages(agent: list[str], data: Path) -> str:
     )
     assert 'goose-ls"\n' not in ours and str(data) in ours, "the shipped file changed"
     return ours
-
-
-def _prompts(record: Path) -> list[str]:
-    """The text of each session/prompt the agent received (its first content block)."""
-    return [
-        message["params"]["prompt"][0]["text"]
-        for message in _messages(record)
-        if message.get("method") == "session/prompt"
-    ]
-
-
-def _messages(record: Path) -> list[dict[str, Any]]:
-    if not record.exists():
-        return []
-    return [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
 
 
 def _wait(condition: Any, what: str, timeout: float = 10) -> None:
@@ -219,8 +210,8 @@ def test_a_chat_in_real_helix(version: str, hx: Path, tmp_path: Path) -> None:
         )
         # Send it: a code action on 25.01, the shipped `space g s` on 25.07.
         helix.run(("s",) if new else None, "Goose: Send")
-        _wait(lambda: len(_prompts(record)) == 2, "the follow-up did not reach the agent")
-        assert _prompts(record)[1] == FOLLOW_UP, "the agent got exactly what was typed"
+        _wait(lambda: len(prompt_texts(record)) == 2, "the follow-up did not reach the agent")
+        assert prompt_texts(record)[1] == FOLLOW_UP, "the agent got exactly what was typed"
 
         # The permission: a card with the edit's minimal diff.
         t.wait_for(lambda s: "waiting for your approval" in s, "no permission asked")
@@ -245,7 +236,7 @@ def test_a_chat_in_real_helix(version: str, hx: Path, tmp_path: Path) -> None:
             "the answer did not reach goose",
         )
         answers = [
-            m["result"]["outcome"] for m in _messages(record) if "outcome" in m.get("result", {})
+            m["result"]["outcome"] for m in received(record) if "outcome" in m.get("result", {})
         ]
         assert answers == [{"outcome": "selected", "optionId": "allow_once"}], answers
 
@@ -277,8 +268,8 @@ def test_a_chat_in_real_helix(version: str, hx: Path, tmp_path: Path) -> None:
             lambda s: "Turn ended: cancelled" in s and "turn finished (cancelled)" in s,
             "the turn did not end when cancelled",
         )
-        assert any(m.get("method") == "session/cancel" for m in _messages(record))
-        assert _prompts(record)[2] == SLOW
+        assert any(m.get("method") == "session/cancel" for m in received(record))
+        assert prompt_texts(record)[2] == SLOW
 
         helix.command("qa!")
         _wait(lambda: not t.alive(), "Helix did not quit")

@@ -20,6 +20,8 @@ from goose_ls.testing.script import (
     LABELS_FOR_AGENT_NAMES,
     PERMISSION_WITH_AGENT_NAMES,
     edit_call,
+    prompt_texts,
+    prompts,
     scripted_agent_command,
     write_script,
 )
@@ -103,20 +105,8 @@ def _run(
     )
     result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     assert "error" not in result, result.get("error")
-    result["prompts"] = _prompts(tmp_path / "agent.jsonl")
+    result["prompts"] = prompt_texts(tmp_path / "agent.jsonl")
     return result
-
-
-def _prompts(record: Path) -> list[str]:
-    """The text of each session/prompt the agent received (its first content block); none
-    when the agent had not even started."""
-    prompts = []
-    lines = record.read_text(encoding="utf-8").splitlines() if record.exists() else []
-    for line in lines:
-        message = json.loads(line)
-        if message.get("method") == "session/prompt":
-            prompts.append(message["params"]["prompt"][0]["text"])
-    return prompts
 
 
 @EACH_NVIM
@@ -139,9 +129,7 @@ def test_an_at_mention_in_the_compose_area_completes_and_attaches_the_file(
     assert result["omnifunc"] == "v:lua.require'goose_ls.compose'.complete"
     assert result["start"] == 9 and result["words"] == ["app.py"], result
     assert result["start_in_word"] == -3, "no mention inside a word"
-    record = (tmp_path / "agent.jsonl").read_text(encoding="utf-8").splitlines()
-    (prompt,) = [m for m in map(json.loads, record) if m.get("method") == "session/prompt"]
-    blocks = prompt["params"]["prompt"]
+    (blocks,) = prompts(tmp_path / "agent.jsonl")
     links = [b["uri"] for b in blocks if b["type"] == "resource_link"]
     assert links == [(tmp_path / "workspace" / "app.py").resolve().as_uri()]
     assert result["specials"] == ["selection"], "@selection offered, @diagnostics not for 's'"
@@ -442,7 +430,7 @@ def test_real_nvim_in_tmux_the_whole_flow(nvim: str | None, tmp_path: Path) -> N
         assert "streamed line 1" not in chat and ASK not in _chat(screen), (
             "the window moved down with the stream"
         )
-        assert _prompts(record)[:2] == [ASK, FOLLOW_UP], "the follow-up arrived as typed"
+        assert prompt_texts(record)[:2] == [ASK, FOLLOW_UP], "the follow-up arrived as typed"
 
         # A slow stream: once the user scrolled up the chat stays put while it grows;
         # <Plug>(goose-cancel) stops the turn and the statusline says idle again.

@@ -3,9 +3,11 @@ buffers first), and sent as file context with the message that names them."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -63,15 +65,24 @@ def mentioned(draft: str, root: Path) -> list[ContextItem]:
     return items
 
 
-def workspace_files(root: Path) -> Iterator[str]:
+def workspace_files(root: Path) -> list[str]:
     """The workspace's files, relative: git's list (ignored files left out) in a git
-    work tree, else a walk that skips hidden and build folders; at most LISTED_MAX."""
+    work tree, else a walk that skips hidden and build folders; at most LISTED_MAX.
+
+    Completion asks again at every key typed after the ``@``: the list is made once
+    and kept for :data:`LISTING_SECONDS`, not made again (a subprocess) per key."""
+    kept = _listed.get(root)  # (not a time of 0 for "never": clocks start near 0 at boot)
+    if kept is not None and time.monotonic() - kept[0] <= LISTING_SECONDS:
+        return kept[1]
     listed = _git_files(root)
-    files = listed if listed is not None else _walk(root)
-    for count, relative in enumerate(files):
-        if count >= LISTED_MAX:
-            return
-        yield relative
+    files = list(itertools.islice(listed if listed is not None else _walk(root), LISTED_MAX))
+    _listed[root] = (time.monotonic(), files)
+    return files
+
+
+LISTING_SECONDS = 5.0
+"""How long a workspace's file list serves completion before it is made again."""
+_listed: dict[Path, tuple[float, list[str]]] = {}
 
 
 def _git_files(root: Path) -> list[str] | None:

@@ -97,6 +97,24 @@ def edit_call(path: Path | str, old: str, new: str, call_id: str = "e1") -> dict
     return {"toolCallId": call_id, "title": "Edit app.py", "kind": "edit", "content": [diff]}
 
 
+def received(record: Path) -> list[dict[str, Any]]:
+    """Every message the scripted agent received, in order (the file its ``record``
+    names); none when it has not started yet."""
+    if not record.exists():
+        return []
+    return [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+
+
+def prompts(record: Path) -> list[list[dict[str, Any]]]:
+    """The content blocks of each ``session/prompt`` the scripted agent received."""
+    return [m["params"]["prompt"] for m in received(record) if m.get("method") == "session/prompt"]
+
+
+def prompt_texts(record: Path) -> list[str]:
+    """The text of each ``session/prompt`` the scripted agent received (its first block)."""
+    return [str(blocks[0].get("text", "")) for blocks in prompts(record)]
+
+
 def write_script(path: Path, script: dict[str, Any]) -> Path:
     path.write_text(json.dumps(script), encoding="utf-8")
     return path
