@@ -23,6 +23,7 @@ from pathlib import Path
 
 import attrs
 import journal_cases
+import paced
 from cases import RELAY_CASES, Figure
 from transcript_cost import transcript_size
 
@@ -33,6 +34,8 @@ CASES = {
     "journal": journal_cases.journal_overhead,
     "replay": journal_cases.replay_after_restart,
     "transcript-size": transcript_size,
+    "paced": paced.paced,
+    "many": paced.many_sessions,
 }
 
 
