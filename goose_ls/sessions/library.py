@@ -10,7 +10,6 @@ memory.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from pathlib import Path
 
@@ -41,12 +40,14 @@ JOURNAL = "journal.sqlite3"
 """The session store in the data dir."""
 LEGACY = "sessions.json"
 """The store of earlier versions, imported once into the journal."""
-BATCH_SECONDS = 0.005
-"""How long an event waits to be written with those that follow it."""
-WRITE_GAP_SECONDS = 0.02
-"""Batches are written at least this far apart: a transaction costs about 0.4 ms at a
-full-speed stream (its pages rewritten in the WAL), so a stream pays it 50 times a second
-at most, and a kill loses at most the last 20 ms (which the agent's replay still holds)."""
+BATCH_SECONDS = 0.05
+"""Events are written together once the oldest has waited this long, on the wakeup the
+next event's arrival makes anyway: a stream pays a transaction (about 0.2 to 0.4 ms, its
+pages rewritten in the WAL) ten times a second at most, and no wakeup of its own."""
+LINGER_SECONDS = 0.1
+"""The longest an event waits when nothing follows it: the journal's only wakeup of its
+own. A kill loses at most this much of a reply (the agent's replay still holds it); a
+turn's end is written at once."""
 EventFields = tuple[str, int, "str | None", str, str, bool]
 """An event's row as it waits for its batch: all but its time (``EventRow``'s order)."""
 BACKLOG_LIMIT = 200_000
@@ -89,10 +90,11 @@ class SessionLibrary:
         self._runs: dict[str, _Run] = {}
         """Per session, the run of text chunks its next chunk may join."""
         self._pending_blobs: list[BlobRef] = []
-        self._batch: asyncio.TimerHandle | None = None
-        """The write of the waiting events, once scheduled."""
-        self._last_write = -WRITE_GAP_SECONDS
-        """When the last batch was written (the event loop's clock)."""
+        self._batch: asyncio.Handle | None = None
+        """The write of the waiting events, once scheduled: a timer, or at the end of
+        this loop turn."""
+        self._batch_since = 0.0
+        """When the oldest waiting event came (the event loop's clock)."""
 
     @property
     def problem(self) -> str | None:
@@ -156,7 +158,7 @@ class SessionLibrary:
 
     def _keep(self, row: EventFields, piece: Piece | None) -> None:
         """Events are written in batches (see :data:`BATCH_SECONDS`,
-        :data:`WRITE_GAP_SECONDS`), a run of text chunks one row."""
+        :data:`LINGER_SECONDS`), a run of text chunks one row."""
         self._pending.append((row, piece))
         self._write_soon()
 
@@ -178,14 +180,20 @@ class SessionLibrary:
         self._write_soon()
 
     def _write_soon(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (goose-ls stopping): now
+            self.write_events()
+            return
         if self._batch is None:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:  # no loop (goose-ls stopping): now
-                self.write_events()
-                return
-            wait = max(BATCH_SECONDS, self._last_write + WRITE_GAP_SECONDS - loop.time())
-            self._batch = loop.call_later(wait, self.write_events)
+            self._batch_since = loop.time()
+            self._batch = loop.call_later(LINGER_SECONDS, self.write_events)
+        elif (
+            isinstance(self._batch, asyncio.TimerHandle)
+            and loop.time() - self._batch_since >= BATCH_SECONDS
+        ):  # after the rest of what this wakeup brought
+            self._batch.cancel()
+            self._batch = loop.call_soon(self.write_events)
 
     def write_events(self) -> None:
         """Write the waiting events; a batch that cannot be written (a full disk) waits
@@ -198,8 +206,6 @@ class SessionLibrary:
         self._runs.clear()  # the next chunk starts a row of its own
         if not pending:
             return
-        with contextlib.suppress(RuntimeError):  # no loop: goose-ls stopping
-            self._last_write = asyncio.get_running_loop().time()
         at = now()  # one time for the batch: its events came within milliseconds
         rows: list[EventRow] = []
         pieces: list[Piece | None] = []

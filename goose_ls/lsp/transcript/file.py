@@ -28,6 +28,8 @@ class _Written:
     """The file's inode, size and modification time right after goose-ls wrote it."""
     body_end: int
     """The byte where the body ends (the line break before the prompt section)."""
+    section: str
+    """The prompt section written after it (what the file still holds, while it is ours)."""
 
 
 class TranscriptFile:
@@ -55,19 +57,16 @@ class TranscriptFile:
             out.flush()
             if durable:
                 os.fsync(out.fileno())
-        self._wrote(at + len(new))
+        self._wrote(at + len(new), section)
 
     def section(self) -> str | None:
         """The prompt section the file holds (the user's draft, when no editor shows
-        it), read from where goose-ls knows it starts; None when the file has none."""
+        it): what goose-ls last wrote while the file is unchanged since, else read from
+        it; None when the file has none."""
         written = self._still_ours()
+        if written is not None and written.section.startswith(SENTINEL):
+            return written.section
         try:
-            if written is not None:
-                with self.path.open("rb") as file:
-                    file.seek(written.body_end + 1)
-                    section = file.read().decode()
-                if section.startswith(SENTINEL):
-                    return section
             parts = split_prompt(self.path.read_text(encoding="utf-8"), legacy=True)
         except (OSError, UnicodeDecodeError):
             return None
@@ -76,12 +75,12 @@ class TranscriptFile:
     def _write_whole(self, section: str) -> None:
         above = (self._text.head + self._text.body).encode()
         atomic_write(self.path, f"{self._text.head}{self._text.body}\n{section}")
-        self._wrote(len(above))
+        self._wrote(len(above), section)
 
-    def _wrote(self, body_end: int) -> None:
+    def _wrote(self, body_end: int, section: str) -> None:
         self._saved.whole_body()
         stat = self.path.stat()
-        self._written = _Written((stat.st_ino, stat.st_size, stat.st_mtime_ns), body_end)
+        self._written = _Written((stat.st_ino, stat.st_size, stat.st_mtime_ns), body_end, section)
 
     def _still_ours(self) -> _Written | None:
         """What goose-ls last wrote, if the file is still exactly that."""

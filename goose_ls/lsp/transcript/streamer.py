@@ -4,9 +4,15 @@ Changes pile up in :class:`TranscriptText`; a flush turns all of them into one
 ``workspace/applyEdit`` and waits for the editor's answer before the next, and flushes
 come at most every ``interval`` seconds, so the editor sees a handful of edits a second
 whatever the agent's token rate. The first change after a quiet spell goes out at once,
-and so does the first of a turn's reply (the user is waiting to see it start).
+and so does the first of a turn's reply (the user is waiting to see it start). While text
+streams, a flush rides on the wakeup of the chunk that comes once ``interval`` has passed;
+the streamer's own timer, for a change nothing follows, waits ``LINGER`` intervals, so a
+paced stream costs no wakeups of its own.
 When the transcript is not open in the editor, or the editor cannot apply edits, the
-file on disk is written instead (keeping the user's draft there). While the editor shows
+file on disk is written instead (keeping the user's draft there): at once after a quiet
+spell, then every ``save_interval`` seconds while text streams and at the turn's end (the
+journal holds the chat meanwhile; rewriting a file nobody shows 4 times a second was most
+of what a paced stream cost). While the editor shows
 it, the file is saved too, with the editor's prompt section: at each turn's end and at
 least every ``save_interval`` seconds while text streams in, so an editor quit without
 saving (``:qa!``) loses nothing of the chat, and the user's draft only since that save.
@@ -29,6 +35,9 @@ from goose_ls.lsp.transcript.text import TranscriptText, prompt_section
 from goose_ls.tasks import Tasks, within
 
 log = logging.getLogger(__name__)
+
+LINGER = 2
+"""Intervals a change waits for a flush when no later change brings one sooner."""
 
 ApplyEdit = Callable[[str, Position, Position, str], Awaitable[bool]]
 
@@ -84,9 +93,11 @@ class TranscriptStreamer:
         """Something was rendered; ``urgent`` sends it without waiting out the interval,
         ``save`` also saves the file then (a turn's end)."""
         self._save_now = self._save_now or save
+        if self._unsaved and not (urgent or save) and not self.uses_editor():
+            return  # the file's next save, already due, takes this too
         self._idle.clear()
         self._wake.set()
-        if urgent:
+        if urgent or time.monotonic() - self._last_flush >= self.interval:
             self._hurry.set()
         if self._task is None or self._task.done():
             self._task = self._tasks.run(self._run(), f"streaming {self.path.name}")
@@ -94,6 +105,9 @@ class TranscriptStreamer:
     async def settled(self) -> None:
         """Wait until everything rendered so far has reached the editor or the disk."""
         await self._idle.wait()
+        if self._unsaved and not self.uses_editor():
+            async with self.lock:
+                self._save()
 
     async def close(self) -> None:
         """Send what is left, then stop (the session was closed)."""
@@ -113,7 +127,7 @@ class TranscriptStreamer:
                         self._save()
                     continue
             await self._wake.wait()
-            wait = self._last_flush + self.interval - time.monotonic()
+            wait = self._last_flush + LINGER * self.interval - time.monotonic()
             if wait > 0 and not self._hurry.is_set():
                 with contextlib.suppress(asyncio.TimeoutError):
                     await within(wait, self._hurry.wait())
@@ -133,8 +147,13 @@ class TranscriptStreamer:
 
     async def _flush(self) -> None:
         if not self.uses_editor():
-            if self.text.dirty:
+            if not self.text.dirty:
+                return
+            if self._save_now or time.monotonic() - self._saved_at >= self.save_interval:
+                self._saved_at = time.monotonic()
                 self.write_file()
+            else:  # written when the save is due: the journal holds it meanwhile
+                self._unsaved = True
             return
         edit = self.text.take_pending()
         if edit is None:
@@ -160,8 +179,10 @@ class TranscriptStreamer:
         """Save what the editor shows, its prompt section as it is there now (a failed
         save is tried again ``save_interval`` later)."""
         self._saved_at = time.monotonic()
-        if not self.uses_editor():  # closed meanwhile: the file is the copy now
-            self._unsaved = self._save_now = False
+        if not self.uses_editor():  # the file is the only copy: write what it lacks
+            self._unsaved = False
+            if self.text.dirty:
+                self.write_file()
             return
         section = self._editor_section()
         section = self._section_on_disk() if section is None else section
