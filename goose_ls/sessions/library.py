@@ -33,6 +33,7 @@ from goose_ls.sessions.search import Hit
 from goose_ls.sessions.session import IndexedEvent
 from goose_ls.sessions.store import SessionStore
 from goose_ls.sessions.texts import SPEAKERS, Piece, piece_of_event
+from goose_ls.tasks import Tasks
 
 log = logging.getLogger(__name__)
 
@@ -81,9 +82,13 @@ class _Run:
 
 
 class SessionLibrary:
-    def __init__(self, folder: Path, write_failed: WriteFailed) -> None:
+    def __init__(self, folder: Path, write_failed: WriteFailed, tasks: Tasks | None = None) -> None:
+        """``tasks`` run the journal's checkpoint when a turn ends (without them, SQLite's
+        own safety net does, inside a commit)."""
         self.store = SessionStore(folder / JOURNAL, write_failed, legacy=folder / LEGACY)
         self.store.load()
+        self._tasks = tasks
+        self._checkpoint: asyncio.Task[None] | None = None
         self._pending: list[tuple[EventFields, Piece | None] | _Run] = []
         """Events to journal: their row (time aside) and the text each adds to its message,
         or a run of text chunks."""
@@ -143,6 +148,15 @@ class SessionLibrary:
         elif isinstance(event, events.TurnEnded):
             self.store.put(record)
             self.write_events()  # before the editor hears of it: a whole turn survives a kill
+            self._checkpoint_soon()
+
+    def _checkpoint_soon(self) -> None:
+        """Checkpoint the journal in a thread, the stream it waited for being over."""
+        if self._tasks is None or (self._checkpoint and not self._checkpoint.done()):
+            return
+        self._checkpoint = self._tasks.run(
+            asyncio.to_thread(self.store.checkpoint), "journal checkpoint"
+        )
 
     def hold(self, session_id: str) -> None:
         """Open ``session_id`` here; refused while another goose-ls has it open."""
@@ -235,6 +249,7 @@ class SessionLibrary:
         """Save what is only in memory (the last indices, events not yet written): every
         index handed out is saved now, so the next run needs no reservation above them."""
         self.write_events()
+        self.store.write_texts()
         self.store.save(release=True)
 
     def first_index(self, session_id: str) -> int:

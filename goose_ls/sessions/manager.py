@@ -75,7 +75,7 @@ class SessionManager:
         for leftovers in (folder, folder / "transcripts"):
             remove_stale_temps(leftovers)
         self._folder = folder
-        self.library = SessionLibrary(folder, listener.cannot_write)
+        self.library = SessionLibrary(folder, listener.cannot_write, tasks)
         self.registry = Registry(self.library, listener.session_event)
         self.retention = Retention(
             self.library.store,

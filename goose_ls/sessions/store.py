@@ -241,10 +241,25 @@ class SessionStore:
             log.warning("cannot read the session store %s: %s", self.path, exc)
             return []
 
+    def checkpoint(self) -> None:
+        """Checkpoint the journal's WAL (blocking: call it from a thread)."""
+        if not self.usable:
+            return
+        try:
+            schema.checkpoint(self.path)
+        except sqlite3.Error as exc:  # the next turn's end tries again
+            log.warning("cannot checkpoint the session store %s: %s", self.path, exc)
+
+    def write_texts(self) -> None:
+        """Add the journaled text still waiting to its messages' rows (see :mod:`.texts`)."""
+        if self._texts.waiting():
+            self._write(lambda db: self._texts.add(db, [], [], every=True))
+
     def search(self, query: str, limit: int) -> list[search.Hit]:
         """Messages that hold ``query``, newest first (see :mod:`.search`)."""
         if self._db is None:
             return []
+        self.write_texts()
         self._write(search.catch_up)
         try:
             return search.find(self._db, query, limit)
@@ -290,6 +305,7 @@ class SessionStore:
         }
 
     def close(self) -> None:
+        self.write_texts()
         if self._db is not None:
             self._db.close()
             self._db = None

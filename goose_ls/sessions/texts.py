@@ -3,7 +3,10 @@
 Streamed text reaches the journal one token per event, so a phrase is cut across rows.
 The ``texts`` table holds one row per message (what the user sent, a reply, a thought,
 a tool call's title), keyed by its session and the index of its first event, its text
-appended as the chunks come, in the transaction that journals them. A long message goes
+appended as the chunks come, in a transaction that journals them: when the message ends,
+else once its oldest unwritten text is :data:`LAG_SECONDS` old, or before a search. (A
+page rewritten at every batch of a long reply cost more than journaling its events; a
+kill loses at most the last second of a reply from search, never from the chat.) A long message goes
 on in a new page that starts with the last :data:`OVERLAP` characters of the one before:
 an append never rewrites more than a page (the cost stays flat however long the reply),
 and a phrase of up to :data:`OVERLAP` characters is never cut in two.
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -28,6 +32,8 @@ PAGE_CHARS = 4000
 """A page grows to about this many characters before its message goes on in the next."""
 OVERLAP = 200
 """Characters of a page repeated at the start of the next one."""
+LAG_SECONDS = 1.0
+"""How long a message's streamed text may wait to be added to its row."""
 BACKFILL_BATCH = 5000
 """Journal rows read at a time when the texts are rebuilt from the events."""
 
@@ -132,6 +138,8 @@ class _Message:
     tail: str = ""
     """The page's last :data:`OVERLAP` characters."""
     waiting: list[str] = attrs.Factory(list)
+    since: float = 0.0
+    """When the oldest waiting text came (``time.monotonic()``)."""
 
 
 class TextIndex:
@@ -143,46 +151,82 @@ class TextIndex:
 
     def reset(self) -> None:
         """The batch's transaction was rolled back: what was written of the open messages
-        is not known any more, so their next text starts rows of their own."""
+        is not known any more, so their next text starts rows of their own (the text
+        still waiting is given up: search misses it, the journal keeps its events)."""
         self._open.clear()
 
     def add(
-        self, db: sqlite3.Connection, rows: Sequence[EventRow], pieces: Sequence[Piece | None]
+        self,
+        db: sqlite3.Connection,
+        rows: Sequence[EventRow],
+        pieces: Sequence[Piece | None],
+        every: bool = False,
     ) -> None:
-        """Add a batch of journaled events: one write per message the batch touches."""
-        touched: list[tuple[str, _Message]] = []
+        """Add a batch of journaled events: the text of each message that ended, and of
+        those waiting :data:`LAG_SECONDS` (``every``: all of it, a search is coming)."""
+        now = time.monotonic()
         for row, piece in zip(rows, pieces, strict=True):
             current = self._open.get(row.session_id)
             if piece is None:
                 if current is not None and row.kind not in QUIET:
-                    del self._open[row.session_id]  # something else shows: the message ends
+                    self._end(db, row.session_id)  # something else shows: the message ends
                 continue
             if (
                 current is None
                 or piece.kind == TOOL
                 or (current.kind, current.message_id) != (piece.kind, row.message_id)
             ):
+                self._end(db, row.session_id)
                 current = _Message(row.idx, row.message_id, piece.kind, row.at)
                 self._open[row.session_id] = current
             if not current.waiting:
-                touched.append((row.session_id, current))
+                current.since = now
             current.waiting.append(piece.text)
-        for session_id, message in touched:
+        for session_id, message in self._open.items():
+            if message.waiting and (every or now - message.since >= LAG_SECONDS):
+                _write(db, session_id, message)
+
+    def waiting(self) -> bool:
+        """Whether some journaled text is not in its row yet."""
+        return any(message.waiting for message in self._open.values())
+
+    def _end(self, db: sqlite3.Connection, session_id: str) -> None:
+        message = self._open.pop(session_id, None)
+        if message is not None and message.waiting:
             _write(db, session_id, message)
 
 
 def _write(db: sqlite3.Connection, session_id: str, message: _Message) -> None:
+    """Add the message's waiting text: its page filled up to :data:`PAGE_CHARS`, the rest
+    on new pages."""
     text = "".join(message.waiting)
     message.waiting.clear()
-    if message.row is not None and message.length + len(text) <= PAGE_CHARS:
-        appended = db.execute("UPDATE texts SET text = text || ? WHERE id = ?", (text, message.row))
-        if appended.rowcount:
-            # Apart, and only when needed: setting the flag rewrites its index's page.
-            db.execute("UPDATE texts SET indexed = 0 WHERE id = ? AND indexed = 1", (message.row,))
-            message.length += len(text)
-            message.tail = (message.tail + text)[-OVERLAP:]
-            return
-    if message.row is not None:  # the page is full (or its row is gone): the next page
+    at = 0  # what is written of it (no slicing off the rest: a reply can be megabytes)
+    while at < len(text):
+        if message.row is not None and message.length < PAGE_CHARS:
+            room = PAGE_CHARS - message.length
+            if _append(db, message, text[at : at + room]):
+                at += room
+                continue
+        _new_page(db, session_id, message, text[at : at + PAGE_CHARS])
+        at += PAGE_CHARS
+
+
+def _append(db: sqlite3.Connection, message: _Message, text: str) -> bool:
+    """Append to the message's page; False when its row is gone."""
+    appended = db.execute("UPDATE texts SET text = text || ? WHERE id = ?", (text, message.row))
+    if not appended.rowcount:
+        return False
+    # Apart, and only when needed: setting the flag rewrites its index's page.
+    db.execute("UPDATE texts SET indexed = 0 WHERE id = ? AND indexed = 1", (message.row,))
+    message.length += len(text)
+    message.tail = (message.tail + text)[-OVERLAP:]
+    return True
+
+
+def _new_page(db: sqlite3.Connection, session_id: str, message: _Message, text: str) -> None:
+    """The message's first page, or the next one (starting with the last one's tail)."""
+    if message.row is not None:
         message.page += 1
         text = message.tail + text
     inserted = db.execute(
@@ -211,4 +255,4 @@ def migrate(db: sqlite3.Connection) -> None:
     journal = db.execute("SELECT * FROM events ORDER BY session_id, idx")
     while batch := journal.fetchmany(BACKFILL_BATCH):
         rows = [EventRow(*row) for row in batch]
-        index.add(db, rows, [_stored_piece(row) for row in rows])
+        index.add(db, rows, [_stored_piece(row) for row in rows], every=True)

@@ -58,6 +58,7 @@ def test_a_long_reply_goes_on_in_pages_and_a_phrase_across_two_is_found(
     library = _library(tmp_path)
     filler = "x" * (texts.PAGE_CHARS - len(PHRASE) // 2)
     _stream(library, f"{filler} {PHRASE} {filler}", 50)
+    library.store.write_texts()  # the reply goes on: its text waits until a search, else
     with contextlib.closing(sqlite3.connect(tmp_path / "journal.sqlite3")) as db:
         pages = db.execute("SELECT page, length(text) FROM texts ORDER BY page").fetchall()
     assert len(pages) >= 2 and all(n <= texts.PAGE_CHARS + texts.OVERLAP for _, n in pages)
@@ -109,7 +110,9 @@ def test_a_batch_is_one_write_per_message_and_batches_go_on_the_same_row(tmp_pat
     rows = [EventRow("s1", i, "m1", "agent_message_chunk", json.dumps(text), "t") for i in (1, 2)]
     piece = texts.Piece("agent", "ab")
     library.store.append(rows, [piece, piece])
+    library.store.write_texts()
     library.store.append([rows[1]._replace(idx=3)], [piece])
+    library.store.write_texts()
     with contextlib.closing(sqlite3.connect(tmp_path / "journal.sqlite3")) as db:
         assert db.execute("SELECT first_idx, page, text FROM texts").fetchall() == [
             (1, 0, "ababab")
@@ -210,3 +213,29 @@ def test_snippets_and_excerpts() -> None:
     assert search.fts_query('say "hi') == '"say ""hi" *'
     assert search.fts_query("done.") == '"done."'
     assert search.like("50%_\\") == "%50\\%\\_\\\\%"
+
+
+def test_a_streaming_message_is_added_to_its_row_once_it_ends_or_a_second_on(
+    tmp_path: Path, backend: str
+) -> None:
+    """Its events are journaled at once; its searchable text waits (a row rewritten at
+    every batch cost more than the events), and a search still finds all of it."""
+    library = _library(tmp_path)
+
+    def rows() -> list[str]:
+        with contextlib.closing(sqlite3.connect(tmp_path / "journal.sqlite3")) as db:
+            return [text for (text,) in db.execute("SELECT text FROM texts ORDER BY page")]
+
+    _stream(library, "the zebra ", 5)
+    assert rows() == [] and len(library.history("s1")) == 2
+    with mock.patch.object(texts.time, "monotonic", lambda: 1e9):  # a second on
+        journal_event(
+            library, "s1", events.AgentMessageChunk({"type": "text", "text": "ran"}), 3, "m1"
+        )
+    assert rows() == ["the zebra ran"]
+    journal_event(
+        library, "s1", events.AgentMessageChunk({"type": "text", "text": " far"}), 4, "m1"
+    )
+    assert [h.snippet for h in library.search("far", 10)] == ["the zebra ran far"]
+    journal_event(library, "s1", events.ToolCall("c1", "look"), 5, "m1")  # the reply ends
+    assert rows() == ["the zebra ran far"]
