@@ -6,16 +6,17 @@ come at most every ``interval`` seconds, so the editor sees a handful of edits a
 whatever the agent's token rate. The first change after a quiet spell goes out at once,
 and so does the first of a turn's reply (the user is waiting to see it start). While text
 streams, a flush rides on the wakeup of the chunk that comes once ``interval`` has passed;
-the streamer's own timer, for a change nothing follows, waits ``LINGER`` intervals, so a
-paced stream costs no wakeups of its own.
+the streamer's own timers wait ``LINGER`` intervals, so a paced stream costs it at most
+two wakeups a second, not one per chunk.
+
 When the transcript is not open in the editor, or the editor cannot apply edits, the
 file on disk is written instead (keeping the user's draft there): at once after a quiet
-spell, then every ``save_interval`` seconds while text streams and at the turn's end (the
-journal holds the chat meanwhile; rewriting a file nobody shows 4 times a second was most
-of what a paced stream cost). While the editor shows
-it, the file is saved too, with the editor's prompt section: at each turn's end and at
-least every ``save_interval`` seconds while text streams in, so an editor quit without
-saving (``:qa!``) loses nothing of the chat, and the user's draft only since that save.
+spell, then every ``save_interval`` seconds while text streams, when the stream pauses
+for ``LINGER`` intervals (a replay ends with no turn's end), and at the turn's end; the
+journal holds the chat meanwhile (rewriting a file nobody shows 4 times a second was most
+of what a paced stream cost). While the editor shows it, the file is saved too, with the
+editor's prompt section, as often, so an editor quit without saving (``:qa!``) loses
+nothing of the chat, and the user's draft only since that save.
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ class TranscriptStreamer:
         """When the last edit went out: never, so the first goes at once (``monotonic()``
         counts from boot on Linux, and may be below ``interval`` on a new machine)."""
         self._saved_at = -math.inf
+        self._changed_at = -math.inf
+        """When the last change was rendered."""
         self._unsaved = False
         """The editor shows changes the file does not have yet."""
         self._save_now = False
@@ -93,6 +96,7 @@ class TranscriptStreamer:
         """Something was rendered; ``urgent`` sends it without waiting out the interval,
         ``save`` also saves the file then (a turn's end)."""
         self._save_now = self._save_now or save
+        self._changed_at = time.monotonic()
         if self._unsaved and not (urgent or save) and not self.uses_editor():
             return  # the file's next save, already due, takes this too
         self._idle.clear()
@@ -118,14 +122,20 @@ class TranscriptStreamer:
     async def _run(self) -> None:
         while True:
             if self._unsaved and not self._wake.is_set():
-                # Nothing to send: wait for more, or until the file's save is due.
-                due = self._saved_at + self.save_interval - time.monotonic()
+                # Nothing to send: wait for more, or until the file's save is due, or
+                # until the stream pauses (a replay ends with no turn's end to say so).
+                save_at = self._saved_at + self.save_interval
+                paused_at = self._changed_at + LINGER * self.interval
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await within(max(due, 0.0), self._wake.wait())
+                    await within(
+                        max(min(save_at, paused_at) - time.monotonic(), 0.0), self._wake.wait()
+                    )
                 if not self._wake.is_set():
-                    async with self.lock:
-                        self._save()
-                    continue
+                    now = time.monotonic()
+                    if now >= save_at or now >= self._changed_at + LINGER * self.interval:
+                        async with self.lock:
+                            self._save()
+                continue
             await self._wake.wait()
             wait = self._last_flush + LINGER * self.interval - time.monotonic()
             if wait > 0 and not self._hurry.is_set():
