@@ -39,7 +39,11 @@ class NoTexts(TextIndex):
     """The journal as it was before search: events only."""
 
     def add(
-        self, db: sqlite3.Connection, rows: Sequence[EventRow], pieces: Sequence[Piece | None]
+        self,
+        db: sqlite3.Connection,
+        rows: Sequence[EventRow],
+        pieces: Sequence[Piece | None],
+        every: bool = False,
     ) -> None:
         pass
 

@@ -228,7 +228,7 @@ def test_a_streaming_message_is_added_to_its_row_once_it_ends_or_a_second_on(
 
     _stream(library, "the zebra ", 5)
     assert rows() == [] and len(library.history("s1")) == 2
-    with mock.patch.object(texts.time, "monotonic", lambda: 1e9):  # a second on
+    with mock.patch("time.monotonic", lambda: 1e9):  # a second on
         journal_event(
             library, "s1", events.AgentMessageChunk({"type": "text", "text": "ran"}), 3, "m1"
         )
