@@ -31,6 +31,7 @@ from acp.schema import ToolCallUpdate as AcpToolCallUpdate
 from pydantic import BaseModel
 
 from goose_ls import events
+from goose_ls.agent.cancelling import Serving
 from goose_ls.agent.interface import AgentCallbacks, ClientRefusal, ClientTools, model_json
 from goose_ls.wire import WireError, from_wire
 
@@ -92,9 +93,11 @@ _CHUNK_TYPES: dict[
 class AcpClient:
     """Implements the SDK's ``Client`` interface by delegating to :class:`AgentCallbacks`."""
 
-    def __init__(self, callbacks: AgentCallbacks, tools: ClientTools) -> None:
+    def __init__(self, callbacks: AgentCallbacks, tools: ClientTools, serving: Serving) -> None:
+        """``serving`` runs each request's work, so the agent can withdraw it."""
         self._callbacks = callbacks
         self._tools = tools
+        self._serve = serving.run
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         # No await before the hand-off: updates must reach the session in arrival order.
@@ -111,7 +114,7 @@ class AcpClient:
     ) -> RequestPermissionResponse:
         call = from_wire(model_json(tool_call), events.ToolCallUpdate)
         choices = [from_wire(model_json(option), events.PermissionOption) for option in options]
-        chosen = await self._callbacks.request_permission(session_id, call, choices)
+        chosen = await self._serve(self._callbacks.request_permission(session_id, call, choices))
         if chosen is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(
@@ -127,14 +130,14 @@ class AcpClient:
         **_: Any,
     ) -> ReadTextFileResponse:
         with _refusals():
-            text = await self._tools.read_text_file(session_id, path, line, limit)
+            text = await self._serve(self._tools.read_text_file(session_id, path, line, limit))
         return ReadTextFileResponse(content=text)
 
     async def write_text_file(
         self, session_id: str, path: str, content: str, **_: Any
     ) -> WriteTextFileResponse:
         with _refusals():
-            await self._tools.write_text_file(session_id, path, content)
+            await self._serve(self._tools.write_text_file(session_id, path, content))
         return WriteTextFileResponse()
 
     async def create_terminal(
@@ -149,8 +152,10 @@ class AcpClient:
     ) -> CreateTerminalResponse:
         variables = {item.name: item.value for item in env or []}
         with _refusals():
-            terminal_id = await self._tools.create_terminal(
-                session_id, command, list(args or []), variables, cwd, output_byte_limit
+            terminal_id = await self._serve(
+                self._tools.create_terminal(
+                    session_id, command, list(args or []), variables, cwd, output_byte_limit
+                )
             )
         return CreateTerminalResponse(terminal_id=terminal_id)
 
@@ -158,7 +163,9 @@ class AcpClient:
         self, session_id: str, terminal_id: str, **_: Any
     ) -> TerminalOutputResponse:
         with _refusals():
-            output, truncated, status = await self._tools.terminal_output(session_id, terminal_id)
+            output, truncated, status = await self._serve(
+                self._tools.terminal_output(session_id, terminal_id)
+            )
         exit_status = TerminalExitStatus(exit_code=status[0], signal=status[1]) if status else None
         return TerminalOutputResponse(output=output, truncated=truncated, exit_status=exit_status)
 
@@ -166,21 +173,23 @@ class AcpClient:
         self, session_id: str, terminal_id: str, **_: Any
     ) -> WaitForTerminalExitResponse:
         with _refusals():
-            code, signal = await self._tools.wait_for_terminal_exit(session_id, terminal_id)
+            code, signal = await self._serve(
+                self._tools.wait_for_terminal_exit(session_id, terminal_id)
+            )
         return WaitForTerminalExitResponse(exit_code=code, signal=signal)
 
     async def kill_terminal(
         self, session_id: str, terminal_id: str, **_: Any
     ) -> KillTerminalResponse:
         with _refusals():
-            await self._tools.kill_terminal(session_id, terminal_id)
+            await self._serve(self._tools.kill_terminal(session_id, terminal_id))
         return KillTerminalResponse()
 
     async def release_terminal(
         self, session_id: str, terminal_id: str, **_: Any
     ) -> ReleaseTerminalResponse:
         with _refusals():
-            await self._tools.release_terminal(session_id, terminal_id)
+            await self._serve(self._tools.release_terminal(session_id, terminal_id))
         return ReleaseTerminalResponse()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

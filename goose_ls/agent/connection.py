@@ -7,7 +7,7 @@ Every failure becomes an :class:`AgentError` with a message fit for the user. A 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
 import attrs
@@ -22,6 +22,7 @@ from acp.schema import (
 )
 
 from goose_ls import __version__
+from goose_ls.agent.cancelling import SENDING, RequestId, Ticket
 from goose_ls.agent.client import AcpClient
 from goose_ls.agent.interface import AgentCallbacks, ClientTools, SessionOptions, model_json
 from goose_ls.agent.transport import READER_GRACE, AgentTransport
@@ -85,12 +86,14 @@ class AgentConnection:
         settings: AgentSettings,
         generation: int,
         gone: asyncio.Future[str],
+        withdraw: Withdraw | None = None,
     ) -> None:
         self._conn = conn
         self.profile = profile
         self._settings = settings
         self.generation = generation
         self._gone = gone
+        self._withdraw = withdraw
 
     @property
     def alive(self) -> bool:
@@ -172,25 +175,45 @@ class AgentConnection:
         await self._call("session/cancel", self._conn.cancel(session_id=session_id), 5.0)
 
     async def _call(self, method: str, request: Awaitable[T], timeout: float | None) -> T:
-        return await call_agent(method, request, timeout, self._gone)
+        return await call_agent(method, request, timeout, self._gone, self._withdraw)
+
+
+Withdraw = Callable[[RequestId], None]
+"""Tells the agent goose-ls gave up one of its requests (``$/cancel_request``)."""
 
 
 async def call_agent(
-    method: str, request: Awaitable[T], timeout: float | None, gone: asyncio.Future[str]
+    method: str,
+    request: Awaitable[T],
+    timeout: float | None,
+    gone: asyncio.Future[str],
+    withdraw: Withdraw | None = None,
 ) -> T:
-    """Await ``request``; fail at once if the agent dies (``gone``) and after ``timeout``."""
+    """Await ``request``; fail at once if the agent dies (``gone``) and after ``timeout``.
+    A request given up (this task cancelled, or timed out) is ``withdraw``-n at the agent."""
     if gone.done():
         if asyncio.iscoroutine(request):
             request.close()
         raise AgentGone(gone.result())
-    task: asyncio.Future[Any] = asyncio.ensure_future(request)
+    ticket = Ticket()
+    sending = SENDING.set(ticket)  # the task below inherits it, and sends the request
+    try:
+        task: asyncio.Future[Any] = asyncio.ensure_future(request)
+    finally:
+        SENDING.reset(sending)
     watcher: asyncio.Future[Any] = asyncio.ensure_future(asyncio.shield(gone))
+
+    def give_up() -> None:
+        if not task.done() and ticket.request_id is not None and withdraw is not None:
+            withdraw(ticket.request_id)
+        task.cancel()
+
     try:
         done, _ = await asyncio.wait(
             {task, watcher}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
         )
     except asyncio.CancelledError:
-        task.cancel()
+        give_up()
         raise
     finally:
         watcher.cancel()
@@ -201,9 +224,10 @@ async def call_agent(
             raise AgentError(_describe_request_error(method, exc), exc.code) from exc
         except ConnectionError:
             raise AgentGone(await _reason_gone(gone)) from None
-    task.cancel()
     if gone.done():
+        task.cancel()
         raise AgentGone(gone.result())
+    give_up()
     raise AgentError(f"the agent did not answer {method} within {timeout:g} s")
 
 
@@ -236,7 +260,8 @@ def connect(
 ) -> ClientSideConnection:
     """The SDK's connection over the agent's pipes, through goose-ls's transport."""
     # AcpClient implements the part of the SDK's Client that goose-ls advertises.
-    return connect_to_agent(cast("Client", AcpClient(callbacks, tools)), transport)
+    client = AcpClient(callbacks, tools, transport.serving)
+    return connect_to_agent(cast("Client", client), transport)
 
 
 async def handshake(
@@ -244,6 +269,7 @@ async def handshake(
     settings: AgentSettings,
     generation: int,
     gone: asyncio.Future[str],
+    withdraw: Withdraw | None = None,
 ) -> AgentConnection:
     """``initialize``: say what goose-ls offers, learn what the agent does."""
     response = await call_agent(
@@ -260,5 +286,6 @@ async def handshake(
         ),
         settings.request_timeout,
         gone,
+        withdraw,
     )
-    return AgentConnection(conn, AgentProfile(response), settings, generation, gone)
+    return AgentConnection(conn, AgentProfile(response), settings, generation, gone, withdraw)

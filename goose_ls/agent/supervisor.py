@@ -171,7 +171,7 @@ class AgentSupervisor:
             self._wait_for_exit(process, transport, generation, gone, conn),
             f"agent {process.pid} exit",
         )
-        connection = await handshake(conn, self.settings, generation, gone)
+        connection = await handshake(conn, self.settings, generation, gone, transport.withdraw)
         profile = connection.profile
         self._connection = connection
         self._set_status(

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from goose_ls import events
+from goose_ls.agent.cancelling import CANCEL_REQUEST, SERVING, RequestId, Serving, note_sent
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +58,23 @@ class AgentTransport:
         self.ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         """Set, with the reason, when nothing more can be read from the agent."""
         self._in_a_row = 0
+        self.serving = Serving()
+        """The agent's requests being served, which it may withdraw."""
 
     async def send(self, message: dict[str, Any]) -> None:
+        note_sent(message)
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         async with self._write_lock:
             self._writer.write(data)
             await self._writer.drain()
+
+    def withdraw(self, request_id: RequestId) -> None:
+        """Tell the agent goose-ls gave up its request ``request_id`` (``$/cancel_request``);
+        written at once, from a task being cancelled (one write: lines never interleave)."""
+        if self._writer.is_closing():
+            return
+        message = {"jsonrpc": "2.0", "method": CANCEL_REQUEST, "params": {"requestId": request_id}}
+        self._writer.write(json.dumps(message).encode() + b"\n")
 
     async def receive(self) -> dict[str, Any] | None:
         self._in_a_row += 1
@@ -78,9 +90,14 @@ class AgentTransport:
                 message = self._decode(line)
                 if message is None:
                     continue
+                if message.get("method") == CANCEL_REQUEST:
+                    self.serving.withdraw(message.get("params"))
+                    continue
                 on_text = self._on_text
                 chunk = text_chunk(message) if on_text is not None else None
                 if on_text is None or chunk is None:
+                    # The SDK starts the task that serves a request next: it inherits the id.
+                    SERVING.set(message.get("id") if "method" in message else None)
                     return message
                 # After the tasks the SDK started for the messages before it: in order.
                 asyncio.get_running_loop().call_soon(on_text, *chunk)

@@ -147,6 +147,10 @@ class Permissions:
         )
         try:
             answered = await answer
+        except asyncio.CancelledError:  # the agent withdrew its request: the card says so
+            self.audit.record(session_id, tool, target.describe(), "cancelled", "agent")
+            self._registry.record(session, events.PermissionResolved(request_id, "cancelled"))
+            raise
         finally:
             del self._pending[request_id]
         chosen = answered[1] if answered else None

@@ -25,6 +25,7 @@ def schema_errors(record: Path) -> list[str]:
         "session/set_mode": schema.SetSessionModeRequest,
         "session/prompt": schema.PromptRequest,
         "session/cancel": schema.CancelNotification,
+        "$/cancel_request": schema.CancelRequestNotification,
         "session/list": schema.ListSessionsRequest,
         "session/close": schema.CloseSessionRequest,
         "session/set_config_option": (

@@ -16,6 +16,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from goose_ls.tasks import within
+
 LINE_LIMIT = 64 * 1024 * 1024
 
 
@@ -86,12 +88,22 @@ class Peer:
                 else:
                     future.set_result(message.get("result"))
 
-    async def request(self, method: str, params: dict[str, Any]) -> Any:
+    async def request(
+        self, method: str, params: dict[str, Any], withdraw_after: float | None = None
+    ) -> Any:
+        """Send a request and wait for its answer; ``withdraw_after`` seconds on, withdraw
+        it with ``$/cancel_request`` (the answer is still awaited: it must come)."""
         self._next_id += 1
         request_id = self._next_id
         answer = self._pending[request_id] = asyncio.get_running_loop().create_future()
         _append(self.sent, {"id": request_id, "method": method})
         await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        if withdraw_after is None:
+            return await answer
+        try:
+            return await within(withdraw_after, asyncio.shield(answer))
+        except asyncio.TimeoutError:
+            await self.notify("$/cancel_request", {"requestId": request_id})
         return await answer
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:

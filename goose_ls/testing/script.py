@@ -30,7 +30,8 @@ Steps (one key each, plus options): ``text`` (``chunks``, ``delay``), ``thought`
 ``time.monotonic_ns()``, padded to ``size`` bytes, at ``rate`` chunks a second or at
 once; for benchmarks), ``toolCall``, ``toolUpdate`` (``repeat``: sent that many times), ``plan``, ``usage``, ``commands``, ``mode``,
 ``configOptions``, ``sessionInfo``, ``update`` (a raw update object), ``permission``
-(goose's four options unless ``options`` is given), ``sleep``, ``waitForCancel``, ``raw``
+(goose's four options unless ``options`` is given; ``withdrawAfter``: that many seconds
+on, withdraw it with ``$/cancel_request`` and say the answer, ``[permission: error -32800]``), ``sleep``, ``waitForCancel``, ``raw``
 (a raw stdout line), ``rawHex``, ``bigText`` (one chunk of N bytes), ``bigRaw``,
 ``halfLine`` (half a line, then exit), ``crash`` (exit code), ``hang``, ``stderr``,
 ``stopReason``, ``error`` (``{"code", "message", "data"}`` as the prompt's reply),

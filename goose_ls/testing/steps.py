@@ -250,16 +250,26 @@ class StepPlayer:
     async def ask_permission(
         self, session_id: str, spec: dict[str, Any], cancel: asyncio.Event
     ) -> None:
-        response = await self.peer.request(
-            "session/request_permission",
-            {
-                "sessionId": session_id,
-                "toolCall": {"kind": "other", "status": "pending", **spec.get("toolCall", spec)},
-                "options": spec.get("options", GOOSE_PERMISSION_OPTIONS),
-            },
-        )
-        outcome = response["outcome"]
-        answer = outcome.get("optionId") or outcome["outcome"]
+        call = {key: value for key, value in spec.items() if key != "withdrawAfter"}
+        try:
+            response = await self.peer.request(
+                "session/request_permission",
+                {
+                    "sessionId": session_id,
+                    "toolCall": {
+                        "kind": "other",
+                        "status": "pending",
+                        **spec.get("toolCall", call),
+                    },
+                    "options": spec.get("options", GOOSE_PERMISSION_OPTIONS),
+                },
+                withdraw_after=spec.get("withdrawAfter"),
+            )
+        except RpcError as exc:  # withdrawn: -32800
+            answer = f"error {exc.code}"
+        else:
+            outcome = response["outcome"]
+            answer = outcome.get("optionId") or outcome["outcome"]
         if spec.get("announce", True):
             await self.update(
                 session_id,
