@@ -16,14 +16,19 @@ from acp.client.connection import ClientSideConnection
 from acp.schema import (
     ClientCapabilities,
     FileSystemCapabilities,
+    AcpMcpServer,
+    HttpMcpServer,
     Implementation,
     InitializeResponse,
+    McpServerStdio,
     PromptRequest,
+    SseMcpServer,
 )
 
 from goose_ls import __version__
 from goose_ls.agent.client import AcpClient
 from goose_ls.agent.interface import AgentCallbacks, ClientTools, SessionOptions, model_json
+from goose_ls.agent.mcp import offer
 from goose_ls.agent.transport import READER_GRACE, AgentTransport
 from goose_ls.errors import AgentError, AgentGone
 from goose_ls.settings import AgentSettings
@@ -61,6 +66,13 @@ class AgentProfile:
         return getattr(sessions, name, None) is not None
 
     @property
+    def mcp_transports(self) -> set[str]:
+        """stdio (every agent takes it), and http and sse when advertised."""
+        caps = self.response.agent_capabilities
+        mcp = caps.mcp_capabilities if caps else None
+        return {"stdio"} | {kind for kind in ("http", "sse") if getattr(mcp, kind, False)}
+
+    @property
     def embedded_context(self) -> bool:
         caps = self.response.agent_capabilities
         prompt = caps.prompt_capabilities if caps else None
@@ -70,6 +82,15 @@ class AgentProfile:
         """The ``initialize`` result as camelCase JSON, for status reports."""
         return model_json(self.response)
 
+
+CLIENT = "goose-ls"
+"""``_meta.client`` of ``session/new``: goose keeps a session that has one (a string; it
+refuses anything else) as a user session, listed by goose Desktop, else as an acp one."""
+
+_SDK_SERVERS: dict[str, type[HttpMcpServer | SseMcpServer | McpServerStdio]] = {
+    "http": HttpMcpServer,
+    "sse": SseMcpServer,
+}
 
 LIST_PAGES = 20
 """At most this many ``session/list`` pages are read (goose pages by 50)."""
@@ -91,6 +112,19 @@ class AgentConnection:
         self._settings = settings
         self.generation = generation
         self._gone = gone
+        mcp = offer(
+            settings.mcp_servers,
+            profile.mcp_transports,
+            profile.name,
+            profile.version,
+            settings.command + settings.args,
+        )
+        self._mcp_servers: list[HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio] = [
+            _SDK_SERVERS.get(server.get("type", ""), McpServerStdio).model_validate(server)
+            for server in mcp.servers
+        ]
+        self.mcp_warnings = mcp.warnings
+        """What the user should hear about ``agent.mcpServers`` (said once by the caller)."""
 
     @property
     def alive(self) -> bool:
@@ -99,7 +133,7 @@ class AgentConnection:
     async def new_session(self, cwd: str) -> tuple[str, SessionOptions]:
         response = await self._call(
             "session/new",
-            self._conn.new_session(cwd=cwd, mcp_servers=[]),
+            self._conn.new_session(cwd=cwd, mcp_servers=self._mcp_servers, client=CLIENT),
             self._settings.session_timeout,
         )
         return response.session_id, SessionOptions.of(response)
@@ -107,7 +141,7 @@ class AgentConnection:
     async def load_session(self, session_id: str, cwd: str) -> SessionOptions:
         response = await self._call(
             "session/load",
-            self._conn.load_session(cwd=cwd, session_id=session_id, mcp_servers=[]),
+            self._conn.load_session(cwd=cwd, session_id=session_id, mcp_servers=self._mcp_servers),
             self._settings.session_timeout,
         )
         return SessionOptions.of(response)
