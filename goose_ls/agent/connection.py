@@ -14,9 +14,9 @@ import attrs
 from acp import PROTOCOL_VERSION, Client, RequestError, connect_to_agent
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
+    AcpMcpServer,
     ClientCapabilities,
     FileSystemCapabilities,
-    AcpMcpServer,
     HttpMcpServer,
     Implementation,
     InitializeResponse,

@@ -4,12 +4,13 @@ line, and the servers an agent cannot take (or goose 1.41-1.46's replace) explai
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 import pytest
 
 from goose_ls import settings
 from goose_ls.agent.mcp import offer
-from goose_ls.mcp_servers import McpServer
+from goose_ls.mcp_servers import REDACTED, McpServer
 from goose_ls.wire import converter
 
 SECRET = "hunter2-token-value"
@@ -65,7 +66,7 @@ def test_env_and_header_values_never_reach_a_log_line() -> None:
     described = settings.describe(loaded)
     assert SECRET not in json.dumps(described)
     assert described["agent"]["mcpServers"][0]["env"] == [
-        {"name": "GITHUB_TOKEN", "value": settings.REDACTED}
+        {"name": "GITHUB_TOKEN", "value": REDACTED}
     ]
     _, warnings = settings.load(
         [("x", {"agent": {"mcpServers": [stdio]}}), ("y", {"agent": {"mcpServers": "gh"}})],
@@ -79,7 +80,7 @@ def test_servers_come_from_the_environment_as_json() -> None:
     assert warnings == [] and [s.name for s in loaded.agent.mcp_servers] == ["github"]
 
 
-def _server(entry: dict[str, object]) -> McpServer:
+def _server(entry: Mapping[str, object]) -> McpServer:
     return converter.structure(entry, McpServer)
 
 
