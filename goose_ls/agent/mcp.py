@@ -1,8 +1,8 @@
 """Which of the user's MCP servers go to the agent, and what the user must hear about it.
 
 Every ACP agent takes stdio servers; http and sse ones only go to an agent whose
-``initialize`` advertised ``mcpCapabilities.http`` / ``.sse`` (others would refuse the
-whole ``session/new``). goose 1.41 to 1.46 dropped its own extensions, developer tools
+``initialize`` advertised ``mcpCapabilities.http`` / ``.sse`` (ACP lets others refuse
+them, and goose refuses the whole ``session/new`` over an sse one). goose 1.41 to 1.46 dropped its own extensions, developer tools
 included, as soon as the list was not empty; goose 1.47 merges the two.
 """
 
@@ -39,7 +39,7 @@ def offer(
     ``argv``: its command line, where goose's ``--with-builtin developer`` would be."""
     sent = [server for server in servers if server.type in transports]
     warnings = [
-        f"goose-ls does not offer the MCP server '{server.name}' to {agent}: it is an "
+        f"the MCP server '{server.name}' is not offered to {agent}: it is an "
         f"{server.type} server and {agent} does not take {server.type} MCP servers "
         f"(its initialize answer has no mcpCapabilities.{server.type}). "
         "Use a stdio server, or an agent that takes this kind."
