@@ -15,9 +15,9 @@ from typing import Any
 from goose_ls import __version__
 from goose_ls import settings as settings_model
 from goose_ls.agent.client import RefuseAll
-from goose_ls.agent.connection import AgentProfile
 from goose_ls.agent.discovery import format_version, resolve
 from goose_ls.agent.presets import MINIMUM_GOOSE_VERSION, PRESETS
+from goose_ls.agent.profile import AgentProfile
 from goose_ls.agent.supervisor import AgentSupervisor
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.paths import config_dir, data_dir, log_dir

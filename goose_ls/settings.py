@@ -19,6 +19,7 @@ from typing import Any, Literal, get_origin
 
 import attrs
 
+from goose_ls.mcp_servers import REDACTED, McpServer
 from goose_ls.wire import camel, converter, describe_error, to_wire
 from goose_ls.workspace.confinement import DEFAULT_SECRETS
 from goose_ls.workspace.policy import DEFAULT_PROTECTED, Rule
@@ -74,6 +75,10 @@ class AgentSettings:
     goose-ls gives up: no agent starts until ``goose.restart``."""
     restart_window: float = 300.0
     """Seconds over which failures are counted; older ones are forgotten."""
+    mcp_servers: list[McpServer] = attrs.field(
+        factory=list, metadata={"each": True, "secret": True}
+    )
+    """MCP servers offered to the agent with each session (see :mod:`goose_ls.mcp_servers`)."""
 
 
 @attrs.define
@@ -210,17 +215,29 @@ def _apply(target: Any, data: Mapping[str, Any], path: str, source: str, out: li
             continue
         if field.metadata.get("shell_words") and isinstance(value, str):
             value = shlex.split(value)
+        kept = "the earlier value" if field.metadata.get("secret") else json.dumps(to_wire(current))
         if container := _container_problem(field.type, value):
-            out.append(
-                f"{source}: '{key_path}' {container}; keeping {json.dumps(to_wire(current))}"
-            )
+            out.append(f"{source}: '{key_path}' {container}; keeping {kept}")
+            continue
+        if field.metadata.get("each"):
+            setattr(target, field.name, _each(value, field.type, key_path, source, out))
             continue
         try:
             setattr(target, field.name, converter.structure(value, field.type))
         except Exception as exc:
-            out.append(
-                f"{source}: '{key_path}' {describe_error(exc)}; keeping {json.dumps(to_wire(current))}"
-            )
+            out.append(f"{source}: '{key_path}' {describe_error(exc)}; keeping {kept}")
+
+
+def _each(items: list[Any], kind: Any, key_path: str, source: str, out: list[str]) -> list[Any]:
+    """A list whose entries stand alone (MCP servers): a bad one is skipped, not the list."""
+    (item_kind,) = kind.__args__
+    good = []
+    for index, item in enumerate(items):
+        try:
+            good.append(converter.structure(item, item_kind))
+        except Exception as exc:
+            out.append(f"{source}: '{key_path}[{index}]' {describe_error(exc)}; skipped")
+    return good
 
 
 def _container_problem(kind: Any, value: Any) -> str | None:
@@ -244,6 +261,7 @@ def env_overrides(environ: Mapping[str, str] | None = None) -> tuple[dict[str, A
         if raw is None:
             continue
         value: Any = raw
+        shown = f"{name}={REDACTED}" if field.metadata.get("secret") else f"{name}={raw!r}"
         if field.type is not str and not field.metadata.get("shell_words"):
             try:
                 value = json.loads(raw)
@@ -251,13 +269,13 @@ def env_overrides(environ: Mapping[str, str] | None = None) -> tuple[dict[str, A
                 if _wants_string(field.type):
                     value = raw
                 else:
-                    warnings.append(f"environment: {name}={raw!r} is not valid JSON; ignored")
+                    warnings.append(f"environment: {shown} is not valid JSON; ignored")
                     continue
         elif field.metadata.get("shell_words") and raw.lstrip().startswith("["):
             try:
                 value = json.loads(raw)
             except ValueError:
-                warnings.append(f"environment: {name}={raw!r} is not a valid JSON list; ignored")
+                warnings.append(f"environment: {shown} is not a valid JSON list; ignored")
                 continue
         node = result
         for part in dotted[:-1]:
@@ -292,7 +310,6 @@ def load(
     return settings, warnings
 
 
-REDACTED = "<redacted>"
 TOKEN_LIKE = re.compile(
     r"(?i)((?:--?|\b)[\w-]*(?:token|secret|password|passwd|api[_-]?key|auth)[\w-]*[=:])\S+"
     r"|\b(?:sk|pk|rk|ghp|gho|ghs|ghu|github_pat|xox[abpr]|glpat|AKIA|AIza)[\w-]{8,}"
@@ -318,7 +335,11 @@ def _redacted(value: Any) -> Any:
 
 def describe(settings: Settings) -> dict[str, Any]:
     """The effective settings as camelCase JSON (for logs, ``goose/status`` and doctor),
-    with ``agent.env`` values and anything token-like redacted: logs get shared."""
+    with ``agent.env`` values, MCP servers' env and header values and anything token-like
+    redacted: logs get shared."""
     result: dict[str, Any] = _redacted(to_wire(settings))
     result["agent"]["env"] = {name: REDACTED for name in settings.agent.env}
+    result["agent"]["mcpServers"] = [
+        _redacted(server.redacted()) for server in settings.agent.mcp_servers
+    ]
     return result

@@ -74,7 +74,11 @@ async def test_the_agent_is_started_and_used_as_acp_requires(editor: Editor) -> 
     assert init["params"]["protocolVersion"] == 1
     assert init["params"]["clientInfo"]["name"] == "goose-ls"
     (new,) = editor.received("session/new")
-    assert new["params"] == {"cwd": str(editor.workspace), "mcpServers": []}
+    assert new["params"] == {
+        "cwd": str(editor.workspace),
+        "mcpServers": [],
+        "_meta": {"client": "goose-ls"},
+    }
     (prompt,) = editor.received("session/prompt")
     assert prompt["params"]["prompt"] == [{"type": "text", "text": "hi"}]
 

@@ -208,6 +208,9 @@ class RefuseAll:
     async def request_permission(self, *_: Any) -> str | None:
         return None
 
+    def warning(self, message: str) -> None:
+        return None  # doctor reports the agent, not its sessions' MCP servers
+
     async def read_text_file(self, *_: Any) -> str:
         raise ClientRefusal(ClientRefusal.DENIED, "no session here")
 

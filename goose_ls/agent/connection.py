@@ -10,21 +10,25 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
-import attrs
 from acp import PROTOCOL_VERSION, Client, RequestError, connect_to_agent
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
+    AcpMcpServer,
     ClientCapabilities,
     FileSystemCapabilities,
+    HttpMcpServer,
     Implementation,
-    InitializeResponse,
+    McpServerStdio,
     PromptRequest,
+    SseMcpServer,
 )
 
 from goose_ls import __version__
 from goose_ls.agent.cancelling import SENDING, RequestId, Ticket
 from goose_ls.agent.client import AcpClient
 from goose_ls.agent.interface import AgentCallbacks, ClientTools, SessionOptions, model_json
+from goose_ls.agent.mcp import offer
+from goose_ls.agent.profile import AgentProfile
 from goose_ls.agent.transport import READER_GRACE, AgentTransport
 from goose_ls.errors import AgentError, AgentGone
 from goose_ls.settings import AgentSettings
@@ -33,44 +37,14 @@ from goose_ls.tasks import within
 T = TypeVar("T")
 
 
-@attrs.frozen
-class AgentProfile:
-    """What the agent said about itself in ``initialize`` (omitted means unsupported)."""
+CLIENT = "goose-ls"
+"""``_meta.client`` of ``session/new``: goose keeps a session that has one (a string; it
+refuses anything else) as a user session, listed by goose Desktop, else as an acp one."""
 
-    response: InitializeResponse
-
-    @property
-    def name(self) -> str:
-        info = self.response.agent_info
-        return info.name if info else "agent"
-
-    @property
-    def version(self) -> str | None:
-        info = self.response.agent_info
-        return info.version if info else None
-
-    @property
-    def load_session(self) -> bool:
-        return bool(
-            self.response.agent_capabilities and self.response.agent_capabilities.load_session
-        )
-
-    def session_capability(self, name: str) -> bool:
-        """Whether ``sessionCapabilities.<name>`` is advertised (present means supported)."""
-        caps = self.response.agent_capabilities
-        sessions = caps.session_capabilities if caps else None
-        return getattr(sessions, name, None) is not None
-
-    @property
-    def embedded_context(self) -> bool:
-        caps = self.response.agent_capabilities
-        prompt = caps.prompt_capabilities if caps else None
-        return bool(prompt and prompt.embedded_context)
-
-    def describe(self) -> dict[str, Any]:
-        """The ``initialize`` result as camelCase JSON, for status reports."""
-        return model_json(self.response)
-
+_SDK_SERVERS: dict[str, type[HttpMcpServer | SseMcpServer | McpServerStdio]] = {
+    "http": HttpMcpServer,
+    "sse": SseMcpServer,
+}
 
 LIST_PAGES = 20
 """At most this many ``session/list`` pages are read (goose pages by 50)."""
@@ -94,6 +68,19 @@ class AgentConnection:
         self.generation = generation
         self._gone = gone
         self._withdraw = withdraw
+        mcp = offer(
+            settings.mcp_servers,
+            profile.mcp_transports,
+            profile.name,
+            profile.version,
+            settings.command + settings.args,
+        )
+        self._mcp_servers: list[HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio] = [
+            _SDK_SERVERS.get(server.get("type", ""), McpServerStdio).model_validate(server)
+            for server in mcp.servers
+        ]
+        self.mcp_warnings = mcp.warnings
+        """What the user should hear about ``agent.mcpServers`` (said once by the caller)."""
 
     @property
     def alive(self) -> bool:
@@ -102,7 +89,7 @@ class AgentConnection:
     async def new_session(self, cwd: str) -> tuple[str, SessionOptions]:
         response = await self._call(
             "session/new",
-            self._conn.new_session(cwd=cwd, mcp_servers=[]),
+            self._conn.new_session(cwd=cwd, mcp_servers=self._mcp_servers, client=CLIENT),
             self._settings.session_timeout,
         )
         return response.session_id, SessionOptions.of(response)
@@ -110,7 +97,7 @@ class AgentConnection:
     async def load_session(self, session_id: str, cwd: str) -> SessionOptions:
         response = await self._call(
             "session/load",
-            self._conn.load_session(cwd=cwd, session_id=session_id, mcp_servers=[]),
+            self._conn.load_session(cwd=cwd, session_id=session_id, mcp_servers=self._mcp_servers),
             self._settings.session_timeout,
         )
         return SessionOptions.of(response)

@@ -29,6 +29,10 @@ class AgentCallbacks(Protocol):
     ) -> str | None:
         """Return the chosen ``optionId``, or None when the turn was cancelled."""
 
+    def warning(self, message: str) -> None:
+        """Something about the agent's setup the user should hear (once, however often
+        it is said: each start of the agent says it again)."""
+
 
 class ClientTools(Protocol):
     """Files and terminals the agent may ask goose-ls for (when it offers ``fs``/``terminal``)."""

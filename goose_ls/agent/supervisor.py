@@ -174,6 +174,8 @@ class AgentSupervisor:
         connection = await handshake(conn, self.settings, generation, gone, transport.withdraw)
         profile = connection.profile
         self._connection = connection
+        for warning in connection.mcp_warnings:
+            self._callbacks.warning(warning)
         self._set_status(
             AgentStatus(
                 AgentState.RUNNING,

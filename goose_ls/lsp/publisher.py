@@ -134,3 +134,6 @@ class EditorPublisher:
 
     def cannot_write(self, path: Path, error: OSError) -> None:
         self._editor.cannot_write(path, error)
+
+    def warning(self, message: str) -> None:
+        self._editor.warn_once(message, f"goose-ls: {message}")

@@ -55,6 +55,9 @@ class SessionListener(Protocol):
     def cannot_write(self, path: Path, error: OSError) -> None:
         """One of goose-ls's files could not be written; the user should know."""
 
+    def warning(self, message: str) -> None:
+        """Something the user should hear once (the agent floor's setup warnings)."""
+
 
 class SessionManager:
     def __init__(
@@ -144,6 +147,9 @@ class SessionManager:
     ) -> str | None:
         tool_call = await self.tools.proposed(session_id, tool_call)
         return await self.permissions.request(session_id, tool_call, options)
+
+    def warning(self, message: str) -> None:
+        self._listener.warning(message)
 
     def _agent_status(self, status: AgentStatus) -> None:
         if status.state in (AgentState.ERROR, AgentState.STOPPED):

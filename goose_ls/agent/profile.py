@@ -1,0 +1,56 @@
+"""What the agent said about itself in ``initialize``: its name, version and capabilities."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+from acp.schema import InitializeResponse
+
+from goose_ls.agent.interface import model_json
+
+
+@attrs.frozen
+class AgentProfile:
+    """What the agent said about itself in ``initialize`` (omitted means unsupported)."""
+
+    response: InitializeResponse
+
+    @property
+    def name(self) -> str:
+        info = self.response.agent_info
+        return info.name if info else "agent"
+
+    @property
+    def version(self) -> str | None:
+        info = self.response.agent_info
+        return info.version if info else None
+
+    @property
+    def load_session(self) -> bool:
+        return bool(
+            self.response.agent_capabilities and self.response.agent_capabilities.load_session
+        )
+
+    def session_capability(self, name: str) -> bool:
+        """Whether ``sessionCapabilities.<name>`` is advertised (present means supported)."""
+        caps = self.response.agent_capabilities
+        sessions = caps.session_capabilities if caps else None
+        return getattr(sessions, name, None) is not None
+
+    @property
+    def mcp_transports(self) -> set[str]:
+        """stdio (every agent takes it), and http and sse when advertised."""
+        caps = self.response.agent_capabilities
+        mcp = caps.mcp_capabilities if caps else None
+        return {"stdio"} | {kind for kind in ("http", "sse") if getattr(mcp, kind, False)}
+
+    @property
+    def embedded_context(self) -> bool:
+        caps = self.response.agent_capabilities
+        prompt = caps.prompt_capabilities if caps else None
+        return bool(prompt and prompt.embedded_context)
+
+    def describe(self) -> dict[str, Any]:
+        """The ``initialize`` result as camelCase JSON, for status reports."""
+        return model_json(self.response)
