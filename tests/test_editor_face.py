@@ -414,6 +414,13 @@ async def test_each_turn_has_progress_and_cancelling_it_cancels_the_turn(editor:
                     {"toolCall": {"toolCallId": "t1", "title": "read · app.py"}},
                     {"toolUpdate": {"toolCallId": "t1", "status": "completed"}},
                     {"text": "done"},
+                    {
+                        "usage": {
+                            "used": 12345,
+                            "size": 200000,
+                            "cost": {"amount": 0.42, "currency": "EUR"},
+                        }
+                    },
                 ],
                 [{"text": "x" * 400, "chunks": 400, "delay": 0.02}],
             ]
@@ -436,7 +443,7 @@ async def test_each_turn_has_progress_and_cancelling_it_cancels_the_turn(editor:
     assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].cancellable
     messages = [r.message for r in reports[1:-1]]
     assert "read · app.py" in messages and "writing" in messages
-    assert reports[-1].message == "end_turn"
+    assert reports[-1].message == "end_turn · context 12,345 / 200,000 · 0.42 EUR"
 
     await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
     token = await editor.goose.wait_for(

@@ -301,7 +301,10 @@ def test_keys_compose_queue_permission_diff_and_follow(
                     {"permission": {"toolCall": edit}},
                     {"text": "Done:\n```python\nprint(1)\n# not a heading\n```\n", "chunks": 4},
                 ],
-                [{"text": "Second answer.", "chunks": 3}],
+                [
+                    {"text": "Second answer.", "chunks": 3},
+                    {"usage": {"used": 1234567, "size": 2000000}},
+                ],
             ]
         },
         flow="compose",
@@ -336,7 +339,7 @@ def test_keys_compose_queue_permission_diff_and_follow(
     assert "⏳ queued 1: " + SECOND in result["queue-shown"]
     assert result["state-when-queued"].strip() == "waiting for you · 1 queued"
     assert "⏳ queued" not in text
-    assert result["state-after"].strip() == "idle"
+    assert result["state-after"].strip() == "idle · 1.2M/2M", "and how full the context is"
     assert text.rstrip().endswith("Second answer.")
     # The draft stays in the compose buffer; every heading is on a line of its own.
     assert result["draft"] == "my draft, not sent"

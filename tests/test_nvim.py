@@ -215,9 +215,18 @@ def test_permission_choices_are_the_labels_goose_ls_sent(nvim: str, tmp_path: Pa
         nvim,
         tmp_path,
         "permission",
-        {"turns": [[{"permission": PERMISSION_WITH_AGENT_NAMES}, {"text": "done"}]]},
+        {
+            "turns": [
+                [
+                    {"permission": PERMISSION_WITH_AGENT_NAMES},
+                    {"text": "done"},
+                    {"usage": {"used": 12345, "size": 200000}},
+                ]
+            ]
+        },
     )
     assert result["asked"] == "goose wants to run: Edit app.py"
+    assert result["statusline"] == "goose: idle · 12k/200k", "how full the chat's context is"
     assert result["choices"] == LABELS_FOR_AGENT_NAMES == result["sent"]
     assert "🔐 allowed (Allow) by you" in result["text"], "the agent's own word, as chosen"
     assert result["text"].rstrip().endswith("[permission: allow]done")

@@ -237,6 +237,9 @@ in a turn waiting for a permission answer is never."
 (defvar-local goose-ls--compose nil
   "The compose buffer of this chat.")
 
+(defvar-local goose-ls--usage nil
+  "The agent's last usage_update in this chat: how full its context is.")
+
 (defface goose-ls-heading '((t :inherit (bold font-lock-function-name-face)))
   "Headings (`## You', `## goose') in a chat.")
 
@@ -430,7 +433,22 @@ The path is relative to the chat's project when inside it; the lines come from a
                          "waiting for you")
                         (goose-ls--turns "busy")
                         (t "idle"))
-                  (if (> queued 0) (format " · %d queued" queued) "")))))))
+                  (if (> queued 0) (format " · %d queued" queued) "")
+                  (goose-ls--usage-string)))))))
+
+(defun goose-ls--tokens (n)
+  "N tokens in a few characters: 950, 12k, 1.2M."
+  (cond ((>= n 999500) (concat (string-remove-suffix ".0" (format "%.1f" (/ n 1e6))) "M"))
+        ((>= n 1000) (format "%dk" (floor (+ n 500) 1000)))
+        (t (format "%d" n))))
+
+(defun goose-ls--usage-string ()
+  "How full this chat's context is, \" · 12k/200k\"; empty until it has used some."
+  (let ((used (plist-get goose-ls--usage :used))
+        (size (plist-get goose-ls--usage :size)))
+    (if (and (numberp used) (> used 0) (numberp size))
+        (format " · %s/%s" (goose-ls--tokens used) (goose-ls--tokens size))
+      "")))
 
 (defun goose-ls--lighter ()
   (let ((chat (and goose-ls-current-session
@@ -745,7 +763,10 @@ Then send the answer."
         ("permission_resolved" (goose-ls--resolved session update))
         ("note"
          (goose-ls--separate session 'note)
-         (goose-ls--append session (format "> %s\n" (plist-get update :text))))))))
+         (goose-ls--append session (format "> %s\n" (plist-get update :text))))
+        ("usage_update"
+         (with-current-buffer (goose-ls--chat session) (setq goose-ls--usage update))
+         (force-mode-line-update t))))))
 
 (cl-defmethod eglot-handle-notification (server (_method (eql goose/turnEnd)) &rest params)
   "End a turn in its chat and run `goose-ls-turn-end-hook'."

@@ -51,6 +51,7 @@ def session_summary(services: Services, session: Session) -> Json:
         "busy": session.active is not None,
         "waiting": [t.message_id for t in session.waiting],
         "transcript": transcript.uri if transcript else None,
+        "usage": to_wire(session.usage) if session.usage else None,
         **to_wire(session.options),
     }
     return {k: v for k, v in summary.items() if v is not None}

@@ -1,5 +1,7 @@
 """Work-done progress for each turn started from the editor: begin, what it is doing, end.
 
+The end says how the turn ended, and how full the context is when the agent told it.
+
 Where the editor lets the user cancel the progress (VS Code does), the turn is cancelled.
 """
 
@@ -16,6 +18,7 @@ from lsprotocol import types
 
 from goose_ls import events
 from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.usage import context_line
 from goose_ls.sessions import IndexedEvent
 from goose_ls.tasks import Tasks, within
 
@@ -86,11 +89,16 @@ class TurnProgress:
                 lambda f: f.cancelled() and loop.call_soon_threadsafe(cancel_turn)
             )
         said, said_at = "", 0.0
+        usage: events.Usage | None = None
         while True:
             event = await queue.get()
+            if isinstance(event, events.Usage):
+                usage = event
             if isinstance(event, events.TurnEnded):
                 if token is not None:
                     outcome = "failed" if event.error else (event.stop_reason or "done")
+                    if usage is not None:
+                        outcome = f"{outcome} · {context_line(usage)}"
                     progress.end(token, types.WorkDoneProgressEnd(message=outcome))
                 return
             message = describe(event)

@@ -2,8 +2,9 @@
 
 Each session event becomes ``goose/update`` (a turn's end becomes ``goose/turnEnd``),
 each agent state ``goose/agentStatus``; then the plugin-free face gets the event too
-(the transcript, the turn's progress, a permission popup). Failures also reach editors
-without a plugin through ``window/showMessage``.
+(the transcript, the turn's progress, a permission popup). Failures, and a chat whose
+context is nearly full (once), also reach editors without a plugin through
+``window/showMessage``.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from typing import Any
 import attrs
 from lsprotocol import types
 
-from goose_ls.events import PermissionRequested, TurnEnded, event_to_wire
-from goose_ls.lsp import protocol
+from goose_ls.events import PermissionRequested, TurnEnded, Usage, event_to_wire
+from goose_ls.lsp import protocol, usage
 from goose_ls.lsp.chat import EditorChat
 from goose_ls.lsp.editor import Editor
 from goose_ls.lsp.permissions import PermissionPrompts
@@ -72,6 +73,10 @@ class EditorPublisher:
         ended = event.event if isinstance(event.event, TurnEnded) else None
         if ended and ended.error:
             self._editor.show(types.MessageType.Error, f"goose: the turn failed: {ended.error}")
+        if isinstance(event.event, Usage) and not event.replay and usage.nearly_full(event.event):
+            self._editor.warn_once(
+                f"context of {event.session_id}", usage.full_warning(event.event)
+            )
         if event.message_id not in face.chat.turns:
             return
         if isinstance(event.event, PermissionRequested):

@@ -23,6 +23,7 @@ from goose_ls.events import (
     SessionEvent,
     ToolCall,
     ToolCallUpdate,
+    Usage,
 )
 from goose_ls.sessions.checkpoints import Checkpoints
 from goose_ls.sessions.context import ContextItem
@@ -106,6 +107,8 @@ class Session:
         """The files each turn changed, for review and revert."""
         self.allowed: set[ToolTarget] = set()
         """Tool calls the user allowed "for this session"."""
+        self.usage: Usage | None = None
+        """How full the context is (the agent's last ``usage_update``)."""
         self.last_event_at = time.monotonic()
 
     def number(
@@ -127,4 +130,6 @@ class Session:
             self.commands = event.available_commands
         elif isinstance(event, ConfigOptions):
             self.options = attrs.evolve(self.options, config_options=event.config_options)
+        elif isinstance(event, Usage):
+            self.usage = event
         return indexed

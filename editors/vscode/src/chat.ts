@@ -73,6 +73,10 @@ export class Chat {
   private block = "";
   private readonly parts: (string | ToolCall)[];
   private readonly tools = new Map<string, ToolCall>();
+  /** How full the context is: the agent's last usage_update. */
+  usage: { used: number; size: number } | undefined;
+  /** A turn had an update and has not ended. */
+  running = false;
 
   constructor(readonly sessionId: string) {
     this.parts = [`# goose chat · ${sessionId}\n`];
@@ -95,6 +99,7 @@ export class Chat {
   apply(params: Update): boolean {
     if (params.index <= this.lastIndex) return false;
     this.lastIndex = params.index;
+    if (params.messageId) this.running = true;
     const u = params.update;
     switch (u.sessionUpdate) {
       case "user_message_chunk":
@@ -121,6 +126,9 @@ export class Chat {
         this.separate("note");
         this.add(`> ${u.text as string}\n`);
         break;
+      case "usage_update":
+        this.usage = { used: Number(u.used), size: Number(u.size) };
+        break;
     }
     return true;
   }
@@ -128,6 +136,7 @@ export class Chat {
   end(params: TurnEnd): boolean {
     if (params.index <= this.lastIndex) return false;
     this.lastIndex = params.index;
+    this.running = false;
     this.block = "";
     const outcome = params.error ?? params.stopReason;
     if (outcome !== "end_turn") this.add(`\n\n_${outcome}_`);

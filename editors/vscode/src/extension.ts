@@ -3,10 +3,19 @@ import { randomUUID } from "node:crypto";
 import * as vscode from "vscode";
 import { LanguageClient, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
 import { Chat, type PermissionOption, type TurnEnd, type Update } from "./chat";
+import { statusText } from "./status";
 
 let client: LanguageClient | undefined;
 const chats = new Map<string, Chat>();
 let current: string | undefined;
+let statusBar: vscode.StatusBarItem | undefined;
+
+/** The status bar tells the current chat's state and how full its context is. */
+function showStatus(): void {
+  if (!statusBar) return;
+  statusBar.text = statusText(current ? chats.get(current) : undefined);
+  statusBar.show();
+}
 
 class ChatDocuments implements vscode.TextDocumentContentProvider {
   readonly changed = new vscode.EventEmitter<vscode.Uri>();
@@ -26,6 +35,7 @@ async function session(): Promise<string> {
   const result = await client!.sendRequest<{ sessionId: string }>("goose/newSession", { tabId: randomUUID() });
   current = result.sessionId;
   chats.set(current, new Chat(current));
+  showStatus();
   return current;
 }
 
@@ -67,10 +77,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     chats.set(params.sessionId, chat);
     if (chat.apply(params)) documents.changed.fire(chatUri(params.sessionId));
     if (params.update.sessionUpdate === "permission_request") void askPermission(params);
+    showStatus();
   });
   client.onNotification("goose/turnEnd", (params: TurnEnd) => {
     if (chats.get(params.sessionId)?.end(params)) documents.changed.fire(chatUri(params.sessionId));
+    showStatus();
   });
+  statusBar = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left);
+  context.subscriptions.push(statusBar);
+  showStatus();
   context.subscriptions.push(
     vscode.commands.registerCommand("gooseLs.ask", async () => {
       const editor = vscode.window.activeTextEditor;
@@ -93,6 +108,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (!pick?.description) return;
       current = pick.description;
       chats.set(current, chats.get(current) ?? new Chat(current));
+      showStatus();
       await client!.sendRequest("goose/loadSession", { sessionId: current });
       await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(chatUri(current)), { preview: false });
     }),

@@ -24,6 +24,7 @@ const shown: { message: string; labels: string[] }[] = [];
 const commands = new Map<string, () => Promise<void>>();
 let chats: { provideTextDocumentContent(uri: { path: string }): string } | undefined;
 const turnEnds: { sessionId: string }[] = [];
+const statusBar = { text: "", shown: false, show() { this.shown = true; }, dispose() {} };
 
 const vscode = {
   EventEmitter: class {
@@ -31,6 +32,7 @@ const vscode = {
     fire() {}
   },
   Uri: { from: (parts: { path: string }) => parts },
+  StatusBarAlignment: { Left: 1 },
   ViewColumn: { Beside: -2 },
   workspace: {
     getConfiguration: () => ({ get: (key: string, fallback?: unknown) => (key === "agent" ? { command: [...agentCommand, script] } : fallback) }),
@@ -38,6 +40,7 @@ const vscode = {
     openTextDocument: async () => ({}),
   },
   window: {
+    createStatusBarItem: () => statusBar,
     showInputBox: async () => "Edit app.py, please",
     showTextDocument: async () => ({}),
     showWarningMessage: async (message: string, ...labels: string[]) => {
@@ -114,7 +117,8 @@ test("the permission buttons are the labels goose-ls sent; the one pressed answe
     { optionId: "reject", name: "Reject", kind: "reject_once" },
     { optionId: "never", name: "", kind: "reject_always" },
   ];
-  const turn = [{ permission: { toolCall: { toolCallId: "e1", title: "Edit app.py" }, options } }, { text: "done" }];
+  const permission = { permission: { toolCall: { toolCallId: "e1", title: "Edit app.py" }, options } };
+  const turn = [permission, { text: "done" }, { usage: { used: 12345, size: 200000 } }];
   writeFileSync(script, JSON.stringify({ turns: [turn] }));
 
   await extension.activate({ subscriptions: [] } as never);
@@ -128,6 +132,8 @@ test("the permission buttons are the labels goose-ls sent; the one pressed answe
       },
     ]);
     assert.match(chats!.provideTextDocumentContent({ path: turnEnds[0].sessionId }), /\[permission: allow\]done\n$/);
+    assert.ok(statusBar.shown);
+    assert.equal(statusBar.text, "goose: idle · 12k/200k", "the status bar tells how full the context is");
   } finally {
     await extension.deactivate();
   }

@@ -4,7 +4,8 @@ Each speaker's turn gets a heading; thoughts are a quoted, marked block; a tool 
 block with its title, kind, status, paths, a short excerpt of its output and the diff of
 an edit. A tool call's block is drawn again in place when the call changes, so its header
 always tells its latest status, the text after it kept (unless that is long: then a
-status line at the end says what changed).
+status line at the end says what changed). How full the context is (``usage_update``)
+is a line of its own under the heading, then at each turn's end.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 
 from goose_ls import events
+from goose_ls.lsp import usage
 from goose_ls.lsp.transcript import blocks
 from goose_ls.lsp.transcript.outputs import OutputFiles
 from goose_ls.lsp.transcript.text import TranscriptText
@@ -63,6 +65,8 @@ class Renderer:
         drawn again."""
         self._replay_calls: ToolCalls | None = None
         """While drawing history: its tool calls, merged as the session merged them."""
+        self._usage: events.Usage | None = None
+        """The context usage the agent sent during a turn, drawn when the turn ends."""
 
     @contextlib.contextmanager
     def replaying(self) -> Iterator[None]:
@@ -137,9 +141,27 @@ class Renderer:
             elif event.stop_reason != "end_turn":
                 self.text.append(f"_Turn ended: {event.stop_reason}._\n")
             self._speaker = None
+            self._draw_usage()
+        elif isinstance(event, events.Usage):
+            self._usage = event
+            if self._speaker is None:  # between turns: at once (under the heading at first)
+                self._draw_usage()
         elif isinstance(event, events.Note):
             self._new_block("status")
             self.text.append(f"> **Note:** {event.text}\n")
+
+    def _draw_usage(self) -> None:
+        """The context line, in place of the one just above it (usage sent twice between
+        turns is one line)."""
+        if self._usage is None:
+            return
+        line = f"_{usage.context_line(self._usage)}_\n"
+        self._usage = None
+        if self._block == "usage":
+            self.text.rewrite_from(self._block_start, line)
+        else:
+            self._new_block("usage")
+            self.text.append(line)
 
     def _user(self, content: events.Json) -> None:
         kind = content.get("type")

@@ -21,6 +21,7 @@ local function session(id)
       permissions = {}, -- requestId -> the permission_request still waiting for an answer
       answered = {}, -- requestId -> true when answered from this Neovim
       catching_up = false, -- a goose/replay asked for after a gap has not answered yet
+      usage = nil, -- the agent's last usage_update: { used, size, cost? }
     }
     M.sessions[id] = s
   end
@@ -295,6 +296,9 @@ function M.on_update(params)
   elseif kind == "note" then
     s.kind = "note"
     append(id, "\n\n> " .. u.text)
+  elseif kind == "usage_update" then
+    s.usage = u
+    goose().changed()
   end
 end
 
@@ -388,6 +392,7 @@ function M.sync(summary)
   local s = M.sessions[summary.sessionId]
   if not s then return end
   if not summary.busy then s.running = nil end
+  s.usage = summary.usage or s.usage
   local texts = {}
   for _, queued in ipairs(s.queue) do
     texts[queued.id] = queued.text

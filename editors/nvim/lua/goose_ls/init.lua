@@ -105,14 +105,32 @@ function M.setup(opts)
   end
 end
 
+--- A token count in a few characters: 950, 12k, 1.2M.
+local function tokens(n)
+  if n >= 999500 then return (string.format("%.1f", n / 1e6):gsub("%.0$", "")) .. "M" end
+  if n >= 1000 then return string.format("%dk", math.floor(n / 1000 + 0.5)) end
+  return tostring(math.floor(n))
+end
+
+--- How full the current chat's context is, "12k/200k"; nil until the chat has used some.
+function M.usage()
+  local s = chat.current and chat.sessions[chat.current]
+  local usage = s and s.usage
+  if not usage or (usage.used or 0) <= 0 or not usage.size then return nil end
+  return tokens(usage.used) .. "/" .. tokens(usage.size)
+end
+
 --- The state of the current chat for a statusline: "goose: idle", "goose: running",
---- "goose: waiting for you" (a permission question is open), "goose: running, queued 2";
---- the agent's own state when it is not running ("goose: starting", "goose: error").
+--- "goose: waiting for you" (a permission question is open), "goose: running, queued 2",
+--- then how full its context is ("goose: idle · 12k/200k"); the agent's own state when
+--- it is not running ("goose: starting", "goose: error").
 function M.statusline()
   local agent = M.status.state or "stopped"
   if agent == "starting" or agent == "error" then return "goose: " .. agent end
   if not chat.current and agent ~= "running" then return "goose: " .. agent end
-  return "goose: " .. (chat.current and chat.state(chat.current) or "idle")
+  local line = "goose: " .. (chat.current and chat.state(chat.current) or "idle")
+  local usage = M.usage()
+  return usage and (line .. " · " .. usage) or line
 end
 
 --- Send a request to goose-ls and call back with its result (errors are reported, then
