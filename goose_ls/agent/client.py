@@ -202,6 +202,9 @@ class AcpClient:
 class RefuseAll:
     """Callbacks for a connection that opens no session (``goose-ls doctor``)."""
 
+    def directories(self) -> list[str]:
+        return []
+
     def session_event(self, session_id: str, event: events.SessionEvent) -> None:
         return None
 

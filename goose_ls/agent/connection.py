@@ -61,13 +61,16 @@ class AgentConnection:
         generation: int,
         gone: asyncio.Future[str],
         withdraw: Withdraw | None = None,
+        directories: Callable[[], list[str]] = list,
     ) -> None:
+        """``directories`` are sent as ``additionalDirectories`` to an agent that takes them."""
         self._conn = conn
         self.profile = profile
         self._settings = settings
         self.generation = generation
         self._gone = gone
         self._withdraw = withdraw
+        self._directories = directories
         mcp = offer(
             settings.mcp_servers,
             profile.mcp_transports,
@@ -89,7 +92,12 @@ class AgentConnection:
     async def new_session(self, cwd: str) -> tuple[str, SessionOptions]:
         response = await self._call(
             "session/new",
-            self._conn.new_session(cwd=cwd, mcp_servers=self._mcp_servers, client=CLIENT),
+            self._conn.new_session(
+                cwd=cwd,
+                mcp_servers=self._mcp_servers,
+                additional_directories=self._additional_directories(),
+                client=CLIENT,
+            ),
             self._settings.session_timeout,
         )
         return response.session_id, SessionOptions.of(response)
@@ -97,7 +105,12 @@ class AgentConnection:
     async def load_session(self, session_id: str, cwd: str) -> SessionOptions:
         response = await self._call(
             "session/load",
-            self._conn.load_session(cwd=cwd, session_id=session_id, mcp_servers=self._mcp_servers),
+            self._conn.load_session(
+                cwd=cwd,
+                session_id=session_id,
+                mcp_servers=self._mcp_servers,
+                additional_directories=self._additional_directories(),
+            ),
             self._settings.session_timeout,
         )
         return SessionOptions.of(response)
@@ -160,6 +173,13 @@ class AgentConnection:
     async def cancel(self, session_id: str) -> None:
         """Send the ``session/cancel`` notification (never a request: goose rejects that)."""
         await self._call("session/cancel", self._conn.cancel(session_id=session_id), 5.0)
+
+    def _additional_directories(self) -> list[str] | None:
+        """The other folders the agent may use, for an agent that takes them (None: the
+        field is left out, as ACP asks of a client talking to one that does not)."""
+        if not self.profile.session_capability("additional_directories"):
+            return None
+        return self._directories() or None
 
     async def _call(self, method: str, request: Awaitable[T], timeout: float | None) -> T:
         return await call_agent(method, request, timeout, self._gone, self._withdraw)
@@ -257,6 +277,7 @@ async def handshake(
     generation: int,
     gone: asyncio.Future[str],
     withdraw: Withdraw | None = None,
+    directories: Callable[[], list[str]] = list,
 ) -> AgentConnection:
     """``initialize``: say what goose-ls offers, learn what the agent does."""
     response = await call_agent(
@@ -275,4 +296,6 @@ async def handshake(
         gone,
         withdraw,
     )
-    return AgentConnection(conn, AgentProfile(response), settings, generation, gone, withdraw)
+    return AgentConnection(
+        conn, AgentProfile(response), settings, generation, gone, withdraw, directories
+    )

@@ -37,6 +37,10 @@ class AgentCallbacks(Protocol):
 class ClientTools(Protocol):
     """Files and terminals the agent may ask goose-ls for (when it offers ``fs``/``terminal``)."""
 
+    def directories(self) -> list[str]:
+        """The folders besides a session's ``cwd`` the agent may work in, absolute
+        (ACP's ``additionalDirectories``), confined like the workspace."""
+
     async def read_text_file(
         self, session_id: str, path: str, line: int | None, limit: int | None
     ) -> str:

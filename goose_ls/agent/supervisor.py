@@ -171,7 +171,9 @@ class AgentSupervisor:
             self._wait_for_exit(process, transport, generation, gone, conn),
             f"agent {process.pid} exit",
         )
-        connection = await handshake(conn, self.settings, generation, gone, transport.withdraw)
+        connection = await handshake(
+            conn, self.settings, generation, gone, transport.withdraw, self._tools.directories
+        )
         profile = connection.profile
         self._connection = connection
         for warning in connection.mcp_warnings:

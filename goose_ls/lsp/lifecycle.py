@@ -52,6 +52,16 @@ def workspace_root(params: types.InitializeParams) -> str | None:
     return None
 
 
+def other_folders(server: GooseLanguageServer, workspace: str | None) -> list[str]:
+    """The editor's workspace folders besides ``workspace``, as they are now (an editor
+    may add or remove some: ``workspace/didChangeWorkspaceFolders``)."""
+    if workspace is None:
+        return []
+    ours = os.path.realpath(workspace)
+    paths = (to_fs_path(uri) for uri in server.workspace.folders)
+    return [p for p in paths if p and os.path.isdir(p) and os.path.realpath(p) != ours]
+
+
 class Configuration:
     """Where the settings came from, and whether the editor's own have arrived."""
 
@@ -91,7 +101,13 @@ def build(
     publisher = EditorPublisher(editor)
     root = workspace or os.getcwd()
     sessions = SessionManager(
-        settings, root, publisher, EditorFileAccess(editor), server.tasks, workspace
+        settings,
+        root,
+        publisher,
+        EditorFileAccess(editor),
+        server.tasks,
+        workspace,
+        lambda: other_folders(server, workspace),
     )
     current = lambda: sessions.settings  # noqa: E731 (read at each use: settings change)
     transcripts = Transcripts(editor, sessions, current, server.tasks)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -68,9 +69,11 @@ class SessionManager:
         editor: EditorFiles,
         tasks: Tasks,
         workspace: str | None,
+        folders: Callable[[], list[str]] = list,
     ) -> None:
         """``cwd`` is where sessions run; ``workspace`` the folder the agent is confined
-        to (None when the editor opened none: its file and terminal requests are refused)."""
+        to (None when the editor opened none: its file and terminal requests are refused);
+        ``folders`` the editor's other workspace folders, confined to as well."""
         self.settings = settings
         self.cwd = cwd
         self._listener = listener
@@ -98,6 +101,7 @@ class SessionManager:
             cwd,
             tasks,
             workspace,
+            folders,
         )
         self.supervisor = AgentSupervisor(
             settings.agent, self, self.tools, cwd, self._agent_status, tasks

@@ -64,7 +64,9 @@ class AgentTools:
         cwd: str,
         tasks: Tasks,
         workspace: str | None,
+        folders: Callable[[], list[str]] = list,
     ) -> None:
+        """``folders``: the editor's other workspace folders (roots like ``extraRoots``)."""
         self._registry = registry
         self._permissions = permissions
         self._audit = audit
@@ -73,11 +75,18 @@ class AgentTools:
         self._cwd = cwd
         self._workspace = workspace
         """The workspace folder; None when the editor opened none (nothing is allowed)."""
+        self._folders = folders
         self.terminals = Terminals(tasks)
 
     def confinement(self) -> Confinement:
         settings = self._settings().workspace
-        return Confinement(roots_of(self._workspace, settings.extra_roots), settings.secrets)
+        roots = roots_of(self._workspace, [*settings.extra_roots, *self._folders()])
+        return Confinement(roots, settings.secrets)
+
+    def directories(self) -> list[str]:
+        """Every root but the workspace: ``workspace.extraRoots`` and the editor's other
+        folders, resolved (the agent is told of exactly what it is confined to)."""
+        return [str(root) for root in dict.fromkeys(self.confinement().roots[1:])]
 
     async def _check(self, session_id: str, path: str, action: str, kind: str) -> Path:
         try:

@@ -60,7 +60,9 @@ class Editor:
         script: dict[str, Any] | None = None,
         settings: dict[str, Any] | None = None,
         editor: str | types.ClientCapabilities = "neovim@v0.11.0",
+        folders: list[Path] | None = None,
     ) -> None:
+        """``folders``: workspace folders the editor has open besides the workspace."""
         # goose/update from the start (a plugin's flag): tests read what a turn streamed
         # even when they drive it as an editor without a plugin does.
         options: dict[str, Any] = {"dataDir": str(self.tmp / "data"), "gooseUpdates": True}
@@ -75,7 +77,10 @@ class Editor:
             types.InitializeParams(
                 capabilities=client_capabilities(editor) if isinstance(editor, str) else editor,
                 root_uri=self.workspace.as_uri(),
-                workspace_folders=[types.WorkspaceFolder(uri=self.workspace.as_uri(), name="ws")],
+                workspace_folders=[
+                    types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name)
+                    for folder in [self.workspace, *(folders or [])]
+                ],
                 initialization_options=options,
             )
         )
