@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import attrs
@@ -32,6 +32,9 @@ CANCEL_REQUEST = "$/cancel_request"
 REQUEST_CANCELLED = -32800
 
 RequestId = int | str
+
+Withdraw = Callable[[RequestId], None]
+"""Tells the agent goose-ls gave up one of its requests (``$/cancel_request``)."""
 
 
 @attrs.define

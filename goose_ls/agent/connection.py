@@ -24,7 +24,7 @@ from acp.schema import (
 )
 
 from goose_ls import __version__
-from goose_ls.agent.cancelling import SENDING, RequestId, Ticket
+from goose_ls.agent.cancelling import SENDING, Ticket, Withdraw
 from goose_ls.agent.client import AcpClient
 from goose_ls.agent.interface import AgentCallbacks, ClientTools, SessionOptions, model_json
 from goose_ls.agent.mcp import offer
@@ -183,10 +183,6 @@ class AgentConnection:
 
     async def _call(self, method: str, request: Awaitable[T], timeout: float | None) -> T:
         return await call_agent(method, request, timeout, self._gone, self._withdraw)
-
-
-Withdraw = Callable[[RequestId], None]
-"""Tells the agent goose-ls gave up one of its requests (``$/cancel_request``)."""
 
 
 async def call_agent(

@@ -4,6 +4,9 @@ It builds the floor's parts and hands each what it needs: the :class:`Registry` 
 sessions, :class:`Turns`, :class:`Permissions`, the agent's file and terminal tools, the
 :class:`AgentLink` that reloads chats into a restarted agent, and :class:`Recovery`. It is
 also what the agent floor calls back (updates and permission requests).
+
+Over 300 lines for now: each session request is a few lines of wiring here; resume,
+delete and logout at the agent (ACP's newer methods) are where it splits, by request.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 See ``script.py`` for the format. Each step sends updates, calls the client (files,
 terminals, permissions), writes raw bytes, sleeps, crashes or ends the turn.
+Over 300 lines: one short method per step kind, read beside the script format.
 """
 
 from __future__ import annotations
