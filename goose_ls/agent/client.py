@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 from goose_ls import events
 from goose_ls.agent.cancelling import Serving
+from goose_ls.agent.goose_notices import SESSION_UPDATE, status_note
 from goose_ls.agent.interface import AgentCallbacks, ClientRefusal, ClientTools, model_json
 from goose_ls.wire import WireError, from_wire
 
@@ -196,6 +197,9 @@ class AcpClient:
         raise RequestError.method_not_found(f"_{method}")
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        if method == SESSION_UPDATE and (note := status_note(params)) is not None:
+            self._callbacks.session_event(*note)
+            return
         log.debug("ignored agent notification _%s", method)
 
 

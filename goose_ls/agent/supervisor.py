@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from goose_ls.agent.discovery import Launch, resolve
+from goose_ls.agent.goose_notices import ask_for_notices
 from goose_ls.agent.interface import AgentCallbacks, ClientTools
 from goose_ls.agent.process import (
     end_of,
@@ -164,7 +165,9 @@ class AgentSupervisor:
         await asyncio.to_thread(import_sdk)  # so initialize never waits for it
         from goose_ls.agent.connection import connect, handshake
 
-        transport = AgentTransport(process.stdout, process.stdin, self._callbacks.session_event)
+        transport = AgentTransport(
+            process.stdout, process.stdin, self._callbacks.session_event, ask_for_notices
+        )
         conn = connect(transport, self._callbacks, self._tools)
         self._tasks.run(self._drain_stderr(process.stderr), f"agent {process.pid} stderr")
         self._tasks.run(

@@ -49,11 +49,14 @@ class AgentTransport:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         on_text: TextChunkHandler | None = None,
+        amend: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
-        """``on_text`` takes the text chunks (see :func:`text_chunk`) past the SDK."""
+        """``on_text`` takes the text chunks (see :func:`text_chunk`) past the SDK;
+        ``amend`` may add to a message's JSON what the SDK's models cannot hold."""
         self._reader = reader
         self._writer = writer
         self._on_text = on_text
+        self._amend = amend
         self._write_lock = asyncio.Lock()
         self.ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         """Set, with the reason, when nothing more can be read from the agent."""
@@ -62,6 +65,8 @@ class AgentTransport:
         """The agent's requests being served, which it may withdraw."""
 
     async def send(self, message: dict[str, Any]) -> None:
+        if self._amend is not None:
+            self._amend(message)
         note_sent(message)
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         async with self._write_lock:

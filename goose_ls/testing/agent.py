@@ -84,6 +84,8 @@ class ScriptedAgent:
 
     # --- ACP methods -------------------------------------------------------------
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        meta = (params.get("clientCapabilities") or {}).get("_meta") or {}
+        self.steps.custom_notifications = bool((meta.get("goose") or {}).get("customNotifications"))
         return {
             "protocolVersion": params["protocolVersion"],  # goose echoes what it was sent
             "agentCapabilities": self.script.get("capabilities", GOOSE_CAPABILITIES),

@@ -29,7 +29,9 @@ Steps (one key each, plus options): ``text`` (``chunks``, ``delay``), ``thought`
 ``userText``, ``stamped`` (N chunks whose text starts with the sending time, 20 digits of
 ``time.monotonic_ns()``, padded to ``size`` bytes, at ``rate`` chunks a second or at
 once; for benchmarks), ``toolCall``, ``toolUpdate`` (``repeat``: sent that many times), ``plan``, ``usage``, ``commands``, ``mode``,
-``configOptions``, ``sessionInfo``, ``update`` (a raw update object), ``permission``
+``configOptions``, ``sessionInfo``, ``update`` (a raw update object), ``gooseStatus``
+(``{"type", "message"}``: goose's ``status_message``, sent only to a client that asked
+for goose's custom notifications, as goose does), ``permission``
 (goose's four options unless ``options`` is given; ``withdrawAfter``: that many seconds
 on, withdraw it with ``$/cancel_request`` and say the answer, ``[permission: error -32800]``), ``sleep``, ``waitForCancel``, ``raw``
 (a raw stdout line), ``rawHex``, ``bigText`` (one chunk of N bytes), ``bigRaw``,

@@ -34,6 +34,8 @@ class StepPlayer:
         self.peer = peer
         self.writer = peer.writer
         self.memory = memory
+        self.custom_notifications = False
+        """Whether the client asked for goose's own notifications in ``initialize``."""
 
     async def play(
         self, session_id: str, steps: list[dict[str, Any]], cancel: asyncio.Event | None = None
@@ -67,6 +69,11 @@ class StepPlayer:
             await self.update(session_id, {"sessionUpdate": "plan", "entries": step["plan"]})
         elif "usage" in step:
             await self.update(session_id, {"sessionUpdate": "usage_update", **step["usage"]})
+        elif "gooseStatus" in step and self.custom_notifications:  # as goose: only if asked
+            update = {"sessionUpdate": "status_message", "status": step["gooseStatus"]}
+            await self.peer.notify(
+                "_goose/unstable/session/update", {"sessionId": session_id, "update": update}
+            )
         elif "commands" in step:
             await self.update(
                 session_id,
