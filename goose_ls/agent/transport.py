@@ -19,6 +19,7 @@ from typing import Any
 
 from goose_ls import events
 from goose_ls.agent.cancelling import CANCEL_REQUEST, SERVING, RequestId, Serving, note_sent
+from goose_ls.agent.unstable_updates import unstable_update
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +38,9 @@ READER_GRACE = 1.0
 
 _EXCERPT = 200
 
-TextChunkHandler = Callable[[str, events.SessionEvent], None]
-"""Takes a session's text chunk, past the SDK (see :func:`text_chunk`)."""
+EventHandler = Callable[[str, events.SessionEvent], None]
+"""Takes a session's event read past the SDK: a text chunk (see :func:`text_chunk`) or an
+update the SDK has no model for (:mod:`.unstable_updates`)."""
 
 
 class AgentTransport:
@@ -48,14 +50,14 @@ class AgentTransport:
         self,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
-        on_text: TextChunkHandler | None = None,
+        on_event: EventHandler | None = None,
         amend: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
-        """``on_text`` takes the text chunks (see :func:`text_chunk`) past the SDK;
+        """``on_event`` takes what is read past the SDK (see :data:`EventHandler`);
         ``amend`` may add to a message's JSON what the SDK's models cannot hold."""
         self._reader = reader
         self._writer = writer
-        self._on_text = on_text
+        self._on_event = on_event
         self._amend = amend
         self._write_lock = asyncio.Lock()
         self.ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -98,14 +100,14 @@ class AgentTransport:
                 if message.get("method") == CANCEL_REQUEST:
                     self.serving.withdraw(message.get("params"))
                     continue
-                on_text = self._on_text
-                chunk = text_chunk(message) if on_text is not None else None
-                if on_text is None or chunk is None:
+                on_event = self._on_event
+                past = None if on_event is None else text_chunk(message) or unstable_update(message)
+                if on_event is None or past is None:
                     # The SDK starts the task that serves a request next: it inherits the id.
                     SERVING.set(message.get("id") if "method" in message else None)
                     return message
                 # After the tasks the SDK started for the messages before it: in order.
-                asyncio.get_running_loop().call_soon(on_text, *chunk)
+                asyncio.get_running_loop().call_soon(on_event, *past)
         except Exception as exc:
             self._end(f"sent output that could not be read ({type(exc).__name__}: {exc})")
             raise
