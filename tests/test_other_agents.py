@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shlex
+
 from goose_ls.testing.harness import Editor
-from goose_ls.testing.script import CLAUDE_PERMISSION_OPTIONS
+from goose_ls.testing.script import CLAUDE_PERMISSION_OPTIONS, scripted_agent_command
 
 
 async def test_a_missing_preset_binary_says_how_to_install_it(editor: Editor) -> None:
@@ -147,3 +149,30 @@ async def test_an_agent_without_session_capabilities_still_chats(editor: Editor)
     assert editor.goose.text(mid) == "Notice: using a default model.\n\nThe answer."
     await editor.goose.request("goose/closeSession", {"sessionId": sid})
     assert not editor.received("session/close"), "no close capability: not sent"
+
+
+async def test_a_terminal_sign_in_is_offered_and_told_as_the_exact_command(editor: Editor) -> None:
+    """ACP's terminal auth: the agent lists it only to a client that takes it; the user runs
+    the agent's own command with the method's arguments and environment."""
+    methods = [
+        {
+            "id": "login",
+            "name": "Log in",
+            "type": "terminal",
+            "args": ["--login", "--provider", "anthropic"],
+            "env": {"LOGIN_MODE": "device code"},
+        }
+    ]
+    await editor.start({"authMethods": methods, "requireAuth": True, "acceptAuth": ["nothing"]})
+    try:
+        await editor.new_session()
+    except Exception as exc:
+        told = str(exc)
+    else:
+        raise AssertionError("the session needs a sign-in")
+    (initialize,) = editor.received("initialize")
+    assert initialize["params"]["clientCapabilities"]["auth"] == {"terminal": True}
+    assert editor.received("authenticate") == [], "a terminal method is never authenticate's"
+    agent = scripted_agent_command(editor.tmp / "script.json")  # as goose-ls starts it
+    line = "LOGIN_MODE='device code' " + shlex.join([*agent, "--login", "--provider", "anthropic"])
+    assert f"run in a terminal: {line}" in told

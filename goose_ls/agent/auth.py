@@ -2,15 +2,31 @@
 
 An ``env_var`` method can succeed by itself when its variables are set in the agent's
 environment; an agent-type method may (goose's is a no-op); anything else needs the
-user, who is told the method's name and description.
+user, who is told the method's name and description. A ``terminal`` method (offered only
+to a client that says it takes them, as goose-ls does) is never passed to
+``authenticate``: the user runs the agent's own command with the method's arguments and
+environment in a terminal, and is given that exact line.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from goose_ls.settings import redact
+
 AUTH_REQUIRED = -32000
+
+
+def terminal_line(method: dict[str, Any], command: list[str]) -> str:
+    """The shell line of a terminal method: its environment, the agent's command, its
+    arguments; anything that looks like a credential redacted (it is shown and logged)."""
+    env = method.get("env")
+    env = env if isinstance(env, dict) else {}
+    args = [str(a) for a in method.get("args") or []]
+    assignments = [f"{name}={shlex.quote(str(value))}" for name, value in env.items()]
+    return redact(" ".join([*assignments, shlex.join([*command, *args])]))
 
 
 def methods_of(initialize: dict[str, Any]) -> list[dict[str, Any]]:
@@ -27,8 +43,9 @@ def ready(method: dict[str, Any], environ: Mapping[str, str]) -> bool:
     return kind == "agent"
 
 
-def instructions(methods: list[dict[str, Any]]) -> str:
-    """What the user should do, in the agent's own words."""
+def instructions(methods: list[dict[str, Any]], command: list[str]) -> str:
+    """What the user should do, in the agent's own words; ``command`` is the agent's
+    command line (a terminal method's sign-in runs it with the method's arguments)."""
     parts = []
     for method in methods:
         text = method.get("name", method["id"])
@@ -37,5 +54,7 @@ def instructions(methods: list[dict[str, Any]]) -> str:
         if method.get("type") == "env_var":
             names = ", ".join(v.get("name", "") for v in method.get("vars", []))
             text += f" (set {names} in goose.agent.env)"
+        elif method.get("type") == "terminal" and command:
+            text += f" (run in a terminal: {terminal_line(method, command)}; then goose.restart)"
         parts.append(text)
     return "; or ".join(parts) or "sign in as the agent's documentation says"

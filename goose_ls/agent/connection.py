@@ -14,6 +14,7 @@ from acp import PROTOCOL_VERSION, Client, RequestError, connect_to_agent
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AcpMcpServer,
+    AuthCapabilities,
     ClientCapabilities,
     FileSystemCapabilities,
     HttpMcpServer,
@@ -285,6 +286,7 @@ async def handshake(
                     read_text_file=settings.client_fs, write_text_file=settings.client_fs
                 ),
                 terminal=settings.client_terminal,
+                auth=AuthCapabilities(terminal=True),
             ),
             client_info=Implementation(name="goose-ls", title="goose-ls", version=__version__),
         ),

@@ -78,6 +78,8 @@ class AgentSupervisor:
         self._generation = 0
         self._connection: AgentConnection | None = None
         self._process: asyncio.subprocess.Process | None = None
+        self.command: list[str] = []
+        """The agent's command line, as last started (a terminal sign-in runs it again)."""
         self._starting: asyncio.Task[AgentConnection] | None = None
         self._stopping = False
         self._gave_up: AgentStatus | None = None
@@ -142,6 +144,7 @@ class AgentSupervisor:
             raise
 
     async def _spawn(self, launch: Launch) -> AgentConnection:
+        self.command = launch.argv
         self._generation += 1
         generation = self._generation
         self.stderr_tail.clear()

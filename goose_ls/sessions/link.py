@@ -55,7 +55,7 @@ class AgentLink:
         return await action()
 
     def _sign_in_help(self, conn: AgentConnection) -> str:
-        return instructions(methods_of(conn.profile.describe()))
+        return instructions(methods_of(conn.profile.describe()), self.supervisor.command)
 
     async def authenticate(self, conn: AgentConnection | None = None) -> bool:
         """Sign in with a method that can succeed on its own (``goose.authenticate``)."""
