@@ -10,30 +10,36 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
-from acp import PROTOCOL_VERSION, Client, RequestError, connect_to_agent
+from acp import PROTOCOL_VERSION, Client, connect_to_agent
 from acp.client.connection import ClientSideConnection
+from acp.meta import AGENT_METHODS
 from acp.schema import (
     AcpMcpServer,
     AuthCapabilities,
     ClientCapabilities,
+    DeleteSessionRequest,
+    DeleteSessionResponse,
     FileSystemCapabilities,
     HttpMcpServer,
     Implementation,
+    LogoutRequest,
+    LogoutResponse,
     McpServerStdio,
     PromptRequest,
     SseMcpServer,
 )
+from acp.utils import request_model_from_dict
+from pydantic import BaseModel
 
 from goose_ls import __version__
-from goose_ls.agent.cancelling import SENDING, Ticket, Withdraw
+from goose_ls.agent.cancelling import Withdraw
 from goose_ls.agent.client import AcpClient
 from goose_ls.agent.interface import AgentCallbacks, ClientTools, SessionOptions, model_json
 from goose_ls.agent.mcp import offer
 from goose_ls.agent.profile import AgentProfile
-from goose_ls.agent.transport import READER_GRACE, AgentTransport
-from goose_ls.errors import AgentError, AgentGone
+from goose_ls.agent.requests import call_agent
+from goose_ls.agent.transport import AgentTransport
 from goose_ls.settings import AgentSettings
-from goose_ls.tasks import within
 
 T = TypeVar("T")
 
@@ -93,25 +99,25 @@ class AgentConnection:
     async def new_session(self, cwd: str) -> tuple[str, SessionOptions]:
         response = await self._call(
             "session/new",
-            self._conn.new_session(
-                cwd=cwd,
-                mcp_servers=self._mcp_servers,
-                additional_directories=self._additional_directories(),
-                client=CLIENT,
-            ),
+            self._conn.new_session(**self._set_up(cwd), client=CLIENT),
             self._settings.session_timeout,
         )
         return response.session_id, SessionOptions.of(response)
 
     async def load_session(self, session_id: str, cwd: str) -> SessionOptions:
+        """Reopen a session; the agent replays its history before it answers."""
         response = await self._call(
             "session/load",
-            self._conn.load_session(
-                cwd=cwd,
-                session_id=session_id,
-                mcp_servers=self._mcp_servers,
-                additional_directories=self._additional_directories(),
-            ),
+            self._conn.load_session(session_id=session_id, **self._set_up(cwd)),
+            self._settings.session_timeout,
+        )
+        return SessionOptions.of(response)
+
+    async def resume_session(self, session_id: str, cwd: str) -> SessionOptions:
+        """Reopen a session without its history (``sessionCapabilities.resume``)."""
+        response = await self._call(
+            "session/resume",
+            self._conn.resume_session(session_id=session_id, **self._set_up(cwd)),
             self._settings.session_timeout,
         )
         return SessionOptions.of(response)
@@ -146,6 +152,15 @@ class AgentConnection:
             self._settings.request_timeout,
         )
 
+    async def delete_session(self, session_id: str) -> None:
+        """``session/delete`` (``sessionCapabilities.delete``)."""
+        request = DeleteSessionRequest(session_id=session_id)
+        await self._raw("session_delete", request, DeleteSessionResponse)
+
+    async def logout(self) -> None:
+        """``logout`` (``agentCapabilities.auth.logout``)."""
+        await self._raw("logout", LogoutRequest(), LogoutResponse)
+
     async def set_mode(self, session_id: str, mode_id: str) -> None:
         await self._call(
             "session/set_mode",
@@ -175,6 +190,24 @@ class AgentConnection:
         """Send the ``session/cancel`` notification (never a request: goose rejects that)."""
         await self._call("session/cancel", self._conn.cancel(session_id=session_id), 5.0)
 
+    def _set_up(self, cwd: str) -> dict[str, Any]:
+        """What every session set-up request carries: where, which MCP servers, and the
+        other folders."""
+        return {
+            "cwd": cwd,
+            "mcp_servers": self._mcp_servers,
+            "additional_directories": self._additional_directories(),
+        }
+
+    async def _raw(self, name: str, params: BaseModel, answer: type[BaseModel]) -> None:
+        """A request the SDK's connection has no method for (0.12.1: ``session/delete``,
+        ``logout``), sent on its JSON-RPC connection: its ``ext_method`` would prefix
+        the name with ``_``."""
+        method = AGENT_METHODS[name]
+        rpc = self._conn._conn  # the SDK's one generic request path
+        request = request_model_from_dict(rpc, method, params, answer)
+        await self._call(method, request, self._settings.request_timeout)
+
     def _additional_directories(self) -> list[str] | None:
         """The other folders the agent may use, for an agent that takes them (None: the
         field is left out, as ACP asks of a client talking to one that does not)."""
@@ -184,79 +217,6 @@ class AgentConnection:
 
     async def _call(self, method: str, request: Awaitable[T], timeout: float | None) -> T:
         return await call_agent(method, request, timeout, self._gone, self._withdraw)
-
-
-async def call_agent(
-    method: str,
-    request: Awaitable[T],
-    timeout: float | None,
-    gone: asyncio.Future[str],
-    withdraw: Withdraw | None = None,
-) -> T:
-    """Await ``request``; fail at once if the agent dies (``gone``) and after ``timeout``.
-    A request given up (this task cancelled, or timed out) is ``withdraw``-n at the agent."""
-    if gone.done():
-        if asyncio.iscoroutine(request):
-            request.close()
-        raise AgentGone(gone.result())
-    ticket = Ticket()
-    sending = SENDING.set(ticket)  # the task below inherits it, and sends the request
-    try:
-        task: asyncio.Future[Any] = asyncio.ensure_future(request)
-    finally:
-        SENDING.reset(sending)
-    watcher: asyncio.Future[Any] = asyncio.ensure_future(asyncio.shield(gone))
-
-    def give_up() -> None:
-        if not task.done() and ticket.request_id is not None and withdraw is not None:
-            withdraw(ticket.request_id)
-        task.cancel()
-
-    try:
-        done, _ = await asyncio.wait(
-            {task, watcher}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-        )
-    except asyncio.CancelledError:
-        give_up()
-        raise
-    finally:
-        watcher.cancel()
-    if task in done:
-        try:
-            return cast(T, task.result())
-        except RequestError as exc:
-            raise AgentError(_describe_request_error(method, exc), exc.code) from exc
-        except ConnectionError:
-            raise AgentGone(await _reason_gone(gone)) from None
-    if gone.done():
-        task.cancel()
-        raise AgentGone(gone.result())
-    give_up()
-    raise AgentError(f"the agent did not answer {method} within {timeout:g} s")
-
-
-async def _reason_gone(gone: asyncio.Future[str]) -> str:
-    # The pipe closes a moment before the exit status is known, and an agent that closed
-    # its output but lives on is killed after READER_GRACE: wait for that.
-    try:
-        return await within(READER_GRACE + 2.0, asyncio.shield(gone))
-    except asyncio.TimeoutError:
-        return "the connection to the agent was lost"
-
-
-def _describe_request_error(method: str, exc: RequestError) -> str:
-    data = exc.data
-    detail = (
-        data
-        if isinstance(data, str)
-        else (data or {}).get("details")
-        if isinstance(data, dict)
-        else None
-    )
-    text = f"{method} failed: {exc}"
-    if detail and str(detail) not in text:
-        text += f" ({detail})"
-    return text
 
 
 def connect(

@@ -39,6 +39,13 @@ class AgentProfile:
         return getattr(sessions, name, None) is not None
 
     @property
+    def logout(self) -> bool:
+        """Whether ``agentCapabilities.auth.logout`` is advertised."""
+        caps = self.response.agent_capabilities
+        auth = caps.auth if caps else None
+        return getattr(auth, "logout", None) is not None
+
+    @property
     def mcp_transports(self) -> set[str]:
         """stdio (every agent takes it), and http and sse when advertised."""
         caps = self.response.agent_capabilities

@@ -50,9 +50,9 @@ class EditorChat:
             await self._settled()
             sessions = self._sessions
             if new:
-                session = await sessions.new_session()
+                session = await sessions.lifecycle.new_session()
             else:  # the first use: resume the workspace's last chat
-                session, problem = await sessions.restore_last()
+                session, problem = await sessions.lifecycle.restore_last()
                 if problem:
                     sessions.registry.note(
                         session, "warning", problem[0].upper() + problem[1:] + "."
@@ -98,7 +98,7 @@ class EditorChat:
     async def open_session(self, session_id: str) -> None:
         """Resume a session (loading it if need be) and show its transcript."""
         await self._settled()
-        await self._sessions.load_session(session_id)
+        await self._sessions.lifecycle.load_session(session_id)
         self.current_session = session_id
         await self._transcripts.show(self._transcripts.for_session(session_id))
 

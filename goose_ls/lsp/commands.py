@@ -157,7 +157,7 @@ async def rename_session(s: Services, a: args.RenameArguments) -> None:
 
 async def delete_session(s: Services, a: args.SessionArguments) -> None:
     s.transcripts.forget(a.session_id)
-    await s.sessions.delete_session(a.session_id)
+    await s.sessions.lifecycle.delete_session(a.session_id)
     if s.chat.current_session == a.session_id:
         s.chat.current_session = None
     await show_index(s.editor, s.sessions)
@@ -189,6 +189,11 @@ async def restart(s: Services, _: args.NoArguments) -> None:
 async def authenticate(s: Services, _: args.NoArguments) -> None:
     if await s.sessions.link.authenticate():
         _info(s, "signed in to the agent")
+
+
+async def logout(s: Services, _: args.NoArguments) -> None:
+    await s.sessions.link.logout()
+    _info(s, "signed out of the agent")
 
 
 async def trust_policy(s: Services, a: args.TrustArguments) -> None:
@@ -274,6 +279,7 @@ COMMANDS = {
         Command(
             "goose.authenticate", "Goose: Sign in to the agent", args.NoArguments, authenticate
         ),
+        Command("goose.logout", "Goose: Sign out of the agent", args.NoArguments, logout),
         Command(
             "goose.trustWorkspacePolicy",
             "Goose: Trust this workspace policy",

@@ -93,12 +93,12 @@ def status(s: Services, _: None) -> Json:
 
 async def new_session(s: Services, p: protocol.NewSessionParams) -> Json:
     await s.settled()
-    return session_summary(s, await s.sessions.new_session(p.cwd, p.tab_id))
+    return session_summary(s, await s.sessions.lifecycle.new_session(p.cwd, p.tab_id))
 
 
 async def load_session(s: Services, p: protocol.LoadSessionParams) -> Json:
     await s.settled()
-    return session_summary(s, await s.sessions.load_session(p.session_id, p.tab_id))
+    return session_summary(s, await s.sessions.lifecycle.load_session(p.session_id, p.tab_id))
 
 
 async def list_sessions(s: Services, _: None) -> Json:
@@ -108,15 +108,15 @@ async def list_sessions(s: Services, _: None) -> Json:
 
 async def close_session(s: Services, p: protocol.SessionParams) -> Json:
     s.sessions.registry.get(p.session_id)
-    await s.sessions.close_session(p.session_id)
+    await s.sessions.lifecycle.close_session(p.session_id)
     await s.transcripts.close(p.session_id)
     return {}
 
 
 async def delete_session(s: Services, p: protocol.SessionParams) -> Json:
     s.transcripts.forget(p.session_id)
-    await s.sessions.delete_session(p.session_id)
-    return {}
+    failure = await s.sessions.lifecycle.delete_session(p.session_id)
+    return {"agentError": failure} if failure else {}
 
 
 def rename_session(s: Services, p: protocol.RenameParams) -> Json:
@@ -144,6 +144,11 @@ async def restart(s: Services, _: None) -> Json:
 async def authenticate(s: Services, _: None) -> Json:
     signed_in = await s.sessions.link.authenticate()
     return {"signedIn": signed_in, "agent": status_to_wire(s.sessions.supervisor.status)}
+
+
+async def logout(s: Services, _: None) -> Json:
+    await s.sessions.link.logout()
+    return {"agent": status_to_wire(s.sessions.supervisor.status)}
 
 
 def prompt(s: Services, p: protocol.PromptParams) -> Json:
@@ -218,6 +223,7 @@ ROUTES = [
     Route(protocol.SET_CONFIG_OPTION, protocol.SetConfigOptionParams, set_config_option),
     Route(protocol.RESTART, None, restart),
     Route(protocol.AUTHENTICATE, None, authenticate),
+    Route(protocol.LOGOUT, None, logout),
     Route(protocol.PROMPT, protocol.PromptParams, prompt),
     Route(protocol.CANCEL, protocol.CancelParams, cancel),
     Route(protocol.PERMISSION, protocol.PermissionParams, permission),

@@ -36,6 +36,7 @@ SET_MODE = "goose/setMode"
 SET_CONFIG_OPTION = "goose/setConfigOption"
 RESTART = "goose/restart"
 AUTHENTICATE = "goose/authenticate"
+LOGOUT = "goose/logout"
 SEARCH_SESSIONS = "goose/searchSessions"
 FIND_FILES = "goose/findFiles"
 

@@ -1,7 +1,8 @@
 """The session floor's hold on the agent: a connection that knows a session, signed in.
 
 A session belongs to the agent process (its *generation*) that created or loaded it; a
-restarted agent knows nothing of it until it is loaded again with ``session/load``.
+restarted agent knows nothing of it until it is taken back with ``session/resume`` (or
+``session/load``, where the agent cannot resume).
 When the agent answers that it wants a sign-in, a method that can succeed on its own
 (an environment variable that is set) is tried before the request is repeated.
 """
@@ -76,23 +77,42 @@ class AgentLink:
         self._registry.note_all("warning", f"The agent needs you to sign in: {help_text}.")
         return False
 
+    async def logout(self) -> None:
+        """Sign out (ACP ``logout``); the agent then waits for a sign-in, as after a
+        failed one."""
+        conn = await self.supervisor.connection()
+        if not conn.profile.logout:
+            raise AgentError(
+                f"{conn.profile.name} does not support signing out"
+                " (it does not advertise agentCapabilities.auth.logout)",
+                fix="Sign out as the agent's own documentation says.",
+            )
+        await conn.logout()
+        self.supervisor.needs_sign_in(self._sign_in_help(conn))
+
     async def attach(self, session: Session) -> AgentConnection:
-        """The agent connection for ``session``, reloading it into a restarted agent."""
+        """The agent connection for ``session``, taking it back into a restarted agent:
+        resumed where the agent can, else loaded with its replay dropped (the session
+        holds those events already)."""
         async with session.attach_lock:
             conn = await self.supervisor.connection()
             if session.generation == conn.generation:
                 return conn
-            if not conn.profile.load_session:
+            if conn.profile.session_capability("resume"):
+                await conn.resume_session(session.session_id, session.cwd)
+            elif conn.profile.load_session:
+                session.replaying = True
+                try:
+                    await conn.load_session(session.session_id, session.cwd)
+                finally:
+                    session.replaying = False
+                    self._registry.drop_early(session.session_id)
+            else:
                 raise AgentError(
-                    "the agent restarted and cannot reload this chat (it has no session/load)",
+                    "the agent restarted and cannot reload this chat"
+                    " (it has neither session/resume nor session/load)",
                     fix="Start a new chat.",
                 )
-            session.replaying = True
-            try:
-                await conn.load_session(session.session_id, session.cwd)
-            finally:
-                session.replaying = False
-                self._registry.drop_early(session.session_id)
             session.generation = conn.generation
             self._registry.record(
                 session, events.Note("info", "The agent was restarted; this chat was reloaded.")

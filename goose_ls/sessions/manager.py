@@ -1,38 +1,33 @@
-"""The session floor's face: open, load, list, close, delete, rename, modes, restart.
+"""The session floor's face: builds its parts; list, rename, modes, restart.
 
 It builds the floor's parts and hands each what it needs: the :class:`Registry` of open
 sessions, :class:`Turns`, :class:`Permissions`, the agent's file and terminal tools, the
-:class:`AgentLink` that reloads chats into a restarted agent, and :class:`Recovery`. It is
-also what the agent floor calls back (updates and permission requests).
-
-Over 300 lines for now: each session request is a few lines of wiring here; resume,
-delete and logout at the agent (ACP's newer methods) are where it splits, by request.
+:class:`AgentLink` that reloads chats into a restarted agent, the :class:`Lifecycle`
+that opens, closes and deletes them, and :class:`Recovery`. It is also what the agent
+floor calls back (updates and permission requests).
 """
 
 from __future__ import annotations
 
-import gc
-import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from goose_ls import events
 from goose_ls.agent.status import AgentState, AgentStatus
 from goose_ls.agent.supervisor import AgentSupervisor
-from goose_ls.errors import AgentError, Refused, UnknownSession
+from goose_ls.errors import Refused, UnknownSession
 from goose_ls.files import remove_stale_temps
 from goose_ls.paths import data_dir
 from goose_ls.sessions import listing
 from goose_ls.sessions.library import SessionLibrary
+from goose_ls.sessions.lifecycle import Lifecycle
 from goose_ls.sessions.link import AgentLink
 from goose_ls.sessions.permissions import Permissions
-from goose_ls.sessions.reconcile import Reconciler
-from goose_ls.sessions.records import events_of
 from goose_ls.sessions.recovery import Recovery
 from goose_ls.sessions.registry import Registry
-from goose_ls.sessions.retention import Limits, Retention, remove_files
-from goose_ls.sessions.session import IndexedEvent, Session
+from goose_ls.sessions.retention import Limits, Retention
+from goose_ls.sessions.session import IndexedEvent
 from goose_ls.sessions.tools import AgentTools
 from goose_ls.sessions.turns import Turns
 from goose_ls.settings import Settings
@@ -41,11 +36,6 @@ from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.files import EditorFiles
 from goose_ls.workspace.policy import Policy, Untrusted
 from goose_ls.workspace.trust import PolicyTrust
-
-if TYPE_CHECKING:
-    from goose_ls.agent.connection import AgentConnection
-
-log = logging.getLogger(__name__)
 
 
 class SessionListener(Protocol):
@@ -83,7 +73,6 @@ class SessionManager:
         folder = data_dir(settings.data_dir)
         for leftovers in (folder, folder / "transcripts"):
             remove_stale_temps(leftovers)
-        self._folder = folder
         self.library = SessionLibrary(folder, listener.cannot_write, tasks)
         self.registry = Registry(self.library, listener.session_event)
         self.retention = Retention(
@@ -118,6 +107,16 @@ class SessionManager:
             tasks,
             lambda: self.settings.agent,
             cwd,
+        )
+        self.lifecycle = Lifecycle(
+            self.registry,
+            self.library,
+            self.link,
+            self.turns,
+            self.tools.terminals,
+            folder,
+            cwd,
+            listener.warning,
         )
         self.recovery = Recovery(self.registry, self.link, tasks)
 
@@ -168,93 +167,6 @@ class SessionManager:
             self.recovery.agent_died(status.message or "the agent stopped")
 
     # --- sessions ----------------------------------------------------------------
-    async def new_session(self, cwd: str | None = None, tab_id: str | None = None) -> Session:
-        conn = await self.link.connection()
-        cwd = cwd or self.cwd
-        session_id, options = await self.link.signed_in(conn, lambda: conn.new_session(cwd))
-        self.library.hold(session_id)
-        session = self.registry.open(session_id, cwd, conn.generation, tab_id=tab_id)
-        session.options = options
-        self.library.created(session_id, cwd, conn.profile.name)
-        self.registry.flush_early(session)
-        return session
-
-    async def load_session(self, session_id: str, tab_id: str | None = None) -> Session:
-        """Open a stored (or agent-listed) session.
-
-        What the journal holds of it is history already (``goose/replay`` and the
-        transcript read it); the agent's ``session/load`` replay adds only what the
-        journal lacks. When the agent cannot load it, a journaled chat still opens, to
-        be read: a note says the agent has forgotten it.
-        """
-        if (session := self.registry.find(session_id)) is not None:
-            session.tab_id = tab_id or session.tab_id
-            return session
-        conn = await self.link.connection()
-        record = self.library.record(session_id)
-        journaled = record is not None and self.library.first_index(session_id) > 0
-        if not conn.profile.load_session and not journaled:
-            raise AgentError(f"{conn.profile.name} cannot load earlier sessions (no session/load)")
-        self.library.hold(session_id)  # before anything: it may be open elsewhere
-        cwd = record.cwd if record else self.cwd
-        first = self.library.first_index(session_id)
-        session = self.registry.open(session_id, cwd, conn.generation, first, tab_id)
-        try:
-            if conn.profile.load_session:
-                await self._replay_from_agent(conn, session)
-            else:
-                self._forgotten(session, f"{conn.profile.name} cannot load earlier chats")
-        except AgentError as exc:
-            if not journaled:
-                self.registry.remove(session_id)
-                self.library.let_go(session_id)
-                raise
-            self._forgotten(session, f"{conn.profile.name} could not load it ({exc})")
-        except BaseException:
-            self.registry.remove(session_id)
-            self.library.let_go(session_id)
-            raise
-        self.library.created(session_id, cwd, conn.profile.name)
-        return session
-
-    async def _replay_from_agent(self, conn: AgentConnection, session: Session) -> None:
-        history = self.library.history(session.session_id)
-        session.history = Reconciler(event for _, event in events_of(history))
-        session.loading = True
-        try:
-            session.options = await self.link.signed_in(
-                conn, lambda: conn.load_session(session.session_id, session.cwd)
-            )
-            self.registry.flush_early(session)
-        finally:
-            session.loading = False
-            session.history = None
-
-    def _forgotten(self, session: Session, why: str) -> None:
-        session.forgotten = f"The agent has forgotten this chat: {why}"
-        self.registry.note(
-            session,
-            "warning",
-            f"{session.forgotten}. Its history above is goose-ls's own record; "
-            "to go on, start a new chat.",
-        )
-
-    async def restore_last(self) -> tuple[Session, str | None]:
-        """The workspace's last session, loaded; or a new one, with the reason why."""
-        last = self.library.last_used(self.cwd)
-        if last is None:
-            return await self.new_session(), None
-        try:
-            session = await self.load_session(last)
-        except AgentError as exc:
-            reason = f"could not resume the last chat {last} ({exc}); started a new one"
-            return await self.new_session(), reason
-        if session.forgotten is None:
-            return session, None
-        await self.close_session(last)
-        reason = f"could not resume the last chat {last} ({session.forgotten}); started a new one"
-        return await self.new_session(), reason
-
     async def list_sessions(self) -> list[dict[str, Any]]:
         """Local sessions merged with the agent's own list (when it has session/list)."""
         agent_side: list[dict[str, Any]] = []
@@ -262,31 +174,6 @@ class SessionManager:
         if conn.profile.session_capability("list"):
             agent_side = await conn.list_sessions(self.cwd)
         return listing.merged(self.library.store, agent_side, self.registry.ids())
-
-    async def close_session(self, session_id: str) -> None:
-        session = self.registry.get(session_id)
-        await self.turns.drop(session)
-        self.tools.terminals.release_session(session_id)
-        self.registry.remove(session_id)
-        self.library.let_go(session_id)
-        self.library.flush()
-        # A long chat is a large graph of events with cycles: free it now, not whenever.
-        gc.collect()
-        conn = self.supervisor.current
-        if conn is not None and conn.profile.session_capability("close"):
-            try:
-                await conn.close_session(session_id)
-            except AgentError as exc:
-                log.warning("session/close %s failed: %s", session_id, exc)
-
-    async def delete_session(self, session_id: str) -> None:
-        """Close the session if open and forget it here (the agent keeps its own copy)."""
-        if session_id in self.registry:
-            await self.close_session(session_id)
-        record = self.library.forget(session_id)
-        if record is None:
-            raise UnknownSession(session_id)
-        remove_files(self._folder, record.transcript_path)
 
     def rename(self, session_id: str, title: str) -> None:
         try:

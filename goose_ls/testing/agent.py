@@ -2,7 +2,9 @@
 
 Its defaults copy goose 1.43 on the wire: the ``initialize`` answer, session ids like
 ``20260719_1``, usage and command updates sent before the ``session/new`` response,
-tool calls without ``kind`` or ``status``, and the four permission options.
+tool calls without ``kind`` or ``status``, and the four permission options. It also
+answers what goose does not (``session/resume``, ``session/delete``, ``logout``) as ACP
+says, for scripts whose ``capabilities`` advertise them.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from goose_ls.testing.peer import Peer, RpcError, stdio
 from goose_ls.testing.script import load_script
 from goose_ls.testing.steps import StepPlayer, TurnOver
 
-GOOSE_CAPABILITIES = {
+GOOSE_CAPABILITIES: dict[str, Any] = {
     "loadSession": True,
     "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
     "mcpCapabilities": {"http": True, "sse": False},
@@ -66,6 +68,9 @@ class ScriptedAgent:
             "session/list": self.list_sessions,
             "session/set_config_option": self.set_config_option,
             "session/close": self.close_session,
+            "session/resume": self.resume_session,
+            "session/delete": self.delete_session,
+            "logout": self.logout,
         }
 
     async def request(self, method: str, params: Any) -> Any:
@@ -128,16 +133,25 @@ class ScriptedAgent:
         return response
 
     async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
-        session_id = params["sessionId"]
-        if session_id not in self.sessions and not self._loadable(session_id):
-            raise RpcError(-32002, "Resource not found", f"Session not found: {session_id}")
-        self.sessions[session_id] = {"cwd": params["cwd"]}
+        session_id = self._reopen(params)
         for update in self.memory.conversation(session_id):
             await self.steps.peer.notify(
                 "session/update", {"sessionId": session_id, "update": update}
             )
         await self.steps.play(session_id, self.script.get("load", []))
         return {"modes": GOOSE_MODES}
+
+    async def resume_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """As ``session/load``, without replaying anything (ACP's resume)."""
+        self._reopen(params)
+        return {"modes": GOOSE_MODES}
+
+    def _reopen(self, params: dict[str, Any]) -> str:
+        session_id = str(params["sessionId"])
+        if session_id not in self.sessions and not self._loadable(session_id):
+            raise RpcError(-32002, "Resource not found", f"Session not found: {session_id}")
+        self.sessions[session_id] = {"cwd": params["cwd"]}
+        return session_id
 
     async def set_session_mode(self, params: dict[str, Any]) -> dict[str, Any]:
         await self.steps.update(
@@ -197,6 +211,19 @@ class ScriptedAgent:
         self.sessions.pop(params["sessionId"], None)
         return {}
 
+    async def delete_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Forget the session (an unknown one too, as ACP asks), or fail as scripted."""
+        if error := self.script.get("deleteError"):
+            raise RpcError(error["code"], error["message"], error.get("data"))
+        session_id = params["sessionId"]
+        self.sessions.pop(session_id, None)
+        self._unstore_session(session_id)
+        return {}
+
+    async def logout(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.signed_in = False
+        return {}
+
     # --- sessions kept across restarts, as goose keeps them in its database ----------
     def _stored_sessions(self) -> list[str]:
         path = self.script.get("sessionsFile")
@@ -208,6 +235,11 @@ class ScriptedAgent:
         if path := self.script.get("sessionsFile"):
             with Path(path).open("a", encoding="utf-8") as out:
                 out.write(session_id + "\n")
+
+    def _unstore_session(self, session_id: str) -> None:
+        if path := self.script.get("sessionsFile"):
+            kept = [known for known in self._stored_sessions() if known != session_id]
+            Path(path).write_text("".join(f"{known}\n" for known in kept), encoding="utf-8")
 
     def _loadable(self, session_id: str) -> bool:
         """Without a sessions file every id loads; with one, only the ids it holds."""

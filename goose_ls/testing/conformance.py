@@ -28,6 +28,9 @@ def schema_errors(record: Path) -> list[str]:
         "$/cancel_request": schema.CancelRequestNotification,
         "session/list": schema.ListSessionsRequest,
         "session/close": schema.CloseSessionRequest,
+        "session/resume": schema.ResumeSessionRequest,
+        "session/delete": schema.DeleteSessionRequest,
+        "logout": schema.LogoutRequest,
         "session/set_config_option": (
             schema.SetSessionConfigOptionBooleanRequest,
             schema.SetSessionConfigOptionSelectRequest,

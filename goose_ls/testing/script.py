@@ -17,7 +17,8 @@ A script is JSON. Top-level keys (all optional):
 ``authMethods``    the ``authMethods`` of ``initialize``
 ``requireAuth``    ``session/new`` fails with -32000 until ``authenticate`` succeeds
 ``acceptAuth``     the method ids ``authenticate`` accepts (default: any)
-``load``           steps replayed during ``session/load``
+``load``           steps replayed during ``session/load`` (``session/resume`` replays none)
+``deleteError``    ``{"code", "message", "data"}``: ``session/delete`` fails with it
 ``record``         a path; every message received is appended to it as JSON lines
 ``sessionsFile``   a path where created session ids are kept, so that a restarted agent
                    loads them (and only them) as goose does from its database

@@ -1,0 +1,206 @@
+"""A chat's life at the agent: new, opened again (resumed or loaded), closed, deleted.
+
+An agent that advertises ``session/resume`` takes a chat back without replaying it; a
+chat goose-ls has journaled is resumed there, its history read from the journal. Other
+chats, and agents without resume, go through ``session/load`` and its replay, of which
+only what the journal lacks is kept. Closing and deleting are forwarded to an agent that
+advertises them; what goose-ls keeps is let go of whatever the agent answers.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from goose_ls.agent.interface import SessionOptions
+from goose_ls.errors import AgentError, UnknownSession
+from goose_ls.sessions.library import SessionLibrary
+from goose_ls.sessions.link import AgentLink
+from goose_ls.sessions.reconcile import Reconciler
+from goose_ls.sessions.records import events_of
+from goose_ls.sessions.registry import Registry
+from goose_ls.sessions.retention import remove_files
+from goose_ls.sessions.session import Session
+from goose_ls.sessions.turns import Turns
+from goose_ls.workspace.terminals import Terminals
+
+if TYPE_CHECKING:
+    from goose_ls.agent.connection import AgentConnection
+
+log = logging.getLogger(__name__)
+
+
+class Lifecycle:
+    def __init__(
+        self,
+        registry: Registry,
+        library: SessionLibrary,
+        link: AgentLink,
+        turns: Turns,
+        terminals: Terminals,
+        folder: Path,
+        cwd: str,
+        warning: Callable[[str], None],
+    ) -> None:
+        """``folder`` holds goose-ls's files (transcripts removed on delete); ``cwd`` is
+        where sessions run; ``warning`` tells the user what the agent refused."""
+        self._registry = registry
+        self._library = library
+        self._link = link
+        self._turns = turns
+        self._terminals = terminals
+        self._folder = folder
+        self._cwd = cwd
+        self._warning = warning
+
+    async def new_session(self, cwd: str | None = None, tab_id: str | None = None) -> Session:
+        conn = await self._link.connection()
+        cwd = cwd or self._cwd
+        session_id, options = await self._link.signed_in(conn, lambda: conn.new_session(cwd))
+        self._library.hold(session_id)
+        session = self._registry.open(session_id, cwd, conn.generation, tab_id=tab_id)
+        session.options = options
+        self._library.created(session_id, cwd, conn.profile.name)
+        self._registry.flush_early(session)
+        return session
+
+    async def load_session(self, session_id: str, tab_id: str | None = None) -> Session:
+        """Open a stored (or agent-listed) session.
+
+        What the journal holds of it is history already (``goose/replay`` and the
+        transcript read it): an agent with ``session/resume`` sends none again, and of a
+        ``session/load`` replay only what the journal lacks is kept. When the agent
+        cannot take it back, a journaled chat still opens, to be read: a note says the
+        agent has forgotten it.
+        """
+        if (session := self._registry.find(session_id)) is not None:
+            session.tab_id = tab_id or session.tab_id
+            return session
+        conn = await self._link.connection()
+        profile = conn.profile
+        record = self._library.record(session_id)
+        journaled = record is not None and self._library.first_index(session_id) > 0
+        resumes = profile.session_capability("resume")
+        if not (profile.load_session or resumes) and not journaled:
+            raise AgentError(f"{profile.name} cannot load earlier sessions (no session/load)")
+        self._library.hold(session_id)  # before anything: it may be open elsewhere
+        cwd = record.cwd if record else self._cwd
+        first = self._library.first_index(session_id)
+        session = self._registry.open(session_id, cwd, conn.generation, first, tab_id)
+        try:
+            if resumes and (journaled or not profile.load_session):
+                await self._reopen(conn, session, conn.resume_session)
+            elif profile.load_session:
+                self._expect_replay(session)
+                await self._reopen(conn, session, conn.load_session)
+            else:
+                self._forgotten(session, f"{profile.name} cannot load earlier chats")
+        except AgentError as exc:
+            if not journaled:
+                self._drop(session_id)
+                raise
+            self._forgotten(session, f"{profile.name} could not load it ({exc})")
+        except BaseException:
+            self._drop(session_id)
+            raise
+        self._library.created(session_id, cwd, profile.name)
+        return session
+
+    def _expect_replay(self, session: Session) -> None:
+        """The agent's replay is matched against what the journal holds of it."""
+        history = self._library.history(session.session_id)
+        session.history = Reconciler(event for _, event in events_of(history))
+        session.loading = True
+
+    async def _reopen(
+        self,
+        conn: AgentConnection,
+        session: Session,
+        request: Callable[[str, str], Awaitable[SessionOptions]],
+    ) -> None:
+        try:
+            session.options = await self._link.signed_in(
+                conn, lambda: request(session.session_id, session.cwd)
+            )
+            self._registry.flush_early(session)
+        finally:
+            session.loading = False
+            session.history = None
+
+    def _drop(self, session_id: str) -> None:
+        self._registry.remove(session_id)
+        self._library.let_go(session_id)
+
+    def _forgotten(self, session: Session, why: str) -> None:
+        session.forgotten = f"The agent has forgotten this chat: {why}"
+        self._registry.note(
+            session,
+            "warning",
+            f"{session.forgotten}. Its history above is goose-ls's own record; "
+            "to go on, start a new chat.",
+        )
+
+    async def restore_last(self) -> tuple[Session, str | None]:
+        """The workspace's last session, loaded; or a new one, with the reason why."""
+        last = self._library.last_used(self._cwd)
+        if last is None:
+            return await self.new_session(), None
+        try:
+            session = await self.load_session(last)
+        except AgentError as exc:
+            reason = f"could not resume the last chat {last} ({exc}); started a new one"
+            return await self.new_session(), reason
+        if session.forgotten is None:
+            return session, None
+        await self.close_session(last)
+        reason = f"could not resume the last chat {last} ({session.forgotten}); started a new one"
+        return await self.new_session(), reason
+
+    async def close_session(self, session_id: str) -> None:
+        """Let go of an open session here, then at an agent that has ``session/close``
+        (a failure there is only logged: nothing is left open here)."""
+        session = self._registry.get(session_id)
+        await self._turns.drop(session)
+        self._terminals.release_session(session_id)
+        self._drop(session_id)
+        self._library.flush()
+        # A long chat is a large graph of events with cycles: free it now, not whenever.
+        gc.collect()
+        conn = self._link.supervisor.current  # an agent that is not running has it closed
+        if conn is not None and conn.profile.session_capability("close"):
+            await _told(conn.close_session(session_id), "session/close", session_id)
+
+    async def delete_session(self, session_id: str) -> str | None:
+        """Close the session if open and forget it here, then at an agent that has
+        ``session/delete``. Returns the agent's failure (the user is told it too): the
+        local copy is gone either way."""
+        if session_id in self._registry:
+            await self.close_session(session_id)
+        record = self._library.forget(session_id)
+        if record is None:
+            raise UnknownSession(session_id)
+        remove_files(self._folder, record.transcript_path)
+        try:
+            conn = await self._link.connection()  # the agent keeps its own copy
+        except AgentError as exc:
+            failure: str | None = str(exc)
+        else:
+            if not conn.profile.session_capability("delete"):
+                return None
+            failure = await _told(conn.delete_session(session_id), "session/delete", session_id)
+        if failure is not None:
+            self._warning(f"the chat {session_id} was deleted here, not at the agent: {failure}")
+        return failure
+
+
+async def _told(request: Awaitable[None], method: str, session_id: str) -> str | None:
+    """Tell the agent of a session let go of here; its failure, logged."""
+    try:
+        await request
+    except AgentError as exc:
+        log.warning("%s %s failed: %s", method, session_id, exc)
+        return str(exc)
+    return None
