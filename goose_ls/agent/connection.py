@@ -14,12 +14,15 @@ from acp import PROTOCOL_VERSION, Client, RequestError, connect_to_agent
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AcpMcpServer,
+    BooleanConfigOptionCapabilities,
     ClientCapabilities,
+    ClientSessionCapabilities,
     FileSystemCapabilities,
     HttpMcpServer,
     Implementation,
     McpServerStdio,
     PromptRequest,
+    SessionConfigOptionsCapabilities,
     SseMcpServer,
 )
 
@@ -285,6 +288,12 @@ async def handshake(
                     read_text_file=settings.client_fs, write_text_file=settings.client_fs
                 ),
                 terminal=settings.client_terminal,
+                # Boolean config options are shown and toggled like select ones.
+                session=ClientSessionCapabilities(
+                    config_options=SessionConfigOptionsCapabilities(
+                        boolean=BooleanConfigOptionCapabilities()
+                    )
+                ),
             ),
             client_info=Implementation(name="goose-ls", title="goose-ls", version=__version__),
         ),
