@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
+from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS
 from goose_ls.testing.script import (
     GOOSE_LABELS,
     LABELS_FOR_AGENT_NAMES,
@@ -156,6 +157,41 @@ def test_an_at_mention_in_the_compose_buffer_completes_and_attaches_the_file(
         texts
     )
     assert any("def add(x, y):\n    return x + y" in t for t in texts[1:]), "the region's lines"
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_option_picker_is_grouped_by_category_and_sets_booleans_and_models(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    picks = ["Other · Auto-compact: on", "off", "Model · Model: claude-sonnet-4", "gpt-5"]
+    result = _run(
+        major,
+        emacs,
+        tmp_path,
+        {"turns": [[{"text": "ok"}]], "configOptions": GOOSE_CONFIG_OPTIONS},
+        flow="option",
+        GOOSE_PICK=json.dumps(picks),
+    )
+    options, toggle, _, models = result["pickers"]
+    assert options["items"] == [
+        "Other · Provider: anthropic",
+        "Other · Auto-compact: on",
+        "Mode · Mode: auto",
+        "Model · Model: claude-sonnet-4",
+        "Thinking · Thinking effort: off",
+    ], "in the agent's order, one category's options together"
+    assert options["groups"] == ["Other", "Other", "Mode", "Model", "Thinking"]
+    assert toggle["items"] == ["on", "off"]
+    assert models["items"] == ["claude-sonnet-4", "claude-opus-4", "gpt-5"]
+    sent = [
+        m["params"]
+        for m in map(json.loads, (tmp_path / "agent.jsonl").read_text("utf-8").splitlines())
+        if m.get("method") == "session/set_config_option"
+    ]
+    assert [(p["configId"], p["value"], p.get("type")) for p in sent] == [
+        ("auto_compact", False, "boolean"),
+        ("model", "gpt-5", None),
+    ]
 
 
 @pytest.mark.parametrize(("major", "emacs"), EMACSES)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
+from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS
 from goose_ls.testing.script import (
     LABELS_FOR_AGENT_NAMES,
     PERMISSION_WITH_AGENT_NAMES,
@@ -235,6 +236,39 @@ def test_permission_choices_are_the_labels_goose_ls_sent(nvim: str, tmp_path: Pa
     )
     (picked,) = result["sessions"]
     assert re.fullmatch(r"What does this do\? · \d{4}-\d\d-\d\d \d\d:\d\d · open here", picked)
+
+
+@EACH_NVIM
+def test_option_pickers_are_grouped_by_category_and_set_booleans_and_models(
+    nvim: str, tmp_path: Path
+) -> None:
+    picks = ["Other · Auto-compact: on", "off", "Model · Model: claude-sonnet-4", "gpt-5"]
+    result = _run(
+        nvim,
+        tmp_path,
+        "option",
+        {"turns": [[{"text": "ok"}]], "configOptions": GOOSE_CONFIG_OPTIONS},
+        GOOSE_PICK=json.dumps(picks),
+    )
+    options, toggle, _, models = result["pickers"]
+    assert options["items"] == [
+        "Other · Provider: anthropic",
+        "Other · Auto-compact: on",
+        "Mode · Mode: auto",
+        "Model · Model: claude-sonnet-4",
+        "Thinking · Thinking effort: off",
+    ]
+    assert toggle["items"] == ["• on", "  off"]
+    assert models["items"] == ["• claude-sonnet-4", "  claude-opus-4", "  gpt-5"]
+    sent = [
+        json.loads(line)["params"]
+        for line in (tmp_path / "agent.jsonl").read_text(encoding="utf-8").splitlines()
+        if json.loads(line).get("method") == "session/set_config_option"
+    ]
+    assert [(p["configId"], p["value"], p.get("type")) for p in sent] == [
+        ("auto_compact", False, "boolean"),
+        ("model", "gpt-5", None),
+    ]
 
 
 @EACH_NVIM

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
+from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS
 
 EXTENSION = Path(__file__).resolve().parent.parent / "editors" / "vscode"
 NPM = shutil.which("npm")
@@ -25,6 +26,7 @@ def test_the_extension_builds_and_its_node_tests_pass(tmp_path: Path) -> None:
         tmp_path,
         GOOSE_CMD=json.dumps(SERVER_COMMAND),
         GOOSE_AGENT=json.dumps([sys.executable, "-m", "goose_ls.testing"]),
+        GOOSE_OPTIONS=json.dumps(GOOSE_CONFIG_OPTIONS),
     )
     for step in (["ci", "--no-audit", "--no-fund", "--loglevel=error"], ["test"]):
         done = subprocess.run(

@@ -16,7 +16,9 @@ from acp.meta import AGENT_METHODS
 from acp.schema import (
     AcpMcpServer,
     AuthCapabilities,
+    BooleanConfigOptionCapabilities,
     ClientCapabilities,
+    ClientSessionCapabilities,
     DeleteSessionRequest,
     DeleteSessionResponse,
     FileSystemCapabilities,
@@ -26,6 +28,7 @@ from acp.schema import (
     LogoutResponse,
     McpServerStdio,
     PromptRequest,
+    SessionConfigOptionsCapabilities,
     SseMcpServer,
 )
 from acp.utils import request_model_from_dict
@@ -247,6 +250,12 @@ async def handshake(
                 ),
                 terminal=settings.client_terminal,
                 auth=AuthCapabilities(terminal=True),
+                # Boolean config options are shown and toggled like select ones.
+                session=ClientSessionCapabilities(
+                    config_options=SessionConfigOptionsCapabilities(
+                        boolean=BooleanConfigOptionCapabilities()
+                    )
+                ),
             ),
             client_info=Implementation(name="goose-ls", title="goose-ls", version=__version__),
         ),

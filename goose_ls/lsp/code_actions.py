@@ -13,6 +13,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from goose_ls.lsp.commands import COMMANDS
+from goose_ls.lsp.option_choices import CATEGORY_LABELS, choices
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.lsp.sessions_view import entry_at, index_path
 from goose_ls.lsp.transcript.render import permission_marker
@@ -20,8 +21,6 @@ from goose_ls.sessions import path_of
 from goose_ls.wire import converter
 
 KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]
-MAX_CHOICES = 12
-"""Config options with more values than this (long model lists) get no code actions."""
 
 
 def _action(command: str, kind: str, *arguments: Any, title: str | None = None) -> types.CodeAction:
@@ -161,39 +160,32 @@ def option_actions(s: Services, session_id: str) -> list[types.CodeAction]:
     if session is None:
         return []
     refactor = types.CodeActionKind.Refactor
-    actions: list[types.CodeAction] = []
     options = session.options.config_options or []
-    has_mode_option = any(o.get("category") == "mode" for o in options)
+    actions = [
+        _action(
+            "goose.setConfigOption",
+            refactor,
+            session_id,
+            choice.config_id,
+            choice.value,
+            title=f"Goose: {choice.title}",
+        )
+        for choice in choices(options)
+    ]
     modes = session.options.modes or {}
-    if not has_mode_option:
-        for mode in modes.get("availableModes", []):
-            if mode.get("id") != modes.get("currentModeId"):
-                actions.append(
-                    _action(
-                        "goose.setMode",
-                        refactor,
-                        session_id,
-                        mode["id"],
-                        title=f"Goose: Mode: {mode.get('name', mode['id'])}",
-                    )
-                )
-    for option in options:
-        values = option.get("options", [])
-        if option.get("type", "select") != "select" or len(values) > MAX_CHOICES:
-            continue
-        for value in values:
-            if "value" in value and value["value"] != option.get("currentValue"):
-                actions.append(
-                    _action(
-                        "goose.setConfigOption",
-                        refactor,
-                        session_id,
-                        option["id"],
-                        value["value"],
-                        title=f"Goose: {option.get('name', option['id'])}: {value.get('name', value['value'])}",
-                    )
-                )
-    return actions
+    if any(o.get("category") == "mode" for o in options):
+        return actions
+    return [
+        _action(
+            "goose.setMode",
+            refactor,
+            session_id,
+            mode["id"],
+            title=f"Goose: {CATEGORY_LABELS['mode']} → {mode.get('name', mode['id'])}",
+        )
+        for mode in modes.get("availableModes", [])
+        if mode.get("id") != modes.get("currentModeId")
+    ] + actions
 
 
 def trust_actions(s: Services) -> list[types.CodeAction]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from goose_ls.testing.memory import Memory
+from goose_ls.testing.options import changed, offered, takes_booleans
 from goose_ls.testing.peer import Peer, RpcError, stdio
 from goose_ls.testing.script import load_script
 from goose_ls.testing.steps import StepPlayer, TurnOver
@@ -58,6 +59,8 @@ class ScriptedAgent:
         self.prompts = 0
         self.cancelled: dict[str, asyncio.Event] = {}
         self.signed_in = False
+        self.booleans = False
+        """The client takes boolean config options (said in ``initialize``)."""
         self.methods: dict[str, Callable[[dict[str, Any]], Awaitable[Any]]] = {
             "initialize": self.initialize,
             "authenticate": self.authenticate,
@@ -91,6 +94,7 @@ class ScriptedAgent:
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         meta = (params.get("clientCapabilities") or {}).get("_meta") or {}
         self.steps.custom_notifications = bool((meta.get("goose") or {}).get("customNotifications"))
+        self.booleans = takes_booleans(params)
         return {
             "protocolVersion": params["protocolVersion"],  # goose echoes what it was sent
             "agentCapabilities": self.script.get("capabilities", GOOSE_CAPABILITIES),
@@ -127,10 +131,7 @@ class ScriptedAgent:
         self.sessions[session_id] = {"cwd": cwd}
         self._store_session(session_id)
         await self.steps.play(session_id, self.script.get("sessionSetup", DEFAULT_SETUP))
-        response: dict[str, Any] = {"sessionId": session_id, "modes": GOOSE_MODES}
-        if "configOptions" in self.script:
-            response["configOptions"] = self.script["configOptions"]
-        return response
+        return {"sessionId": session_id, **self._options()}
 
     async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
         session_id = self._reopen(params)
@@ -139,12 +140,19 @@ class ScriptedAgent:
                 "session/update", {"sessionId": session_id, "update": update}
             )
         await self.steps.play(session_id, self.script.get("load", []))
-        return {"modes": GOOSE_MODES}
+        return self._options()
+
+    def _options(self) -> dict[str, Any]:
+        """The modes and config options part of a session/new or session/load answer."""
+        response: dict[str, Any] = {"modes": GOOSE_MODES}
+        if "configOptions" in self.script:
+            response["configOptions"] = offered(self.script["configOptions"], self.booleans)
+        return response
 
     async def resume_session(self, params: dict[str, Any]) -> dict[str, Any]:
         """As ``session/load``, without replaying anything (ACP's resume)."""
         self._reopen(params)
-        return {"modes": GOOSE_MODES}
+        return self._options()
 
     def _reopen(self, params: dict[str, Any]) -> str:
         session_id = str(params["sessionId"])
@@ -196,12 +204,8 @@ class ScriptedAgent:
         return {"sessions": [*listed, *self.script.get("agentSessions", [])]}
 
     async def set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
-        config_id, value = params["configId"], params["value"]
-        options = [
-            {**option, "currentValue": value} if option["id"] == config_id else option
-            for option in self.script.get("configOptions", [])
-        ]
-        self.script["configOptions"] = options
+        self.script["configOptions"] = changed(self.script.get("configOptions", []), params)
+        options = offered(self.script["configOptions"], self.booleans)
         await self.steps.update(
             params["sessionId"], {"sessionUpdate": "config_option_update", "configOptions": options}
         )

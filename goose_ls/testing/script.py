@@ -11,8 +11,9 @@ A script is JSON. Top-level keys (all optional):
                    without it every prompt is echoed back
 ``byPrompt``       ``{"prompt text": steps}``: a prompt with exactly that text plays those
                    steps (before ``turns``; handy across agent restarts)
-``configOptions``  config options returned by ``session/new`` (and changed by
-                   ``session/set_config_option``)
+``configOptions``  config options returned by ``session/new`` and ``session/load`` (and
+                   changed by ``session/set_config_option``; boolean ones only for a client
+                   that advertised them; ``options.GOOSE_CONFIG_OPTIONS`` is goose's set)
 ``agentSessions``  extra ``SessionInfo`` entries for ``session/list``
 ``authMethods``    the ``authMethods`` of ``initialize``
 ``requireAuth``    ``session/new`` fails with -32000 until ``authenticate`` succeeds

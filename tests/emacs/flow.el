@@ -2,7 +2,8 @@
 ;;
 ;; GOOSE_FLOW picks the flow: "ask" (the default: ask about the region after M-x eglot)
 ;; or "compose" (no M-x eglot; the keys, the compose buffer, a queued message, follow),
-;; or "mention" (an @ mention completed in the compose buffer, then sent).
+;; or "mention" (an @ mention completed in the compose buffer, then sent), or "option"
+;; (after "ask", the option picker, answered with the lines GOOSE_PICK lists).
 (require 'json)
 (require 'goose-ls)
 
@@ -198,12 +199,33 @@
     (goose-ls-compose-send))
   (flow--wait (lambda () flow--ended) "the turn to end"))
 
+(defun flow--option ()
+  "Ask, then set options through the picker: each two GOOSE_PICK lines, option and value."
+  (flow--ask)
+  (let ((picks (append (json-parse-string (getenv "GOOSE_PICK")) nil))
+        (pickers nil))
+    (cl-letf (((symbol-function 'completing-read)
+               (lambda (prompt table &rest _)
+                 (let* ((lines (all-completions "" table))
+                        (group (cdr (assq 'group-function
+                                          (cdr (funcall table "" nil 'metadata))))))
+                   (push (list :prompt prompt :items (vconcat lines)
+                               :groups (vconcat (and group
+                                                     (mapcar (lambda (l) (funcall group l nil))
+                                                             lines))))
+                         pickers))
+                 (pop picks))))
+      (with-current-buffer (flow--chat)
+        (while picks (goose-ls-set-option))))
+    (flow--record 'pickers (vconcat (nreverse pickers)))))
+
 (condition-case err
     (progn
       (flow--setup)
       (pcase (getenv "GOOSE_FLOW")
         ("compose" (flow--compose))
         ("mention" (flow--mention))
+        ("option" (flow--option))
         (_ (flow--ask))))
   (error
    (flow--record 'error (error-message-string err))

@@ -51,7 +51,19 @@ local ok, err = pcall(function()
   -- The permission prompt: pick "Allow once", as the user pressing its key would (in the
   -- compose flow, later: the turn waits on it while a second message is queued).
   local answer_later
+  -- The option pickers: pick the option, then the value, that GOOSE_PICK names.
+  local pick = vim.json.decode(os.getenv("GOOSE_PICK") or "[]")
+  result.pickers = {}
   vim.ui.select = function(items, opts, on_choice)
+    if opts.kind == "goose_option" or opts.kind == "goose_option_value" then
+      local lines = vim.tbl_map(opts.format_item, items)
+      table.insert(result.pickers, { prompt = opts.prompt, items = lines })
+      local wanted = table.remove(pick, 1)
+      for i, line in ipairs(lines) do
+        if vim.trim(line) == wanted then return on_choice(items[i]) end
+      end
+      return on_choice(nil)
+    end
     if opts.prompt == "goose sessions" then
       result.sessions = vim.tbl_map(opts.format_item, items)
       return
@@ -228,6 +240,21 @@ local ok, err = pcall(function()
     -- The session picker: title, date, where it is open.
     goose.sessions()
     assert(vim.wait(10000, function() return result.sessions ~= nil end), "no session list")
+    return
+  end
+
+  if scenario == "option" then
+    -- Each two picks (option, value) set one option; wait for each to be set.
+    result.set = {}
+    local notify = vim.notify
+    vim.notify = function(message, ...) ---@diagnostic disable-line: duplicate-set-field
+      if message:find(" = ", 1, true) then table.insert(result.set, message) end
+      return notify(message, ...)
+    end
+    for round = 1, #pick / 2 do
+      vim.cmd("Goose option")
+      assert(vim.wait(10000, function() return #result.set == round end), "option " .. round .. " not set")
+    end
     return
   end
 

@@ -26,6 +26,7 @@ local subcommands = {
     require("goose_ls").add_context()
   end,
   option = function(opts)
+    if not opts.fargs[2] then return require("goose_ls").pick_option() end
     if not opts.fargs[3] then
       return vim.notify("Goose option: give an option id and a value", vim.log.levels.WARN)
     end

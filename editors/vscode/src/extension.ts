@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import * as vscode from "vscode";
 import { LanguageClient, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
 import { Chat, type PermissionOption, type TurnEnd, type Update } from "./chat";
+import { type ConfigOption, grouped, valueName, valuesOf } from "./options";
 import { statusText } from "./status";
 
 let client: LanguageClient | undefined;
@@ -52,6 +53,27 @@ async function askPermission(update: Update): Promise<void> {
   const choice = await vscode.window.showWarningMessage(`goose wants to run: ${u.toolCall.title ?? "a tool"}`, ...labels);
   const option = choice === undefined ? undefined : u.options[labels.indexOf(choice)];
   await client!.sendRequest("goose/permission", option ? { requestId: u.requestId, optionId: option.optionId } : { requestId: u.requestId });
+}
+
+/** Pick one of the chat's config options (grouped by category), then its new value. */
+async function setOption(): Promise<void> {
+  if (!current) return void vscode.window.showInformationMessage("goose: no chat yet");
+  const status = await client!.sendRequest<{ sessions: { sessionId: string; configOptions?: ConfigOption[] }[] }>("goose/status", {});
+  const options = status.sessions.find((s) => s.sessionId === current)?.configOptions ?? [];
+  if (options.length === 0) return void vscode.window.showInformationMessage("goose: the agent offers no options");
+  const items = grouped(options).flatMap(({ group, options }): (vscode.QuickPickItem & { option?: ConfigOption })[] => [
+    { label: group, kind: vscode.QuickPickItemKind.Separator },
+    ...options.map((option) => ({ label: option.name ?? option.id, description: valueName(option, option.currentValue), option })),
+  ]);
+  const option = (await vscode.window.showQuickPick(items, { placeHolder: "goose option" }))?.option;
+  if (!option) return;
+  const values = valuesOf(option).map((v) => ({
+    label: v.name ?? String(v.value),
+    description: v.value === option.currentValue ? "current" : undefined,
+    value: v.value,
+  }));
+  const chosen = await vscode.window.showQuickPick(values, { placeHolder: option.name ?? option.id });
+  if (chosen) await client!.sendRequest("goose/setConfigOption", { sessionId: current, configId: option.id, value: chosen.value });
 }
 
 /** The agent settings that are set (an empty command means "the preset's"). */
@@ -112,6 +134,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await client!.sendRequest("goose/loadSession", { sessionId: current });
       await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(chatUri(current)), { preview: false });
     }),
+    vscode.commands.registerCommand("gooseLs.setOption", setOption),
     vscode.commands.registerCommand("gooseLs.restart", async () => {
       await client!.sendRequest("goose/restart", {});
     }),
@@ -121,4 +144,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
 export async function deactivate(): Promise<void> {
   await client?.stop();
+  // Activated again, the extension talks to a new goose-ls: these chats were the old one's.
+  client = undefined;
+  current = undefined;
+  chats.clear();
 }

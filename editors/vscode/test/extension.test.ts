@@ -1,14 +1,15 @@
 // extension.ts under plain node, against a real goose-ls and the scripted agent. `vscode`
 // and the language client are stand-ins: the first records what the user is shown, the
 // second speaks JSON-RPC to the server over stdio. tests/test_vscode.py sets GOOSE_CMD
-// (the server's command) and GOOSE_AGENT (the scripted agent's, less the script).
+// (the server's command), GOOSE_AGENT (the scripted agent's, less the script) and GOOSE_OPTIONS
+// (goose's config options, as the scripted agent offers them).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import Module from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, test } from "node:test";
+import { after, before, test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 
@@ -25,6 +26,10 @@ const commands = new Map<string, () => Promise<void>>();
 let chats: { provideTextDocumentContent(uri: { path: string }): string } | undefined;
 const turnEnds: { sessionId: string }[] = [];
 const statusBar = { text: "", shown: false, show() { this.shown = true; }, dispose() {} };
+/** Each quick pick shown: its items' labels (separators as `-- label`); the user picks
+ * the item whose label is the next of `picks` (none when they run out). */
+const quickPicks: string[][] = [];
+const picks: string[] = [];
 
 const vscode = {
   EventEmitter: class {
@@ -34,6 +39,7 @@ const vscode = {
   Uri: { from: (parts: { path: string }) => parts },
   StatusBarAlignment: { Left: 1 },
   ViewColumn: { Beside: -2 },
+  QuickPickItemKind: { Separator: -1 },
   workspace: {
     getConfiguration: () => ({ get: (key: string, fallback?: unknown) => (key === "agent" ? { command: [...agentCommand, script] } : fallback) }),
     registerTextDocumentContentProvider: (_scheme: string, provider: typeof chats) => (chats = provider),
@@ -42,6 +48,12 @@ const vscode = {
   window: {
     createStatusBarItem: () => statusBar,
     showInputBox: async () => "Edit app.py, please",
+    showInformationMessage: async () => undefined,
+    showQuickPick: async <T extends { label: string; kind?: number }>(items: T[]) => {
+      quickPicks.push(items.map((item) => (item.kind === -1 ? `-- ${item.label}` : item.label)));
+      const wanted = picks.shift();
+      return items.find((item) => item.kind !== -1 && item.label === wanted);
+    },
     showTextDocument: async () => ({}),
     showWarningMessage: async (message: string, ...labels: string[]) => {
       shown.push({ message, labels });
@@ -134,6 +146,34 @@ test("the permission buttons are the labels goose-ls sent; the one pressed answe
     assert.match(chats!.provideTextDocumentContent({ path: turnEnds[0].sessionId }), /\[permission: allow\]done\n$/);
     assert.ok(statusBar.shown);
     assert.equal(statusBar.text, "goose: idle · 12k/200k", "the status bar tells how full the context is");
+  } finally {
+    await extension.deactivate();
+  }
+});
+
+test("the option picker groups options by category; it toggles a boolean and switches the model", { skip }, async () => {
+  const record = join(scratch, "agent.jsonl");
+  const configOptions = JSON.parse(process.env.GOOSE_OPTIONS ?? "[]");
+  writeFileSync(script, JSON.stringify({ turns: [[{ text: "ok" }]], configOptions, record }));
+  await extension.activate({ subscriptions: [] } as never);
+  try {
+    await commands.get("gooseLs.send")!();
+    picks.push("Auto-compact", "off");
+    await commands.get("gooseLs.setOption")!();
+    picks.push("Model", "gpt-5");
+    await commands.get("gooseLs.setOption")!();
+    const [options, toggle, , models] = quickPicks;
+    assert.deepEqual(options, ["-- Other", "Provider", "Auto-compact", "-- Mode", "Mode", "-- Model", "Model", "-- Thinking", "Thinking effort"]);
+    assert.deepEqual(toggle, ["on", "off"]);
+    assert.deepEqual(models, ["claude-sonnet-4", "claude-opus-4", "gpt-5"]);
+    const sent = readFileSync(record, "utf-8")
+      .split("\n")
+      .filter((line) => line.includes('"session/set_config_option"'))
+      .map((line) => JSON.parse(line).params);
+    assert.deepEqual(
+      sent.map((p: { configId: string; value: unknown; type?: string }) => [p.configId, p.value, p.type]),
+      [["auto_compact", false, "boolean"], ["model", "gpt-5", undefined]],
+    );
   } finally {
     await extension.deactivate();
   }

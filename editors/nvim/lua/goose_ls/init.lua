@@ -238,6 +238,12 @@ function M.set_option(config_id, value)
   )
 end
 
+--- Choose one of the chat's config options, grouped by category, then its new value.
+function M.pick_option()
+  if not chat.current then return vim.notify("goose: no chat yet", vim.log.levels.WARN) end
+  require("goose_ls.options").pick(chat.current, M.request, M.set_option)
+end
+
 function M.cancel()
   if chat.current then M.request("goose/cancel", { sessionId = chat.current }) end
 end
