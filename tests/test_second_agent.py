@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from goose_ls.testing.fake_model import KEY_VARIABLE, MODEL, FakeModel, Reply
+from goose_ls.testing.fake_model import KEY_VARIABLE, MODEL, TOTAL_TOKENS, FakeModel, Reply
 from goose_ls.testing.harness import Editor
 
 AGENTS = Path(os.environ.get("GOOSE_LS_AGENTS", Path.home() / ".cache" / "goose-ls" / "agents"))
@@ -60,6 +60,7 @@ async def test_a_turn_streams_the_model_s_text(editor: Editor) -> None:
         assert end["stopReason"] == "end_turn"
         assert editor.goose.text(mid) == "Hello from the fake model."
         (summary,) = (await editor.goose.request("goose/status", {}))["sessions"]
+        assert summary["usage"]["used"] == TOTAL_TOKENS, "codex's usage_update, from the model's"
         transcript = Path(summary["transcript"].removeprefix("file://"))
         await editor.goose.wait_for(
             lambda: "Hello from the fake model." in transcript.read_text(encoding="utf-8"),

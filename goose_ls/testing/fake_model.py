@@ -22,6 +22,9 @@ import attrs
 MODEL = "gpt-5.4"
 """A model codex knows offline: an unknown one makes it warn in the chat before a turn."""
 
+TOTAL_TOKENS = 110
+"""The tokens each response says it used: what the agent's usage update should report."""
+
 KEY_VARIABLE = "FAKE_MODEL_API_KEY"
 """The environment variable codex reads the fake API key from (``env_key``)."""
 
@@ -134,7 +137,7 @@ def _events(reply: Reply, n: int) -> Iterator[dict[str, Any]]:
         "output_index": 0,
         "item": message | {"content": [text]},
     }
-    usage = {"input_tokens": 100, "output_tokens": 10, "total_tokens": 110}
+    usage = {"input_tokens": TOTAL_TOKENS - 10, "output_tokens": 10, "total_tokens": TOTAL_TOKENS}
     yield {"type": "response.completed", "response": {"id": f"resp_{n}", "usage": usage}}
 
 
