@@ -1,0 +1,97 @@
+"""goose-ls with a second, real agent: codex-acp, offline, against a fake model API.
+
+The scripted agent behaves as goose does; codex-acp is another program with its own ideas
+(its own modes as a config option, its own usage updates, its own cancel). It is the
+pinned npm package that scripts/fetch-agents.sh puts in ~/.cache/goose-ls/agents, run by
+the ``codex`` preset, with a CODEX_HOME of the test's own whose model provider is a
+:class:`~goose_ls.testing.fake_model.FakeModel` on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from goose_ls.testing.fake_model import KEY_VARIABLE, MODEL, TOTAL_TOKENS, FakeModel, Reply
+from goose_ls.testing.harness import Editor
+
+AGENTS = Path(os.environ.get("GOOSE_LS_AGENTS", Path.home() / ".cache" / "goose-ls" / "agents"))
+CODEX = AGENTS / "bin" / "codex-acp"
+
+pytestmark = pytest.mark.skipif(
+    not CODEX.exists(),
+    reason=f"CODEX-ACP IS MISSING: the second-agent tests did not run; it is not in {AGENTS} "
+    "(scripts/fetch-agents.sh)",
+)
+
+HELLO = ("Hello from ", "the fake ", "model.")
+
+
+async def start_codex(editor: Editor, model: FakeModel) -> None:
+    """goose-ls with the ``codex`` preset, which finds codex-acp on PATH; everything codex
+    writes stays in the test's directory."""
+    (editor.tmp / "bin").mkdir(exist_ok=True)
+    (editor.tmp / "bin" / "codex-acp").symlink_to(CODEX)
+    (editor.tmp / "home").mkdir()
+    env = {
+        "CODEX_HOME": str(model.codex_home(editor.tmp / "codex-home")),
+        "HOME": str(editor.tmp / "home"),
+        KEY_VARIABLE: "sk-fake",
+    }
+    await editor.start(settings={"agent": {"preset": "codex", "env": env}})
+
+
+def mode_option(summary: dict[str, Any]) -> dict[str, Any]:
+    options: list[dict[str, Any]] = summary["configOptions"]
+    (option,) = [o for o in options if o.get("category") == "mode"]
+    return option
+
+
+async def test_a_turn_streams_the_model_s_text(editor: Editor) -> None:
+    with FakeModel([Reply(HELLO)]) as model:
+        await start_codex(editor, model)
+        session = await editor.goose.request("goose/newSession", {})
+        mid = await editor.prompt(session["sessionId"], "Say hello")
+        end = await editor.goose.turn_end(mid)
+
+        assert end["stopReason"] == "end_turn"
+        assert editor.goose.text(mid) == "Hello from the fake model."
+        (summary,) = (await editor.goose.request("goose/status", {}))["sessions"]
+        assert summary["usage"]["used"] == TOTAL_TOKENS, "codex's usage_update, from the model's"
+        transcript = Path(summary["transcript"].removeprefix("file://"))
+        await editor.goose.wait_for(
+            lambda: "Hello from the fake model." in transcript.read_text(encoding="utf-8"),
+            what="the answer in the transcript",
+        )
+        (asked,) = model.responses()
+        assert asked.body["model"] == MODEL and asked.body["stream"] is True
+        assert "Say hello" in str(asked.body["input"]), "the prompt reached the model"
+        assert asked.headers["authorization"] == "Bearer sk-fake"
+
+
+async def test_codex_s_mode_option_then_a_cancelled_turn_then_another(editor: Editor) -> None:
+    with FakeModel([Reply(HELLO, hangs=True), Reply(("Still here.",))]) as model:
+        await start_codex(editor, model)
+        session = await editor.goose.request("goose/newSession", {})
+        sid = session["sessionId"]
+        assert mode_option(session)["currentValue"] == "read-only"
+        changed = await editor.goose.request(
+            "goose/setConfigOption", {"sessionId": sid, "configId": "mode", "value": "auto"}
+        )
+        assert mode_option(changed)["currentValue"] == "auto"
+
+        mid = await editor.prompt(sid, "Take your time")
+        await editor.goose.wait_for(
+            lambda: editor.goose.text(mid) == "Hello from the fake model.",
+            what="the streamed text, the model still answering",
+        )
+        await editor.goose.request("goose/cancel", {"sessionId": sid})
+        assert (await editor.goose.turn_end(mid))["stopReason"] == "cancelled"
+
+        again = await editor.prompt(sid, "Are you there?")
+        assert (await editor.goose.turn_end(again))["stopReason"] == "end_turn"
+        assert editor.goose.text(again) == "Still here."
+        assert len(model.responses()) == 2
