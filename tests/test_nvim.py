@@ -134,6 +134,7 @@ def test_an_at_mention_in_the_compose_area_completes_and_attaches_the_file(
     links = [b["uri"] for b in blocks if b["type"] == "resource_link"]
     assert links == [(tmp_path / "workspace" / "app.py").resolve().as_uri()]
     assert result["specials"] == ["selection"], "@selection offered, @diagnostics not for 's'"
+    assert (result["slash_start"], result["slash"]) == (1, ["/compact"]), "goose's commands"
     texts = [b.get("text", "") or b.get("resource", {}).get("text", "") for b in blocks]
     assert any(t.startswith("Diagnostics:\napp.py:2: warn: x is never used") for t in texts), blocks
     assert any("def add(x, y):\n    return x + y" in t for t in texts[1:]), (

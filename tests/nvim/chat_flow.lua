@@ -123,6 +123,10 @@ local ok, err = pcall(function()
     vim.api.nvim_win_set_cursor(0, { 1, 2 }) -- inside a word: no mention
     result.start_in_word = compose.complete(1, "")
     result.specials = vim.tbl_map(function(item) return item.word end, compose.complete(0, "s"))
+    vim.api.nvim_buf_set_lines(0, 0, -1, false, { "/com" })
+    vim.api.nvim_win_set_cursor(0, { 1, 4 }) -- after "/com": the agent's slash commands
+    result.slash_start = compose.complete(1, "")
+    result.slash = vim.tbl_map(function(item) return item.abbr end, compose.complete(0, "com"))
     vim.api.nvim_buf_set_lines(0, 0, -1, false, { "compare @app.py, @selection and @diagnostics" })
     type_keys("<C-s>")
     assert(vim.wait(20000, function() return #ends >= 1 end), "the turn did not end")

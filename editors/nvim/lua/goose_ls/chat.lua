@@ -22,6 +22,7 @@ local function session(id)
       answered = {}, -- requestId -> true when answered from this Neovim
       catching_up = false, -- a goose/replay asked for after a gap has not answered yet
       usage = nil, -- the agent's last usage_update: { used, size, cost? }
+      commands = {}, -- the agent's slash commands (its last available_commands_update)
     }
     M.sessions[id] = s
   end
@@ -299,6 +300,8 @@ function M.on_update(params)
   elseif kind == "usage_update" then
     s.usage = u
     goose().changed()
+  elseif kind == "available_commands_update" then
+    s.commands = u.availableCommands or {}
   end
 end
 

@@ -27,11 +27,27 @@ function M.buffer(id)
   return buf
 end
 
+--- The agent's slash commands starting with ``base``, for a `/` at the start of a message.
+local function slash_commands(base)
+  local id = vim.b[vim.api.nvim_get_current_buf()].goose_compose
+  local items = {}
+  for _, command in ipairs(id and require("goose_ls.chat").session(id).commands or {}) do
+    if vim.startswith(command.name, base) then
+      table.insert(items, { word = command.name, abbr = "/" .. command.name, menu = command.description })
+    end
+  end
+  return items
+end
+
 --- omnifunc: after an `@`, the workspace files goose-ls finds for what follows it (open
---- buffers first). goose-ls attaches each `@path` of the message when it is sent.
+--- buffers first; goose-ls attaches each `@path` of the message when it is sent); after a
+--- `/` that starts the message, the agent's slash commands.
 function M.complete(findstart, base)
+  local before = vim.api.nvim_get_current_line():sub(1, vim.fn.col(".") - 1)
+  local slash = vim.fn.line(".") == 1 and before:match("^/[%w%-_]*$")
+  if slash and findstart == 1 then return 1 end -- the 0-based column after the /
+  if slash then return slash_commands(base) end
   if findstart == 1 then
-    local before = vim.api.nvim_get_current_line():sub(1, vim.fn.col(".") - 1)
     local at = before:find("@[%w%._~%+/%-]*$")
     if not at or (at > 1 and before:sub(at - 1, at - 1):match("[%w@/]")) then return -3 end
     return at -- the 0-based column after the @
