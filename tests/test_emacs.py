@@ -148,6 +148,7 @@ def test_an_at_mention_in_the_compose_buffer_completes_and_attaches_the_file(
     assert "error" not in result, result
     assert result["completed"] == "compare @app.py", "completion-at-point over goose/findFiles"
     assert result["in-word"] is False, "no mention inside a word"
+    assert result["slash"] == "/compact", "the agent's slash command, completed"
     (blocks,) = prompts(tmp_path / "agent.jsonl")
     links = [b["uri"] for b in blocks if b["type"] == "resource_link"]
     assert links == [(tmp_path / "workspace" / "app.py").resolve().as_uri()]

@@ -241,6 +241,9 @@ in a turn waiting for a permission answer is never."
 (defvar-local goose-ls--usage nil
   "The agent's last usage_update in this chat: how full its context is.")
 
+(defvar-local goose-ls--commands nil
+  "The agent's slash commands in this chat (its last available_commands_update).")
+
 (defface goose-ls-heading '((t :inherit (bold font-lock-function-name-face)))
   "Headings (`## You', `## goose') in a chat.")
 
@@ -767,7 +770,10 @@ Then send the answer."
          (goose-ls--append session (format "> %s\n" (plist-get update :text))))
         ("usage_update"
          (with-current-buffer (goose-ls--chat session) (setq goose-ls--usage update))
-         (force-mode-line-update t))))))
+         (force-mode-line-update t))
+        ("available_commands_update"
+         (with-current-buffer (goose-ls--chat session)
+           (setq goose-ls--commands (append (plist-get update :availableCommands) nil))))))))
 
 (cl-defmethod eglot-handle-notification (server (_method (eql goose/turnEnd)) &rest params)
   "End a turn in its chat and run `goose-ls-turn-end-hook'."
@@ -961,7 +967,21 @@ They are what `@selection' and `@diagnostics' in a message name.")
         (substitute-command-keys
          "\\<goose-ls-compose-mode-map>\\[goose-ls-compose-send] send · \\[goose-ls-cancel] cancel the turn · \\[goose-ls-compose-previous]/\\[goose-ls-compose-next] history"))
   (add-hook 'completion-at-point-functions #'goose-ls--complete-mention nil t)
+  (add-hook 'completion-at-point-functions #'goose-ls--complete-command nil t)
   (visual-line-mode 1))
+
+(defun goose-ls--complete-command ()
+  "Complete the agent's slash command a message starts with (\\[completion-at-point])."
+  (when (and goose-ls--session (looking-back "\\`/\\([[:alnum:]_-]*\\)" (point-min)))
+    (let ((start (match-beginning 1))
+          (commands (with-current-buffer (goose-ls--chat goose-ls--session) goose-ls--commands)))
+      (list start (point)
+            (mapcar (lambda (command) (plist-get command :name)) commands)
+            :annotation-function
+            (lambda (name)
+              (let ((found (seq-find (lambda (c) (equal (plist-get c :name) name)) commands)))
+                (when found (concat "  " (plist-get found :description)))))
+            :exclusive 'no))))
 
 (defun goose-ls--complete-mention ()
   "Complete the `@file' mention before point (\\[completion-at-point]).
