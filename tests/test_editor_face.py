@@ -700,3 +700,41 @@ async def test_a_permission_for_an_edit_shows_its_minimal_diff_once_before_the_c
     )
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     assert "hunter2" not in buffers.texts[transcript]
+
+
+async def test_a_question_of_one_choice_through_a_popup(editor: Editor) -> None:
+    choice = {
+        "type": "string",
+        "oneOf": [{"const": "py", "title": "Python"}, {"const": "rs", "title": "Rust"}],
+    }
+    schema = {"type": "object", "properties": {"language": choice}, "required": ["language"]}
+    buffers = await _start(
+        editor,
+        "neovim",
+        {"turns": [[{"elicit": {"message": "Which language?", "schema": schema}}]]},
+    )
+    asked: list[types.ShowMessageRequestParams] = []
+
+    def popup(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
+        asked.append(params)
+        return types.MessageActionItem(title="Rust")
+
+    editor.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(popup)
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    assert [a.title for a in asked[0].actions or []] == ["Python", "Rust", "Decline"]
+    assert "Which language?" in asked[0].message
+    assert '[elicitation: accept {"language": "rs"}]' in editor.goose.text(end["messageId"])
+
+
+async def test_a_page_to_open_is_shown_outside_the_editor(editor: Editor) -> None:
+    url = "https://example.com/sign-in?state=1"
+    step = {"elicit": {"message": "Sign in", "mode": "url", "url": url}}
+    buffers = await _start(editor, "neovim", {"turns": [[step]]})
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    opened = [shown.uri for shown in editor.client.shown_documents if shown.external]
+    assert opened == [url]
+    assert "[elicitation: accept]" in editor.goose.text(end["messageId"])
