@@ -56,7 +56,9 @@ class ElicitationPrompts:
         message = f"goose asks: {request.message}"
         choice = single_choice(request.requested_schema or {})
         if choice is None or not self._editor.has_popups():
-            self._editor.show(types.MessageType.Info, f"{message} (answer on the card in the chat)")
+            self._editor.show(
+                types.MessageType.Info, f"{message} (its card in the chat can decline or cancel it)"
+            )
             return
         name, values = choice
         labels = [*values, *([] if DECLINE in values else [DECLINE])]
