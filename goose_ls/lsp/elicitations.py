@@ -17,7 +17,7 @@ from lsprotocol import types
 
 from goose_ls import events
 from goose_ls.lsp.editor import Editor
-from goose_ls.sessions.elicitations import Elicitations, choices
+from goose_ls.sessions import Elicitations, choices
 from goose_ls.tasks import Tasks
 
 DECLINE = "Decline"
