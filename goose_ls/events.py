@@ -3,7 +3,8 @@
 The agent floor turns ACP ``session/update`` notifications into these; the session floor
 numbers and stores them; the LSP floor renders and forwards them. Field names follow ACP,
 so ``to_wire(event)`` is the ACP update JSON a plugin author already knows, plus the
-events goose-ls adds itself (permission requests, their answers, turn ends, notes).
+events goose-ls adds itself (permission requests, questions to the user, their answers,
+turn ends, notes).
 Content blocks, tool content and locations stay as the agent's JSON: they are MCP-shaped
 and clients render them as they are.
 """
@@ -156,6 +157,30 @@ class PermissionResolved:
     """The chosen option's label."""
 
 
+ElicitationAction = Literal["accept", "decline", "cancel"]
+
+
+@attrs.frozen
+class ElicitationRequested:
+    """The agent asks the user for input: a flat form (``requestedSchema``) or a page to
+    open (``url``); answered with an action, and the form's content when accepted."""
+
+    KIND: ClassVar[str] = "elicitation_request"
+    request_id: str
+    message: str
+    mode: Literal["form", "url"] = "form"
+    requested_schema: Json | None = None
+    url: str | None = None
+
+
+@attrs.frozen
+class ElicitationResolved:
+    KIND: ClassVar[str] = "elicitation_resolved"
+    request_id: str
+    action: ElicitationAction
+    content: Json | None = None
+
+
 @attrs.frozen
 class TurnEnded:
     """A turn is over: ``stop_reason`` from ACP (or ``cancelled``), or ``error`` when it failed."""
@@ -188,6 +213,8 @@ SessionEvent = (
     | Usage
     | PermissionRequested
     | PermissionResolved
+    | ElicitationRequested
+    | ElicitationResolved
     | TurnEnded
     | Note
 )
@@ -223,6 +250,8 @@ KINDS: dict[str, type[SessionEvent]] = {
         Usage,
         PermissionRequested,
         PermissionResolved,
+        ElicitationRequested,
+        ElicitationResolved,
         TurnEnded,
         Note,
     )

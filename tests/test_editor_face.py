@@ -700,3 +700,68 @@ async def test_a_permission_for_an_edit_shows_its_minimal_diff_once_before_the_c
     )
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     assert "hunter2" not in buffers.texts[transcript]
+
+
+async def test_a_question_of_one_choice_through_a_popup(editor: Editor) -> None:
+    choice = {
+        "type": "string",
+        "oneOf": [{"const": "py", "title": "Python"}, {"const": "rs", "title": "Rust"}],
+    }
+    schema = {"type": "object", "properties": {"language": choice}, "required": ["language"]}
+    buffers = await _start(
+        editor,
+        "neovim",
+        {"turns": [[{"elicit": {"message": "Which language?", "schema": schema}}]]},
+    )
+    asked: list[types.ShowMessageRequestParams] = []
+
+    def popup(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
+        asked.append(params)
+        return types.MessageActionItem(title="Rust")
+
+    editor.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(popup)
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    assert [a.title for a in asked[0].actions or []] == ["Python", "Rust", "Decline"]
+    assert "Which language?" in asked[0].message
+    assert '[elicitation: accept {"language": "rs"}]' in editor.goose.text(end["messageId"])
+
+
+async def test_a_page_to_open_is_shown_outside_the_editor(editor: Editor) -> None:
+    url = "https://example.com/sign-in?state=1"
+    step = {"elicit": {"message": "Sign in", "mode": "url", "url": url}}
+    buffers = await _start(editor, "neovim", {"turns": [[step]]})
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    opened = [shown.uri for shown in editor.client.shown_documents if shown.external]
+    assert opened == [url]
+    assert "[elicitation: accept]" in editor.goose.text(end["messageId"])
+
+
+async def test_a_form_waits_on_its_card_in_helix_and_can_be_declined(editor: Editor) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Project name"},
+            "port": {"type": "integer"},
+        },
+        "required": ["name"],
+    }
+    step = {"elicit": {"message": "Set up the project", "schema": schema}}
+    buffers = await _start(editor, "helix", {"turns": [[step, {"text": " done"}]]})
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    transcript = await _open_transcript(editor, buffers)
+    await editor.goose.wait_for(lambda: "goose asks" in buffers.texts[transcript], what="the card")
+    lines = buffers.texts[transcript].split("\n")
+    card = next(i for i, line in enumerate(lines) if "goose asks" in line)
+    assert "**name** (string, required) Project name" in lines[card + 1]
+    assert "**port** (integer)" in lines[card + 2]
+    actions = await _actions(editor, transcript, _range(card, card))
+    assert {"Goose: Decline the question", "Goose: Cancel the question"} <= set(actions)
+    await _run(editor, actions["Goose: Decline the question"])
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    assert editor.goose.of_kind("elicitation_resolved")[0]["action"] == "decline"
+    await editor.goose.wait_for(lambda: "[elicitation: decline] done" in buffers.texts[transcript])

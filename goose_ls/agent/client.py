@@ -14,8 +14,11 @@ from typing import Any
 
 from acp import RequestError
 from acp.schema import (
+    AcceptElicitationResponse,
     AllowedOutcome,
+    CancelElicitationResponse,
     CreateTerminalResponse,
+    DeclineElicitationResponse,
     DeniedOutcome,
     KillTerminalResponse,
     ReadTextFileResponse,
@@ -122,6 +125,36 @@ class AcpClient:
             outcome=AllowedOutcome(outcome="selected", option_id=chosen)
         )
 
+    async def create_elicitation(
+        self, message: str, mode: BaseModel, **_: Any
+    ) -> AcceptElicitationResponse | DeclineElicitationResponse | CancelElicitationResponse:
+        """``elicitation/create``. One scoped to a request, not a session (asked while a
+        session is set up), has no chat to show it in: it is answered ``cancel``."""
+        session_id = getattr(mode, "session_id", None)
+        if session_id is None:
+            log.info("cancelled an elicitation outside a session: %s", message)
+            return CancelElicitationResponse(action="cancel")
+        schema = getattr(mode, "requested_schema", None)
+        url = getattr(mode, "url", None)  # a pydantic URL, passed on as text
+        action, content = await self._serve(
+            self._callbacks.elicit(
+                session_id,
+                message,
+                model_json(schema) if schema is not None else None,
+                None if url is None else str(url),
+            )
+        )
+        if action == "accept":
+            return AcceptElicitationResponse(action="accept", content=content)
+        if action == "decline":
+            return DeclineElicitationResponse(action="decline")
+        return CancelElicitationResponse(action="cancel")
+
+    async def complete_elicitation(self, elicitation_id: str, **_: Any) -> None:
+        """The agent's word that a URL question was done out of band: nothing waits on it
+        (a URL question is answered once its page is shown)."""
+        log.debug("elicitation %s completed", elicitation_id)
+
     async def read_text_file(
         self,
         session_id: str,
@@ -214,6 +247,9 @@ class RefuseAll:
 
     async def request_permission(self, *_: Any) -> str | None:
         return None
+
+    async def elicit(self, *_: Any) -> tuple[events.ElicitationAction, None]:
+        return "cancel", None
 
     def warning(self, message: str) -> None:
         return None  # doctor reports the agent, not its sessions' MCP servers

@@ -21,6 +21,9 @@ from acp.schema import (
     ClientSessionCapabilities,
     DeleteSessionRequest,
     DeleteSessionResponse,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    ElicitationUrlCapabilities,
     FileSystemCapabilities,
     HttpMcpServer,
     Implementation,
@@ -228,7 +231,9 @@ def connect(
     """The SDK's connection over the agent's pipes, through goose-ls's transport."""
     # AcpClient implements the part of the SDK's Client that goose-ls advertises.
     client = AcpClient(callbacks, tools, transport.serving)
-    return connect_to_agent(cast("Client", client), transport)
+    # The SDK routes elicitation/create (stable in ACP since 1.7.0) only under its unstable
+    # switch; no other request of an agent to its client is behind it.
+    return connect_to_agent(cast("Client", client), transport, use_unstable_protocol=True)
 
 
 async def handshake(
@@ -250,6 +255,10 @@ async def handshake(
                 ),
                 terminal=settings.client_terminal,
                 auth=AuthCapabilities(terminal=True),
+                # Questions to the user: forms (goose-ls checks the answer), and pages.
+                elicitation=ElicitationCapabilities(
+                    form=ElicitationFormCapabilities(), url=ElicitationUrlCapabilities()
+                ),
                 # Boolean config options are shown and toggled like select ones.
                 session=ClientSessionCapabilities(
                     config_options=SessionConfigOptionsCapabilities(

@@ -29,6 +29,12 @@ class AgentCallbacks(Protocol):
     ) -> str | None:
         """Return the chosen ``optionId``, or None when the turn was cancelled."""
 
+    async def elicit(
+        self, session_id: str, message: str, schema: dict[str, Any] | None, url: str | None
+    ) -> tuple[events.ElicitationAction, dict[str, Any] | None]:
+        """Ask the user: a form with ``schema``, or the page at ``url`` (schema None).
+        The action, and the form's content when accepted."""
+
     def warning(self, message: str) -> None:
         """Something about the agent's setup the user should hear (once, however often
         it is said: each start of the agent says it again)."""

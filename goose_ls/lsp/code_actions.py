@@ -6,8 +6,9 @@ resolves only in narrow cases), so nothing here needs ``codeAction/resolve``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -16,7 +17,7 @@ from goose_ls.lsp.commands import COMMANDS
 from goose_ls.lsp.option_choices import CATEGORY_LABELS, choices
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.lsp.sessions_view import entry_at, index_path
-from goose_ls.lsp.transcript.render import permission_marker
+from goose_ls.lsp.transcript.render import permission_marker, question_marker
 from goose_ls.sessions import path_of
 from goose_ls.wire import converter
 
@@ -91,7 +92,9 @@ def transcript_actions(
         *option_actions(s, transcript.session_id),
         _action("goose.restart", refactor),
     ]
-    for request_id in _cards_near(s, uri, params.range, transcript.session_id):
+    session_id = transcript.session_id
+    permissions = s.sessions.permissions
+    for request_id in _cards_near(s, uri, params.range, session_id, permissions, permission_marker):
         answers = [
             _action(
                 "goose.permission",
@@ -100,22 +103,45 @@ def transcript_actions(
                 option.option_id,
                 title=f"Goose: {option.label}",
             )
-            for option in s.sessions.permissions.offered(request_id)
+            for option in permissions.offered(request_id)
         ]
         actions[:0] = answers
+    questions = s.sessions.elicitations
+    for request_id in _cards_near(s, uri, params.range, session_id, questions, question_marker):
+        actions[:0] = [
+            _action(
+                "goose.question",
+                types.CodeActionKind.QuickFix,
+                request_id,
+                action,
+                title=f"Goose: {action.capitalize()} the question",
+            )
+            for action in ("decline", "cancel")
+        ]
     return actions
 
 
-def _cards_near(s: Services, uri: str, selection: types.Range, session_id: str) -> list[str]:
+class _Waiting(Protocol):
+    def pending_requests(self, session_id: str | None = None) -> list[str]: ...
+
+
+def _cards_near(
+    s: Services,
+    uri: str,
+    selection: types.Range,
+    session_id: str,
+    waiting: _Waiting,
+    marker_of: Callable[[str], str],
+) -> list[str]:
     """Pending requests whose card the selection touches (any pending one as a fallback)."""
-    pending = s.sessions.permissions.pending_requests(session_id)
+    pending = waiting.pending_requests(session_id)
     transcript = s.transcripts.by_uri(uri)
     if not pending or transcript is None:
         return []
     lines = s.transcripts.prompts.document_text(transcript).split("\n")
     near = []
     for request_id in pending:
-        marker = permission_marker(request_id)
+        marker = marker_of(request_id)
         for number, line in enumerate(lines):
             if (
                 line == marker

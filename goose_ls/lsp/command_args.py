@@ -12,7 +12,7 @@ URI and an LSP range. :func:`lsp_range` folds the first form into the second.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import attrs
 from pygls.exceptions import JsonRpcInvalidParams
@@ -171,6 +171,14 @@ class PermissionArguments:
 
     request_or_kind: str
     option_id: str | None = None
+
+
+@attrs.frozen
+class QuestionArguments:
+    """``[requestId, action]``: a plugin-free editor can only decline or cancel a question."""
+
+    request_id: str
+    action: Literal["decline", "cancel"] = "decline"
 
 
 def parse_arguments(command: str, arguments: list[Any], cls: type[T]) -> T:

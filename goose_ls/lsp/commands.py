@@ -142,6 +142,12 @@ async def permission(s: Services, a: args.PermissionArguments) -> None:
     permissions.answer(request_id, option_id)
 
 
+async def question(s: Services, a: args.QuestionArguments) -> None:
+    if not s.sessions.elicitations.waiting(a.request_id):
+        raise Refused(f"no question {a.request_id!r} is waiting")
+    s.sessions.elicitations.answer(a.request_id, a.action)
+
+
 async def sessions_index(s: Services, _: args.NoArguments) -> None:
     await show_index(s.editor, s.sessions)
 
@@ -257,6 +263,12 @@ COMMANDS = {
             "Goose: Answer a permission request",
             args.PermissionArguments,
             permission,
+        ),
+        Command(
+            "goose.question",
+            "Goose: Decline or cancel a question",
+            args.QuestionArguments,
+            question,
         ),
         Command("goose.sessions", "Goose: Sessions", args.NoArguments, sessions_index),
         Command("goose.openSession", "Goose: Open session", args.SessionArguments, open_session),

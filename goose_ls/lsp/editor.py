@@ -182,10 +182,17 @@ class Editor:
         ``beside`` for a chat, shown next to the code (Helix opens a split for it) without
         taking the focus; anything else takes the focus where the user is (Helix replaces
         the current view), so documents never pile up splits."""
+        return await self._show_document(
+            types.ShowDocumentParams(uri=path.as_uri(), take_focus=not beside)
+        )
+
+    async def open_external(self, url: str) -> bool:
+        """Open a web page outside the editor (its browser); False when it cannot."""
+        return await self._show_document(types.ShowDocumentParams(uri=url, external=True))
+
+    async def _show_document(self, params: types.ShowDocumentParams) -> bool:
         try:
-            result = await self._server.window_show_document_async(
-                types.ShowDocumentParams(uri=path.as_uri(), take_focus=not beside)
-            )
+            result = await self._server.window_show_document_async(params)
         except Exception as exc:  # eglot before 1.16 and others do not have it
             log.info("window/showDocument failed: %s", exc)
             return False

@@ -177,6 +177,20 @@ def permission(s: Services, p: protocol.PermissionParams) -> Json:
     return {}
 
 
+def elicitation(s: Services, p: protocol.ElicitationParams) -> Json:
+    elicitations = s.sessions.elicitations
+    if not elicitations.waiting(p.request_id, p.session_id):
+        raise JsonRpcInvalidParams(
+            f"{protocol.ELICITATION}: requestId: no pending question {p.request_id!r} "
+            f"in session {p.session_id!r}"
+        )
+    try:
+        elicitations.answer(p.request_id, p.action, p.content)
+    except ValueError as exc:
+        raise JsonRpcInvalidParams(f"{protocol.ELICITATION}: {exc}") from None
+    return {}
+
+
 def replay(s: Services, p: protocol.ReplayParams) -> Json:
     """Send a session's events after ``afterIndex`` again, from the journal: any session
     goose-ls has kept, open here or not."""
@@ -227,6 +241,7 @@ ROUTES = [
     Route(protocol.PROMPT, protocol.PromptParams, prompt),
     Route(protocol.CANCEL, protocol.CancelParams, cancel),
     Route(protocol.PERMISSION, protocol.PermissionParams, permission),
+    Route(protocol.ELICITATION, protocol.ElicitationParams, elicitation),
     Route(protocol.REPLAY, protocol.ReplayParams, replay),
     Route(protocol.SEARCH_SESSIONS, protocol.SearchSessionsParams, search_sessions),
     Route(protocol.FIND_FILES, protocol.FindFilesParams, find_files),

@@ -21,6 +21,7 @@ from goose_ls import settings as settings_model
 from goose_ls.lsp.chat import EditorChat
 from goose_ls.lsp.editor import Editor
 from goose_ls.lsp.editor_files import EditorFileAccess
+from goose_ls.lsp.elicitations import ElicitationPrompts
 from goose_ls.lsp.permissions import PermissionPrompts
 from goose_ls.lsp.progress import TurnProgress
 from goose_ls.lsp.publisher import EditorPublisher, PlainFace
@@ -120,6 +121,7 @@ def build(
             progress,
             chat,
             prompts,
+            ElicitationPrompts(editor, sessions.elicitations, server.tasks),
             lambda session_id: s.tab_id if (s := sessions.registry.find(session_id)) else None,
         )
     )

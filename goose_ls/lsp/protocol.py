@@ -8,7 +8,7 @@ that names the field. ``docs/protocol.md`` is the contract these classes impleme
 from __future__ import annotations
 
 import uuid
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import attrs
 from pygls.exceptions import JsonRpcInvalidParams
@@ -26,6 +26,7 @@ PROMPT = "goose/prompt"
 CANCEL = "goose/cancel"
 STATUS = "goose/status"
 PERMISSION = "goose/permission"
+ELICITATION = "goose/elicitation"
 REPLAY = "goose/replay"
 LIST_SESSIONS = "goose/listSessions"
 LOAD_SESSION = "goose/loadSession"
@@ -113,6 +114,15 @@ class PermissionParams:
     request_id: str
     option_id: str | None = None
     """The chosen option; omitted or null answers ``cancelled``."""
+
+
+@attrs.frozen
+class ElicitationParams:
+    session_id: str
+    request_id: str
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
+    """The form's values when accepting; left out otherwise."""
 
 
 @attrs.frozen

@@ -2,7 +2,7 @@
 
 Each session event becomes ``goose/update`` (a turn's end becomes ``goose/turnEnd``),
 each agent state ``goose/agentStatus``; then the plugin-free face gets the event too
-(the transcript, the turn's progress, a permission popup). Failures, and a chat whose
+(the transcript, the turn's progress, a permission popup, the agent's questions). Failures, and a chat whose
 context is nearly full (once), also reach editors without a plugin through
 ``window/showMessage``.
 """
@@ -18,10 +18,17 @@ from typing import Any
 import attrs
 from lsprotocol import types
 
-from goose_ls.events import PermissionRequested, TurnEnded, Usage, event_to_wire
+from goose_ls.events import (
+    ElicitationRequested,
+    PermissionRequested,
+    TurnEnded,
+    Usage,
+    event_to_wire,
+)
 from goose_ls.lsp import protocol, usage
 from goose_ls.lsp.chat import EditorChat
 from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.elicitations import ElicitationPrompts
 from goose_ls.lsp.permissions import PermissionPrompts
 from goose_ls.lsp.progress import TurnProgress
 from goose_ls.lsp.transcripts import Transcripts
@@ -46,6 +53,7 @@ class PlainFace:
     progress: TurnProgress
     chat: EditorChat
     prompts: PermissionPrompts
+    questions: ElicitationPrompts
     tab_of: Callable[[str], str | None]
     """The client's tab id for a session, if it gave one."""
 
@@ -81,6 +89,8 @@ class EditorPublisher:
             return
         if isinstance(event.event, PermissionRequested):
             face.prompts.ask(event.event)
+        elif isinstance(event.event, ElicitationRequested):
+            face.questions.ask(event.event)
         elif ended and not ended.error:
             self._editor.show(types.MessageType.Info, f"goose: turn finished ({ended.stop_reason})")
 

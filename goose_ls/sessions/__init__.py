@@ -7,6 +7,7 @@ reported through :class:`AgentStatus`, its failures raise :mod:`goose_ls.errors`
 from goose_ls.agent.status import AgentState, AgentStatus
 from goose_ls.sessions.checkpoints import Change, review
 from goose_ls.sessions.context import ContextItem, path_of
+from goose_ls.sessions.elicitations import Elicitations, choices
 from goose_ls.sessions.manager import SessionListener, SessionManager
 from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.records import EventRow, events_of
@@ -19,6 +20,7 @@ __all__ = [
     "AgentStatus",
     "Change",
     "ContextItem",
+    "Elicitations",
     "EventRow",
     "Hit",
     "IndexedEvent",
@@ -27,6 +29,7 @@ __all__ = [
     "Session",
     "SessionListener",
     "SessionManager",
+    "choices",
     "events_of",
     "path_of",
     "review",

@@ -20,6 +20,7 @@ from goose_ls.errors import Refused, UnknownSession
 from goose_ls.files import remove_stale_temps
 from goose_ls.paths import data_dir
 from goose_ls.sessions import listing
+from goose_ls.sessions.elicitations import Answer, Elicitations
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.lifecycle import Lifecycle
 from goose_ls.sessions.link import AgentLink
@@ -84,6 +85,7 @@ class SessionManager:
         self.permissions = Permissions(
             self.registry, self._policy, AuditLog(folder / "audit.log", listener.cannot_write)
         )
+        self.elicitations = Elicitations(self.registry)
         self.tools = AgentTools(
             self.registry,
             self.permissions,
@@ -102,7 +104,7 @@ class SessionManager:
         self.turns = Turns(
             self.registry,
             self.link,
-            self.permissions,
+            (self.permissions, self.elicitations),
             self.library,
             tasks,
             lambda: self.settings.agent,
@@ -154,12 +156,18 @@ class SessionManager:
         tool_call = await self.tools.proposed(session_id, tool_call)
         return await self.permissions.request(session_id, tool_call, options)
 
+    async def elicit(
+        self, session_id: str, message: str, schema: dict[str, Any] | None, url: str | None
+    ) -> Answer:
+        return await self.elicitations.request(session_id, message, schema, url)
+
     def warning(self, message: str) -> None:
         self._listener.warning(message)
 
     def _agent_status(self, status: AgentStatus) -> None:
         if status.state in (AgentState.ERROR, AgentState.STOPPED):
             self.permissions.cancel()  # nobody can act on these any more; fail closed
+            self.elicitations.cancel()
         crashed = status.state is AgentState.ERROR and status.reason == "crashed"
         # In a crash loop the first crash and the giving up are announced, not each crash.
         self._listener.agent_status(status, announce=not (crashed and self.recovery.in_series))

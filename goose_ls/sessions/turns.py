@@ -1,8 +1,8 @@
 """Turns: a prompt accepted at once, run in the background, one at a time per session.
 
 The agent takes one prompt per session, so later prompts wait in order. A cancelled
-turn is reported as cancelled whatever the agent answers, its waiting permission
-requests are answered ``cancelled``, and if the agent does not end it within
+turn is reported as cancelled whatever the agent answers, its waiting questions to the
+user (permission requests, elicitations) are answered ``cancelled``, and if the agent does not end it within
 ``agent.cancelTimeout`` goose-ls ends it itself. A turn that hears nothing from the
 agent for ``agent.stallTimeout`` seconds gets a note offering cancel and restart.
 """
@@ -12,14 +12,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from goose_ls import events, heap
 from goose_ls.errors import AgentError, Refused
 from goose_ls.sessions.context import ContextItem, to_blocks
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.link import AgentLink
-from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session, Turn
 from goose_ls.settings import AgentSettings
@@ -31,12 +31,18 @@ STALL_CHECK_EVERY = 5.0
 """Seconds between two looks at a running turn's silence (at most)."""
 
 
+class Questions(Protocol):
+    """What waits on the user during a turn, answered ``cancel`` when the turn ends."""
+
+    def cancel(self, session_id: str | None = None) -> None: ...
+
+
 class Turns:
     def __init__(
         self,
         registry: Registry,
         link: AgentLink,
-        permissions: Permissions,
+        questions: Sequence[Questions],
         library: SessionLibrary,
         tasks: Tasks,
         settings: Callable[[], AgentSettings],
@@ -44,7 +50,7 @@ class Turns:
     ) -> None:
         self._registry = registry
         self._link = link
-        self._permissions = permissions
+        self._questions = questions
         self._library = library
         self._tasks = tasks
         self._settings = settings
@@ -97,7 +103,7 @@ class Turns:
             for handle in (turn.watchdog, turn.let_go):
                 if handle is not None:
                     handle.cancel()
-            self._permissions.cancel(session.session_id)
+            self._cancel_questions(session.session_id)
             self._registry.record(session, end)
             session.active = None
             heap.give_back()  # what a long reply used, freed, goes back to the system
@@ -118,6 +124,10 @@ class Turns:
         # goose may answer end_turn for a cancelled turn: trust what we sent, not that.
         return events.TurnEnded(stop_reason="cancelled" if turn.cancelled else stop)
 
+    def _cancel_questions(self, session_id: str) -> None:
+        for questions in self._questions:
+            questions.cancel(session_id)
+
     async def cancel(self, session_id: str, message_id: str | None = None) -> bool:
         """Cancel the running turn, or the waiting one with ``message_id``.
 
@@ -137,7 +147,7 @@ class Turns:
         if turn is None or turn.cancelled:
             return False
         turn.cancelled = True
-        self._permissions.cancel(session_id)
+        self._cancel_questions(session_id)
         if not turn.sent:
             if turn.task is not None:
                 turn.task.cancel()

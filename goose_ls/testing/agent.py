@@ -92,7 +92,9 @@ class ScriptedAgent:
 
     # --- ACP methods -------------------------------------------------------------
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
-        meta = (params.get("clientCapabilities") or {}).get("_meta") or {}
+        capabilities = params.get("clientCapabilities") or {}
+        meta = capabilities.get("_meta") or {}
+        self.steps.elicitation = capabilities.get("elicitation") or {}
         self.steps.custom_notifications = bool((meta.get("goose") or {}).get("customNotifications"))
         self.booleans = takes_booleans(params)
         return {

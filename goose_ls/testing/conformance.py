@@ -36,7 +36,7 @@ def schema_errors(record: Path) -> list[str]:
             schema.SetSessionConfigOptionSelectRequest,
         ),
     }
-    results: dict[str, type[BaseModel]] = {
+    results: dict[str, type[BaseModel] | tuple[type[BaseModel], ...]] = {
         "fs/read_text_file": schema.ReadTextFileResponse,
         "fs/write_text_file": schema.WriteTextFileResponse,
         "terminal/create": schema.CreateTerminalResponse,
@@ -45,6 +45,11 @@ def schema_errors(record: Path) -> list[str]:
         "terminal/kill": schema.KillTerminalResponse,
         "terminal/release": schema.ReleaseTerminalResponse,
         "session/request_permission": schema.RequestPermissionResponse,
+        "elicitation/create": (
+            schema.AcceptElicitationResponse,
+            schema.DeclineElicitationResponse,
+            schema.CancelElicitationResponse,
+        ),
     }
     asked = {entry["id"]: entry["method"] for entry in _lines(record.with_suffix(".sent.jsonl"))}
     errors: list[str] = []

@@ -35,7 +35,11 @@ once; for benchmarks), ``toolCall``, ``toolUpdate`` (``repeat``: sent that many 
 (``{"type", "message"}``: goose's ``status_message``, sent only to a client that asked
 for goose's custom notifications, as goose does), ``permission``
 (goose's four options unless ``options`` is given; ``withdrawAfter``: that many seconds
-on, withdraw it with ``$/cancel_request`` and say the answer, ``[permission: error -32800]``), ``sleep``, ``waitForCancel``, ``raw``
+on, withdraw it with ``$/cancel_request`` and say the answer, ``[permission: error -32800]``),
+``elicit`` (``{"message", "schema", "mode", "url", "withdrawAfter"}``: ``elicitation/create``
+in form mode, or URL mode with ``"mode": "url"``, sent only to a client that advertised
+that mode; says the answer, ``[elicitation: accept {...}]``, ``[elicitation: decline]``,
+or ``[elicitation: form not supported]``), ``sleep``, ``waitForCancel``, ``raw``
 (a raw stdout line), ``rawHex``, ``bigText`` (one chunk of N bytes), ``bigRaw``,
 ``halfLine`` (half a line, then exit), ``crash`` (exit code), ``hang``, ``stderr``,
 ``stopReason``, ``error`` (``{"code", "message", "data"}`` as the prompt's reply),

@@ -36,6 +36,8 @@ class StepPlayer:
         self.memory = memory
         self.custom_notifications = False
         """Whether the client asked for goose's own notifications in ``initialize``."""
+        self.elicitation: dict[str, Any] = {}
+        """The client's ``elicitation`` capability (its modes, as keys)."""
 
     async def play(
         self, session_id: str, steps: list[dict[str, Any]], cancel: asyncio.Event | None = None
@@ -105,6 +107,8 @@ class StepPlayer:
             await self.run_terminal(session_id, step["terminal"])
         elif "permission" in step:
             await self.ask_permission(session_id, step["permission"], cancel)
+        elif "elicit" in step:
+            await self.elicit(session_id, step["elicit"])
         elif "sleep" in step:
             await asyncio.sleep(float(step["sleep"]))
         elif "waitForCancel" in step:
@@ -286,6 +290,28 @@ class StepPlayer:
                     "content": {"type": "text", "text": f"[permission: {answer}]"},
                 },
             )
+
+    async def elicit(self, session_id: str, spec: dict[str, Any]) -> None:
+        """Ask the user through the client, as goose does only of a client that advertised
+        the mode; say what came back."""
+        mode = spec.get("mode", "form")
+        if mode not in self.elicitation:
+            await self.say(session_id, f"[elicitation: {mode} not supported]")
+            return
+        params = {"sessionId": session_id, "mode": mode, "message": spec["message"]}
+        if mode == "form":
+            params["requestedSchema"] = spec["schema"]
+        else:
+            params.update(elicitationId=spec.get("elicitationId", "e1"), url=spec["url"])
+        try:
+            answer = await self.peer.request(
+                "elicitation/create", params, withdraw_after=spec.get("withdrawAfter")
+            )
+        except RpcError as exc:
+            await self.say(session_id, f"[elicitation: error {exc.code}]")
+            return
+        content = f" {json.dumps(answer['content'])}" if "content" in answer else ""
+        await self.say(session_id, f"[elicitation: {answer['action']}{content}]")
 
     async def update(self, session_id: str, update: Any) -> None:
         await self.peer.notify("session/update", {"sessionId": session_id, "update": update})

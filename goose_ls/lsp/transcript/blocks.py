@@ -115,3 +115,20 @@ def diffs(content: list[events.Json] | None) -> str:
             diff += "\n"
         out += f"\n```diff\n{diff}```\n"
     return out
+
+
+def question(event: events.ElicitationRequested) -> list[str]:
+    """An agent's question as quoted lines: its message, then the page to open or each
+    field of its form (its type, whether required, its choices)."""
+    lines = [f"> **❓ goose asks:** {event.message}"]
+    if event.url is not None:
+        return [*lines, f"> Open: <{event.url}>"]
+    schema = event.requested_schema or {}
+    required = set(schema.get("required") or [])
+    for name, prop in (schema.get("properties") or {}).items():
+        about = [str(prop.get("type", "?")), *(["required"] if name in required else [])]
+        label = prop.get("title") or prop.get("description") or ""
+        values = prop.get("enum") or [o.get("const") for o in prop.get("oneOf") or []]
+        offered = f": {', '.join(map(str, values))}" if values else ""
+        lines.append(f"> - **{name}** ({', '.join(about)}) {label}{offered}".rstrip())
+    return lines

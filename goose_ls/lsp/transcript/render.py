@@ -32,6 +32,11 @@ def permission_marker(request_id: str) -> str:
     return f"<!-- goose-ls: permission {request_id} -->"
 
 
+def question_marker(request_id: str) -> str:
+    """The line that ties a question's card to its request (code actions look for it)."""
+    return f"<!-- goose-ls: question {request_id} -->"
+
+
 ToolCallLookup = Callable[[], "ToolCalls | None"]
 
 
@@ -134,6 +139,15 @@ class Renderer:
             self._new_block("status")
             answer = event.label or event.option_id or "cancelled"
             self.text.append(f"_Permission answered: {answer}._\n")
+        elif isinstance(event, events.ElicitationRequested):
+            self._new_block("card", "goose")
+            marker = [question_marker(event.request_id)] if self._interactive else []
+            self.text.append("\n".join([*marker, *blocks.question(event)]) + "\n")
+            if self._interactive:
+                self.text.append("> Answer with a code action on this card: Decline · Cancel\n")
+        elif isinstance(event, events.ElicitationResolved):
+            self._new_block("status")
+            self.text.append(f"_Question answered: {event.action}._\n")
         elif isinstance(event, events.TurnEnded):
             self._new_block("status")
             if event.error:

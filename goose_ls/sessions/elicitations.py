@@ -1,0 +1,156 @@
+"""The agent asks the user for input (ACP elicitation): a small form, or a page to open.
+
+Like a permission request, the question is recorded as an ``elicitation_request`` event
+and waits for the editor's answer; its outcome is recorded as ``elicitation_resolved``.
+A form's answer is checked against the schema the agent sent before it goes on: a bad
+one is refused, naming the field, and the question stays open. Questions fail closed:
+a question outside a running turn, a cancelled turn, a stopped agent or a withdrawn
+request is answered ``cancel``, never with content goose-ls made up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import attrs
+
+from goose_ls import events
+from goose_ls.sessions.registry import Registry
+
+Json = dict[str, Any]
+Answer = tuple[events.ElicitationAction, Json | None]
+"""The action taken, and the form's content when it was accepted."""
+
+CANCEL: Answer = ("cancel", None)
+
+_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "string": ((str,), "a string"),
+    "number": ((int, float), "a number"),
+    "integer": ((int,), "an integer"),
+    "boolean": ((bool,), "a boolean"),
+    "array": ((list,), "a list of strings"),
+}
+
+
+def choices(prop: Json) -> list[str] | None:
+    """The values a single- or multi-select property allows (None: any value)."""
+    source = prop.get("items", prop) if prop.get("type") == "array" else prop
+    if isinstance(source.get("enum"), list):
+        return [str(value) for value in source["enum"]]
+    titled = source.get("oneOf") or source.get("anyOf")
+    if isinstance(titled, list):
+        return [str(item.get("const")) for item in titled if isinstance(item, dict)]
+    return None
+
+
+def _value_problem(prop: Json, value: Any) -> str | None:
+    kind = str(prop.get("type"))
+    expected = _TYPES.get(kind)
+    if expected is None:
+        return None  # a kind ACP added later: the agent checks it
+    types, wording = expected
+    if isinstance(value, bool) != (kind == "boolean") or not isinstance(value, types):
+        return f"must be {wording}"
+    allowed = choices(prop)
+    picked = value if isinstance(value, list) else [value]
+    if kind == "array" and not all(isinstance(item, str) for item in picked):
+        return f"must be {wording}"
+    if allowed is not None and (wrong := [v for v in picked if v not in allowed]):
+        return f"{wrong[0]!r} is not one of {', '.join(allowed)}"
+    return None
+
+
+def content_problem(schema: Json, content: Json | None) -> str | None:
+    """What is wrong with a form's ``content`` (``field: problem``), or None."""
+    if content is None:
+        return "content: is required to accept"
+    properties = schema.get("properties") or {}
+    for name in schema.get("required") or []:
+        if name not in content:
+            return f"content.{name}: is required"
+    for name, value in content.items():
+        prop = properties.get(name)
+        if not isinstance(prop, dict):
+            return f"content.{name}: is not in the form"
+        if problem := _value_problem(prop, value):
+            return f"content.{name}: {problem}"
+    return None
+
+
+@attrs.define
+class _Pending:
+    session_id: str
+    request: events.ElicitationRequested
+    answer: asyncio.Future[Answer]
+
+
+class Elicitations:
+    """The questions waiting for the user, by goose-ls's request id."""
+
+    def __init__(self, registry: Registry) -> None:
+        self._registry = registry
+        self._pending: dict[str, _Pending] = {}
+
+    async def request(
+        self, session_id: str, message: str, schema: Json | None, url: str | None
+    ) -> Answer:
+        """Ask the user (a form with ``schema``, else the page at ``url``); the answer."""
+        session = self._registry.find(session_id)
+        if session is None or session.active is None or session.active.cancelled:
+            return CANCEL
+        request_id = uuid.uuid4().hex[:12]
+        if schema is None:
+            request = events.ElicitationRequested(request_id, message, "url", url=url)
+        else:
+            request = events.ElicitationRequested(request_id, message, requested_schema=schema)
+        answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = _Pending(session_id, request, answer)
+        self._registry.record(session, request)
+        try:
+            action, content = await answer
+        except asyncio.CancelledError:  # the agent withdrew its question
+            self._registry.record(session, events.ElicitationResolved(request_id, "cancel"))
+            raise
+        finally:
+            del self._pending[request_id]
+        self._registry.record(session, events.ElicitationResolved(request_id, action, content))
+        return action, content
+
+    def waiting(self, request_id: str, session_id: str | None = None) -> bool:
+        """Whether the question still waits (in ``session_id``, when given)."""
+        pending = self._pending.get(request_id)
+        return (
+            pending is not None
+            and not pending.answer.done()
+            and session_id in (None, pending.session_id)
+        )
+
+    def pending_requests(self, session_id: str | None = None) -> list[str]:
+        """Ids of the questions still waiting, oldest first."""
+        return [rid for rid in self._pending if self.waiting(rid, session_id)]
+
+    def answer(
+        self, request_id: str, action: events.ElicitationAction, content: Json | None = None
+    ) -> None:
+        """Answer a waiting question. Raises KeyError for one that does not wait, and
+        ValueError (``field: problem``) for content that does not fit: it waits on."""
+        if not self.waiting(request_id):
+            raise KeyError(request_id)
+        pending = self._pending[request_id]
+        schema = pending.request.requested_schema
+        if action != "accept" and content is not None:
+            raise ValueError(f"content: only an accepted question has content ({action})")
+        if (
+            action == "accept"
+            and schema is not None
+            and (problem := content_problem(schema, content))
+        ):
+            raise ValueError(problem)
+        pending.answer.set_result((action, content if schema is not None else None))
+
+    def cancel(self, session_id: str | None = None) -> None:
+        """Answer ``cancel`` to the waiting questions of a session (of all, with None)."""
+        for request_id in self.pending_requests(session_id):
+            self._pending[request_id].answer.set_result(CANCEL)

@@ -1,0 +1,146 @@
+"""The agent's questions to the user (ACP elicitation), through goose/* as a plugin sees
+them: advertised, asked, answered (a bad answer refused and the question kept open),
+declined, and cancelled with the turn, never answered with a made-up value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from goose_ls.testing.harness import Editor
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": "Project name"},
+        "workers": {"type": "integer"},
+        "colour": {"type": "string", "enum": ["red", "green"]},
+        "public": {"type": "boolean"},
+    },
+    "required": ["name", "workers"],
+}
+
+
+def asking(*after: dict[str, Any], schema: dict[str, Any] = SCHEMA) -> dict[str, Any]:
+    """A script whose every turn asks the form, then plays ``after``."""
+    return {"turns": [[{"elicit": {"message": "Set up the project", "schema": schema}}, *after]]}
+
+
+async def _question(editor: Editor) -> tuple[str, str, dict[str, Any]]:
+    """Start a turn and wait for its question: session, turn, and the question."""
+    session_id = await editor.new_session()
+    message_id = await editor.prompt(session_id, "set it up")
+    (question,) = await editor.goose.wait_for(
+        lambda: editor.goose.of_kind("elicitation_request"), what="the question"
+    )
+    return session_id, message_id, question
+
+
+async def _answer(editor: Editor, session_id: str, question: dict[str, Any], **answer: Any) -> None:
+    await editor.goose.request(
+        "goose/elicitation",
+        {"sessionId": session_id, "requestId": question["requestId"], **answer},
+    )
+
+
+async def test_goose_ls_advertises_forms_and_pages(editor: Editor) -> None:
+    await editor.start({})
+    await editor.new_session()
+    (initialize,) = editor.received("initialize")
+    elicitation = initialize["params"]["clientCapabilities"]["elicitation"]
+    assert elicitation == {"form": {}, "url": {}}
+
+
+async def test_an_accepted_form_reaches_the_agent_exactly(editor: Editor) -> None:
+    await editor.start(asking())
+    session_id, message_id, question = await _question(editor)
+    assert question["message"] == "Set up the project"
+    assert question["mode"] == "form"
+    assert question["requestedSchema"]["required"] == ["name", "workers"]
+    content = {"name": "ö-app", "workers": 3, "colour": "green", "public": False}
+    await _answer(editor, session_id, question, action="accept", content=content)
+    await editor.goose.turn_end(message_id)
+    said = '{"name": "\\u00f6-app", "workers": 3, "colour": "green", "public": false}'
+    assert f"[elicitation: accept {said}]" in editor.goose.text(message_id)
+    (resolved,) = editor.goose.of_kind("elicitation_resolved")
+    assert resolved == {
+        "sessionUpdate": "elicitation_resolved",
+        "requestId": question["requestId"],
+        "action": "accept",
+        "content": content,
+    }
+
+
+@pytest.mark.parametrize(
+    ("content", "field"),
+    [
+        ({"name": "app"}, "content.workers: is required"),
+        ({"name": "app", "workers": "3"}, "content.workers: must be an integer"),
+        ({"name": "app", "workers": True}, "content.workers: must be an integer"),
+        ({"name": "app", "workers": 1, "colour": "blue"}, "content.colour: 'blue' is not one"),
+        ({"name": "app", "workers": 1, "public": "yes"}, "content.public: must be a boolean"),
+        ({"name": "app", "workers": 1, "size": 2}, "content.size: is not in the form"),
+    ],
+)
+async def test_a_bad_answer_is_refused_naming_the_field_and_a_good_one_then_works(
+    editor: Editor, content: dict[str, Any], field: str
+) -> None:
+    await editor.start(asking())
+    session_id, message_id, question = await _question(editor)
+    with pytest.raises(JsonRpcException, match=field) as refused:
+        await _answer(editor, session_id, question, action="accept", content=content)
+    assert refused.value.code == -32602
+    assert not editor.goose.of_kind("elicitation_resolved"), "the question is still open"
+    await _answer(
+        editor, session_id, question, action="accept", content={"name": "app", "workers": 1}
+    )
+    await editor.goose.turn_end(message_id)
+    assert '[elicitation: accept {"name": "app", "workers": 1}]' in editor.goose.text(message_id)
+
+
+async def test_a_declined_question_sends_no_content(editor: Editor) -> None:
+    await editor.start(asking())
+    session_id, message_id, question = await _question(editor)
+    with pytest.raises(JsonRpcException, match="content: only an accepted question"):
+        await _answer(editor, session_id, question, action="decline", content={"name": "x"})
+    await _answer(editor, session_id, question, action="decline")
+    await editor.goose.turn_end(message_id)
+    assert "[elicitation: decline]" in editor.goose.text(message_id)
+    (resolved,) = editor.goose.of_kind("elicitation_resolved")
+    assert resolved["action"] == "decline" and "content" not in resolved
+    with pytest.raises(JsonRpcException, match="requestId: no pending question"):
+        await _answer(editor, session_id, question, action="decline")
+
+
+async def test_a_cancelled_turn_answers_its_question_cancel(editor: Editor) -> None:
+    await editor.start(asking({"waitForCancel": True, "evenIfCancelled": True}))
+    session_id, message_id, _ = await _question(editor)
+    await editor.goose.request("goose/cancel", {"sessionId": session_id})
+    end = await editor.goose.turn_end(message_id)
+    assert end["stopReason"] == "cancelled"
+    (resolved,) = editor.goose.of_kind("elicitation_resolved")
+    assert resolved["action"] == "cancel" and "content" not in resolved
+    answers = await editor.goose.wait_for(
+        lambda: [m["result"] for m in editor.agent_messages() if "action" in m.get("result", {})],
+        what="the agent to receive the answer",
+    )
+    assert answers == [{"action": "cancel"}]
+
+
+async def test_a_question_the_agent_withdraws_is_closed(editor: Editor) -> None:
+    script = {
+        "turns": [
+            [
+                {"elicit": {"message": "Name?", "schema": SCHEMA, "withdrawAfter": 0.2}},
+                {"text": " went on"},
+            ]
+        ]
+    }
+    await editor.start(script)
+    _, message_id, _ = await _question(editor)
+    await editor.goose.turn_end(message_id)
+    assert "[elicitation: error -32800]" in editor.goose.text(message_id)
+    (resolved,) = editor.goose.of_kind("elicitation_resolved")
+    assert resolved["action"] == "cancel"
