@@ -16,6 +16,7 @@ which id it serves, so the ids are caught where messages pass goose-ls's transpo
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 import logging
 from collections.abc import Awaitable, Callable
@@ -32,6 +33,10 @@ CANCEL_REQUEST = "$/cancel_request"
 REQUEST_CANCELLED = -32800
 
 RequestId = int | str
+
+EARLY_KEPT = 64
+"""Withdrawn ids kept for requests whose work has not started (a few at most; unknown ids
+would otherwise grow it)."""
 
 Withdraw = Callable[[RequestId], None]
 """Tells the agent goose-ls gave up one of its requests (``$/cancel_request``)."""
@@ -63,12 +68,19 @@ class Serving:
     def __init__(self) -> None:
         self._work: dict[RequestId, asyncio.Future[Any]] = {}
         self._withdrawn: set[RequestId] = set()
+        self._early: collections.deque[RequestId] = collections.deque(maxlen=EARLY_KEPT)
+        """Ids withdrawn before their work began (its task had not run yet)."""
 
     async def run(self, work: Awaitable[T]) -> T:
         """Do ``work`` for the request being served; withdrawn, it ends with -32800."""
         request_id = SERVING.get()
         if request_id is None or request_id in self._work:
             return await work
+        if request_id in self._early:  # withdrawn while its task waited to start
+            self._early.remove(request_id)
+            if asyncio.iscoroutine(work):
+                work.close()
+            raise RequestError(REQUEST_CANCELLED, "Request cancelled")
         future = asyncio.ensure_future(work)
         self._work[request_id] = future
         try:
@@ -86,7 +98,11 @@ class Serving:
         request_id = params.get("requestId") if isinstance(params, dict) else None
         future = self._work.get(request_id) if isinstance(request_id, (int, str)) else None
         if future is None or future.done():
+            # Its task may not have started yet (the withdrawal read right after the
+            # request): remembered, it ends at once when it starts.
             log.debug("the agent withdrew request %r, which is not being served", request_id)
+            if future is None and isinstance(request_id, (int, str)):
+                self._early.append(request_id)
             return
         log.info("the agent withdrew its request %r", request_id)
         self._withdrawn.add(request_id)  # type: ignore[arg-type]
