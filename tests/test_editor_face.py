@@ -56,6 +56,18 @@ async def _start(
     return EditorBuffers(editor.client, encoding)
 
 
+def _answer_popups(editor: Editor, title: str) -> list[types.ShowMessageRequestParams]:
+    """Answer every ``window/showMessageRequest`` with ``title``; the requests, as they come."""
+    asked: list[types.ShowMessageRequestParams] = []
+
+    def popup(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
+        asked.append(params)
+        return types.MessageActionItem(title=title)
+
+    editor.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(popup)
+    return asked
+
+
 def _source(editor: Editor, buffers: EditorBuffers) -> str:
     path = editor.workspace / "app.py"
     path.write_text("def add(x, y):\n    return x + y\n\nprint(add(1, 2))\n")
@@ -265,13 +277,7 @@ async def test_a_permission_through_a_popup(editor: Editor) -> None:
             ]
         },
     )
-    asked: list[types.ShowMessageRequestParams] = []
-
-    def popup(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
-        asked.append(params)
-        return types.MessageActionItem(title="Allow once")
-
-    editor.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(popup)
+    asked = _answer_popups(editor, "Allow once")
 
     uri = _source(editor, buffers)
     await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
@@ -713,13 +719,7 @@ async def test_a_question_of_one_choice_through_a_popup(editor: Editor) -> None:
         "neovim",
         {"turns": [[{"elicit": {"message": "Which language?", "schema": schema}}]]},
     )
-    asked: list[types.ShowMessageRequestParams] = []
-
-    def popup(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
-        asked.append(params)
-        return types.MessageActionItem(title="Rust")
-
-    editor.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(popup)
+    asked = _answer_popups(editor, "Rust")
     uri = _source(editor, buffers)
     await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
     (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
-from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS
+from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS, PICKER_ITEMS
 from goose_ls.testing.script import (
     GOOSE_LABELS,
     LABELS_FOR_AGENT_NAMES,
@@ -174,13 +174,7 @@ def test_option_picker_is_grouped_by_category_and_sets_booleans_and_models(
         GOOSE_PICK=json.dumps(picks),
     )
     options, toggle, _, models = result["pickers"]
-    assert options["items"] == [
-        "Other · Provider: anthropic",
-        "Other · Auto-compact: on",
-        "Mode · Mode: auto",
-        "Model · Model: claude-sonnet-4",
-        "Thinking · Thinking effort: off",
-    ], "in the agent's order, one category's options together"
+    assert options["items"] == PICKER_ITEMS, "in the agent's order, one category's together"
     assert options["groups"] == ["Other", "Other", "Mode", "Model", "Thinking"]
     assert toggle["items"] == ["on", "off"]
     assert models["items"] == ["claude-sonnet-4", "claude-opus-4", "gpt-5"]

@@ -47,6 +47,16 @@ GOOSE_CONFIG_OPTIONS: list[dict[str, Any]] = [
 """goose's four select options (``build_config_options``: provider, mode, model,
 thinking_effort, in its order) and one boolean option such as the spec allows."""
 
+PICKER_ITEMS = [
+    "Other · Provider: anthropic",
+    "Other · Auto-compact: on",
+    "Mode · Mode: auto",
+    "Model · Model: claude-sonnet-4",
+    "Thinking · Thinking effort: off",
+]
+"""How a plugin's option picker lists :data:`GOOSE_CONFIG_OPTIONS`: in the agent's order,
+one category's options together, each with its category and current value."""
+
 
 def takes_booleans(initialize_params: dict[str, Any]) -> bool:
     """Whether the client advertised ``clientCapabilities.session.configOptions.boolean``."""
