@@ -160,8 +160,7 @@ class TranscriptStreamer:
             if not self.text.dirty:
                 return
             if self._save_now or time.monotonic() - self._saved_at >= self.save_interval:
-                self._saved_at = time.monotonic()
-                self.write_file()
+                self._save()
             else:  # written when the save is due: the journal holds it meanwhile
                 self._unsaved = True
             return
@@ -186,8 +185,9 @@ class TranscriptStreamer:
             self.text.mark_shown()
 
     def _save(self) -> None:
-        """Save what the editor shows, its prompt section as it is there now (a failed
-        save is tried again ``save_interval`` later)."""
+        """Save the file: what the editor shows, its prompt section as it is there now;
+        when no editor shows it, what the file lacks (a failed save is tried again
+        ``save_interval`` later)."""
         self._saved_at = time.monotonic()
         if not self.uses_editor():  # the file is the only copy: write what it lacks
             self._unsaved = False
