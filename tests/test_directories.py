@@ -60,3 +60,21 @@ async def test_no_additional_directories_when_the_agent_cannot_take_them_or_ther
     await editor.new_session()
     (new,) = editor.received("session/new")
     assert "additionalDirectories" not in new["params"]
+
+
+async def test_a_folder_too_broad_to_confine_to_is_neither_a_root_nor_told(
+    editor: Editor,
+) -> None:
+    """An editor with ``/`` open as a folder does not open the whole disk to the agent."""
+    other, _ = _folders(editor)
+    script = {
+        "capabilities": TAKES_DIRECTORIES,
+        "turns": [[{"readFile": {"path": "/etc/hostname"}}]],
+    }
+    await editor.start(script, folders=[Path("/"), other])
+    session_id = await editor.new_session()
+    (new,) = editor.received("session/new")
+    assert new["params"]["additionalDirectories"] == [str(other.resolve())]
+    message_id = await editor.prompt(session_id, "read the host name")
+    await editor.goose.turn_end(message_id)
+    assert "[read error" in editor.goose.text(message_id), "outside every root: refused"
