@@ -100,6 +100,9 @@ class SessionInfo:
     KIND: ClassVar[str] = "session_info_update"
     title: str | None = None
     updated_at: str | None = None
+    run_id: str | None = None
+    """goose's name for the turn it has begun (``_meta.goose.activeRunId``), which
+    steering it needs; the session floor keeps it and does not pass it on."""
 
 
 @attrs.frozen

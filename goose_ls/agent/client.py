@@ -75,7 +75,9 @@ def to_event(update: BaseModel) -> events.SessionEvent | None:
         return chunk(content=model_json(content), message_id=getattr(update, "message_id", None))
     data = model_json(update)
     kind = data.pop("sessionUpdate", None)
-    data.pop("_meta", None)
+    meta = data.pop("_meta", None)
+    if kind == "session_info_update" and isinstance(run := _goose_run(meta), str):
+        data["runId"] = run
     if kind == "current_mode_update" and "currentModeId" not in data and "modeId" in data:
         data["currentModeId"] = data.pop("modeId")
     cls = _EVENT_TYPES.get(str(kind))
@@ -87,6 +89,12 @@ def to_event(update: BaseModel) -> events.SessionEvent | None:
     except WireError as exc:
         log.warning("ignored a malformed %s update: %s", kind, exc)
         return None
+
+
+def _goose_run(meta: Any) -> object:
+    """``_meta.goose.activeRunId``: goose names the turn it begins (see :mod:`.steering`)."""
+    goose = meta.get("goose") if isinstance(meta, dict) else None
+    return goose.get("activeRunId") if isinstance(goose, dict) else None
 
 
 _CHUNK_TYPES: dict[

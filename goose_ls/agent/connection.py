@@ -38,6 +38,7 @@ from acp.utils import request_model_from_dict
 from pydantic import BaseModel
 
 from goose_ls import __version__
+from goose_ls.agent import steering
 from goose_ls.agent.cancelling import Withdraw
 from goose_ls.agent.client import AcpClient
 from goose_ls.agent.interface import AgentCallbacks, ClientTools, SessionOptions, model_json
@@ -45,6 +46,7 @@ from goose_ls.agent.mcp import offer
 from goose_ls.agent.profile import AgentProfile
 from goose_ls.agent.requests import call_agent
 from goose_ls.agent.transport import AgentTransport
+from goose_ls.errors import AgentError
 from goose_ls.settings import AgentSettings
 
 T = TypeVar("T")
@@ -191,6 +193,29 @@ class AgentConnection:
             "session/prompt", self._conn.prompt(session_id=session_id, prompt=request.prompt), None
         )
         return str(response.stop_reason)
+
+    def can_steer(self, run_id: str | None) -> bool:
+        """Whether a message can be taken into the session's running turn (``run_id``:
+        the agent's name for that turn, if it gave one)."""
+        return steering.shape(self.profile.steering, run_id) is not None
+
+    async def steer(
+        self, session_id: str, blocks: list[dict[str, Any]], run_id: str | None
+    ) -> bool:
+        """Take ``blocks`` into the session's running turn (see :mod:`.steering`): True
+        when the agent did, False when the turn was over and they are to be sent as a
+        prompt. Raises :class:`AgentError` when the agent cannot or would not."""
+        kind = steering.shape(self.profile.steering, run_id)
+        if kind is None:
+            raise AgentError(f"{self.profile.name} cannot take a message into a running turn")
+        method, params = steering.request(kind, session_id, blocks, run_id)
+        answer = await self._call(
+            f"_{method}", self._conn.ext_method(method, params), self._settings.request_timeout
+        )
+        outcome = steering.taken(kind, answer)
+        if isinstance(outcome, str):
+            raise AgentError(f"the message could not join the running turn: {outcome}")
+        return outcome
 
     async def cancel(self, session_id: str) -> None:
         """Send the ``session/cancel`` notification (never a request: goose rejects that)."""

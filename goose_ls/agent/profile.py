@@ -8,6 +8,7 @@ import attrs
 from acp.schema import InitializeResponse
 
 from goose_ls.agent.interface import model_json
+from goose_ls.agent.steering import advertised
 
 
 @attrs.frozen
@@ -44,6 +45,11 @@ class AgentProfile:
         caps = self.response.agent_capabilities
         auth = caps.auth if caps else None
         return getattr(auth, "logout", None) is not None
+
+    @property
+    def steering(self) -> bool:
+        """Whether ``_meta.steering.supported`` is advertised (see :mod:`.steering`)."""
+        return advertised(self.response.field_meta)
 
     @property
     def mcp_transports(self) -> set[str]:

@@ -79,6 +79,8 @@ def transcript_actions(
     actions = [_action("goose.send", refactor, uri)]
     session = s.sessions.registry.find(transcript.session_id)
     if session is not None and session.active is not None:
+        if s.sessions.steering.possible(session.session_id):
+            actions.append(_action("goose.sendNow", refactor, uri))
         actions.append(_action("goose.cancel", refactor, uri))
     if session is not None and session.checkpoints.last_turn() is not None:
         actions += [

@@ -123,6 +123,14 @@ async def send(s: Services, a: args.ChatArguments) -> None:
     await s.chat.send(_transcript(s, a))
 
 
+async def send_now(s: Services, a: args.ChatArguments) -> None:
+    transcript = await s.chat.transcript(uri=_transcript(s, a))
+    if await s.sessions.steering.send_now(transcript.session_id):
+        _info(s, "sent into the running turn")
+    else:
+        _info(s, "the turn ended first: your message is sent next")
+
+
 async def cancel(s: Services, a: args.ChatArguments) -> None:
     if not await s.chat.cancel(_transcript(s, a)):
         _info(s, "nothing to cancel")
@@ -257,6 +265,9 @@ COMMANDS = {
         ),
         Command("goose.openChat", "Goose: Open chat", args.NoArguments, open_chat),
         Command("goose.send", "Goose: Send", args.ChatArguments, send),
+        Command(
+            "goose.sendNow", "Goose: Send now, into the running turn", args.ChatArguments, send_now
+        ),
         Command("goose.cancel", "Goose: Cancel", args.ChatArguments, cancel),
         Command(
             "goose.permission",

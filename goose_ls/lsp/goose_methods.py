@@ -158,7 +158,13 @@ def prompt(s: Services, p: protocol.PromptParams) -> Json:
     context += [m for m in mentions.mentioned(p.prompt, Path(s.root)) if m.uri not in attached]
     queued = session.active is not None or bool(session.waiting)
     s.sessions.turns.prompt(p.session_id, p.message_id, p.prompt, context)
+    if p.steer and session.active is not None:
+        s.sessions.steering.send_soon(p.session_id, p.message_id)
     return {"sessionId": p.session_id, "messageId": p.message_id, "queued": queued}
+
+
+async def steer(s: Services, p: protocol.SteerParams) -> Json:
+    return {"steered": await s.sessions.steering.send_now(p.session_id, p.message_id)}
 
 
 async def cancel(s: Services, p: protocol.CancelParams) -> Json:
@@ -240,6 +246,7 @@ ROUTES = [
     Route(protocol.LOGOUT, None, logout),
     Route(protocol.PROMPT, protocol.PromptParams, prompt),
     Route(protocol.CANCEL, protocol.CancelParams, cancel),
+    Route(protocol.STEER, protocol.SteerParams, steer),
     Route(protocol.PERMISSION, protocol.PermissionParams, permission),
     Route(protocol.ELICITATION, protocol.ElicitationParams, elicitation),
     Route(protocol.REPLAY, protocol.ReplayParams, replay),

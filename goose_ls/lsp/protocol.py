@@ -24,6 +24,7 @@ MAX_SEARCH_LIMIT = 500
 NEW_SESSION = "goose/newSession"
 PROMPT = "goose/prompt"
 CANCEL = "goose/cancel"
+STEER = "goose/steer"
 STATUS = "goose/status"
 PERMISSION = "goose/permission"
 ELICITATION = "goose/elicitation"
@@ -85,6 +86,8 @@ class PromptParams:
     message_id: str
     prompt: str = ""
     context: list[ContextItem] = attrs.Factory(list)
+    steer: bool = False
+    """Send it into the running turn where the agent can take it, instead of queuing it."""
 
     def problem(self) -> str | None:
         try:
@@ -107,6 +110,13 @@ class CancelParams:
     session_id: str
     message_id: str | None = None
     """A waiting prompt to take out of the queue; without it, the running turn."""
+
+
+@attrs.frozen
+class SteerParams:
+    session_id: str
+    message_id: str | None = None
+    """The waiting prompt to send now; without it, the oldest."""
 
 
 @attrs.frozen

@@ -29,6 +29,7 @@ from goose_ls.sessions.recovery import Recovery
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.retention import Limits, Retention
 from goose_ls.sessions.session import IndexedEvent
+from goose_ls.sessions.steering import Steering
 from goose_ls.sessions.tools import AgentTools
 from goose_ls.sessions.turns import Turns
 from goose_ls.settings import Settings
@@ -110,6 +111,7 @@ class SessionManager:
             lambda: self.settings.agent,
             cwd,
         )
+        self.steering = Steering(self.registry, self.link, tasks)
         self.lifecycle = Lifecycle(
             self.registry,
             self.library,

@@ -14,6 +14,8 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import Literal
 
+import attrs
+
 from goose_ls import events
 from goose_ls.errors import UnknownSession
 from goose_ls.sessions.library import SessionLibrary
@@ -125,6 +127,12 @@ class Registry:
         self._arrived(session, event)
 
     def _arrived(self, session: Session, event: events.SessionEvent) -> None:
+        if isinstance(event, events.SessionInfo):
+            if event.run_id is not None and session.active is not None:
+                session.agent_run = event.run_id
+            event = attrs.evolve(event, run_id=None)
+            if event == events.SessionInfo():
+                return  # said nothing but the run (goose marks each turn's start and end)
         if session.replaying:
             return  # history this session already holds, sent again by session/load
         if session.history is not None:  # loading: keep what the journal lacks

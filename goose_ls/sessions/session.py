@@ -23,6 +23,7 @@ from goose_ls.events import (
     SessionEvent,
     ToolCall,
     ToolCallUpdate,
+    TurnEnded,
     Usage,
 )
 from goose_ls.sessions.checkpoints import Checkpoints
@@ -65,6 +66,18 @@ class Turn:
     refused: set[str] = attrs.Factory(set)
     """Files (resolved) and shell lines the user refused (or left unanswered) in a tool
     call of this turn: the agent may not write or run them anyway."""
+    steering: asyncio.Future[bool] | None = None
+    """While this waiting prompt is being sent into the running turn: True once the agent
+    took it (then it is no turn of its own), False when it is to run as one."""
+    joined: list[str] = attrs.Factory(list)
+    """The messages steered into this running turn: each ends when this turn ends."""
+    ended: TurnEnded | None = None
+    """How this turn ended, once it has."""
+
+    @property
+    def steered(self) -> bool:
+        """Whether the agent took this prompt into the turn that was running."""
+        return self.steering is not None and self.steering.done() and self.steering.result()
 
 
 class Session:
@@ -109,6 +122,9 @@ class Session:
         """Tool calls the user allowed "for this session"."""
         self.usage: Usage | None = None
         """How full the context is (the agent's last ``usage_update``)."""
+        self.agent_run: str | None = None
+        """The agent's name for the running turn, if it gave one (goose does): steering
+        needs it."""
         self.last_event_at = time.monotonic()
 
     def number(

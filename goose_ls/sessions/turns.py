@@ -78,13 +78,16 @@ class Turns:
         try:
             await session.turn_lock.acquire()
         except asyncio.CancelledError:  # cancelled while it waited its turn
-            session.waiting.remove(turn)
-            self._registry.record(
-                session, events.TurnEnded(stop_reason="cancelled"), message_id=turn.message_id
-            )
+            if not turn.steered:  # one taken into the running turn ends with that turn
+                session.waiting.remove(turn)
+                self._registry.record(
+                    session, events.TurnEnded(stop_reason="cancelled"), message_id=turn.message_id
+                )
             raise
         try:
-            await self._take(session, turn)
+            # Being sent into the turn that just ended: if the agent took it, it is done.
+            if turn.steering is None or not await asyncio.shield(turn.steering):
+                await self._take(session, turn)
         finally:
             session.turn_lock.release()
 
@@ -104,8 +107,12 @@ class Turns:
                 if handle is not None:
                     handle.cancel()
             self._cancel_questions(session.session_id)
+            turn.ended = end
             self._registry.record(session, end)
+            for message_id in turn.joined:  # the messages steered into it end with it
+                self._registry.record(session, end, message_id=message_id)
             session.active = None
+            session.agent_run = None
             heap.give_back()  # what a long reply used, freed, goes back to the system
 
     async def _send(self, session: Session, turn: Turn) -> events.TurnEnded:

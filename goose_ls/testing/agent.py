@@ -22,6 +22,7 @@ from goose_ls.testing.memory import Memory
 from goose_ls.testing.options import changed, offered, takes_booleans
 from goose_ls.testing.peer import Peer, RpcError, stdio
 from goose_ls.testing.script import load_script
+from goose_ls.testing.steering import ACP_METHOD, GOOSE_METHOD, ScriptedSteering
 from goose_ls.testing.steps import StepPlayer, TurnOver
 
 GOOSE_CAPABILITIES: dict[str, Any] = {
@@ -55,6 +56,9 @@ class ScriptedAgent:
         self.script = script
         self.memory = Memory(script.get("conversations"), bool(script.get("saveChunks")))
         self.steps = StepPlayer(peer, self.memory)
+        self.steering = ScriptedSteering(
+            script.get("steering"), self.steps, bool(script.get("steerTooLate"))
+        )
         self.sessions: dict[str, dict[str, Any]] = {}
         self.prompts = 0
         self.cancelled: dict[str, asyncio.Event] = {}
@@ -75,6 +79,10 @@ class ScriptedAgent:
             "session/delete": self.delete_session,
             "logout": self.logout,
         }
+        if self.steering.shape == "acp":
+            self.methods[ACP_METHOD] = self.steering.acp
+        elif self.steering.shape == "goose":
+            self.methods[GOOSE_METHOD] = self.steering.goose
 
     async def request(self, method: str, params: Any) -> Any:
         handler = self.methods.get(method)
@@ -101,6 +109,7 @@ class ScriptedAgent:
             "protocolVersion": params["protocolVersion"],  # goose echoes what it was sent
             "agentCapabilities": self.script.get("capabilities", GOOSE_CAPABILITIES),
             "agentInfo": self.script.get("agentInfo", {"name": "goose", "version": "1.43.0"}),
+            **({"_meta": meta} if (meta := self.steering.meta()) else {}),
             "authMethods": self.script.get(
                 "authMethods",
                 [
@@ -186,10 +195,13 @@ class ScriptedAgent:
             steps = turns[min(index, len(turns) - 1)]
         else:
             steps = [{"text": f"You said: {said}", "chunks": 3}]
+        await self.steering.turn_starts(session_id)
         try:
             await self.steps.play(session_id, steps, cancel)
         except TurnOver as over:
             raise over.error from None
+        finally:
+            await self.steering.turn_ends(session_id)
         stop = "cancelled" if cancel.is_set() else "end_turn"
         for step in steps:
             if cancel.is_set() and step.get("cancelledAs"):

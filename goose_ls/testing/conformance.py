@@ -31,6 +31,9 @@ def schema_errors(record: Path) -> list[str]:
         "session/resume": schema.ResumeSessionRequest,
         "session/delete": schema.DeleteSessionRequest,
         "logout": schema.LogoutRequest,
+        # Steering extensions: no schema of their own, a prompt's shape plus a key or two.
+        "_session/steering": schema.PromptRequest,
+        "_goose/unstable/session/steer": schema.PromptRequest,
         "session/set_config_option": (
             schema.SetSessionConfigOptionBooleanRequest,
             schema.SetSessionConfigOptionSelectRequest,

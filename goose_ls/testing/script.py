@@ -24,6 +24,9 @@ A script is JSON. Top-level keys (all optional):
 ``sessionsFile``   a path where created session ids are kept, so that a restarted agent
                    loads them (and only them) as goose does from its database
 ``idPrefix``       put before each new session id (two agents of one test keep apart)
+``steering``       ``"acp"`` or ``"goose"``: takes messages into a running turn, in that
+                   agent shape (see ``steering.py``; ``steerTooLate``: each comes as the
+                   turn ends)
 ``conversations``  a folder where each chat is kept as goose keeps it, and replayed by
                    ``session/load`` (``saveChunks``: every chunk as it goes; see ``memory.py``)
 
@@ -41,7 +44,7 @@ in form mode, or URL mode with ``"mode": "url"``, sent only to a client that adv
 that mode; says the answer, ``[elicitation: accept {...}]``, ``[elicitation: decline]``,
 or ``[elicitation: form not supported]``), ``sleep``, ``waitForCancel``, ``raw``
 (a raw stdout line), ``rawHex``, ``bigText`` (one chunk of N bytes), ``bigRaw``,
-``halfLine`` (half a line, then exit), ``crash`` (exit code), ``hang``, ``stderr``,
+``waitForSteer`` (until a message is taken into the turn), ``halfLine`` (half a line, then exit), ``crash`` (exit code), ``hang``, ``stderr``,
 ``stopReason``, ``error`` (``{"code", "message", "data"}`` as the prompt's reply),
 ``closeStdout`` (close stdout, then keep running), ``orphanCrash`` (``{"code",
 "childSleeps"}``: start a ``sleep`` child that keeps the pipes, say ``[child PID]``, exit),

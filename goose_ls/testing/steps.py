@@ -38,6 +38,8 @@ class StepPlayer:
         """Whether the client asked for goose's own notifications in ``initialize``."""
         self.elicitation: dict[str, Any] = {}
         """The client's ``elicitation`` capability (its modes, as keys)."""
+        self.steered: dict[str, asyncio.Event] = {}
+        """Set when a message is taken into the session's running turn (``steering.py``)."""
 
     async def play(
         self, session_id: str, steps: list[dict[str, Any]], cancel: asyncio.Event | None = None
@@ -113,6 +115,9 @@ class StepPlayer:
             await asyncio.sleep(float(step["sleep"]))
         elif "waitForCancel" in step:
             await cancel.wait()
+        elif "waitForSteer" in step:  # until a message is taken into the turn (or a cancel)
+            await _either(self.steered.setdefault(session_id, asyncio.Event()), cancel)
+            self.steered[session_id].clear()
         elif "raw" in step:
             await self.write_line(step["raw"].encode())
         elif "rawHex" in step:
@@ -340,3 +345,13 @@ def _split(text: str, chunks: int) -> list[str]:
         pieces.append(text[start:end])
         start = end
     return pieces
+
+
+async def _either(first: asyncio.Event, second: asyncio.Event) -> None:
+    """Wait until either event is set."""
+    waits = [asyncio.ensure_future(event.wait()) for event in (first, second)]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()

@@ -1,0 +1,121 @@
+"""Send now: a waiting prompt taken into the running turn, where the agent can take it.
+
+A prompt sent while a turn runs waits its turn (see :mod:`.turns`). An agent that can
+steer (see :mod:`goose_ls.agent.steering`) may take it into the running turn instead: the
+user's message is recorded there, and it ends when that turn ends. While the agent
+answers, the prompt stays in the queue, marked: if the running turn ends first, the
+prompt runs as a turn of its own only when the agent did not take it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from goose_ls import events
+from goose_ls.errors import AgentError, Refused
+from goose_ls.sessions.context import to_blocks
+from goose_ls.sessions.link import AgentLink
+from goose_ls.sessions.registry import Registry
+from goose_ls.sessions.session import Session, Turn
+from goose_ls.tasks import Tasks
+
+log = logging.getLogger(__name__)
+
+
+class Steering:
+    def __init__(self, registry: Registry, link: AgentLink, tasks: Tasks) -> None:
+        self._registry = registry
+        self._link = link
+        self._tasks = tasks
+
+    def possible(self, session_id: str) -> bool:
+        """Whether a waiting prompt of the session could be sent into its running turn."""
+        session = self._registry.find(session_id)
+        if session is None or not session.waiting or not _running(session):
+            return False
+        conn = self._link.supervisor.current
+        return conn is not None and conn.alive and conn.can_steer(session.agent_run)
+
+    async def send_now(self, session_id: str, message_id: str | None = None) -> bool:
+        """Send the waiting prompt ``message_id`` (the oldest, when None) into the running
+        turn. True when the agent took it; False when that turn was over first (the
+        prompt then runs next, as a turn of its own). Raises :class:`Refused` when there
+        is nothing to send now, and :class:`AgentError` when the agent would not take it
+        (the prompt keeps its place in the queue)."""
+        session = self._registry.get(session_id)
+        turn = next(
+            (t for t in session.waiting if message_id in (None, t.message_id)),
+            None,
+        )
+        if turn is None:
+            raise Refused(
+                f"messageId: no waiting message {message_id!r} in session {session_id!r}"
+                if message_id
+                else f"no message waits in session {session_id!r}"
+            )
+        running = session.active
+        if running is None or not _running(session):
+            raise Refused("no turn is running: the waiting message is sent as it is")
+        if turn.steering is not None:
+            raise Refused(f"message {turn.message_id} is being sent already")
+        conn = self._link.supervisor.current
+        if conn is None or not conn.alive:
+            raise Refused("the agent is not running")
+        if not conn.can_steer(session.agent_run):
+            raise Refused(
+                f"{conn.profile.name} cannot take a message into a running turn; "
+                "the message waits its turn"
+            )
+        blocks = to_blocks(turn.prompt, turn.context, conn.profile.embedded_context)
+        steering = turn.steering = asyncio.get_running_loop().create_future()
+        try:
+            took = await conn.steer(session_id, blocks, session.agent_run)
+        except BaseException:
+            turn.steering = None
+            steering.set_result(False)
+            raise
+        steering.set_result(took)
+        if took:
+            self._joined(session, running, turn, blocks)
+        return took
+
+    def send_soon(self, session_id: str, message_id: str) -> None:
+        """Send a prompt now, in the background: what goes wrong is said in the chat
+        (the prompt then waits its turn)."""
+        self._tasks.run(self._send_soon(session_id, message_id), f"send {message_id} now")
+
+    async def _send_soon(self, session_id: str, message_id: str) -> None:
+        try:
+            await self.send_now(session_id, message_id)
+        except (Refused, AgentError) as exc:
+            log.info("message %s waits its turn: %s", message_id, exc)
+            self._registry.note_for(
+                session_id, "info", f"Your message waits for the running turn to end: {exc}"
+            )
+
+    def _joined(
+        self, session: Session, running: Turn, turn: Turn, blocks: list[dict[str, Any]]
+    ) -> None:
+        """The agent took ``turn``'s prompt into ``running``: record it there."""
+        if turn in session.waiting:
+            session.waiting.remove(turn)
+        for block in blocks:
+            self._registry.record(
+                session, events.UserMessageChunk(content=block), message_id=turn.message_id
+            )
+        if turn.cancelled:  # cancelled while it was being sent: its end is recorded
+            pass
+        elif running.ended is None:
+            running.joined.append(turn.message_id)
+        else:  # the turn ended while the agent answered
+            self._registry.record(session, running.ended, message_id=turn.message_id)
+        if turn.task is not None:
+            turn.task.cancel()
+
+
+def _running(session: Session) -> bool:
+    """Whether the session's turn is at the agent (sent, and not being cancelled)."""
+    active = session.active
+    return active is not None and active.sent and not active.cancelled
