@@ -54,6 +54,8 @@ class ToolCall:
     locations: list[Json] | None = None
     raw_input: Any = None
     raw_output: Any = None
+    name: str | None = None
+    """The tool's own name (ACP's unstable ``name``, or goose's ``_meta.goose.toolCall``)."""
 
 
 @attrs.frozen
@@ -69,12 +71,51 @@ class ToolCallUpdate:
     locations: list[Json] | None = None
     raw_input: Any = None
     raw_output: Any = None
+    name: str | None = None
 
 
 @attrs.frozen
 class Plan:
     KIND: ClassVar[str] = "plan"
     entries: list[Json]
+
+
+@attrs.frozen
+class PlanUpdate:
+    """One of several plans, by id (ACP's unstable plan operations): ``plan`` is
+    ``{type: "items", planId, entries}``, ``{type: "markdown", planId, content}`` or
+    ``{type: "file", planId, uri}``, and replaces the plan of that id."""
+
+    KIND: ClassVar[str] = "plan_update"
+    plan: Json
+
+
+@attrs.frozen
+class PlanRemoved:
+    KIND: ClassVar[str] = "plan_removed"
+    plan_id: str
+
+
+@attrs.frozen
+class Compaction:
+    """The agent compacts the conversation (ACP's unstable ``compaction_update``):
+    ``in_progress``, then ``completed`` (``summary``: what it kept), ``failed``
+    (``error``) or ``cancelled``."""
+
+    KIND: ClassVar[str] = "compaction_update"
+    compaction_id: str
+    status: str
+    summary: list[Json] | None = None
+    error: str | None = None
+
+
+@attrs.frozen
+class CompactionSummaryChunk:
+    """A piece of a compaction's summary, as it streams."""
+
+    KIND: ClassVar[str] = "compaction_summary_chunk"
+    compaction_id: str
+    content: Json
 
 
 @attrs.frozen
@@ -209,6 +250,10 @@ SessionEvent = (
     | ToolCall
     | ToolCallUpdate
     | Plan
+    | PlanUpdate
+    | PlanRemoved
+    | Compaction
+    | CompactionSummaryChunk
     | AvailableCommands
     | CurrentMode
     | ConfigOptions
@@ -246,6 +291,10 @@ KINDS: dict[str, type[SessionEvent]] = {
         ToolCall,
         ToolCallUpdate,
         Plan,
+        PlanUpdate,
+        PlanRemoved,
+        Compaction,
+        CompactionSummaryChunk,
         AvailableCommands,
         CurrentMode,
         ConfigOptions,

@@ -15,7 +15,7 @@ from goose_ls.events import ToolCall, ToolCallUpdate
 
 ToolCallState = ToolCallUpdate
 
-FIELDS = ("title", "kind", "status", "content", "locations", "raw_input", "raw_output")
+FIELDS = ("title", "kind", "status", "content", "locations", "raw_input", "raw_output", "name")
 
 
 class ToolCalls:

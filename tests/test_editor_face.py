@@ -730,14 +730,17 @@ async def test_a_question_of_one_choice_through_a_popup(editor: Editor) -> None:
 
 async def test_a_page_to_open_is_shown_outside_the_editor(editor: Editor) -> None:
     url = "https://example.com/sign-in?state=1"
-    step = {"elicit": {"message": "Sign in", "mode": "url", "url": url}}
-    buffers = await _start(editor, "neovim", {"turns": [[step]]})
+    step = {"elicit": {"message": "Sign in", "mode": "url", "url": url, "elicitationId": "s1"}}
+    done = [{"elicitComplete": "nobody asked"}, {"elicitComplete": "s1"}]
+    buffers = await _start(editor, "neovim", {"turns": [[step, *done]]})
     uri = _source(editor, buffers)
     await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
     (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     opened = [shown.uri for shown in editor.client.shown_documents if shown.external]
     assert opened == [url]
     assert "[elicitation: accept]" in editor.goose.text(end["messageId"])
+    notes = [note["text"] for note in editor.goose.of_kind("note")]
+    assert notes == ["Done: Sign in"], "the agent's word that the page's work is done"
 
 
 async def test_a_form_waits_on_its_card_in_helix_and_can_be_declined(editor: Editor) -> None:

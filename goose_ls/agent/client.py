@@ -37,9 +37,13 @@ from goose_ls import events
 from goose_ls.agent.cancelling import Serving
 from goose_ls.agent.goose_notices import SESSION_UPDATE, status_note
 from goose_ls.agent.interface import AgentCallbacks, ClientRefusal, ClientTools, model_json
+from goose_ls.agent.unstable_updates import CARRIED_NAME
 from goose_ls.wire import WireError, from_wire
 
 log = logging.getLogger(__name__)
+
+PAGES_KEPT = 64
+"""URL questions remembered for their ``elicitation/complete``."""
 
 _EVENT_TYPES: dict[str, type[events.SessionEvent]] = {
     cls.KIND: cls
@@ -50,6 +54,8 @@ _EVENT_TYPES: dict[str, type[events.SessionEvent]] = {
         events.ToolCall,
         events.ToolCallUpdate,
         events.Plan,
+        events.PlanUpdate,
+        events.PlanRemoved,
         events.AvailableCommands,
         events.CurrentMode,
         events.ConfigOptions,
@@ -78,6 +84,8 @@ def to_event(update: BaseModel) -> events.SessionEvent | None:
     meta = data.pop("_meta", None)
     if kind == "session_info_update" and isinstance(run := _goose_run(meta), str):
         data["runId"] = run
+    elif kind in ("tool_call", "tool_call_update") and isinstance(name := _tool_name(meta), str):
+        data["name"] = name
     if kind == "current_mode_update" and "currentModeId" not in data and "modeId" in data:
         data["currentModeId"] = data.pop("modeId")
     cls = _EVENT_TYPES.get(str(kind))
@@ -97,6 +105,18 @@ def _goose_run(meta: Any) -> object:
     return goose.get("activeRunId") if isinstance(goose, dict) else None
 
 
+def _tool_name(meta: Any) -> object:
+    """A tool call's own name: ACP's unstable ``name`` (carried in ``_meta`` past the SDK,
+    see :mod:`.unstable_updates`), or goose's ``_meta.goose.toolCall.toolName``."""
+    if not isinstance(meta, dict):
+        return None
+    if CARRIED_NAME in meta:
+        return meta[CARRIED_NAME]
+    goose = meta.get("goose")
+    call = goose.get("toolCall") if isinstance(goose, dict) else None
+    return call.get("toolName") if isinstance(call, dict) else None
+
+
 _CHUNK_TYPES: dict[
     Any, type[events.UserMessageChunk | events.AgentMessageChunk | events.AgentThoughtChunk]
 ] = {cls.KIND: cls for cls in events.CHUNKS}
@@ -110,6 +130,9 @@ class AcpClient:
         self._callbacks = callbacks
         self._tools = tools
         self._serve = serving.run
+        self._pages: dict[str, tuple[str, str]] = {}
+        """The session and message of each URL question asked, by its ``elicitationId``,
+        until the agent says it is complete (the last :data:`PAGES_KEPT`)."""
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         # No await before the hand-off: updates must reach the session in arrival order.
@@ -144,6 +167,10 @@ class AcpClient:
             return CancelElicitationResponse(action="cancel")
         schema = getattr(mode, "requested_schema", None)
         url = getattr(mode, "url", None)  # a pydantic URL, passed on as text
+        if url is not None and isinstance(asked := getattr(mode, "elicitation_id", None), str):
+            self._pages[asked] = (session_id, message)
+            while len(self._pages) > PAGES_KEPT:
+                del self._pages[next(iter(self._pages))]
         action, content = await self._serve(
             self._callbacks.elicit(
                 session_id,
@@ -159,9 +186,14 @@ class AcpClient:
         return CancelElicitationResponse(action="cancel")
 
     async def complete_elicitation(self, elicitation_id: str, **_: Any) -> None:
-        """The agent's word that a URL question was done out of band: nothing waits on it
-        (a URL question is answered once its page is shown)."""
-        log.debug("elicitation %s completed", elicitation_id)
+        """The agent's word that what a page asked was done out of band (the question
+        itself was answered once its page was shown): the user hears it in the chat."""
+        asked = self._pages.pop(elicitation_id, None)
+        if asked is None:
+            log.info("ignored elicitation/complete for unknown %r", elicitation_id)
+            return
+        session_id, message = asked
+        self._callbacks.session_event(session_id, events.Note("info", f"Done: {message}"))
 
     async def read_text_file(
         self,

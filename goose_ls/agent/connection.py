@@ -30,6 +30,7 @@ from acp.schema import (
     LogoutRequest,
     LogoutResponse,
     McpServerStdio,
+    PlanCapabilities,
     PromptRequest,
     SessionConfigOptionsCapabilities,
     SseMcpServer,
@@ -279,6 +280,7 @@ async def handshake(
                     read_text_file=settings.client_fs, write_text_file=settings.client_fs
                 ),
                 terminal=settings.client_terminal,
+                plan=PlanCapabilities(),  # plans by id: shown side by side, removed
                 auth=AuthCapabilities(terminal=True),
                 # Questions to the user: forms (goose-ls checks the answer), and pages.
                 elicitation=ElicitationCapabilities(

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from goose_ls.agent.discovery import Launch, resolve
-from goose_ls.agent.goose_notices import ask_for_notices
 from goose_ls.agent.interface import AgentCallbacks, ClientTools
 from goose_ls.agent.process import (
     end_of,
@@ -40,6 +39,7 @@ from goose_ls.agent.process import (
 from goose_ls.agent.sdk import import_sdk
 from goose_ls.agent.status import AgentState, AgentStatus
 from goose_ls.agent.transport import READ_AHEAD, READER_GRACE, AgentTransport
+from goose_ls.agent.unstable_updates import offer_unstable
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.settings import AgentSettings, redact
 from goose_ls.tasks import Tasks
@@ -169,7 +169,7 @@ class AgentSupervisor:
         from goose_ls.agent.connection import connect, handshake
 
         transport = AgentTransport(
-            process.stdout, process.stdin, self._callbacks.session_event, ask_for_notices
+            process.stdout, process.stdin, self._callbacks.session_event, offer_unstable
         )
         conn = connect(transport, self._callbacks, self._tools)
         self._tasks.run(self._drain_stderr(process.stderr), f"agent {process.pid} stderr")

@@ -19,7 +19,7 @@ from typing import Any
 
 from goose_ls import events
 from goose_ls.agent.cancelling import CANCEL_REQUEST, SERVING, RequestId, Serving, note_sent
-from goose_ls.agent.unstable_updates import unstable_update
+from goose_ls.agent.unstable_updates import carry_fields, unstable_update
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +103,8 @@ class AgentTransport:
                 on_event = self._on_event
                 past = None if on_event is None else text_chunk(message) or unstable_update(message)
                 if on_event is None or past is None:
+                    if message.get("method") == "session/update":
+                        carry_fields(message)
                     # The SDK starts the task that serves a request next: it inherits the id.
                     SERVING.set(message.get("id") if "method" in message else None)
                     return message

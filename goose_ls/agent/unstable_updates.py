@@ -1,8 +1,16 @@
-"""Updates from ACP's unstable schema that the SDK (0.12.1) has no model for.
+"""What ACP's unstable schema adds that the SDK (0.12.1) has no model for.
 
 The SDK refuses a ``session/update`` whose kind it does not know, so these are read from
-the message's JSON in the transport, checked by hand, and handed on as events: a
-``notice`` (an advisory: ``{severity, title, description?}``) becomes a note in the chat.
+the message's JSON in the transport, checked by hand, and handed on as events:
+
+- a ``notice`` (an advisory: ``{severity, title, description?}``) becomes a note;
+- ``compaction_update`` and ``compaction_summary_chunk`` (the agent compacts the
+  conversation) become :class:`~goose_ls.events.Compaction` events and their chunks.
+
+A field the SDK's models drop is carried past them in ``_meta`` (:func:`carry_fields`):
+a tool call's ``name``. An agent sends notices and compaction updates only to a client
+that offers them (``clientCapabilities.session.notices`` and ``.compaction``), which the
+SDK cannot say either: :func:`offer_unstable` adds them to the ``initialize`` request.
 """
 
 from __future__ import annotations
@@ -10,11 +18,20 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from goose_ls import events
+from goose_ls.agent.goose_notices import ask_for_notices
+from goose_ls.wire import WireError, from_wire
 
 _SEVERITIES: dict[object, Literal["info", "warning", "error"]] = {
     "info": "info",
     "warning": "warning",
     "error": "error",
+}
+
+CARRIED_NAME = "goose-ls/name"
+"""The ``_meta`` key a tool call's ``name`` travels under, past the SDK."""
+
+_COMPACTION: dict[object, type[events.Compaction | events.CompactionSummaryChunk]] = {
+    cls.KIND: cls for cls in (events.Compaction, events.CompactionSummaryChunk)
 }
 
 
@@ -26,13 +43,52 @@ def unstable_update(message: dict[str, Any]) -> tuple[str, events.SessionEvent] 
     if not isinstance(params, dict) or not isinstance(session_id := params.get("sessionId"), str):
         return None
     update = params.get("update")
-    if not isinstance(update, dict) or update.get("sessionUpdate") != "notice":
+    if not isinstance(update, dict):
         return None
+    kind = update.get("sessionUpdate")
+    if kind == "notice":
+        note = _note(update)
+        return None if note is None else (session_id, note)
+    if (cls := _COMPACTION.get(kind)) is not None:
+        fields = {k: v for k, v in update.items() if k not in ("sessionUpdate", "_meta")}
+        try:
+            return session_id, from_wire(fields, cls)
+        except WireError:
+            return None  # malformed: the SDK's path logs and drops it
+    return None
+
+
+def _note(update: dict[str, Any]) -> events.Note | None:
     title, description = update.get("title"), update.get("description")
     if not isinstance(title, str) or not title.strip():
         return None
     text = title.strip()
     if isinstance(description, str) and description.strip():
         text += f": {description.strip()}"
-    severity = _SEVERITIES.get(update.get("severity"), "info")
-    return session_id, events.Note(severity, text)
+    return events.Note(_SEVERITIES.get(update.get("severity"), "info"), text)
+
+
+def carry_fields(message: dict[str, Any]) -> None:
+    """Put a tool call's ``name`` (unstable) in its ``_meta``, which the SDK keeps."""
+    params = message.get("params")
+    update = params.get("update") if isinstance(params, dict) else None
+    if not isinstance(update, dict) or not isinstance(name := update.get("name"), str):
+        return
+    if update.get("sessionUpdate") not in ("tool_call", "tool_call_update"):
+        return
+    meta = update.setdefault("_meta", {})
+    if isinstance(meta, dict):
+        meta[CARRIED_NAME] = name
+
+
+def offer_unstable(message: dict[str, Any]) -> None:
+    """Offer notices and compaction updates (and goose's notices), if ``message`` is the
+    ``initialize`` request."""
+    if message.get("method") != "initialize" or not isinstance(message.get("params"), dict):
+        return
+    ask_for_notices(message)
+    capabilities = message["params"].setdefault("clientCapabilities", {})
+    session = capabilities.setdefault("session", {})
+    if isinstance(session, dict):
+        session.setdefault("notices", {})
+        session.setdefault("compaction", {})

@@ -103,6 +103,7 @@ class ScriptedAgent:
         capabilities = params.get("clientCapabilities") or {}
         meta = capabilities.get("_meta") or {}
         self.steps.elicitation = capabilities.get("elicitation") or {}
+        self.steps.capabilities = capabilities
         self.steps.custom_notifications = bool((meta.get("goose") or {}).get("customNotifications"))
         self.booleans = takes_booleans(params)
         return {

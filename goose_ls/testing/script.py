@@ -34,7 +34,8 @@ Steps (one key each, plus options): ``text`` (``chunks``, ``delay``), ``thought`
 ``userText``, ``stamped`` (N chunks whose text starts with the sending time, 20 digits of
 ``time.monotonic_ns()``, padded to ``size`` bytes, at ``rate`` chunks a second or at
 once; for benchmarks), ``toolCall``, ``toolUpdate`` (``repeat``: sent that many times), ``plan``, ``usage``, ``commands``, ``mode``,
-``configOptions``, ``sessionInfo``, ``update`` (a raw update object), ``gooseStatus``
+``configOptions``, ``sessionInfo``, ``update`` (a raw update object; an unstable kind
+only to a client that offers it: ``notice``, ``compaction_*``, ``plan_update``...), ``gooseStatus``
 (``{"type", "message"}``: goose's ``status_message``, sent only to a client that asked
 for goose's custom notifications, as goose does), ``permission``
 (goose's four options unless ``options`` is given; ``withdrawAfter``: that many seconds
@@ -42,7 +43,8 @@ on, withdraw it with ``$/cancel_request`` and say the answer, ``[permission: err
 ``elicit`` (``{"message", "schema", "mode", "url", "withdrawAfter"}``: ``elicitation/create``
 in form mode, or URL mode with ``"mode": "url"``, sent only to a client that advertised
 that mode; says the answer, ``[elicitation: accept {...}]``, ``[elicitation: decline]``,
-or ``[elicitation: form not supported]``), ``sleep``, ``waitForCancel``, ``raw``
+or ``[elicitation: form not supported]``), ``elicitComplete`` (an ``elicitationId``:
+``elicitation/complete``), ``sleep``, ``waitForCancel``, ``raw``
 (a raw stdout line), ``rawHex``, ``bigText`` (one chunk of N bytes), ``bigRaw``,
 ``waitForSteer`` (until a message is taken into the turn), ``halfLine`` (half a line, then exit), ``crash`` (exit code), ``hang``, ``stderr``,
 ``stopReason``, ``error`` (``{"code", "message", "data"}`` as the prompt's reply),

@@ -38,6 +38,8 @@ class StepPlayer:
         """Whether the client asked for goose's own notifications in ``initialize``."""
         self.elicitation: dict[str, Any] = {}
         """The client's ``elicitation`` capability (its modes, as keys)."""
+        self.capabilities: dict[str, Any] = {}
+        """The client's ``clientCapabilities`` (from ``initialize``)."""
         self.steered: dict[str, asyncio.Event] = {}
         """Set when a message is taken into the session's running turn (``steering.py``)."""
 
@@ -99,8 +101,9 @@ class StepPlayer:
             await self.update(
                 session_id, {"sessionUpdate": "session_info_update", **step["sessionInfo"]}
             )
-        elif "update" in step:
-            await self.update(session_id, step["update"])
+        elif "update" in step:  # as ACP asks: an unstable kind only to a client that offers it
+            if self.offered(step["update"].get("sessionUpdate")):
+                await self.update(session_id, step["update"])
         elif "readFile" in step:
             await self.read_file(session_id, step["readFile"])
         elif "writeFile" in step:
@@ -111,6 +114,10 @@ class StepPlayer:
             await self.ask_permission(session_id, step["permission"], cancel)
         elif "elicit" in step:
             await self.elicit(session_id, step["elicit"])
+        elif "elicitComplete" in step:  # a URL question done out of band
+            await self.peer.notify(
+                "elicitation/complete", {"elicitationId": step["elicitComplete"]}
+            )
         elif "sleep" in step:
             await asyncio.sleep(float(step["sleep"]))
         elif "waitForCancel" in step:
@@ -317,6 +324,18 @@ class StepPlayer:
             return
         content = f" {json.dumps(answer['content'])}" if "content" in answer else ""
         await self.say(session_id, f"[elicitation: {answer['action']}{content}]")
+
+    def offered(self, kind: object) -> bool:
+        """Whether the client offered the capability an update of ``kind`` needs."""
+        session = self.capabilities.get("session") or {}
+        needs = {
+            "notice": "notices" in session,
+            "compaction_update": "compaction" in session,
+            "compaction_summary_chunk": "compaction" in session,
+            "plan_update": "plan" in self.capabilities,
+            "plan_removed": "plan" in self.capabilities,
+        }
+        return needs.get(str(kind), True)
 
     async def update(self, session_id: str, update: Any) -> None:
         await self.peer.notify("session/update", {"sessionId": session_id, "update": update})

@@ -132,3 +132,42 @@ def question(event: events.ElicitationRequested) -> list[str]:
         offered = f": {', '.join(map(str, values))}" if values else ""
         lines.append(f"> - **{name}** ({', '.join(about)}) {label}{offered}".rstrip())
     return lines
+
+
+def plan(title: str, entries: list[events.Json]) -> str:
+    """A plan as a checklist under its title."""
+    lines = [f"**{title}**"]
+    for entry in entries:
+        done = "x" if entry.get("status") == "completed" else " "
+        lines.append(f"- [{done}] {entry.get('content', '')}")
+    return "\n".join(lines) + "\n"
+
+
+def plan_document(update: events.PlanUpdate) -> str:
+    """One plan of several (ACP's plan operations): a checklist, markdown, or a file."""
+    body = update.plan
+    kind = body.get("type")
+    if kind == "items":
+        return plan("Plan", list(body.get("entries") or []))
+    if kind == "markdown":
+        return f"**Plan**\n\n{str(body.get('content', '')).rstrip()}\n"
+    uri = str(body.get("uri", ""))
+    return f"**Plan**: [{short_path(describe_uri(uri))}]({uri})\n"
+
+
+COMPACTION_WORDS = {
+    "in_progress": "🗜 Compacting the conversation…",
+    "completed": "🗜 The conversation was compacted.",
+    "cancelled": "🗜 Compacting the conversation was cancelled.",
+}
+
+
+def compaction(event: events.Compaction) -> str:
+    """Where a compaction stands, and the summary the agent kept once it is done."""
+    if event.status == "failed":
+        return f"> ⚠ **Compacting the conversation failed:** {event.error or 'no reason given'}\n"
+    text = f"_{COMPACTION_WORDS.get(event.status, f'🗜 Compaction: {event.status}')}_\n"
+    summary = "".join(content_text(block) for block in event.summary or [])
+    if summary.strip():
+        text += "\n> " + summary.strip().replace("\n", "\n> ") + "\n"
+    return text

@@ -5,13 +5,17 @@ block with its title, kind, status, paths, a short excerpt of its output and the
 an edit. A tool call's block is drawn again in place when the call changes, so its header
 always tells its latest status, the text after it kept (unless that is long: then a
 status line at the end says what changed). How full the context is (``usage_update``)
-is a line of its own under the heading, then at each turn's end.
+is a line of its own under the heading, then at each turn's end. Plans and compactions
+are drawn in place too.
+Over 300 lines: one renderer with one branch per kind of event, read as a whole.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+
+import attrs
 
 from goose_ls import events
 from goose_ls.lsp import usage
@@ -72,6 +76,8 @@ class Renderer:
         """While drawing history: its tool calls, merged as the session merged them."""
         self._usage: events.Usage | None = None
         """The context usage the agent sent during a turn, drawn when the turn ends."""
+        self._compactions: dict[str, tuple[events.Compaction | None, str]] = {}
+        """Each compaction's last state and the summary streamed so far."""
 
     @contextlib.contextmanager
     def replaying(self) -> Iterator[None]:
@@ -132,7 +138,14 @@ class Renderer:
         elif isinstance(event, (events.ToolCall, events.ToolCallUpdate)):
             self._tool(event)
         elif isinstance(event, events.Plan):
-            self._plan(event)
+            self._in_place("plan", blocks.plan("Plan", event.entries))
+        elif isinstance(event, events.PlanUpdate):
+            self._in_place(f"plan:{event.plan.get('planId')}", blocks.plan_document(event))
+        elif isinstance(event, events.PlanRemoved):
+            self._new_block("status")
+            self.text.append("_Plan removed._\n")
+        elif isinstance(event, (events.Compaction, events.CompactionSummaryChunk)):
+            self._compaction(event)
         elif isinstance(event, events.PermissionRequested):
             self._card(event)
         elif isinstance(event, events.PermissionResolved):
@@ -242,6 +255,8 @@ class Renderer:
     def _tool_block(self, state: ToolCallState) -> str:
         status = state.status or "pending"
         kind = f" · {state.kind}" if state.kind else ""
+        if state.name and state.name != state.title:
+            kind += f" · `{state.name}`"
         title = state.title or state.tool_call_id
         lines = [f"**🔧 {title}**{kind} — {STATUS_MARK.get(status, '•')} {status}"]
         target = blocks.target(state.raw_input, state.locations)
@@ -257,16 +272,25 @@ class Renderer:
             text += f"{link}\n" if link else ""
         return text + blocks.diffs(state.content)
 
-    def _plan(self, event: events.Plan) -> None:
-        lines = ["**Plan**"]
-        for entry in event.entries:
-            done = "x" if entry.get("status") == "completed" else " "
-            lines.append(f"- [{done}] {entry.get('content', '')}")
-        rendered = "\n".join(lines) + "\n"
-        if self._block == "plan":
+    def _compaction(self, event: events.Compaction | events.CompactionSummaryChunk) -> None:
+        """A compaction's line, with its summary as it streams, drawn in place."""
+        state, summary = self._compactions.get(event.compaction_id, (None, ""))
+        if isinstance(event, events.Compaction):
+            state = event
+        else:
+            summary += blocks.content_text(event.content)
+        self._compactions[event.compaction_id] = (state, summary)
+        now = state or events.Compaction(event.compaction_id, "in_progress")
+        if not now.summary and summary:
+            now = attrs.evolve(now, summary=[{"type": "text", "text": summary}])
+        self._in_place(f"compaction:{event.compaction_id}", blocks.compaction(now))
+
+    def _in_place(self, block: str, rendered: str) -> None:
+        """Draw ``block`` again where it is when it is the last one, else anew."""
+        if self._block == block:
             self.text.rewrite_from(self._block_start, rendered)
         else:
-            self._new_block("plan", "goose")
+            self._new_block(block, "goose")
             self.text.append(rendered)
 
     def _card(self, event: events.PermissionRequested) -> None:
