@@ -232,6 +232,9 @@ class TurnEnded:
     KIND: ClassVar[str] = "turn_end"
     stop_reason: str | None = None
     error: str | None = None
+    usage: Json | None = None
+    """The tokens the turn used, if the agent said (ACP's unstable ``usage``:
+    ``totalTokens``, ``inputTokens``, ``outputTokens``, ...)."""
 
 
 @attrs.frozen

@@ -89,3 +89,18 @@ async def test_a_chat_past_80_percent_of_its_context_is_warned_about_once(editor
             "to go on with room to spare.",
         )
     ]
+
+
+async def test_the_tokens_a_turn_used_end_it(editor: Editor) -> None:
+    """ACP's unstable ``usage`` in the prompt's answer (goose sends it): in goose/turnEnd
+    and on the transcript's turn-end line."""
+    used = {"totalTokens": 1801, "inputTokens": 1234, "outputTokens": 567}
+    await editor.start({"turns": [[{"text": "done"}, {"turnUsage": used}]]})
+    session_id = await editor.new_session()
+    end = await editor.goose.turn_end(await editor.prompt(session_id))
+    assert end["usage"] == used
+    path = await _transcript(editor, session_id)
+    await editor.goose.wait_for(
+        lambda: "_this turn: 1,234 tokens in · 567 out_" in path.read_text(encoding="utf-8"),
+        what="the turn's tokens in the transcript",
+    )

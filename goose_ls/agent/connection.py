@@ -187,13 +187,19 @@ class AgentConnection:
         )
         return [model_json(option) for option in response.config_options]
 
-    async def prompt(self, session_id: str, blocks: list[dict[str, Any]]) -> str:
-        """Run a turn and return its stop reason. No timeout: long turns are normal."""
+    async def prompt(
+        self, session_id: str, blocks: list[dict[str, Any]]
+    ) -> tuple[str, dict[str, Any] | None]:
+        """Run a turn: its stop reason, and the tokens it used if the agent says (ACP's
+        unstable ``usage``). No timeout: long turns are normal."""
         request = PromptRequest.model_validate({"sessionId": session_id, "prompt": blocks})
         response = await self._call(
             "session/prompt", self._conn.prompt(session_id=session_id, prompt=request.prompt), None
         )
-        return str(response.stop_reason)
+        usage = model_json(response.usage) if response.usage is not None else None
+        if usage is not None:
+            usage.pop("_meta", None)
+        return str(response.stop_reason), usage
 
     def can_steer(self, run_id: str | None) -> bool:
         """Whether a message can be taken into the session's running turn (``run_id``:

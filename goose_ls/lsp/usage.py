@@ -47,3 +47,11 @@ def full_warning(usage: events.Usage) -> str:
         f"({usage.used:,} / {usage.size:,} tokens); start a new chat (Goose: New chat "
         "from selection, or your plugin's new chat) to go on with room to spare."
     )
+
+
+def turn_tokens(used: events.Json) -> str:
+    """``this turn: 1,234 tokens in · 567 out`` (ACP's unstable per-turn ``usage``)."""
+    words = [f"{used.get('inputTokens', 0):,} tokens in", f"{used.get('outputTokens', 0):,} out"]
+    if used.get("thoughtTokens"):
+        words.append(f"{used['thoughtTokens']:,} thinking")
+    return "this turn: " + " · ".join(words)

@@ -123,13 +123,13 @@ class Turns:
                 self._registry.record(session, events.UserMessageChunk(content=block))
             turn.sent = True
             self._watch(session, turn)
-            stop = await conn.prompt(session.session_id, blocks)
+            stop, used = await conn.prompt(session.session_id, blocks)
         except AgentError as exc:
             if turn.cancelled:
                 return events.TurnEnded(stop_reason="cancelled")
             return events.TurnEnded(error=str(exc))
         # goose may answer end_turn for a cancelled turn: trust what we sent, not that.
-        return events.TurnEnded(stop_reason="cancelled" if turn.cancelled else stop)
+        return events.TurnEnded(stop_reason="cancelled" if turn.cancelled else stop, usage=used)
 
     def _cancel_questions(self, session_id: str) -> None:
         for questions in self._questions:

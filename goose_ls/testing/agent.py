@@ -209,7 +209,8 @@ class ScriptedAgent:
                 stop = step["cancelledAs"]
             if "stopReason" in step:
                 stop = step["stopReason"]
-        return {"stopReason": stop}
+        used = next((step["turnUsage"] for step in steps if "turnUsage" in step), None)
+        return {"stopReason": stop, **({"usage": used} if used else {})}
 
     async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
         listed = [

@@ -167,6 +167,8 @@ class Renderer:
                 self.text.append(f"> ⚠ **The turn failed:** {event.error}\n")
             elif event.stop_reason != "end_turn":
                 self.text.append(f"_Turn ended: {event.stop_reason}._\n")
+            if event.usage:
+                self.text.append(f"_{usage.turn_tokens(event.usage)}_\n")
             self._speaker = None
             self._draw_usage()
         elif isinstance(event, events.Usage):
