@@ -41,8 +41,9 @@ class AgentSettings:
     """Absolute path of the agent binary; replaces discovery of the command's first word."""
     args: list[str] = attrs.Factory(list)
     """Extra arguments appended to the command."""
-    env: dict[str, str] = attrs.Factory(dict)
-    """Extra environment variables for the agent (the editor's environment is inherited)."""
+    env: dict[str, str] = attrs.field(factory=dict, metadata={"secret": True})
+    """Extra environment variables for the agent (the editor's environment is inherited).
+    Secret: its values (API keys) are never repeated in a warning."""
     check_version: bool = True
     """Check that goose is at least the minimum version before starting it."""
     start: Literal["eager", "lazy"] = "eager"

@@ -132,11 +132,11 @@ def test_environment_variables_are_json_or_plain_strings() -> None:
 
 
 def test_an_environment_variable_that_is_not_json_is_a_warning() -> None:
-    loaded, warnings = settings.load([], {"GOOSE_LS_AGENT_ENV": "GOOSE_MODE=approve"})
+    loaded, warnings = settings.load([], {"GOOSE_LS_AGENT_ENV": "OPENAI_API_KEY=sk-1"})
     assert loaded.agent.env == {}
-    assert warnings == [
-        "environment: GOOSE_LS_AGENT_ENV='GOOSE_MODE=approve' is not valid JSON; ignored"
-    ]
+    assert warnings == ["environment: GOOSE_LS_AGENT_ENV=<redacted> is not valid JSON; ignored"], (
+        "agent.env holds secrets: the value is not repeated"
+    )
 
 
 def test_unknown_settings_and_sections_that_are_not_objects_are_named() -> None:
@@ -189,3 +189,15 @@ def test_the_effective_settings_are_described_in_camel_case() -> None:
     assert described["agent"]["checkVersion"] is True
     assert described["transcript"]["editInterval"] == 0.25
     assert ".env" in described["workspace"]["secrets"]
+
+
+def test_a_bad_agent_env_never_repeats_the_values_it_keeps_or_was_given() -> None:
+    """agent.env holds API keys: a warning about it names the problem, not the values."""
+    first = ("init", {"agent": {"env": {"OPENAI_API_KEY": "sk-live-123"}}})
+    for bad in ({"OPENAI_API_KEY": 5}, "sk-new-456"):
+        loaded, warnings = settings.load(
+            [first, ("cfg", {"agent": {"env": bad}})], {"GOOSE_LS_AGENT_ENV": "{sk-env-789"}
+        )
+        assert loaded.agent.env == {"OPENAI_API_KEY": "sk-live-123"}
+        assert len(warnings) == 2
+        assert not [w for w in warnings if "sk-" in w], warnings
