@@ -43,9 +43,12 @@ from goose_ls.agent.client import AcpClient
 from goose_ls.agent.interface import AgentCallbacks, ClientTools, SessionOptions, model_json
 from goose_ls.agent.mcp import offer
 from goose_ls.agent.profile import AgentProfile
+from goose_ls.agent.remote_paths import content_block
 from goose_ls.agent.requests import call_agent
 from goose_ls.agent.transport import AgentTransport
+from goose_ls.errors import AgentError
 from goose_ls.settings import AgentSettings
+from goose_ls.workspace.path_map import NO_MAP, PathMap
 
 T = TypeVar("T")
 
@@ -75,8 +78,10 @@ class AgentConnection:
         gone: asyncio.Future[str],
         withdraw: Withdraw | None = None,
         directories: Callable[[], list[str]] = list,
+        paths: PathMap = NO_MAP,
     ) -> None:
-        """``directories`` are sent as ``additionalDirectories`` to an agent that takes them."""
+        """``directories`` are sent as ``additionalDirectories`` to an agent that takes
+        them; ``paths`` spells local paths as the agent sees them (``agent.pathMap``)."""
         self._conn = conn
         self.profile = profile
         self._settings = settings
@@ -84,6 +89,7 @@ class AgentConnection:
         self._gone = gone
         self._withdraw = withdraw
         self._directories = directories
+        self._paths = paths
         mcp = offer(
             settings.mcp_servers,
             profile.mcp_transports,
@@ -142,10 +148,12 @@ class AgentConnection:
         for _ in range(LIST_PAGES):
             page = await self._call(
                 "session/list",
-                self._conn.list_sessions(cwd=cwd, cursor=cursor),
+                self._conn.list_sessions(
+                    cwd=None if cwd is None else self._agent_cwd(cwd), cursor=cursor
+                ),
                 self._settings.request_timeout,
             )
-            found += [model_json(info) for info in page.sessions]
+            found += [self._local_info(model_json(info)) for info in page.sessions]
             cursor = page.next_cursor
             if not cursor:
                 break
@@ -186,6 +194,8 @@ class AgentConnection:
 
     async def prompt(self, session_id: str, blocks: list[dict[str, Any]]) -> str:
         """Run a turn and return its stop reason. No timeout: long turns are normal."""
+        if self._paths:
+            blocks = [content_block(block, self._paths.to_agent) for block in blocks]
         request = PromptRequest.model_validate({"sessionId": session_id, "prompt": blocks})
         response = await self._call(
             "session/prompt", self._conn.prompt(session_id=session_id, prompt=request.prompt), None
@@ -200,10 +210,33 @@ class AgentConnection:
         """What every session set-up request carries: where, which MCP servers, and the
         other folders."""
         return {
-            "cwd": cwd,
+            "cwd": self._agent_cwd(cwd),
             "mcp_servers": self._mcp_servers,
             "additional_directories": self._additional_directories(),
         }
+
+    def agent_path(self, local: str) -> str:
+        """A local path as the agent names it (as it is when the agent cannot see it)."""
+        return (self._paths.to_agent(local) if self._paths else None) or local
+
+    def _agent_cwd(self, cwd: str) -> str:
+        """Where a session runs, as the agent names it; a folder it cannot see is an error."""
+        if not self._paths:
+            return cwd
+        mapped = self._paths.to_agent(cwd)
+        if mapped is None:
+            raise AgentError(
+                f"{cwd} is in no folder agent.pathMap maps, so the agent cannot work there",
+                fix="Add the folder (or one holding it) to agent.pathMap, then restart the agent",
+            )
+        return mapped
+
+    def _local_info(self, info: dict[str, Any]) -> dict[str, Any]:
+        """A ``session/list`` entry with its ``cwd`` as goose-ls names it."""
+        cwd = info.get("cwd")
+        if self._paths and isinstance(cwd, str):
+            return {**info, "cwd": self._paths.to_local(cwd) or cwd}
+        return info
 
     async def _raw(self, name: str, params: BaseModel, answer: type[BaseModel]) -> None:
         """A request the SDK's connection has no method for (0.12.1: ``session/delete``,
@@ -243,6 +276,7 @@ async def handshake(
     gone: asyncio.Future[str],
     withdraw: Withdraw | None = None,
     directories: Callable[[], list[str]] = list,
+    paths: PathMap = NO_MAP,
 ) -> AgentConnection:
     """``initialize``: say what goose-ls offers, learn what the agent does."""
     response = await call_agent(
@@ -273,5 +307,5 @@ async def handshake(
         withdraw,
     )
     return AgentConnection(
-        conn, AgentProfile(response), settings, generation, gone, withdraw, directories
+        conn, AgentProfile(response), settings, generation, gone, withdraw, directories, paths
     )

@@ -24,6 +24,9 @@ A script is JSON. Top-level keys (all optional):
 ``sessionsFile``   a path where created session ids are kept, so that a restarted agent
                    loads them (and only them) as goose does from its database
 ``idPrefix``       put before each new session id (two agents of one test keep apart)
+``agentFolders``   folders that exist on the agent's side though not here, as a container's
+                   mounts do (``session/new`` refuses a ``cwd`` that is neither one nor a
+                   folder here, as goose does)
 ``conversations``  a folder where each chat is kept as goose keeps it, and replayed by
                    ``session/load`` (``saveChunks``: every chunk as it goes; see ``memory.py``)
 

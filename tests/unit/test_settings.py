@@ -189,3 +189,19 @@ def test_the_effective_settings_are_described_in_camel_case() -> None:
     assert described["agent"]["checkVersion"] is True
     assert described["transcript"]["editInterval"] == 0.25
     assert ".env" in described["workspace"]["secrets"]
+
+
+def test_a_path_map_is_checked_whole_and_a_bad_one_keeps_the_earlier() -> None:
+    good = {"agent": {"pathMap": {"/home/me/proj/": "/workspace"}}}
+    loaded, warnings = settings.load(
+        [("initializationOptions", good), ("x", {"agent": {"pathMap": {"/a": "/w", "/b": "/w"}}})],
+        {"GOOSE_LS_AGENT_PATH_MAP": '{"srv": "/srv"}'},
+    )
+    assert loaded.agent.path_map.to_local("/workspace/x") == "/home/me/proj/x"
+    assert warnings == [
+        "x: 'goose.agent.pathMap' '/b': the agent's folder /w is mapped from /a too: its paths "
+        'would have two local meanings; keeping {"/home/me/proj": "/workspace"}',
+        "environment: 'goose.agent.pathMap' 'srv' -> '/srv': both folders must be absolute "
+        'paths; keeping {"/home/me/proj": "/workspace"}',
+    ]
+    assert settings.describe(loaded)["agent"]["pathMap"] == {"/home/me/proj": "/workspace"}
