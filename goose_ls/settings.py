@@ -22,6 +22,7 @@ import attrs
 from goose_ls.mcp_servers import REDACTED, McpServer
 from goose_ls.wire import camel, converter, describe_error, to_wire
 from goose_ls.workspace.confinement import DEFAULT_SECRETS
+from goose_ls.workspace.path_map import PathMap
 from goose_ls.workspace.policy import DEFAULT_PROTECTED, Rule
 
 ENV_PREFIX = "GOOSE_LS_"
@@ -62,6 +63,10 @@ class AgentSettings:
     with undo, confinement). Off: the agent uses the disk directly, unchecked."""
     client_terminal: bool = True
     """Offer the agent terminals run by goose-ls (confined cwd, output in the chat)."""
+    path_map: PathMap = attrs.Factory(PathMap)
+    """Folders the agent sees under other paths (a container, a remote host), local to
+    agent: ``{"/home/me/proj": "/workspace"}``. Every path between goose-ls and the agent
+    is mapped; an agent path in no mapped folder is refused."""
     stall_timeout: float = 300.0
     """Seconds without a word from the agent before a running turn is flagged as stalled
     (0: never)."""

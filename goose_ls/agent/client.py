@@ -282,6 +282,9 @@ class RefuseAll:
     def directories(self) -> list[str]:
         return []
 
+    def refusal(self, session_id: str, action: str, path: str, why: str) -> ClientRefusal:
+        return ClientRefusal(ClientRefusal.DENIED, why)
+
     def session_event(self, session_id: str, event: events.SessionEvent) -> None:
         return None
 

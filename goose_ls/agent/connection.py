@@ -45,10 +45,12 @@ from goose_ls.agent.client import AcpClient
 from goose_ls.agent.interface import AgentCallbacks, ClientTools, SessionOptions, model_json
 from goose_ls.agent.mcp import offer
 from goose_ls.agent.profile import AgentProfile
+from goose_ls.agent.remote_paths import content_block
 from goose_ls.agent.requests import call_agent
 from goose_ls.agent.transport import AgentTransport
 from goose_ls.errors import AgentError
 from goose_ls.settings import AgentSettings
+from goose_ls.workspace.path_map import NO_MAP, PathMap
 
 T = TypeVar("T")
 
@@ -78,8 +80,10 @@ class AgentConnection:
         gone: asyncio.Future[str],
         withdraw: Withdraw | None = None,
         directories: Callable[[], list[str]] = list,
+        paths: PathMap = NO_MAP,
     ) -> None:
-        """``directories`` are sent as ``additionalDirectories`` to an agent that takes them."""
+        """``directories`` are sent as ``additionalDirectories`` to an agent that takes
+        them; ``paths`` spells local paths as the agent sees them (``agent.pathMap``)."""
         self._conn = conn
         self.profile = profile
         self._settings = settings
@@ -87,6 +91,7 @@ class AgentConnection:
         self._gone = gone
         self._withdraw = withdraw
         self._directories = directories
+        self._paths = paths
         mcp = offer(
             settings.mcp_servers,
             profile.mcp_transports,
@@ -145,10 +150,12 @@ class AgentConnection:
         for _ in range(LIST_PAGES):
             page = await self._call(
                 "session/list",
-                self._conn.list_sessions(cwd=cwd, cursor=cursor),
+                self._conn.list_sessions(
+                    cwd=None if cwd is None else self._agent_cwd(cwd), cursor=cursor
+                ),
                 self._settings.request_timeout,
             )
-            found += [model_json(info) for info in page.sessions]
+            found += [self._local_info(model_json(info)) for info in page.sessions]
             cursor = page.next_cursor
             if not cursor:
                 break
@@ -192,6 +199,8 @@ class AgentConnection:
     ) -> tuple[str, dict[str, Any] | None]:
         """Run a turn: its stop reason, and the tokens it used if the agent says (ACP's
         unstable ``usage``). No timeout: long turns are normal."""
+        if self._paths:
+            blocks = [content_block(block, self._paths.to_agent) for block in blocks]
         request = PromptRequest.model_validate({"sessionId": session_id, "prompt": blocks})
         response = await self._call(
             "session/prompt", self._conn.prompt(session_id=session_id, prompt=request.prompt), None
@@ -215,6 +224,8 @@ class AgentConnection:
         kind = steering.shape(self.profile.steering, run_id)
         if kind is None:
             raise AgentError(f"{self.profile.name} cannot take a message into a running turn")
+        if self._paths:
+            blocks = [content_block(block, self._paths.to_agent) for block in blocks]
         method, params = steering.request(kind, session_id, blocks, run_id)
         answer = await self._call(
             f"_{method}", self._conn.ext_method(method, params), self._settings.request_timeout
@@ -232,10 +243,33 @@ class AgentConnection:
         """What every session set-up request carries: where, which MCP servers, and the
         other folders."""
         return {
-            "cwd": cwd,
+            "cwd": self._agent_cwd(cwd),
             "mcp_servers": self._mcp_servers,
             "additional_directories": self._additional_directories(),
         }
+
+    def agent_path(self, local: str) -> str:
+        """A local path as the agent names it (as it is when the agent cannot see it)."""
+        return (self._paths.to_agent(local) if self._paths else None) or local
+
+    def _agent_cwd(self, cwd: str) -> str:
+        """Where a session runs, as the agent names it; a folder it cannot see is an error."""
+        if not self._paths:
+            return cwd
+        mapped = self._paths.to_agent(cwd)
+        if mapped is None:
+            raise AgentError(
+                f"{cwd} is in no folder agent.pathMap maps, so the agent cannot work there",
+                fix="Add the folder (or one holding it) to agent.pathMap, then restart the agent",
+            )
+        return mapped
+
+    def _local_info(self, info: dict[str, Any]) -> dict[str, Any]:
+        """A ``session/list`` entry with its ``cwd`` as goose-ls names it."""
+        cwd = info.get("cwd")
+        if self._paths and isinstance(cwd, str):
+            return {**info, "cwd": self._paths.to_local(cwd) or cwd}
+        return info
 
     async def _raw(self, name: str, params: BaseModel, answer: type[BaseModel]) -> None:
         """A request the SDK's connection has no method for (0.12.1: ``session/delete``,
@@ -275,6 +309,7 @@ async def handshake(
     gone: asyncio.Future[str],
     withdraw: Withdraw | None = None,
     directories: Callable[[], list[str]] = list,
+    paths: PathMap = NO_MAP,
 ) -> AgentConnection:
     """``initialize``: say what goose-ls offers, learn what the agent does."""
     response = await call_agent(
@@ -306,5 +341,5 @@ async def handshake(
         withdraw,
     )
     return AgentConnection(
-        conn, AgentProfile(response), settings, generation, gone, withdraw, directories
+        conn, AgentProfile(response), settings, generation, gone, withdraw, directories, paths
     )

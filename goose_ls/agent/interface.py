@@ -47,6 +47,10 @@ class ClientTools(Protocol):
         """The folders besides a session's ``cwd`` the agent may work in, absolute
         (ACP's ``additionalDirectories``), confined like the workspace."""
 
+    def refusal(self, session_id: str, action: str, path: str, why: str) -> ClientRefusal:
+        """The error for a request refused before it reached these tools (``action``:
+        ``read <path>``...), told and recorded as their own refusals are."""
+
     async def read_text_file(
         self, session_id: str, path: str, line: int | None, limit: int | None
     ) -> str:

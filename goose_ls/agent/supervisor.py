@@ -36,6 +36,7 @@ from goose_ls.agent.process import (
     signal_group,
     terminate_group,
 )
+from goose_ls.agent.remote_paths import mapped
 from goose_ls.agent.sdk import import_sdk
 from goose_ls.agent.status import AgentState, AgentStatus
 from goose_ls.agent.transport import READ_AHEAD, READER_GRACE, AgentTransport
@@ -168,17 +169,19 @@ class AgentSupervisor:
         await asyncio.to_thread(import_sdk)  # so initialize never waits for it
         from goose_ls.agent.connection import connect, handshake
 
+        paths = self.settings.path_map  # read once: the connection and its client agree
+        callbacks, tools = mapped(self._callbacks, self._tools, paths)
         transport = AgentTransport(
-            process.stdout, process.stdin, self._callbacks.session_event, offer_unstable
+            process.stdout, process.stdin, callbacks.session_event, offer_unstable
         )
-        conn = connect(transport, self._callbacks, self._tools)
+        conn = connect(transport, callbacks, tools)
         self._tasks.run(self._drain_stderr(process.stderr), f"agent {process.pid} stderr")
         self._tasks.run(
             self._wait_for_exit(process, transport, generation, gone, conn),
             f"agent {process.pid} exit",
         )
         connection = await handshake(
-            conn, self.settings, generation, gone, transport.withdraw, self._tools.directories
+            conn, self.settings, generation, gone, transport.withdraw, tools.directories, paths
         )
         profile = connection.profile
         self._connection = connection

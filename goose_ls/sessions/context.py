@@ -2,12 +2,14 @@
 
 Plain text goes as text. A whole file goes as a ``resource_link`` (the agent reads it).
 A selection goes as an embedded ``resource`` when the agent advertises
-``embeddedContext``, otherwise as a fenced text block headed ``path:start-end``.
+``embeddedContext``, otherwise as a fenced text block headed ``path:start-end``, the path
+as the agent names it (``agent.pathMap``; the URIs are mapped on their way out).
 """
 
 from __future__ import annotations
 
 import mimetypes
+from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any, Literal
 
@@ -64,17 +66,25 @@ def _fence_language(path: str) -> str:
     return PurePath(path).suffix.lstrip(".")
 
 
-def to_blocks(prompt: str, context: list[ContextItem], embedded_context: bool) -> list[Json]:
-    """The ``session/prompt`` content for a question and its context, in that order."""
+def to_blocks(
+    prompt: str,
+    context: list[ContextItem],
+    embedded_context: bool,
+    agent_path: Callable[[str], str] = str,
+) -> list[Json]:
+    """The ``session/prompt`` content for a question and its context, in that order;
+    ``agent_path`` names a local path as the agent sees it, in the text written here."""
     blocks: list[Json] = []
     if prompt:
         blocks.append({"type": "text", "text": prompt})
     for item in context:
-        blocks.append(_block(item, embedded_context))
+        blocks.append(_block(item, embedded_context, agent_path))
     return blocks
 
 
-def _block(item: ContextItem, embedded_context: bool) -> dict[str, Any]:
+def _block(
+    item: ContextItem, embedded_context: bool, agent_path: Callable[[str], str]
+) -> dict[str, Any]:
     if item.type == "text":
         return {"type": "text", "text": item.text or ""}
     assert item.uri is not None
@@ -89,7 +99,7 @@ def _block(item: ContextItem, embedded_context: bool) -> dict[str, Any]:
             link["mimeType"] = mime
         return link
     text = item.text or ""
-    heading = f"{path}:{item.start_line}-{item.end_line}"
+    heading = f"{agent_path(path)}:{item.start_line}-{item.end_line}"
     if embedded_context:
         resource: dict[str, Any] = {
             "uri": f"{item.uri}#L{item.start_line}-L{item.end_line}",

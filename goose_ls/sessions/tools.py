@@ -101,10 +101,13 @@ class AgentTools:
             raise self._refused(session_id, path, action, exc) from None
 
     def _refused(self, session_id: str, path: str, action: str, exc: Denied) -> ClientRefusal:
+        return self.refusal(session_id, action, path, str(exc))
+
+    def refusal(self, session_id: str, action: str, path: str, why: str) -> ClientRefusal:
         """Noted in the session, audited, and the error the agent gets."""
-        self._registry.note_for(session_id, "warning", f"Refused to let the agent {action}: {exc}.")
+        self._registry.note_for(session_id, "warning", f"Refused to let the agent {action}: {why}.")
         self._audit.record(session_id, action.split(" ", 1)[0], path, "denied", "confinement")
-        return ClientRefusal(ClientRefusal.DENIED, f"permission denied: {exc}")
+        return ClientRefusal(ClientRefusal.DENIED, f"permission denied: {why}")
 
     def _refuse(self, session_id: str, path: str, why: str) -> ClientRefusal:
         self._registry.note_for(

@@ -118,7 +118,8 @@ class Turns:
     async def _send(self, session: Session, turn: Turn) -> events.TurnEnded:
         try:
             conn = await self._link.attach(session)
-            blocks = to_blocks(turn.prompt, turn.context, conn.profile.embedded_context)
+            embedded = conn.profile.embedded_context
+            blocks = to_blocks(turn.prompt, turn.context, embedded, conn.agent_path)
             for block in blocks:
                 self._registry.record(session, events.UserMessageChunk(content=block))
             turn.sent = True

@@ -135,7 +135,8 @@ class ScriptedAgent:
         cwd = params["cwd"]
         if self.script.get("requireAuth") and not self.signed_in:
             raise RpcError(-32000, "Authentication required")
-        if not os.path.isabs(cwd) or not os.path.isdir(cwd):  # noqa: ASYNC240
+        there = cwd in self.script.get("agentFolders", []) or os.path.isdir(cwd)  # noqa: ASYNC240
+        if not os.path.isabs(cwd) or not there:
             raise RpcError(-32602, "Invalid params", "invalid directory path")
         known = self._stored_sessions()
         number = len(known) + len(self.sessions) + 1

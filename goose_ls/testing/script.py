@@ -27,6 +27,9 @@ A script is JSON. Top-level keys (all optional):
 ``steering``       ``"acp"`` or ``"goose"``: takes messages into a running turn, in that
                    agent shape (see ``steering.py``; ``steerTooLate``: each comes as the
                    turn ends)
+``agentFolders``   folders that exist on the agent's side though not here, as a container's
+                   mounts do (``session/new`` refuses a ``cwd`` that is neither one nor a
+                   folder here, as goose does)
 ``conversations``  a folder where each chat is kept as goose keeps it, and replayed by
                    ``session/load`` (``saveChunks``: every chunk as it goes; see ``memory.py``)
 

@@ -201,3 +201,19 @@ def test_a_bad_agent_env_never_repeats_the_values_it_keeps_or_was_given() -> Non
         assert loaded.agent.env == {"OPENAI_API_KEY": "sk-live-123"}
         assert len(warnings) == 2
         assert not [w for w in warnings if "sk-" in w], warnings
+
+
+def test_a_path_map_is_checked_whole_and_a_bad_one_keeps_the_earlier() -> None:
+    good = {"agent": {"pathMap": {"/home/me/proj/": "/workspace"}}}
+    loaded, warnings = settings.load(
+        [("initializationOptions", good), ("x", {"agent": {"pathMap": {"/a": "/w", "/b": "/w"}}})],
+        {"GOOSE_LS_AGENT_PATH_MAP": '{"srv": "/srv"}'},
+    )
+    assert loaded.agent.path_map.to_local("/workspace/x") == "/home/me/proj/x"
+    assert warnings == [
+        "x: 'goose.agent.pathMap' '/b': the agent's folder /w is mapped from /a too: its paths "
+        'would have two local meanings; keeping {"/home/me/proj": "/workspace"}',
+        "environment: 'goose.agent.pathMap' 'srv' -> '/srv': both folders must be absolute "
+        'paths; keeping {"/home/me/proj": "/workspace"}',
+    ]
+    assert settings.describe(loaded)["agent"]["pathMap"] == {"/home/me/proj": "/workspace"}

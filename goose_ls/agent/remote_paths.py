@@ -1,0 +1,193 @@
+"""``agent.pathMap`` applied where paths cross between goose-ls and the agent.
+
+Everything above the agent floor speaks local paths. Going to the agent, a local path is
+spelt as the agent sees it: a session's ``cwd``, ``additionalDirectories``, the URIs of a
+prompt's resource links and embedded resources (:class:`AgentConnection` maps those).
+Coming from it, an agent path is spelt as goose-ls sees it: what ``fs/*`` and
+``terminal/create`` name (refused when it lies in no mapped folder: goose-ls serves no
+file the map does not name), and what updates and permission requests report (tool-call
+``locations``, diff ``path``, ``rawInput`` paths, resource URIs in messages; kept as the
+agent wrote them when unmapped, as they would be without a map, since they name files on
+the agent's side). Text is never rewritten, nor a terminal's command line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import attrs
+
+from goose_ls import events
+from goose_ls.agent.interface import AgentCallbacks, ClientRefusal, ClientTools
+from goose_ls.workspace.path_map import Convert, PathMap, map_uri
+
+Call = TypeVar("Call", bound="events.ToolCall | events.ToolCallUpdate")
+
+RAW_INPUT_PATHS = ("path", "file", "file_path")
+"""The ``rawInput`` keys goose-ls reads a path from (the policy, a proposed diff, the
+transcript): goose's editor tool, claude-code-acp's Write and Edit."""
+
+
+def _path(path: str, convert: Convert) -> str:
+    """``path`` converted, or as it was when it maps nowhere (see the module's doc)."""
+    return convert(path) or path
+
+
+def content_block(block: events.Json, convert: Convert) -> events.Json:
+    """A content block with its resource URI converted (other blocks unchanged)."""
+    kind = block.get("type")
+    if kind == "resource_link" and isinstance(uri := block.get("uri"), str):
+        return {**block, "uri": map_uri(uri, convert) or uri}
+    resource = block.get("resource")
+    if kind == "resource" and isinstance(resource, dict) and isinstance(resource.get("uri"), str):
+        uri = resource["uri"]
+        return {**block, "resource": {**resource, "uri": map_uri(uri, convert) or uri}}
+    return block
+
+
+def _tool_content(item: events.Json, convert: Convert) -> events.Json:
+    if item.get("type") == "diff" and isinstance(item.get("path"), str):
+        return {**item, "path": _path(item["path"], convert)}
+    if item.get("type") == "content" and isinstance(item.get("content"), dict):
+        return {**item, "content": content_block(item["content"], convert)}
+    return item
+
+
+def _raw_input(raw: Any, convert: Convert) -> Any:
+    if not isinstance(raw, dict):
+        return raw
+    return {
+        key: _path(value, convert) if key in RAW_INPUT_PATHS and isinstance(value, str) else value
+        for key, value in raw.items()
+    }
+
+
+def _location(location: events.Json, convert: Convert) -> events.Json:
+    if isinstance(path := location.get("path"), str):
+        return {**location, "path": _path(path, convert)}
+    return location
+
+
+def tool_call(call: Call, convert: Convert) -> Call:
+    """A tool call's reported paths converted."""
+    content, locations = call.content, call.locations
+    return attrs.evolve(
+        call,
+        content=None if content is None else [_tool_content(i, convert) for i in content],
+        locations=None if locations is None else [_location(i, convert) for i in locations],
+        raw_input=_raw_input(call.raw_input, convert),
+    )
+
+
+def event(update: events.SessionEvent, convert: Convert) -> events.SessionEvent:
+    """A session update's reported paths converted (messages' resources, tool calls)."""
+    if isinstance(update, events.CHUNKS):
+        if update.content.get("type") in ("resource_link", "resource"):
+            return attrs.evolve(update, content=content_block(update.content, convert))
+        return update
+    if isinstance(update, (events.ToolCall, events.ToolCallUpdate)):
+        return tool_call(update, convert)
+    return update
+
+
+class MappedCallbacks:
+    """The upper floors' callbacks, given local paths."""
+
+    def __init__(self, callbacks: AgentCallbacks, paths: PathMap) -> None:
+        self._callbacks = callbacks
+        self._paths = paths
+
+    def session_event(self, session_id: str, update: events.SessionEvent) -> None:
+        self._callbacks.session_event(session_id, event(update, self._paths.to_local))
+
+    async def request_permission(
+        self,
+        session_id: str,
+        call: events.ToolCallUpdate,
+        options: list[events.PermissionOption],
+    ) -> str | None:
+        local = tool_call(call, self._paths.to_local)
+        return await self._callbacks.request_permission(session_id, local, options)
+
+    async def elicit(
+        self, session_id: str, message: str, schema: dict[str, Any] | None, url: str | None
+    ) -> tuple[events.ElicitationAction, dict[str, Any] | None]:
+        return await self._callbacks.elicit(session_id, message, schema, url)
+
+    def warning(self, message: str) -> None:
+        self._callbacks.warning(message)
+
+
+class MappedTools:
+    """The upper floors' file and terminal tools, asked with local paths only."""
+
+    def __init__(self, tools: ClientTools, paths: PathMap) -> None:
+        self._tools = tools
+        self._paths = paths
+
+    def directories(self) -> list[str]:
+        """The other folders the agent can see, as it sees them (the rest it cannot)."""
+        mapped = (self._paths.to_agent(folder) for folder in self._tools.directories())
+        return [folder for folder in mapped if folder is not None]
+
+    def refusal(self, session_id: str, action: str, path: str, why: str) -> ClientRefusal:
+        return self._tools.refusal(session_id, action, path, why)
+
+    def _local(self, session_id: str, path: str, action: str) -> str:
+        local = self._paths.to_local(path)
+        if local is None:
+            roots = ", ".join(self._paths.agent_roots())
+            why = f"{path} is in no folder agent.pathMap maps ({roots})"
+            raise self._tools.refusal(session_id, action, path, why)
+        return local
+
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None, limit: int | None
+    ) -> str:
+        local = self._local(session_id, path, f"read {path}")
+        return await self._tools.read_text_file(session_id, local, line, limit)
+
+    async def write_text_file(self, session_id: str, path: str, content: str) -> None:
+        local = self._local(session_id, path, f"write {path}")
+        await self._tools.write_text_file(session_id, local, content)
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        output_byte_limit: int | None,
+    ) -> str:
+        """In the local folder ``cwd`` maps to (the command line is the agent's, as sent)."""
+        local = None if cwd is None else self._local(session_id, cwd, f"run `{command}` in {cwd}")
+        return await self._tools.create_terminal(
+            session_id, command, args, env, local, output_byte_limit
+        )
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str
+    ) -> tuple[str, bool, tuple[int | None, str | None] | None]:
+        return await self._tools.terminal_output(session_id, terminal_id)
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str
+    ) -> tuple[int | None, str | None]:
+        return await self._tools.wait_for_terminal_exit(session_id, terminal_id)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str) -> None:
+        await self._tools.kill_terminal(session_id, terminal_id)
+
+    async def release_terminal(self, session_id: str, terminal_id: str) -> None:
+        await self._tools.release_terminal(session_id, terminal_id)
+
+
+def mapped(
+    callbacks: AgentCallbacks, tools: ClientTools, paths: PathMap
+) -> tuple[AgentCallbacks, ClientTools]:
+    """The callbacks and tools an agent with ``paths`` is served by (as they are without
+    a map)."""
+    if not paths:
+        return callbacks, tools
+    return MappedCallbacks(callbacks, paths), MappedTools(tools, paths)
