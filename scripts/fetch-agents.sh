@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetch the real ACP agents the second-agent tests run (tests/test_second_agent.py), pinned,
+# Fetch the real ACP agents the second-agent tests run (tests/test_second_agent*.py), pinned,
 # from npm, installing nothing globally: codex-acp (Codex's ACP adapter, a native program
 # shipped as per-platform optional npm packages).
 #

@@ -9,39 +9,18 @@ the ``codex`` preset, with a CODEX_HOME of the test's own whose model provider i
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from goose_ls.testing.fake_model import KEY_VARIABLE, MODEL, TOTAL_TOKENS, FakeModel, Reply
+from goose_ls.testing.codex import CODEX, MISSING, start_codex
+from goose_ls.testing.fake_model import MODEL, TOTAL_TOKENS, FakeModel, Reply
 from goose_ls.testing.harness import Editor
 
-AGENTS = Path(os.environ.get("GOOSE_LS_AGENTS", Path.home() / ".cache" / "goose-ls" / "agents"))
-CODEX = AGENTS / "bin" / "codex-acp"
-
-pytestmark = pytest.mark.skipif(
-    not CODEX.exists(),
-    reason=f"CODEX-ACP IS MISSING: the second-agent tests did not run; it is not in {AGENTS} "
-    "(scripts/fetch-agents.sh)",
-)
+pytestmark = pytest.mark.skipif(not CODEX.exists(), reason=MISSING)
 
 HELLO = ("Hello from ", "the fake ", "model.")
-
-
-async def start_codex(editor: Editor, model: FakeModel) -> None:
-    """goose-ls with the ``codex`` preset, which finds codex-acp on PATH; everything codex
-    writes stays in the test's directory."""
-    (editor.tmp / "bin").mkdir(exist_ok=True)
-    (editor.tmp / "bin" / "codex-acp").symlink_to(CODEX)
-    (editor.tmp / "home").mkdir()
-    env = {
-        "CODEX_HOME": str(model.codex_home(editor.tmp / "codex-home")),
-        "HOME": str(editor.tmp / "home"),
-        KEY_VARIABLE: "sk-fake",
-    }
-    await editor.start(settings={"agent": {"preset": "codex", "env": env}})
 
 
 def mode_option(summary: dict[str, Any]) -> dict[str, Any]:

@@ -47,6 +47,16 @@ class Request:
     headers: dict[str, str]
     body: Any
 
+    def conversation(self) -> list[tuple[str, str]]:
+        """The user's and the assistant's messages of a turn's ``input``, as (role, text):
+        what the model was told was said before, the new prompt last."""
+        said = []
+        for item in self.body.get("input", []):
+            if item.get("type") == "message" and item.get("role") in ("user", "assistant"):
+                text = "".join(part.get("text", "") for part in item.get("content", []))
+                said.append((str(item["role"]), text))
+        return said
+
 
 class FakeModel:
     """The server: ``with FakeModel([...]) as model:``; ``model.base_url`` for the agent."""
