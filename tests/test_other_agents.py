@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
+
+import anyio
+import pytest
+from pygls.exceptions import JsonRpcException
 
 from goose_ls.testing.harness import Editor
 from goose_ls.testing.script import CLAUDE_PERMISSION_OPTIONS, scripted_agent_command
@@ -176,3 +182,56 @@ async def test_a_terminal_sign_in_is_offered_and_told_as_the_exact_command(edito
     agent = scripted_agent_command(editor.tmp / "script.json")  # as goose-ls starts it
     line = "LOGIN_MODE='device code' " + shlex.join([*agent, "--login", "--provider", "anthropic"])
     assert f"run in a terminal: {line}" in told
+
+
+async def test_a_terminal_sign_in_is_given_to_plugins_to_run_then_taken_up(
+    editor: Editor,
+) -> None:
+    """The terminal method comes as a command a plugin runs as it stands (the agent's
+    command and the method's arguments, in agent.env and the method's env); once it
+    exited 0, goose/authenticate with its id connects to the agent anew, signed in."""
+    methods = [
+        {"id": "key", "name": "API key", "type": "env_var", "vars": [{"name": "UNSET_KEY"}]},
+        {
+            "id": "login",
+            "name": "Log in",
+            "type": "terminal",
+            "args": ["--login"],
+            "env": {"LOGIN_MODE": "device code"},
+        },
+    ]
+    kept = editor.tmp / "signed-in.json"
+    script = {"authMethods": methods, "requireAuth": True, "terminalSignIn": str(kept)}
+    await editor.start(script, settings={"agent": {"env": {"AGENT_HOME": "/tmp/agent-home"}}})
+    with pytest.raises(JsonRpcException, match="needs you to sign in"):
+        await editor.new_session()
+    status = (await editor.goose.request("goose/status", {}))["agent"]
+    assert status["reason"] == "auth_required"
+    agent = scripted_agent_command(editor.tmp / "script.json")
+    assert status["signIn"] == [
+        {
+            "methodId": "login",
+            "label": "Log in",
+            "command": agent[0],
+            "args": [*agent[1:], "--login"],
+            "env": {"AGENT_HOME": "/tmp/agent-home", "LOGIN_MODE": "device code"},
+        }
+    ]
+    (sign_in,) = status["signIn"]
+    with pytest.raises(JsonRpcException, match="methodId: 'key' is not a terminal sign-in"):
+        await editor.goose.request("goose/authenticate", {"methodId": "key"})
+    ran = await anyio.run_process(
+        [sign_in["command"], *sign_in["args"]],
+        input=b"4711\n",
+        env={**os.environ, **sign_in["env"]},
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert json.loads(kept.read_text())["env"] == {"LOGIN_MODE": "device code"}
+    first = status["pid"]
+    answer = await editor.goose.request("goose/authenticate", {"methodId": "login"})
+    assert answer["signedIn"] is True and answer["agent"]["state"] == "running"
+    assert answer["agent"]["pid"] != first, "a new connection to the agent, as ACP v1 asks"
+    assert "signIn" not in answer["agent"]
+    assert await editor.new_session()
+    assert editor.received("authenticate") == [], "a terminal method is never authenticate's"

@@ -16,6 +16,18 @@ class AgentState(str, Enum):
 
 
 @attrs.frozen
+class SignIn:
+    """A terminal sign-in a plugin can run for the user: ``command`` with ``args``, in
+    the editor's environment plus ``env``; it succeeded when it exits 0."""
+
+    method_id: str
+    label: str
+    command: str
+    args: tuple[str, ...]
+    env: dict[str, str]
+
+
+@attrs.frozen
 class AgentStatus:
     """What the editor is told about the agent (``goose/agentStatus``)."""
 
@@ -27,3 +39,5 @@ class AgentStatus:
     version: str | None = None
     pid: int | None = None
     agent: dict[str, Any] | None = None
+    sign_in: tuple[SignIn, ...] | None = None
+    """With reason ``auth_required``: the agent's terminal sign-ins, ready to run."""

@@ -38,7 +38,7 @@ from goose_ls.agent.process import (
     terminate_group,
 )
 from goose_ls.agent.sdk import import_sdk
-from goose_ls.agent.status import AgentState, AgentStatus
+from goose_ls.agent.status import AgentState, AgentStatus, SignIn
 from goose_ls.agent.transport import READ_AHEAD, READER_GRACE, AgentTransport
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.settings import AgentSettings, redact
@@ -252,8 +252,9 @@ class AgentSupervisor:
         except Exception:
             log.exception("agent status listener failed")
 
-    def needs_sign_in(self, message: str) -> None:
-        """The agent is running but wants the user to sign in first."""
+    def needs_sign_in(self, message: str, sign_in: tuple[SignIn, ...] = ()) -> None:
+        """The agent is running but wants the user to sign in first (``sign_in``: the
+        terminal sign-ins a plugin can run)."""
         self._set_status(
             attrs.evolve(
                 self._status,
@@ -261,6 +262,7 @@ class AgentSupervisor:
                 message=f"the agent needs you to sign in: {message}",
                 fix="Sign in as described, then run goose.authenticate.",
                 reason="auth_required",
+                sign_in=sign_in or None,
             )
         )
 
@@ -273,6 +275,7 @@ class AgentSupervisor:
                     message="signed in",
                     fix=None,
                     reason=None,
+                    sign_in=None,
                 )
             )
 

@@ -141,8 +141,11 @@ async def restart(s: Services, _: None) -> Json:
     return {"agent": status_to_wire(s.sessions.supervisor.status)}
 
 
-async def authenticate(s: Services, _: None) -> Json:
-    signed_in = await s.sessions.link.authenticate()
+async def authenticate(s: Services, p: protocol.AuthenticateParams) -> Json:
+    if p.method_id is None:
+        signed_in = await s.sessions.link.authenticate()
+    else:
+        signed_in = await s.sessions.signed_in_in_terminal(p.method_id)
     return {"signedIn": signed_in, "agent": status_to_wire(s.sessions.supervisor.status)}
 
 
@@ -236,7 +239,7 @@ ROUTES = [
     Route(protocol.SET_MODE, protocol.SetModeParams, set_mode),
     Route(protocol.SET_CONFIG_OPTION, protocol.SetConfigOptionParams, set_config_option),
     Route(protocol.RESTART, None, restart),
-    Route(protocol.AUTHENTICATE, None, authenticate),
+    Route(protocol.AUTHENTICATE, protocol.AuthenticateParams, authenticate),
     Route(protocol.LOGOUT, None, logout),
     Route(protocol.PROMPT, protocol.PromptParams, prompt),
     Route(protocol.CANCEL, protocol.CancelParams, cancel),

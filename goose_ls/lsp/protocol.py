@@ -126,6 +126,13 @@ class ElicitationParams:
 
 
 @attrs.frozen
+class AuthenticateParams:
+    method_id: str | None = None
+    """A terminal sign-in the user ran, which exited 0; without it, the methods that
+    can succeed on their own are tried."""
+
+
+@attrs.frozen
 class ReplayParams:
     session_id: str
     after_index: int = 0

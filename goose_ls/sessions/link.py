@@ -4,7 +4,8 @@ A session belongs to the agent process (its *generation*) that created or loaded
 restarted agent knows nothing of it until it is taken back with ``session/resume`` (or
 ``session/load``, where the agent cannot resume).
 When the agent answers that it wants a sign-in, a method that can succeed on its own
-(an environment variable that is set) is tried before the request is repeated.
+(an environment variable that is set) is tried before the request is repeated; else the
+user is told how, and a plugin is given the agent's terminal sign-ins to run.
 """
 
 from __future__ import annotations
@@ -15,9 +16,15 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from goose_ls import events
-from goose_ls.agent.auth import AUTH_REQUIRED, instructions, methods_of, ready
+from goose_ls.agent.auth import (
+    AUTH_REQUIRED,
+    instructions,
+    methods_of,
+    ready,
+    terminal_sign_ins,
+)
 from goose_ls.agent.supervisor import AgentSupervisor
-from goose_ls.errors import AgentError
+from goose_ls.errors import AgentError, Refused
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session
 from goose_ls.settings import AgentSettings
@@ -72,10 +79,25 @@ class AgentLink:
                 continue
             self.supervisor.signed_in()
             return True
-        help_text = self._sign_in_help(conn)
-        self.supervisor.needs_sign_in(help_text)
+        help_text = self._needs_sign_in(conn)
         self._registry.note_all("warning", f"The agent needs you to sign in: {help_text}.")
         return False
+
+    def _needs_sign_in(self, conn: AgentConnection) -> str:
+        """Say the agent waits for a sign-in, with the terminal ones a plugin can run."""
+        methods = methods_of(conn.profile.describe())
+        command = self.supervisor.command
+        help_text = instructions(methods, command)
+        env = self._settings().env
+        self.supervisor.needs_sign_in(help_text, terminal_sign_ins(methods, command, env))
+        return help_text
+
+    async def check_terminal_method(self, method_id: str) -> None:
+        """Refuse a method id that is not one of the agent's terminal sign-ins."""
+        conn = await self.supervisor.connection()
+        methods = methods_of(conn.profile.describe())
+        if not any(m["id"] == method_id and m.get("type") == "terminal" for m in methods):
+            raise Refused(f"methodId: {method_id!r} is not a terminal sign-in the agent offers")
 
     async def logout(self) -> None:
         """Sign out (ACP ``logout``); the agent then waits for a sign-in, as after a
@@ -88,7 +110,7 @@ class AgentLink:
                 fix="Sign out as the agent's own documentation says.",
             )
         await conn.logout()
-        self.supervisor.needs_sign_in(self._sign_in_help(conn))
+        self._needs_sign_in(conn)
 
     async def attach(self, session: Session) -> AgentConnection:
         """The agent connection for ``session``, taking it back into a restarted agent:
