@@ -102,6 +102,21 @@ LABELS_FOR_AGENT_NAMES = [
 """What editors show for :data:`PERMISSION_WITH_AGENT_NAMES`."""
 
 
+FORM_QUESTION = {
+    "message": "Set up the project",
+    "schema": {
+        "type": "object",
+        "properties": {
+            "colour": {"type": "string", "title": "Colour", "enum": ["red", "green", "blue"]},
+            "workers": {"type": "integer", "title": "Workers"},
+            "note": {"type": "string", "title": "Note"},
+        },
+        "required": ["colour", "workers"],
+    },
+}
+"""An ``elicit`` step for the editors' forms: a choice, an integer, an optional text."""
+
+
 def edit_call(path: Path | str, old: str, new: str, call_id: str = "e1") -> dict[str, Any]:
     """The tool call of an agent asking to change ``path`` from ``old`` to ``new`` (for a
     ``permission`` or ``toolCall`` step), its change as a diff, as goose sends it."""
@@ -115,6 +130,12 @@ def received(record: Path) -> list[dict[str, Any]]:
     if not record.exists():
         return []
     return [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+
+
+def elicitation_answers(record: Path) -> list[dict[str, Any]]:
+    """What the client answered to each of the scripted agent's ``elicitation/create``."""
+    answers = [m.get("result") for m in received(record)]
+    return [a for a in answers if isinstance(a, dict) and "action" in a]
 
 
 def prompts(record: Path) -> list[list[dict[str, Any]]]:
