@@ -271,6 +271,53 @@ def test_option_pickers_are_grouped_by_category_and_set_booleans_and_models(
 
 
 @EACH_NVIM
+def test_a_page_and_a_form_of_choices_are_answered_as_picked(nvim: str, tmp_path: Path) -> None:
+    """A page is opened (a web page: offered) and accepted; a yes/no, a number and a list
+    of choices picked one by one: the agent gets those values, of their types."""
+    page = {"mode": "url", "message": "Log in", "url": "https://example.test/login"}
+    form = {
+        "message": "Options",
+        "schema": {
+            "type": "object",
+            "properties": {
+                "tags": {"type": "array", "items": {"type": "string", "enum": ["alpha", "beta"]}},
+                "public": {"type": "boolean", "default": True},
+                "ratio": {"type": "number"},
+            },
+            "required": ["public"],
+        },
+    }
+    local = {"mode": "url", "message": "Open this", "url": "file:///etc/passwd"}
+    answers = ["Open https://example.test/login", "Answer", "no", "0.5", "beta", "done"]
+    result = _run(
+        nvim,
+        tmp_path,
+        "question",
+        {"turns": [[{"elicit": page}, {"elicit": form}, {"elicit": local}]]},
+        GOOSE_ANSWERS=json.dumps([*answers, "Decline"]),
+    )
+    assert result["opened"] == ["https://example.test/login"]
+    assert elicitation_answers(tmp_path / "agent.jsonl") == [
+        {"action": "accept"},
+        {"action": "accept", "content": {"public": False, "ratio": 0.5, "tags": ["beta"]}},
+        {"action": "decline"},
+    ]
+    prompts = result["questions"]
+    assert [p["prompt"] for p in prompts[2:]] == [
+        "public",
+        "ratio, optional: ",
+        "tags, optional",
+        "tags, optional [beta]",
+        "goose asks: Open this (file:///etc/passwd: not a web page)",
+    ], "required first, then by name"
+    assert prompts[2]["items"] == ["yes (default)", "no"]
+    assert prompts[4]["items"] == ["skip", "alpha", "beta"]
+    assert prompts[5]["items"] == ["done", "alpha"]
+    assert prompts[6]["items"] == ["Decline", "Cancel"], "no Open for a page that is not on the web"
+    assert "❓ Log in\n\nhttps://example.test/login" in result["text"]
+
+
+@EACH_NVIM
 def test_cancel_from_neovim(nvim: str, tmp_path: Path) -> None:
     result = _run(
         nvim, tmp_path, "cancel", {"turns": [[{"text": "x" * 600, "chunks": 600, "delay": 0.01}]]}
