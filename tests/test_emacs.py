@@ -23,6 +23,7 @@ from goose_ls.testing.script import (
     GOOSE_LABELS,
     LABELS_FOR_AGENT_NAMES,
     PERMISSION_WITH_AGENT_NAMES,
+    QUESTIONS_OF_EVERY_KIND,
     edit_call,
     elicitation_answers,
     prompt_texts,
@@ -190,6 +191,45 @@ def test_option_picker_is_grouped_by_category_and_sets_booleans_and_models(
         ("auto_compact", False, "boolean"),
         ("model", "gpt-5", None),
     ]
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_a_page_and_a_form_of_choices_are_answered_as_picked(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """A page is opened (a web page: offered) and accepted; a list of choices, a yes/no and
+    a number: the agent gets those values, of their types, in the form's order."""
+    answers = ["Open", "Answer", "beta", "no", "0.5", "Decline"]
+    result = _run(
+        major,
+        emacs,
+        tmp_path,
+        {"turns": [QUESTIONS_OF_EVERY_KIND]},
+        flow="question",
+        GOOSE_ANSWERS=json.dumps(answers),
+    )
+    assert result["opened"] == ["https://example.test/login"]
+    assert elicitation_answers(tmp_path / "agent.jsonl") == [
+        {"action": "accept"},
+        {"action": "accept", "content": {"tags": ["beta"], "public": False, "ratio": 0.5}},
+        {"action": "decline"},
+    ]
+    asked = result["questions"]
+    assert [(q["prompt"], q.get("items")) for q in asked] == [
+        (
+            "goose asks: Log in (https://example.test/login) (Open / Decline / Cancel): ",
+            ["Open", "Decline", "Cancel"],
+        ),
+        ("goose asks: Options (Answer / Decline / Cancel): ", ["Answer", "Decline", "Cancel"]),
+        ("tags, optional (alpha / beta; several with ,): ", ["alpha", "beta"]),
+        ("public (yes / no): ", ["yes", "no"]),
+        ("ratio, optional: ", None),
+        (
+            "goose asks: Open this (file:///etc/passwd: not a web page) (Decline / Cancel): ",
+            ["Decline", "Cancel"],
+        ),
+    ]
+    assert "❓ Log in\nhttps://example.test/login\n" in result["text"]
 
 
 @pytest.mark.parametrize(("major", "emacs"), EMACSES)

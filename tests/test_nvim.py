@@ -23,6 +23,7 @@ from goose_ls.testing.script import (
     FORM_QUESTION,
     LABELS_FOR_AGENT_NAMES,
     PERMISSION_WITH_AGENT_NAMES,
+    QUESTIONS_OF_EVERY_KIND,
     edit_call,
     elicitation_answers,
     prompt_texts,
@@ -274,26 +275,12 @@ def test_option_pickers_are_grouped_by_category_and_set_booleans_and_models(
 def test_a_page_and_a_form_of_choices_are_answered_as_picked(nvim: str, tmp_path: Path) -> None:
     """A page is opened (a web page: offered) and accepted; a yes/no, a number and a list
     of choices picked one by one: the agent gets those values, of their types."""
-    page = {"mode": "url", "message": "Log in", "url": "https://example.test/login"}
-    form = {
-        "message": "Options",
-        "schema": {
-            "type": "object",
-            "properties": {
-                "tags": {"type": "array", "items": {"type": "string", "enum": ["alpha", "beta"]}},
-                "public": {"type": "boolean", "default": True},
-                "ratio": {"type": "number"},
-            },
-            "required": ["public"],
-        },
-    }
-    local = {"mode": "url", "message": "Open this", "url": "file:///etc/passwd"}
     answers = ["Open https://example.test/login", "Answer", "no", "0.5", "beta", "done"]
     result = _run(
         nvim,
         tmp_path,
         "question",
-        {"turns": [[{"elicit": page}, {"elicit": form}, {"elicit": local}]]},
+        {"turns": [QUESTIONS_OF_EVERY_KIND]},
         GOOSE_ANSWERS=json.dumps([*answers, "Decline"]),
     )
     assert result["opened"] == ["https://example.test/login"]

@@ -116,6 +116,30 @@ FORM_QUESTION = {
 }
 """An ``elicit`` step for the editors' forms: a choice, an integer, an optional text."""
 
+QUESTIONS_OF_EVERY_KIND = [
+    {"elicit": {"mode": "url", "message": "Log in", "url": "https://example.test/login"}},
+    {
+        "elicit": {
+            "message": "Options",
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "tags": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": ["alpha", "beta"]},
+                    },
+                    "public": {"type": "boolean", "default": True},
+                    "ratio": {"type": "number"},
+                },
+                "required": ["public"],
+            },
+        }
+    },
+    {"elicit": {"mode": "url", "message": "Open this", "url": "file:///etc/passwd"}},
+]
+"""A turn's steps for the editors: a web page, a form of a list of choices, a yes/no and a
+number, then a page that is not on the web (not to be opened)."""
+
 
 def edit_call(path: Path | str, old: str, new: str, call_id: str = "e1") -> dict[str, Any]:
     """The tool call of an agent asking to change ``path`` from ``old`` to ``new`` (for a
