@@ -220,12 +220,11 @@ async def test_a_terminal_sign_in_is_given_to_plugins_to_run_then_taken_up(
     (sign_in,) = status["signIn"]
     with pytest.raises(JsonRpcException, match="methodId: 'key' is not a terminal sign-in"):
         await editor.goose.request("goose/authenticate", {"methodId": "key"})
-    ran = await anyio.run_process(
-        [sign_in["command"], *sign_in["args"]],
-        input=b"4711\n",
-        env={**os.environ, **sign_in["env"]},
-        check=False,
-    )
+    command = [sign_in["command"], *sign_in["args"]]
+    env = {**os.environ, **sign_in["env"]}
+    given_up = await anyio.run_process(command, input=b"\n", env=env, check=False)
+    assert given_up.returncode == 1 and not kept.exists(), "no code typed: not signed in"
+    ran = await anyio.run_process(command, input=b"4711\n", env=env, check=False)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert json.loads(kept.read_text())["env"] == {"LOGIN_MODE": "device code"}
     first = status["pid"]

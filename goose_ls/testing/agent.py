@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     script = load_script(args[0])
-    if args[1:]:  # run with a terminal sign-in's arguments: the sign-in, not ACP
+    if sign_in.asked(script, args[1:]):  # run as a terminal sign-in: the sign-in, not ACP
         return sign_in.run(script, args[1:])
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
         asyncio.run(serve(script))

@@ -18,8 +18,8 @@ A script is JSON. Top-level keys (all optional):
 ``authMethods``    the ``authMethods`` of ``initialize``
 ``requireAuth``    ``session/new`` fails with -32000 until ``authenticate`` succeeds
 ``acceptAuth``     the method ids ``authenticate`` accepts (default: any)
-``terminalSignIn`` a path: run with more arguments than the script (a ``terminal`` auth
-                   method's), the agent asks for a code on its terminal and keeps the
+``terminalSignIn`` a path: run with a ``terminal`` auth method's arguments after the
+                   script, the agent asks for a code on its terminal and keeps the
                    sign-in there, which ``requireAuth`` then takes (see ``sign_in.py``)
 ``load``           steps replayed during ``session/load`` (``session/resume`` replays none)
 ``deleteError``    ``{"code", "message", "data"}``: ``session/delete`` fails with it
