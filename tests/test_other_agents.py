@@ -187,9 +187,10 @@ async def test_a_terminal_sign_in_is_offered_and_told_as_the_exact_command(edito
 async def test_a_terminal_sign_in_is_given_to_plugins_to_run_then_taken_up(
     editor: Editor,
 ) -> None:
-    """The terminal method comes as a command a plugin runs as it stands (the agent's
-    command and the method's arguments, in agent.env and the method's env); once it
-    exited 0, goose/authenticate with its id connects to the agent anew, signed in."""
+    """The status names the terminal method; its command, asked for, is the agent's command
+    and the method's arguments, in agent.env and the method's env, which a plugin runs as
+    it stands; once it exited 0, goose/authenticate with its id connects to the agent anew,
+    signed in. agent.env's values stay out of the status."""
     methods = [
         {"id": "key", "name": "API key", "type": "env_var", "vars": [{"name": "UNSET_KEY"}]},
         {
@@ -201,25 +202,25 @@ async def test_a_terminal_sign_in_is_given_to_plugins_to_run_then_taken_up(
         },
     ]
     kept = editor.tmp / "signed-in.json"
+    secret = "sk-ant-api03-Zx9Qw8Er7Ty6Ui5Op4"
     script = {"authMethods": methods, "requireAuth": True, "terminalSignIn": str(kept)}
-    await editor.start(script, settings={"agent": {"env": {"AGENT_HOME": "/tmp/agent-home"}}})
+    await editor.start(script, settings={"agent": {"env": {"ANTHROPIC_API_KEY": secret}}})
     with pytest.raises(JsonRpcException, match="needs you to sign in"):
         await editor.new_session()
     status = (await editor.goose.request("goose/status", {}))["agent"]
     assert status["reason"] == "auth_required"
+    assert status["signIn"] == [{"methodId": "login", "label": "Log in"}]
+    assert secret not in json.dumps(editor.goose.statuses) + json.dumps(status)
+    for wrong in ("goose/signInCommand", "goose/authenticate"):
+        with pytest.raises(JsonRpcException, match="methodId: 'key' is not a terminal sign-in"):
+            await editor.goose.request(wrong, {"methodId": "key"})
+    sign_in = await editor.goose.request("goose/signInCommand", {"methodId": "login"})
     agent = scripted_agent_command(editor.tmp / "script.json")
-    assert status["signIn"] == [
-        {
-            "methodId": "login",
-            "label": "Log in",
-            "command": agent[0],
-            "args": [*agent[1:], "--login"],
-            "env": {"AGENT_HOME": "/tmp/agent-home", "LOGIN_MODE": "device code"},
-        }
-    ]
-    (sign_in,) = status["signIn"]
-    with pytest.raises(JsonRpcException, match="methodId: 'key' is not a terminal sign-in"):
-        await editor.goose.request("goose/authenticate", {"methodId": "key"})
+    assert sign_in == {
+        "command": agent[0],
+        "args": [*agent[1:], "--login"],
+        "env": {"ANTHROPIC_API_KEY": secret, "LOGIN_MODE": "device code"},
+    }
     command = [sign_in["command"], *sign_in["args"]]
     env = {**os.environ, **sign_in["env"]}
     given_up = await anyio.run_process(command, input=b"\n", env=env, check=False)

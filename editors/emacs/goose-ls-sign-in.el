@@ -3,9 +3,9 @@
 ;;; Commentary:
 
 ;; Part of goose-ls.el.  An agent that signs in through its own terminal program (an ACP
-;; `terminal' auth method, which goose-ls gives as `signIn' in goose/agentStatus) has it
-;; run in a `term' buffer, where the user answers it; once it exits 0, goose-ls connects
-;; to the agent again (goose/authenticate with its methodId).
+;; `terminal' auth method, named in goose/agentStatus's `signIn', its command given by
+;; goose/signInCommand) has it run in a `term' buffer, where the user answers it; once it
+;; exits 0, goose-ls connects to the agent again (goose/authenticate with its methodId).
 
 ;;; Code:
 
@@ -49,13 +49,15 @@ The terminal stays to be read when it did not."
          (sign-in (if (cdr labels)
                       (cdr (assoc (completing-read "goose: sign in with: " labels nil t) labels))
                     (cdar labels)))
-         (env (plist-get sign-in :env))
+         (command (goose-ls--request :goose/signInCommand
+                                     (list :methodId (plist-get sign-in :methodId)) server))
+         (env (plist-get command :env))
          (process-environment
           (append (cl-loop for (key value) on env by #'cddr
                            collect (format "%s=%s" (substring (symbol-name key) 1) value))
                   process-environment))
-         (buffer (apply #'make-term "goose sign-in" (plist-get sign-in :command) nil
-                        (append (plist-get sign-in :args) nil)))
+         (buffer (apply #'make-term "goose sign-in" (plist-get command :command) nil
+                        (append (plist-get command :args) nil)))
          (process (get-buffer-process buffer)))
     (with-current-buffer buffer (term-char-mode))
     (add-function :after (process-sentinel process)

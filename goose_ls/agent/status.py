@@ -17,14 +17,11 @@ class AgentState(str, Enum):
 
 @attrs.frozen
 class SignIn:
-    """A terminal sign-in a plugin can run for the user: ``command`` with ``args``, in
-    the editor's environment plus ``env``; it succeeded when it exits 0."""
+    """A terminal sign-in a plugin can run for the user (its command is asked for with
+    ``goose/signInCommand``: the status, shown and shared, carries no values)."""
 
     method_id: str
     label: str
-    command: str
-    args: tuple[str, ...]
-    env: dict[str, str]
 
 
 @attrs.frozen

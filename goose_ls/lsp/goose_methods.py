@@ -149,6 +149,12 @@ async def authenticate(s: Services, p: protocol.AuthenticateParams) -> Json:
     return {"signedIn": signed_in, "agent": status_to_wire(s.sessions.supervisor.status)}
 
 
+async def sign_in_command(s: Services, p: protocol.SignInCommandParams) -> Json:
+    """Only asked for: the status, which is shown and shared, names the sign-in alone."""
+    command: Json = to_wire(await s.sessions.link.terminal_command(p.method_id))
+    return command
+
+
 async def logout(s: Services, _: None) -> Json:
     await s.sessions.link.logout()
     return {"agent": status_to_wire(s.sessions.supervisor.status)}
@@ -240,6 +246,7 @@ ROUTES = [
     Route(protocol.SET_CONFIG_OPTION, protocol.SetConfigOptionParams, set_config_option),
     Route(protocol.RESTART, None, restart),
     Route(protocol.AUTHENTICATE, protocol.AuthenticateParams, authenticate),
+    Route(protocol.SIGN_IN_COMMAND, protocol.SignInCommandParams, sign_in_command),
     Route(protocol.LOGOUT, None, logout),
     Route(protocol.PROMPT, protocol.PromptParams, prompt),
     Route(protocol.CANCEL, protocol.CancelParams, cancel),

@@ -37,6 +37,7 @@ SET_MODE = "goose/setMode"
 SET_CONFIG_OPTION = "goose/setConfigOption"
 RESTART = "goose/restart"
 AUTHENTICATE = "goose/authenticate"
+SIGN_IN_COMMAND = "goose/signInCommand"
 LOGOUT = "goose/logout"
 SEARCH_SESSIONS = "goose/searchSessions"
 FIND_FILES = "goose/findFiles"
@@ -130,6 +131,11 @@ class AuthenticateParams:
     method_id: str | None = None
     """A terminal sign-in the user ran, which exited 0; without it, the methods that
     can succeed on their own are tried."""
+
+
+@attrs.frozen
+class SignInCommandParams:
+    method_id: str
 
 
 @attrs.frozen

@@ -13,14 +13,16 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from goose_ls import events
 from goose_ls.agent.auth import (
     AUTH_REQUIRED,
+    TerminalCommand,
     instructions,
     methods_of,
     ready,
+    terminal_command,
     terminal_sign_ins,
 )
 from goose_ls.agent.supervisor import AgentSupervisor
@@ -86,18 +88,23 @@ class AgentLink:
     def _needs_sign_in(self, conn: AgentConnection) -> str:
         """Say the agent waits for a sign-in, with the terminal ones a plugin can run."""
         methods = methods_of(conn.profile.describe())
-        command = self.supervisor.command
-        help_text = instructions(methods, command)
-        env = self._settings().env
-        self.supervisor.needs_sign_in(help_text, terminal_sign_ins(methods, command, env))
+        help_text = instructions(methods, self.supervisor.command)
+        self.supervisor.needs_sign_in(help_text, terminal_sign_ins(methods))
         return help_text
 
-    async def check_terminal_method(self, method_id: str) -> None:
-        """Refuse a method id that is not one of the agent's terminal sign-ins."""
+    async def terminal_method(self, method_id: str) -> dict[str, Any]:
+        """The agent's terminal sign-in ``method_id``; refused when it has none such."""
         conn = await self.supervisor.connection()
-        methods = methods_of(conn.profile.describe())
-        if not any(m["id"] == method_id and m.get("type") == "terminal" for m in methods):
-            raise Refused(f"methodId: {method_id!r} is not a terminal sign-in the agent offers")
+        for method in methods_of(conn.profile.describe()):
+            if method["id"] == method_id and method.get("type") == "terminal":
+                return method
+        raise Refused(f"methodId: {method_id!r} is not a terminal sign-in the agent offers")
+
+    async def terminal_command(self, method_id: str) -> TerminalCommand:
+        """What the terminal sign-in ``method_id`` runs, asked for when the user signs in:
+        its values (``agent.env``, the agent's arguments) stay out of the status."""
+        method = await self.terminal_method(method_id)
+        return terminal_command(method, self.supervisor.command, self._settings().env)
 
     async def logout(self) -> None:
         """Sign out (ACP ``logout``); the agent then waits for a sign-in, as after a

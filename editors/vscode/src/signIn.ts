@@ -1,12 +1,16 @@
-// Signing in to the agent: its terminal sign-in (goose/agentStatus `signIn`) run in a VS
-// Code terminal, where the user answers it; once it exits 0, goose-ls connects to the
-// agent again (goose/authenticate with its methodId). An agent without one is asked to sign
-// in with the methods that work on their own (goose/authenticate alone).
+// Signing in to the agent: its terminal sign-in (named in goose/agentStatus `signIn`, its
+// command given by goose/signInCommand) run in a VS Code terminal, where the user answers
+// it; once it exits 0, goose-ls connects to the agent again (goose/authenticate with its
+// methodId). An agent without one is asked to sign in with the methods that work on their
+// own (goose/authenticate alone).
 import * as vscode from "vscode";
 
 export interface SignIn {
   methodId: string;
   label: string;
+}
+
+interface TerminalCommand {
   command: string;
   args: string[];
   env: Record<string, string>;
@@ -31,13 +35,15 @@ function report(result: Authenticated): void {
   else void vscode.window.showWarningMessage(`goose: not signed in: ${result.agent.message ?? "?"}`);
 }
 
-/** Run one sign-in in a terminal; take it up when its process exits 0. */
-function run(signIn: SignIn, request: Request): void {
+/** Run one sign-in's command (goose/signInCommand) in a terminal; take it up when its
+ * process exits 0. */
+async function run(signIn: SignIn, request: Request): Promise<void> {
+  const command = await request<TerminalCommand>("goose/signInCommand", { methodId: signIn.methodId });
   const terminal = vscode.window.createTerminal({
     name: `goose: ${signIn.label}`,
-    shellPath: signIn.command,
-    shellArgs: signIn.args,
-    env: signIn.env,
+    shellPath: command.command,
+    shellArgs: command.args,
+    env: command.env,
   });
   const closed = vscode.window.onDidCloseTerminal(async (ended) => {
     if (ended !== terminal) return;
@@ -63,5 +69,5 @@ export async function signIn(known: SignIn[], request: Request): Promise<void> {
   }
   const items = signIns.map((s) => ({ label: s.label, signIn: s }));
   const chosen = items.length === 1 ? items[0] : await vscode.window.showQuickPick(items, { placeHolder: "goose: sign in with" });
-  if (chosen) run(chosen.signIn, request);
+  if (chosen) await run(chosen.signIn, request);
 }

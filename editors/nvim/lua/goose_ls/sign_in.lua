@@ -1,7 +1,8 @@
--- Signing in to the agent: its terminal sign-in (goose/agentStatus `signIn`) run in a
--- terminal split, where the user answers it; once it exits 0, goose-ls connects to the
--- agent again (goose/authenticate with its methodId). An agent without one is asked to
--- sign in with the methods that work on their own (goose/authenticate alone).
+-- Signing in to the agent: its terminal sign-in (named in goose/agentStatus `signIn`, its
+-- command given by goose/signInCommand) run in a terminal split, where the user answers
+-- it; once it exits 0, goose-ls connects to the agent again (goose/authenticate with its
+-- methodId). An agent without one is asked to sign in with the methods that work on their
+-- own (goose/authenticate alone).
 local M = {}
 
 local function goose() return require("goose_ls") end
@@ -12,13 +13,13 @@ local function report(result)
   vim.notify("goose: not signed in: " .. (agent.message or "?"), vim.log.levels.WARN)
 end
 
---- Run one sign-in in a terminal split; the split closes when it worked, and stays to be
---- read when it did not.
-local function run(sign_in)
+--- Run one sign-in's command (goose/signInCommand) in a terminal split; the split closes
+--- when it worked, and stays to be read when it did not.
+local function start(sign_in, command)
   vim.cmd("botright new")
   local win, buf = vim.api.nvim_get_current_win(), vim.api.nvim_get_current_buf()
   vim.bo[buf].bufhidden = "wipe"
-  local cmd = vim.list_extend({ sign_in.command }, sign_in.args or {})
+  local cmd = vim.list_extend({ command.command }, command.args or {})
   local opts = {
     on_exit = function(_, code)
       vim.schedule(function()
@@ -31,7 +32,7 @@ local function run(sign_in)
       end)
     end,
   }
-  if next(sign_in.env or {}) then opts.env = sign_in.env end
+  if next(command.env or {}) then opts.env = command.env end
   if vim.fn.has("nvim-0.11") == 1 then
     opts.term = true
     vim.fn.jobstart(cmd, opts)
@@ -39,6 +40,11 @@ local function run(sign_in)
     vim.fn.termopen(cmd, opts)
   end
   vim.cmd("startinsert")
+end
+
+local function run(sign_in)
+  local params = { methodId = sign_in.methodId }
+  goose().request("goose/signInCommand", params, function(command) start(sign_in, command) end)
 end
 
 --- Run a terminal sign-in; with several, the user picks one.
