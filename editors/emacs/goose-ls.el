@@ -14,7 +14,10 @@
 ;; Keys: turn on `goose-ls-mode' for the prefix `goose-ls-keymap-prefix' (C-c g):
 ;; C-c g a asks about the region, C-c g c opens the compose buffer (C-c C-c there
 ;; sends), C-c g k cancels, C-c g l lists the sessions, C-c g p answers a pending
-;; permission.  Any command starts goose-ls for the project when it does not run yet.
+;; permission, C-c g i signs in to the agent.  Any command starts goose-ls for the
+;; project when it does not run yet.  The agent's questions (forms) are asked in the
+;; minibuffer (goose-ls-forms.el); its terminal sign-in runs in a terminal buffer
+;; (goose-ls-sign-in.el).
 ;;
 ;; eglot runs one server per buffer: a buffer that uses goose-ls does not also get
 ;; pyright or clangd.  Either list in `goose-ls-modes' only the modes you chat about
@@ -36,6 +39,8 @@
 (require 'eglot)
 (require 'jsonrpc)
 (require 'url-util)
+(require 'goose-ls-forms)
+(require 'goose-ls-sign-in)
 
 (defgroup goose-ls nil
   "Chat with the goose agent through the goose-ls language server."
@@ -90,6 +95,7 @@ It returns the chosen optionId, or nil to leave the request unanswered
     (define-key map "o" #'goose-ls-show-chat)
     (define-key map "p" #'goose-ls-answer-permission)
     (define-key map "m" #'goose-ls-set-option)
+    (define-key map "i" #'goose-ls-sign-in)
     map)
   "The goose-ls commands, under `goose-ls-keymap-prefix' in `goose-ls-mode'.
 Bind it under a key of your own with
@@ -433,7 +439,9 @@ The path is relative to the chat's project when inside it; the lines come from a
       (with-current-buffer chat
         (let ((queued (length goose-ls--queued)))
           (concat " "
-                  (cond ((and goose-ls--permissions (> (hash-table-count goose-ls--permissions) 0))
+                  (cond ((or (and goose-ls--permissions
+                                  (> (hash-table-count goose-ls--permissions) 0))
+                             (goose-ls--question-waiting-p goose-ls--session))
                          "waiting for you")
                         (goose-ls--turns "busy")
                         (t "idle"))
@@ -765,6 +773,8 @@ Then send the answer."
         ("permission_request" (goose-ls--permission session update server
                                                     (plist-get params :replay)))
         ("permission_resolved" (goose-ls--resolved session update))
+        ((or "elicitation_request" "elicitation_resolved")
+         (goose-ls--question session update (plist-get params :replay)))
         ("note"
          (goose-ls--separate session 'note)
          (goose-ls--append session (format "> %s\n" (plist-get update :text))))
@@ -799,9 +809,13 @@ Then send the answer."
 (cl-defmethod eglot-handle-notification (_server (_method (eql goose/agentStatus)) &rest params)
   "Show the agent's state in the echo area and the mode line."
   (setq goose-ls--agent-state (plist-get params :state))
+  (setq goose-ls--sign-ins (append (plist-get params :signIn) nil))
   (force-mode-line-update t)
-  (message "goose: %s%s" (plist-get params :state)
-           (if (plist-get params :fix) (format " (%s)" (plist-get params :fix)) "")))
+  (if (equal (plist-get params :reason) "auth_required")
+      (message "goose: the agent needs you to sign in; %s signs in"
+               (substitute-command-keys "\\[goose-ls-sign-in]"))
+    (message "goose: %s%s" (plist-get params :state)
+             (if (plist-get params :fix) (format " (%s)" (plist-get params :fix)) ""))))
 
 ;;;; Sessions and prompts
 

@@ -5,7 +5,8 @@ environment; an agent-type method may (goose's is a no-op); anything else needs 
 user, who is told the method's name and description. A ``terminal`` method (offered only
 to a client that says it takes them, as goose-ls does) is never passed to
 ``authenticate``: the user runs the agent's own command with the method's arguments and
-environment in a terminal, and is given that exact line.
+environment in a terminal, and is given that exact line; a plugin is told of it as a
+:class:`SignIn`, and asks for its :class:`TerminalCommand` to run in the editor's terminal.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
+
+from goose_ls.agent.status import SignIn
 from goose_ls.settings import redact
 
 AUTH_REQUIRED = -32000
@@ -27,6 +31,40 @@ def terminal_line(method: dict[str, Any], command: list[str]) -> str:
     args = [str(a) for a in method.get("args") or []]
     assignments = [f"{name}={shlex.quote(str(value))}" for name, value in env.items()]
     return redact(" ".join([*assignments, shlex.join([*command, *args])]))
+
+
+def terminal_sign_ins(methods: list[dict[str, Any]]) -> tuple[SignIn, ...]:
+    """The terminal methods, as a plugin offers them to the user."""
+    return tuple(
+        SignIn(method_id=str(m["id"]), label=str(m.get("name") or m["id"]))
+        for m in methods
+        if m.get("type") == "terminal"
+    )
+
+
+@attrs.frozen
+class TerminalCommand:
+    """What a terminal sign-in runs: ``command`` with ``args``, in the editor's
+    environment plus ``env``; it succeeded when it exits 0."""
+
+    command: str
+    args: tuple[str, ...]
+    env: dict[str, str]
+
+
+def terminal_command(
+    method: dict[str, Any], command: list[str], env: Mapping[str, str]
+) -> TerminalCommand:
+    """A terminal method's command: the agent's command line with the method's arguments,
+    in the agent's environment (``agent.env``) plus the method's. Not redacted: the
+    editor runs it, with values it gave goose-ls."""
+    extra = method.get("env")
+    extra = extra if isinstance(extra, dict) else {}
+    return TerminalCommand(
+        command=command[0],
+        args=(*command[1:], *(str(a) for a in method.get("args") or [])),
+        env={**env, **{str(k): str(v) for k, v in extra.items()}},
+    )
 
 
 def methods_of(initialize: dict[str, Any]) -> list[dict[str, Any]]:

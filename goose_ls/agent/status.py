@@ -16,6 +16,15 @@ class AgentState(str, Enum):
 
 
 @attrs.frozen
+class SignIn:
+    """A terminal sign-in a plugin can run for the user (its command is asked for with
+    ``goose/signInCommand``: the status, shown and shared, carries no values)."""
+
+    method_id: str
+    label: str
+
+
+@attrs.frozen
 class AgentStatus:
     """What the editor is told about the agent (``goose/agentStatus``)."""
 
@@ -27,3 +36,5 @@ class AgentStatus:
     version: str | None = None
     pid: int | None = None
     agent: dict[str, Any] | None = None
+    sign_in: tuple[SignIn, ...] | None = None
+    """With reason ``auth_required``: the agent's terminal sign-ins, ready to run."""

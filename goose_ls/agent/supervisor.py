@@ -38,7 +38,7 @@ from goose_ls.agent.process import (
 )
 from goose_ls.agent.remote_paths import mapped
 from goose_ls.agent.sdk import import_sdk
-from goose_ls.agent.status import AgentState, AgentStatus
+from goose_ls.agent.status import AgentState, AgentStatus, SignIn
 from goose_ls.agent.transport import READ_AHEAD, READER_GRACE, AgentTransport
 from goose_ls.agent.unstable_updates import offer_unstable
 from goose_ls.errors import AgentError, AgentUnavailable
@@ -255,8 +255,9 @@ class AgentSupervisor:
         except Exception:
             log.exception("agent status listener failed")
 
-    def needs_sign_in(self, message: str) -> None:
-        """The agent is running but wants the user to sign in first."""
+    def needs_sign_in(self, message: str, sign_in: tuple[SignIn, ...] = ()) -> None:
+        """The agent is running but wants the user to sign in first (``sign_in``: the
+        terminal sign-ins a plugin can run)."""
         self._set_status(
             attrs.evolve(
                 self._status,
@@ -264,6 +265,7 @@ class AgentSupervisor:
                 message=f"the agent needs you to sign in: {message}",
                 fix="Sign in as described, then run goose.authenticate.",
                 reason="auth_required",
+                sign_in=sign_in or None,
             )
         )
 
@@ -276,6 +278,7 @@ class AgentSupervisor:
                     message="signed in",
                     fix=None,
                     reason=None,
+                    sign_in=None,
                 )
             )
 

@@ -141,9 +141,18 @@ async def restart(s: Services, _: None) -> Json:
     return {"agent": status_to_wire(s.sessions.supervisor.status)}
 
 
-async def authenticate(s: Services, _: None) -> Json:
-    signed_in = await s.sessions.link.authenticate()
+async def authenticate(s: Services, p: protocol.AuthenticateParams) -> Json:
+    if p.method_id is None:
+        signed_in = await s.sessions.link.authenticate()
+    else:
+        signed_in = await s.sessions.signed_in_in_terminal(p.method_id)
     return {"signedIn": signed_in, "agent": status_to_wire(s.sessions.supervisor.status)}
+
+
+async def sign_in_command(s: Services, p: protocol.SignInCommandParams) -> Json:
+    """Only asked for: the status, which is shown and shared, names the sign-in alone."""
+    command: Json = to_wire(await s.sessions.link.terminal_command(p.method_id))
+    return command
 
 
 async def logout(s: Services, _: None) -> Json:
@@ -242,7 +251,8 @@ ROUTES = [
     Route(protocol.SET_MODE, protocol.SetModeParams, set_mode),
     Route(protocol.SET_CONFIG_OPTION, protocol.SetConfigOptionParams, set_config_option),
     Route(protocol.RESTART, None, restart),
-    Route(protocol.AUTHENTICATE, None, authenticate),
+    Route(protocol.AUTHENTICATE, protocol.AuthenticateParams, authenticate),
+    Route(protocol.SIGN_IN_COMMAND, protocol.SignInCommandParams, sign_in_command),
     Route(protocol.LOGOUT, None, logout),
     Route(protocol.PROMPT, protocol.PromptParams, prompt),
     Route(protocol.CANCEL, protocol.CancelParams, cancel),

@@ -38,6 +38,7 @@ SET_MODE = "goose/setMode"
 SET_CONFIG_OPTION = "goose/setConfigOption"
 RESTART = "goose/restart"
 AUTHENTICATE = "goose/authenticate"
+SIGN_IN_COMMAND = "goose/signInCommand"
 LOGOUT = "goose/logout"
 SEARCH_SESSIONS = "goose/searchSessions"
 FIND_FILES = "goose/findFiles"
@@ -133,6 +134,18 @@ class ElicitationParams:
     action: Literal["accept", "decline", "cancel"]
     content: dict[str, Any] | None = None
     """The form's values when accepting; left out otherwise."""
+
+
+@attrs.frozen
+class AuthenticateParams:
+    method_id: str | None = None
+    """A terminal sign-in the user ran, which exited 0; without it, the methods that
+    can succeed on their own are tried."""
+
+
+@attrs.frozen
+class SignInCommandParams:
+    method_id: str
 
 
 @attrs.frozen

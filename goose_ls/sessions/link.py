@@ -4,7 +4,8 @@ A session belongs to the agent process (its *generation*) that created or loaded
 restarted agent knows nothing of it until it is taken back with ``session/resume`` (or
 ``session/load``, where the agent cannot resume).
 When the agent answers that it wants a sign-in, a method that can succeed on its own
-(an environment variable that is set) is tried before the request is repeated.
+(an environment variable that is set) is tried before the request is repeated; else the
+user is told how, and a plugin is given the agent's terminal sign-ins to run.
 """
 
 from __future__ import annotations
@@ -12,12 +13,20 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from goose_ls import events
-from goose_ls.agent.auth import AUTH_REQUIRED, instructions, methods_of, ready
+from goose_ls.agent.auth import (
+    AUTH_REQUIRED,
+    TerminalCommand,
+    instructions,
+    methods_of,
+    ready,
+    terminal_command,
+    terminal_sign_ins,
+)
 from goose_ls.agent.supervisor import AgentSupervisor
-from goose_ls.errors import AgentError
+from goose_ls.errors import AgentError, Refused
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session
 from goose_ls.settings import AgentSettings
@@ -72,10 +81,30 @@ class AgentLink:
                 continue
             self.supervisor.signed_in()
             return True
-        help_text = self._sign_in_help(conn)
-        self.supervisor.needs_sign_in(help_text)
+        help_text = self._needs_sign_in(conn)
         self._registry.note_all("warning", f"The agent needs you to sign in: {help_text}.")
         return False
+
+    def _needs_sign_in(self, conn: AgentConnection) -> str:
+        """Say the agent waits for a sign-in, with the terminal ones a plugin can run."""
+        methods = methods_of(conn.profile.describe())
+        help_text = instructions(methods, self.supervisor.command)
+        self.supervisor.needs_sign_in(help_text, terminal_sign_ins(methods))
+        return help_text
+
+    async def terminal_method(self, method_id: str) -> dict[str, Any]:
+        """The agent's terminal sign-in ``method_id``; refused when it has none such."""
+        conn = await self.supervisor.connection()
+        for method in methods_of(conn.profile.describe()):
+            if method["id"] == method_id and method.get("type") == "terminal":
+                return method
+        raise Refused(f"methodId: {method_id!r} is not a terminal sign-in the agent offers")
+
+    async def terminal_command(self, method_id: str) -> TerminalCommand:
+        """What the terminal sign-in ``method_id`` runs, asked for when the user signs in:
+        its values (``agent.env``, the agent's arguments) stay out of the status."""
+        method = await self.terminal_method(method_id)
+        return terminal_command(method, self.supervisor.command, self._settings().env)
 
     async def logout(self) -> None:
         """Sign out (ACP ``logout``); the agent then waits for a sign-in, as after a
@@ -88,7 +117,7 @@ class AgentLink:
                 fix="Sign out as the agent's own documentation says.",
             )
         await conn.logout()
-        self.supervisor.needs_sign_in(self._sign_in_help(conn))
+        self._needs_sign_in(conn)
 
     async def attach(self, session: Session) -> AgentConnection:
         """The agent connection for ``session``, taking it back into a restarted agent:

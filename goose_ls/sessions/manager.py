@@ -222,6 +222,13 @@ class SessionManager:
         await self.supervisor.restart()
         await self.link.reload_open_sessions()
 
+    async def signed_in_in_terminal(self, method_id: str) -> bool:
+        """The user's terminal sign-in ``method_id`` exited 0: as ACP v1 asks, connect to
+        the agent anew (the open sessions loaded into it). Whether it runs."""
+        await self.link.terminal_method(method_id)
+        await self.restart()
+        return self.supervisor.status.state is AgentState.RUNNING
+
     async def shutdown(self) -> None:
         """Cancel every turn and stop the agent."""
         self.recovery.stop()

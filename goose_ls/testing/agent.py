@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from goose_ls.testing import sign_in
 from goose_ls.testing.memory import Memory
 from goose_ls.testing.options import changed, offered, takes_booleans
 from goose_ls.testing.peer import Peer, RpcError, stdio
@@ -133,7 +134,11 @@ class ScriptedAgent:
 
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = params["cwd"]
-        if self.script.get("requireAuth") and not self.signed_in:
+        if (
+            self.script.get("requireAuth")
+            and not self.signed_in
+            and not sign_in.signed_in(self.script)
+        ):
             raise RpcError(-32000, "Authentication required")
         there = cwd in self.script.get("agentFolders", []) or os.path.isdir(cwd)  # noqa: ASYNC240
         if not os.path.isabs(cwd) or not there:
@@ -284,11 +289,14 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help"):
         print(
-            "usage: python -m goose_ls.testing SCRIPT.json  (an ACP agent on stdio)",
+            "usage: python -m goose_ls.testing SCRIPT.json [SIGN-IN ARGS]"
+            "  (an ACP agent on stdio; with more arguments, its terminal sign-in)",
             file=sys.stderr,
         )
         return 2
     script = load_script(args[0])
+    if sign_in.asked(script, args[1:]):  # run as a terminal sign-in: the sign-in, not ACP
+        return sign_in.run(script, args[1:])
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
         asyncio.run(serve(script))
     return 0

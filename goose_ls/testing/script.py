@@ -18,6 +18,9 @@ A script is JSON. Top-level keys (all optional):
 ``authMethods``    the ``authMethods`` of ``initialize``
 ``requireAuth``    ``session/new`` fails with -32000 until ``authenticate`` succeeds
 ``acceptAuth``     the method ids ``authenticate`` accepts (default: any)
+``terminalSignIn`` a path: run with a ``terminal`` auth method's arguments after the
+                   script, the agent asks for a code on its terminal and keeps the
+                   sign-in there, which ``requireAuth`` then takes (see ``sign_in.py``)
 ``load``           steps replayed during ``session/load`` (``session/resume`` replays none)
 ``deleteError``    ``{"code", "message", "data"}``: ``session/delete`` fails with it
 ``record``         a path; every message received is appended to it as JSON lines
@@ -107,6 +110,45 @@ LABELS_FOR_AGENT_NAMES = [
 """What editors show for :data:`PERMISSION_WITH_AGENT_NAMES`."""
 
 
+FORM_QUESTION = {
+    "message": "Set up the project",
+    "schema": {
+        "type": "object",
+        "properties": {
+            "colour": {"type": "string", "title": "Colour", "enum": ["red", "green", "blue"]},
+            "workers": {"type": "integer", "title": "Workers"},
+            "note": {"type": "string", "title": "Note"},
+        },
+        "required": ["colour", "workers"],
+    },
+}
+"""An ``elicit`` step for the editors' forms: a choice, an integer, an optional text."""
+
+QUESTIONS_OF_EVERY_KIND = [
+    {"elicit": {"mode": "url", "message": "Log in", "url": "https://example.test/login"}},
+    {
+        "elicit": {
+            "message": "Options",
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "tags": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": ["alpha", "beta"]},
+                    },
+                    "public": {"type": "boolean", "default": True},
+                    "ratio": {"type": "number"},
+                },
+                "required": ["public"],
+            },
+        }
+    },
+    {"elicit": {"mode": "url", "message": "Open this", "url": "file:///etc/passwd"}},
+]
+"""A turn's steps for the editors: a web page, a form of a list of choices, a yes/no and a
+number, then a page that is not on the web (not to be opened)."""
+
+
 def edit_call(path: Path | str, old: str, new: str, call_id: str = "e1") -> dict[str, Any]:
     """The tool call of an agent asking to change ``path`` from ``old`` to ``new`` (for a
     ``permission`` or ``toolCall`` step), its change as a diff, as goose sends it."""
@@ -120,6 +162,12 @@ def received(record: Path) -> list[dict[str, Any]]:
     if not record.exists():
         return []
     return [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+
+
+def elicitation_answers(record: Path) -> list[dict[str, Any]]:
+    """What the client answered to each of the scripted agent's ``elicitation/create``."""
+    answers = [m.get("result") for m in received(record)]
+    return [a for a in answers if isinstance(a, dict) and "action" in a]
 
 
 def prompts(record: Path) -> list[list[dict[str, Any]]]:

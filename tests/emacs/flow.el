@@ -3,7 +3,8 @@
 ;; GOOSE_FLOW picks the flow: "ask" (the default: ask about the region after M-x eglot)
 ;; or "compose" (no M-x eglot; the keys, the compose buffer, a queued message, follow),
 ;; or "mention" (an @ mention completed in the compose buffer, then sent), or "option"
-;; (after "ask", the option picker, answered with the lines GOOSE_PICK lists).
+;; (after "ask", the option picker, answered with the lines GOOSE_PICK lists), or
+;; "question" (the agent's questions, answered with the lines GOOSE_ANSWERS lists).
 (require 'json)
 (require 'goose-ls)
 
@@ -223,6 +224,32 @@
         (while picks (goose-ls-set-option))))
     (flow--record 'pickers (vconcat (nreverse pickers)))))
 
+(defun flow--question ()
+  "The agent's questions, answered from GOOSE_ANSWERS as a person picks and types.
+Each prompt is recorded with what it offered; `browse-url' records the page."
+  (let ((answers (append (json-parse-string (getenv "GOOSE_ANSWERS")) nil))
+        (asked nil)
+        (opened nil))
+    (cl-letf (((symbol-function 'completing-read)
+               (lambda (prompt table &rest _)
+                 (push (list :prompt prompt :items (vconcat (all-completions "" table))) asked)
+                 (pop answers)))
+              ((symbol-function 'completing-read-multiple)
+               (lambda (prompt table &rest _)
+                 (push (list :prompt prompt :items (vconcat (all-completions "" table))) asked)
+                 (split-string (pop answers) "," t)))
+              ((symbol-function 'read-string)
+               (lambda (prompt &rest _)
+                 (push (list :prompt prompt) asked)
+                 (pop answers)))
+              ((symbol-function 'browse-url) (lambda (url &rest _) (push url opened))))
+      (find-file (getenv "GOOSE_FILE"))
+      (goose-ls-send "Ask me")
+      (flow--wait (lambda () flow--ended) "the turn to end"))
+    (flow--record 'questions (vconcat (nreverse asked)))
+    (flow--record 'opened (vconcat (nreverse opened)))
+    (flow--record 'text (flow--chat-text))))
+
 (condition-case err
     (progn
       (flow--setup)
@@ -230,6 +257,7 @@
         ("compose" (flow--compose))
         ("mention" (flow--mention))
         ("option" (flow--option))
+        ("question" (flow--question))
         (_ (flow--ask))))
   (error
    (flow--record 'error (error-message-string err))

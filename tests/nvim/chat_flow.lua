@@ -193,6 +193,34 @@ local ok, err = pcall(function()
     return
   end
 
+  if scenario == "question" then
+    -- The agent's questions, answered from GOOSE_ANSWERS as a person picks and types: each
+    -- prompt is recorded with what it offered; vim.ui.open records the page it is given.
+    local answers = vim.json.decode(os.getenv("GOOSE_ANSWERS"))
+    result.questions, result.opened = {}, {}
+    vim.ui.select = function(items, opts, on_choice)
+      local labels = vim.tbl_map(opts.format_item or tostring, items)
+      table.insert(result.questions, { prompt = opts.prompt, items = labels })
+      local wanted = table.remove(answers, 1)
+      for i, label in ipairs(labels) do
+        if label == wanted then return on_choice(items[i], i) end
+      end
+      on_choice(nil, nil)
+    end
+    vim.ui.input = function(opts, on_confirm)
+      table.insert(result.questions, { prompt = opts.prompt })
+      on_confirm(table.remove(answers, 1))
+    end
+    vim.ui.open = function(url)
+      table.insert(result.opened, url)
+      return {}, nil
+    end
+    vim.cmd("Goose send Ask me")
+    assert(vim.wait(30000, function() return #ends > 0 end), "the turn did not end")
+    result.text = chat_text()
+    return
+  end
+
   if scenario == "ask" then vim.cmd("Goose add") end
   vim.cmd("1,2Goose ask What does this do?")
   if scenario == "cancel" then

@@ -37,6 +37,7 @@ local subcommands = {
     require("goose_ls").set_mode(opts.fargs[2])
   end,
   new = function() require("goose_ls").new_session() end,
+  signin = function() require("goose_ls.sign_in").start() end,
   sessions = function() require("goose_ls").sessions() end,
 }
 
@@ -52,7 +53,7 @@ end, {
   nargs = "*",
   range = true,
   complete = function() return vim.tbl_keys(subcommands) end,
-  desc = "goose: ask, send, compose, cancel, add, mode, option, new, sessions",
+  desc = "goose: ask, send, compose, cancel, add, mode, option, new, sessions, signin",
 })
 
 -- Maps to bind keys to (setup({ keymaps = true }) binds the <leader>g… ones).

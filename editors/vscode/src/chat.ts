@@ -5,6 +5,7 @@ export interface Update {
   sessionId: string;
   messageId: string | null;
   index: number;
+  replay?: boolean;
   update: { sessionUpdate: string; [key: string]: unknown };
 }
 
@@ -63,6 +64,25 @@ export function renderTool(tool: ToolCall): string {
   return `${line}\n${tool.output.split("\n").map((l) => `    ${l}`).join("\n")}\n`;
 }
 
+export interface SlashCommand {
+  name: string;
+  description?: string;
+}
+
+/**
+ * The agent's commands a message could be starting: those whose name begins with what
+ * follows its `/` (a message of one word); undefined when it is no such start, or already
+ * one of the commands.
+ */
+export function slashCandidates(text: string, commands: SlashCommand[]): SlashCommand[] | undefined {
+  const typed = /^\/(\S*)$/.exec(text)?.[1];
+  if (typed === undefined || commands.some((c) => c.name === typed)) return undefined;
+  const found = commands.filter((c) => c.name.startsWith(typed));
+  return found.length ? found : undefined;
+}
+
+const OUTCOMES: Record<string, string> = { accept: "answered", decline: "declined", cancel: "cancelled" };
+
 /**
  * One session's chat, as markdown; events are applied once each, in index order.
  * Text only grows at the end, except a tool call's block, which each update of its
@@ -77,6 +97,8 @@ export class Chat {
   usage: { used: number; size: number } | undefined;
   /** A turn had an update and has not ended. */
   running = false;
+  /** The agent's slash commands (its last available_commands_update). */
+  commands: SlashCommand[] = [];
 
   constructor(readonly sessionId: string) {
     this.parts = [`# goose chat · ${sessionId}\n`];
@@ -121,6 +143,17 @@ export class Chat {
       case "permission_request":
         this.separate("permission");
         this.add(`🔐 permission: ${(u.toolCall as { title?: string } | undefined)?.title ?? "a tool"}\n`);
+        break;
+      case "elicitation_request":
+        this.separate("question");
+        this.add(`❓ ${u.message as string}\n${u.mode === "url" ? `\n${u.url as string}\n` : ""}`);
+        break;
+      case "elicitation_resolved":
+        this.separate("question");
+        this.add(`❓ ${OUTCOMES[u.action as string] ?? (u.action as string)}\n`);
+        break;
+      case "available_commands_update":
+        this.commands = Array.isArray(u.availableCommands) ? (u.availableCommands as SlashCommand[]) : [];
         break;
       case "note":
         this.separate("note");

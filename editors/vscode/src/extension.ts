@@ -2,19 +2,27 @@
 import { randomUUID } from "node:crypto";
 import * as vscode from "vscode";
 import { LanguageClient, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
-import { Chat, type PermissionOption, type TurnEnd, type Update } from "./chat";
+import { Chat, type PermissionOption, slashCandidates, type TurnEnd, type Update } from "./chat";
 import { type ConfigOption, grouped, valueName, valuesOf } from "./options";
+import { ask as askQuestion, type Prompts, type Question } from "./questions";
+import { type AgentStatus, signIn } from "./signIn";
 import { statusText } from "./status";
 
 let client: LanguageClient | undefined;
 const chats = new Map<string, Chat>();
 let current: string | undefined;
 let statusBar: vscode.StatusBarItem | undefined;
+let agent: AgentStatus = { state: "stopped" };
+/** The questions waiting for the user: closing one drops its prompts. */
+const questions = new Map<string, vscode.CancellationTokenSource>();
 
-/** The status bar tells the current chat's state and how full its context is. */
+/** The status bar tells the current chat's state and how full its context is; when the
+ * agent waits for a sign-in, it says so and signs in when clicked. */
 function showStatus(): void {
   if (!statusBar) return;
-  statusBar.text = statusText(current ? chats.get(current) : undefined);
+  const signInNeeded = agent.reason === "auth_required";
+  statusBar.text = signInNeeded ? "goose: needs sign-in" : statusText(current ? chats.get(current) : undefined);
+  statusBar.command = signInNeeded ? "gooseLs.signIn" : undefined;
   statusBar.show();
 }
 
@@ -35,7 +43,8 @@ async function session(): Promise<string> {
   if (current) return current;
   const result = await client!.sendRequest<{ sessionId: string }>("goose/newSession", { tabId: randomUUID() });
   current = result.sessionId;
-  chats.set(current, new Chat(current));
+  // Its first updates (the agent's commands) may have come before this answer.
+  chats.set(current, chats.get(current) ?? new Chat(current));
   showStatus();
   return current;
 }
@@ -53,6 +62,50 @@ async function askPermission(update: Update): Promise<void> {
   const choice = await vscode.window.showWarningMessage(`goose wants to run: ${u.toolCall.title ?? "a tool"}`, ...labels);
   const option = choice === undefined ? undefined : u.options[labels.indexOf(choice)];
   await client!.sendRequest("goose/permission", option ? { requestId: u.requestId, optionId: option.optionId } : { requestId: u.requestId });
+}
+
+function prompts(token: vscode.CancellationToken): Prompts {
+  return {
+    pick: (items, title) => Promise.resolve(vscode.window.showQuickPick(items, { title, placeHolder: title, ignoreFocusOut: true }, token)),
+    pickMany: (items, title) =>
+      Promise.resolve(vscode.window.showQuickPick(items, { title, placeHolder: title, canPickMany: true, ignoreFocusOut: true }, token)),
+    input: (title, value, validateInput) =>
+      Promise.resolve(vscode.window.showInputBox({ title, prompt: title, value, validateInput, ignoreFocusOut: true }, token)),
+    open: (url) => Promise.resolve(vscode.env.openExternal(vscode.Uri.parse(url))),
+  };
+}
+
+/** Ask the agent's question and send the answer, unless it was closed meanwhile (its
+ * prompts are then dropped). A refused form is shown and asked again. */
+async function answerQuestion(sessionId: string, question: Question): Promise<void> {
+  const closing = new vscode.CancellationTokenSource();
+  questions.set(question.requestId, closing);
+  for (;;) {
+    const answer = await askQuestion(prompts(closing.token), question);
+    if (questions.get(question.requestId) !== closing) return;
+    try {
+      await client!.sendRequest("goose/elicitation", { sessionId, requestId: question.requestId, ...answer });
+      return;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      void vscode.window.showErrorMessage(`goose: ${message}`);
+      if (answer.action !== "accept" || message.includes("requestId:")) return void questions.delete(question.requestId);
+    }
+  }
+}
+
+/** A message from an input box; one that starts an agent's `/` command picks it (with its
+ * description), then asks for the rest of the message. */
+async function compose(): Promise<string | undefined> {
+  const sessionId = await session();
+  const message = await vscode.window.showInputBox({ prompt: "goose", placeHolder: "a message; / for the agent's commands" });
+  const candidates = message === undefined ? undefined : slashCandidates(message, chats.get(sessionId)?.commands ?? []);
+  if (!candidates) return message;
+  const items = candidates.map((c) => ({ label: `/${c.name}`, description: c.description }));
+  const command = await vscode.window.showQuickPick(items, { placeHolder: "the agent's commands" });
+  if (!command) return undefined;
+  const start = `${command.label} `;
+  return vscode.window.showInputBox({ prompt: "goose", value: start, valueSelection: [start.length, start.length] });
 }
 
 /** Pick one of the chat's config options (grouped by category), then its new value. */
@@ -98,7 +151,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const chat = chats.get(params.sessionId) ?? new Chat(params.sessionId);
     chats.set(params.sessionId, chat);
     if (chat.apply(params)) documents.changed.fire(chatUri(params.sessionId));
-    if (params.update.sessionUpdate === "permission_request") void askPermission(params);
+    const u = params.update;
+    if (u.sessionUpdate === "permission_request") void askPermission(params);
+    if (u.sessionUpdate === "elicitation_request" && !params.replay) void answerQuestion(params.sessionId, u as unknown as Question);
+    if (u.sessionUpdate === "elicitation_resolved") {
+      questions.get(u.requestId as string)?.cancel();
+      questions.delete(u.requestId as string);
+    }
+    showStatus();
+  });
+  client.onNotification("goose/agentStatus", (status: AgentStatus) => {
+    agent = status;
     showStatus();
   });
   client.onNotification("goose/turnEnd", (params: TurnEnd) => {
@@ -118,7 +181,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await ask(question, [{ type: "selection", uri: editor.document.uri.toString(), startLine: start.line + 1, endLine: end.line + 1 }]);
     }),
     vscode.commands.registerCommand("gooseLs.send", async () => {
-      const message = await vscode.window.showInputBox({ prompt: "goose" });
+      const message = await compose();
       if (message) await ask(message, []);
     }),
     vscode.commands.registerCommand("gooseLs.cancel", async () => {
@@ -138,6 +201,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("gooseLs.restart", async () => {
       await client!.sendRequest("goose/restart", {});
     }),
+    vscode.commands.registerCommand("gooseLs.signIn", () => signIn(agent.signIn ?? [], (method, params) => client!.sendRequest(method, params))),
   );
   await client.start();
 }
@@ -147,5 +211,7 @@ export async function deactivate(): Promise<void> {
   // Activated again, the extension talks to a new goose-ls: these chats were the old one's.
   client = undefined;
   current = undefined;
+  agent = { state: "stopped" };
   chats.clear();
+  questions.clear();
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Chat } from "../src/chat";
+import { Chat, slashCandidates } from "../src/chat";
 
 const update = (index: number, u: object) => ({ sessionId: "s1", messageId: "m1", index, update: u as never });
 
@@ -68,4 +68,21 @@ test("a tool call's first update may be a tool_call_update; it is shown as pendi
   assert.match(chat.text, /🔧 t9 — pending\n$/);
   chat.apply(update(2, { sessionUpdate: "permission_request", requestId: "r1", toolCall: { toolCallId: "t9", title: "shell" }, options: [] }));
   assert.match(chat.text, /🔧 t9 — pending\n\n🔐 permission: shell\n$/);
+});
+
+test("a message that starts an agent's command offers the commands it could be", () => {
+  const commands = [{ name: "compact", description: "Compact the conversation" }, { name: "clear" }, { name: "prompts" }];
+  assert.deepEqual(slashCandidates("/", commands)?.map((c) => c.name), ["compact", "clear", "prompts"]);
+  assert.deepEqual(slashCandidates("/c", commands)?.map((c) => c.name), ["compact", "clear"]);
+  assert.equal(slashCandidates("/compact", commands), undefined, "already a command");
+  assert.equal(slashCandidates("/x", commands), undefined);
+  assert.equal(slashCandidates("/c more words", commands), undefined);
+  assert.equal(slashCandidates("hello /c", commands), undefined);
+});
+
+test("the agent's questions and their outcome are written into the chat", () => {
+  const chat = new Chat("s1");
+  chat.apply(update(1, { sessionUpdate: "elicitation_request", requestId: "q1", message: "Set up the project", mode: "form" }));
+  chat.apply(update(2, { sessionUpdate: "elicitation_resolved", requestId: "q1", action: "decline" }));
+  assert.match(chat.text, /\n❓ Set up the project\n\n❓ declined\n$/);
 });

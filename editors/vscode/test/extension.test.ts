@@ -1,8 +1,9 @@
 // extension.ts under plain node, against a real goose-ls and the scripted agent. `vscode`
 // and the language client are stand-ins: the first records what the user is shown, the
 // second speaks JSON-RPC to the server over stdio. tests/test_vscode.py sets GOOSE_CMD
-// (the server's command), GOOSE_AGENT (the scripted agent's, less the script) and GOOSE_OPTIONS
-// (goose's config options, as the scripted agent offers them).
+// (the server's command), GOOSE_AGENT (the scripted agent's, less the script), GOOSE_OPTIONS
+// (goose's config options, as the scripted agent offers them) and GOOSE_FORM (a question of
+// the agent: a choice, an integer, an optional text).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -25,18 +26,51 @@ const shown: { message: string; labels: string[] }[] = [];
 const commands = new Map<string, () => Promise<void>>();
 let chats: { provideTextDocumentContent(uri: { path: string }): string } | undefined;
 const turnEnds: { sessionId: string }[] = [];
-const statusBar = { text: "", shown: false, show() { this.shown = true; }, dispose() {} };
+const statusBar = { text: "", command: undefined as string | undefined, shown: false, show() { this.shown = true; }, dispose() {} };
 /** Each quick pick shown: its items' labels (separators as `-- label`); the user picks
  * the item whose label is the next of `picks` (none when they run out). */
 const quickPicks: string[][] = [];
+const quickPickItems: { label: string; description?: string }[][] = [];
 const picks: string[] = [];
+/** What the user types into each input box shown, in order: a text is retyped while
+ * validateInput refuses it, "<Escape>" dismisses the box; when none are left, one text. */
+const inputs: string[] = [];
+/** Each input box shown: its prompt and value, and the problems validateInput said. */
+const inputBoxes: { prompt?: string; value?: string; refused: string[] }[] = [];
+/** A pick of "<wait>" leaves the quick pick open until its token is cancelled. */
+const dropped: string[] = [];
+const errors: string[] = [];
+const informed: string[] = [];
+const opened: string[] = [];
+/** What the user types into a terminal the extension opens. */
+const typedInTerminal: string[] = [];
+const closeListeners = new Set<(terminal: unknown) => void>();
+type Token = { isCancellationRequested: boolean; onCancellationRequested(listener: () => void): void };
 
 const vscode = {
   EventEmitter: class {
     event = () => ({ dispose() {} });
     fire() {}
   },
-  Uri: { from: (parts: { path: string }) => parts },
+  CancellationTokenSource: class {
+    private readonly listeners: (() => void)[] = [];
+    readonly token: Token = {
+      isCancellationRequested: false,
+      onCancellationRequested: (listener) => void this.listeners.push(listener),
+    };
+    cancel() {
+      this.token.isCancellationRequested = true;
+      for (const listener of this.listeners) listener();
+    }
+    dispose() {}
+  },
+  Uri: { from: (parts: { path: string }) => parts, parse: (url: string) => ({ url, toString: () => url }) },
+  env: {
+    openExternal: async (uri: { url: string }) => {
+      opened.push(uri.url);
+      return true;
+    },
+  },
   StatusBarAlignment: { Left: 1 },
   ViewColumn: { Beside: -2 },
   QuickPickItemKind: { Separator: -1 },
@@ -47,12 +81,47 @@ const vscode = {
   },
   window: {
     createStatusBarItem: () => statusBar,
-    showInputBox: async () => "Edit app.py, please",
-    showInformationMessage: async () => undefined,
-    showQuickPick: async <T extends { label: string; kind?: number }>(items: T[]) => {
+    showInputBox: async (options: { prompt?: string; value?: string; validateInput?: (text: string) => string | undefined } = {}) => {
+      const box = { prompt: options.prompt, value: options.value, refused: [] as string[] };
+      inputBoxes.push(box);
+      if (inputs.length === 0) return "Edit app.py, please";
+      for (let text = inputs.shift(); text !== undefined; text = inputs.shift()) {
+        if (text === "<Escape>") return undefined;
+        const problem = options.validateInput?.(text);
+        if (!problem) return text;
+        box.refused.push(problem);
+      }
+      return undefined;
+    },
+    showInformationMessage: async (message: string) => void informed.push(message),
+    showErrorMessage: async (message: string) => void errors.push(message),
+    showQuickPick: async <T extends { label: string; kind?: number }>(items: T[], options?: { title?: string }, token?: Token) => {
       quickPicks.push(items.map((item) => (item.kind === -1 ? `-- ${item.label}` : item.label)));
+      quickPickItems.push(items);
       const wanted = picks.shift();
+      if (wanted === "<wait>" && token) {
+        return new Promise<undefined>((resolve) =>
+          token.onCancellationRequested(() => {
+            dropped.push(options?.title ?? "");
+            resolve(undefined);
+          }),
+        );
+      }
       return items.find((item) => item.kind !== -1 && item.label === wanted);
+    },
+    createTerminal: (options: { shellPath: string; shellArgs: string[]; env: Record<string, string> }) => {
+      const terminal = { options, exitStatus: undefined as { code: number | null } | undefined, shown: false, show() { this.shown = true; } };
+      const child = spawn(options.shellPath, options.shellArgs, { env: { ...process.env, ...options.env } });
+      child.stdin.end(typedInTerminal.join(""));
+      child.on("exit", (code) => {
+        terminal.exitStatus = { code };
+        for (const listener of closeListeners) listener(terminal);
+      });
+      return terminal;
+    },
+    onDidCloseTerminal: (listener: (terminal: unknown) => void) => {
+      closeListeners.add(listener);
+      return { dispose: () => closeListeners.delete(listener) };
     },
     showTextDocument: async () => ({}),
     showWarningMessage: async (message: string, ...labels: string[]) => {
@@ -174,6 +243,126 @@ test("the option picker groups options by category; it toggles a boolean and swi
       sent.map((p: { configId: string; value: unknown; type?: string }) => [p.configId, p.value, p.type]),
       [["auto_compact", false, "boolean"], ["model", "gpt-5", undefined]],
     );
+  } finally {
+    await extension.deactivate();
+  }
+});
+
+const form = JSON.parse(process.env.GOOSE_FORM ?? "{}");
+
+/** Forget what earlier tests recorded. */
+function fresh(): void {
+  for (const list of [quickPicks, quickPickItems, picks, inputs, inputBoxes, dropped, errors, informed, opened, typedInTerminal, turnEnds]) list.length = 0;
+}
+
+function received(record: string): { method?: string; params?: { prompt: { text?: string }[] }; result?: { action?: string } }[] {
+  return readFileSync(record, "utf-8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
+}
+
+/** What the scripted agent got back for its questions. */
+function answers(record: string): object[] {
+  return received(record).flatMap((m) => (m.result && "action" in m.result ? [m.result] : []));
+}
+
+function chatText(): string {
+  return chats!.provideTextDocumentContent({ path: turnEnds[0].sessionId });
+}
+
+test("a question is answered through quick picks and input boxes; the agent gets exactly that", { skip }, async () => {
+  fresh();
+  const record = join(scratch, "agent-form.jsonl");
+  writeFileSync(script, JSON.stringify({ turns: [[{ elicit: form }, { text: " over" }]], record }));
+  await extension.activate({ subscriptions: [] } as never);
+  try {
+    picks.push("Answer", "green");
+    inputs.push("Set the project up", "three", "3", "");
+    await commands.get("gooseLs.send")!();
+    await until(() => turnEnds.length > 0, "the turn to end");
+    assert.deepEqual(answers(record), [{ action: "accept", content: { colour: "green", workers: 3 } }]);
+    assert.deepEqual(quickPicks, [["Answer", "Decline", "Cancel"], ["red", "green", "blue"]]);
+    assert.deepEqual(
+      inputBoxes.map((box) => [box.prompt, box.refused]),
+      [["goose", []], ["Workers", ["must be an integer"]], ["Note, optional", []]],
+      "a word where a number goes is refused by the input box, and retyped",
+    );
+    assert.match(chatText(), /❓ Set up the project\n\n❓ answered\n/);
+  } finally {
+    await extension.deactivate();
+  }
+});
+
+test("Escape in a question's form cancels it: the agent gets cancel and nothing of the form", { skip }, async () => {
+  fresh();
+  const record = join(scratch, "agent-escape.jsonl");
+  writeFileSync(script, JSON.stringify({ turns: [[{ elicit: form }, { text: " over" }]], record }));
+  await extension.activate({ subscriptions: [] } as never);
+  try {
+    picks.push("Answer", "green");
+    inputs.push("Set the project up", "<Escape>");
+    await commands.get("gooseLs.send")!();
+    await until(() => turnEnds.length > 0, "the turn to end");
+    assert.deepEqual(answers(record), [{ action: "cancel" }]);
+    assert.match(chatText(), /❓ cancelled\n/);
+  } finally {
+    await extension.deactivate();
+  }
+});
+
+test("a question closed by the agent drops its open prompt, and no answer is sent", { skip }, async () => {
+  fresh();
+  writeFileSync(script, JSON.stringify({ turns: [[{ elicit: { ...form, withdrawAfter: 0.3 } }, { text: " went on" }]] }));
+  await extension.activate({ subscriptions: [] } as never);
+  try {
+    picks.push("<wait>");
+    await commands.get("gooseLs.send")!();
+    await until(() => turnEnds.length > 0, "the turn to end");
+    assert.deepEqual(dropped, ["goose asks: Set up the project"]);
+    assert.deepEqual(errors, [], "nothing was sent for it");
+    assert.match(chatText(), /❓ cancelled\n\n## goose\n\n\[elicitation: error -32800\] went on/);
+  } finally {
+    await extension.deactivate();
+  }
+});
+
+test("signing in runs the agent's terminal sign-in in a terminal, then the chat works", { skip }, async () => {
+  fresh();
+  const kept = join(scratch, "signed-in.json");
+  const login = { id: "login", name: "Log in", type: "terminal", args: ["--login"], env: { LOGIN_MODE: "device code" } };
+  const turns = [[{ text: "Signed in and answering." }]];
+  writeFileSync(script, JSON.stringify({ authMethods: [login], requireAuth: true, terminalSignIn: kept, turns }));
+  await extension.activate({ subscriptions: [] } as never);
+  try {
+    await assert.rejects(commands.get("gooseLs.send")!(), /needs you to sign in/);
+    await until(() => statusBar.text === "goose: needs sign-in", "the status bar to say so");
+    assert.equal(statusBar.command, "gooseLs.signIn", "a click signs in");
+    typedInTerminal.push("4711\n");
+    await commands.get("gooseLs.signIn")!();
+    await until(() => informed.includes("goose: signed in"), "the sign-in to be taken up");
+    assert.deepEqual(JSON.parse(readFileSync(kept, "utf-8")), { args: ["--login"], code: "4711", env: { LOGIN_MODE: "device code" } });
+    assert.notEqual(statusBar.text, "goose: needs sign-in");
+    inputs.push("Hello");
+    await commands.get("gooseLs.send")!();
+    await until(() => turnEnds.length > 0, "the turn to end");
+    assert.match(chatText(), /Signed in and answering\.\n$/);
+  } finally {
+    await extension.deactivate();
+  }
+});
+
+test("a message started with / picks one of the agent's commands, with its description", { skip }, async () => {
+  fresh();
+  const record = join(scratch, "agent-slash.jsonl");
+  writeFileSync(script, JSON.stringify({ turns: [[{ text: "Compacted." }]], record }));
+  await extension.activate({ subscriptions: [] } as never);
+  try {
+    inputs.push("/", "/compact now");
+    picks.push("/compact");
+    await commands.get("gooseLs.send")!();
+    await until(() => turnEnds.length > 0, "the turn to end");
+    assert.deepEqual(quickPickItems[0].map((i) => [i.label, i.description]), [["/compact", "Compact the conversation history"]]);
+    assert.equal(inputBoxes[1].value, "/compact ", "the command, then the rest of the message");
+    const prompts = received(record).filter((m) => m.method === "session/prompt");
+    assert.deepEqual(prompts.map((m) => m.params!.prompt[0].text), ["/compact now"]);
   } finally {
     await extension.deactivate();
   }

@@ -294,6 +294,10 @@ function M.on_update(params)
     append(id, "\n\n🔐 " .. verdict(s, u))
     s.permissions[u.requestId] = nil
     goose().changed()
+  elseif kind == "elicitation_request" or kind == "elicitation_resolved" then
+    s.kind = "question"
+    append(id, "\n\n" .. require("goose_ls.elicitation").on_update(id, u, params.replay))
+    goose().changed()
   elseif kind == "note" then
     s.kind = "note"
     append(id, "\n\n> " .. u.text)
@@ -407,11 +411,13 @@ function M.sync(summary)
   render_queue(summary.sessionId)
 end
 
---- "waiting for you", "running", "idle", followed by ", queued N" when prompts wait.
+--- "waiting for you" (a permission or a question), "running", "idle", followed by
+--- ", queued N" when prompts wait.
 function M.state(id)
   local s = M.sessions[id]
   if not s then return "idle" end
-  local state = next(s.permissions) and "waiting for you" or (s.running and "running" or "idle")
+  local asking = next(s.permissions) or require("goose_ls.elicitation").waiting(id)
+  local state = asking and "waiting for you" or (s.running and "running" or "idle")
   if #s.queue > 0 then state = state .. ", queued " .. #s.queue end
   return state
 end

@@ -123,9 +123,10 @@ end
 --- The state of the current chat for a statusline: "goose: idle", "goose: running",
 --- "goose: waiting for you" (a permission question is open), "goose: running, queued 2",
 --- then how full its context is ("goose: idle · 12k/200k"); the agent's own state when
---- it is not running ("goose: starting", "goose: error").
+--- it is not running ("goose: starting", "goose: error", "goose: needs sign-in").
 function M.statusline()
   local agent = M.status.state or "stopped"
+  if M.status.reason == "auth_required" then return "goose: needs sign-in" end
   if agent == "starting" or agent == "error" then return "goose: " .. agent end
   if not chat.current and agent ~= "running" then return "goose: " .. agent end
   local line = "goose: " .. (chat.current and chat.state(chat.current) or "idle")
