@@ -26,4 +26,5 @@ class AgentStatus:
     binary: str | None = None
     version: str | None = None
     pid: int | None = None
+    url: str | None = None
     agent: dict[str, Any] | None = None
