@@ -35,7 +35,8 @@ class Channel(Protocol):
         self, output_ended: asyncio.Future[str], stopping: Callable[[], bool]
     ) -> tuple[str, bool]:
         """Wait for the agent's end (its output's end is ``output_ended``): what
-        happened, as the end of "the agent ...", and whether goose-ls forced it."""
+        happened, as the end of "the agent ...", and whether that says it all (else
+        the status adds "unexpectedly")."""
 
     def hint(self) -> str:
         """More on why it ended (`` (last output: ...)``), or nothing."""
@@ -67,9 +68,18 @@ class Endpoint(Protocol):
 
 
 def endpoint_for(
-    settings: AgentSettings, environ: Mapping[str, str], cwd: str, tasks: Tasks
+    settings: AgentSettings,
+    environ: Mapping[str, str],
+    cwd: str,
+    tasks: Tasks,
+    warn: Callable[[str], None],
 ) -> Endpoint:
-    """The agent's command."""
+    """``agent.url`` when set (``warn`` tells the user what they should hear of it), else
+    the agent's command."""
+    if settings.url.strip():
+        from goose_ls.agent.network import NetworkEndpoint
+
+        return NetworkEndpoint(settings, environ, warn)
     from goose_ls.agent.spawned import ProcessEndpoint
 
     return ProcessEndpoint(settings, environ, cwd, tasks)

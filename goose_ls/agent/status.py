@@ -15,6 +15,11 @@ class AgentState(str, Enum):
     ERROR = "error"
 
 
+LOST = ("crashed", "disconnected")
+"""The reasons of an agent that ended without being asked to (its process, or the
+connection to its server): recovery starts it again and reattaches the chats."""
+
+
 @attrs.frozen
 class AgentStatus:
     """What the editor is told about the agent (``goose/agentStatus``)."""

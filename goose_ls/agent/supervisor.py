@@ -106,7 +106,7 @@ class AgentSupervisor:
     async def _start(self) -> AgentConnection:
         self._set_status(AgentStatus(AgentState.STARTING, message="starting the agent"))
         endpoint = self._endpoint = endpoint_for(
-            self.settings, self._environ, self._cwd, self._tasks
+            self.settings, self._environ, self._cwd, self._tasks, self._callbacks.warning
         )
         self._generation += 1
         generation = self._generation
@@ -184,7 +184,7 @@ class AgentSupervisor:
         gone: asyncio.Future[str],
         conn: Any,
     ) -> None:
-        reason, forced = await channel.ended(transport.ended, lambda: self._stopping)
+        reason, said = await channel.ended(transport.ended, lambda: self._stopping)
         if not gone.done():
             gone.set_result(f"the agent {reason}{channel.hint()}")
         await conn.close()
@@ -196,7 +196,7 @@ class AgentSupervisor:
         self._set_status(
             AgentStatus(
                 AgentState.ERROR,
-                message=f"the agent {reason}{'' if forced else ' unexpectedly'}{channel.hint()}",
+                message=f"the agent {reason}{'' if said else ' unexpectedly'}{channel.hint()}",
                 fix=endpoint.fix,
                 reason=endpoint.lost,
                 **endpoint.facts(),

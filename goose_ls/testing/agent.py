@@ -10,7 +10,6 @@ says, for scripts whose ``capabilities`` advertise them.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime
 import os
 import sys
@@ -21,7 +20,6 @@ from typing import Any
 from goose_ls.testing.memory import Memory
 from goose_ls.testing.options import changed, offered, takes_booleans
 from goose_ls.testing.peer import Peer, RpcError, stdio
-from goose_ls.testing.script import load_script
 from goose_ls.testing.steps import StepPlayer, TurnOver
 
 GOOSE_CAPABILITIES: dict[str, Any] = {
@@ -263,17 +261,3 @@ async def serve(script: dict[str, Any]) -> None:
             os._exit(int(step["exit"]))
         await agent.steps.step("", step, asyncio.Event())
     await peer.listen(agent.request, agent.notification)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] in ("-h", "--help"):
-        print(
-            "usage: python -m goose_ls.testing SCRIPT.json  (an ACP agent on stdio)",
-            file=sys.stderr,
-        )
-        return 2
-    script = load_script(args[0])
-    with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
-        asyncio.run(serve(script))
-    return 0
