@@ -128,6 +128,7 @@ class AgentSupervisor:
             raise
         except AgentError as exc:
             hint = self._channel.hint() if self._channel is not None else ""
+            hint = "" if hint in str(exc) else hint  # said once, by the agent's end
             await self._terminate()
             self._set_status(
                 AgentStatus(

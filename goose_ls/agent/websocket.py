@@ -1,7 +1,8 @@
 """ACP over a WebSocket, as ``goose serve`` speaks it: one JSON-RPC message a text frame.
 
-Opened with the token in the upgrade request's headers (``Authorization: Bearer`` for
-goose's newer servers, ``X-Secret-Key`` for 1.38 to 1.43; never in the URL), no
+Opened with the token in the upgrade request's headers (``X-Secret-Key``, which goose
+1.38 to 1.43 read, and ``Authorization: Bearer``, which the ``goose-acp`` transport in
+goose's repository reads; never in the URL), no
 redirect followed (the token would go along), no proxy, and the websockets library's own
 logger kept above DEBUG (it would log the headers). A pinned certificate is checked
 after the TLS handshake and before the upgrade request, so a wrong server never sees the

@@ -22,7 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--serve", metavar="[HOST:]PORT", help="serve ACP over WebSocket")
     parser.add_argument("--tls-cert-path", type=Path, help="serve TLS with this certificate")
     parser.add_argument("--tls-key-path", type=Path, help="and this key")
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    # Arguments after the script (a test's agent.args) are not for it to judge: ignored.
+    args, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     script = load_script(args.script)
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
         if args.serve is None:

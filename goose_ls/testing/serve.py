@@ -4,10 +4,11 @@
 As goose does on the wire:
 
 - ``GET /health`` and ``GET /status`` answer ``ok`` without a token;
-- ``/acp`` takes the token the way the script's ``serveAuth`` names (default: goose's
-  newer forms, ``bearer`` (``Authorization: Bearer``) and ``subprotocol`` (the offered
-  ``goose-acp-auth.<token>``, echoed back); goose 1.38 to 1.43 took ``x-secret-key`` (the
-  ``X-Secret-Key`` header) and ``query`` (``?token=``)); anything else is HTTP 401;
+- ``/acp`` takes the token the way the script's ``serveAuth`` names (default: the forms
+  of the ``goose-acp`` transport in goose's repository, ``bearer`` (``Authorization:
+  Bearer``) and ``subprotocol`` (the offered ``goose-acp-auth.<token>``, echoed back);
+  goose 1.38 to 1.43 took ``x-secret-key`` (the ``X-Secret-Key`` header) and ``query``
+  (``?token=``)); anything else is HTTP 401;
 - a browser's ``Origin`` that is not loopback is HTTP 403;
 - every WebSocket gets an agent of its own (and an ``Acp-Connection-Id``), the
   sessions kept in the script's ``sessionsFile`` as goose keeps them in its database;
@@ -43,7 +44,7 @@ from goose_ls.testing.peer import Peer
 SECRET_VARIABLE = "GOOSE_SERVER__SECRET_KEY"
 SUBPROTOCOL_PREFIX = "goose-acp-auth."
 NEWER_AUTH = ("bearer", "subprotocol")
-"""What goose's newer ``goose serve`` takes (``crates/goose-acp/src/transport.rs``)."""
+"""What the ``goose-acp`` crate's ``goose serve`` takes (``crates/goose-acp/src/transport.rs``)."""
 GOOSE_1_43_AUTH = ("x-secret-key", "query")
 """What goose 1.38 to 1.43 took (``crates/goose/src/acp/transport/auth.rs``)."""
 LOOPBACK_ORIGINS = ("localhost", "127.0.0.1", "[::1]")
