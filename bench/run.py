@@ -24,6 +24,7 @@ from pathlib import Path
 import attrs
 import journal_cases
 import paced
+import websocket_case
 from cases import RELAY_CASES, Figure
 from transcript_cost import transcript_size
 
@@ -36,6 +37,7 @@ CASES = {
     "transcript-size": transcript_size,
     "paced": paced.paced,
     "many": paced.many_sessions,
+    "websocket": websocket_case.over_websocket,
 }
 
 

@@ -42,9 +42,15 @@ def parser() -> argparse.ArgumentParser:
     common.add_argument("--log-file", default=argparse.SUPPRESS)
     sub = p.add_subparsers(dest="command")
     doctor = sub.add_parser(
-        "doctor", parents=[common], help="check the agent binary, its version and its handshake"
+        "doctor",
+        parents=[common],
+        help="check the agent (binary and version, or server and token) and its handshake",
     )
     doctor.add_argument("--settings", help="settings as JSON (as initializationOptions would be)")
+    doctor.add_argument(
+        "--url",
+        help="check goose serve at this URL (ws://, wss://) instead: reachable, token, handshake",
+    )
     demo = sub.add_parser(
         "demo", parents=[common], help="run one chat turn through goose-ls as an editor would"
     )
@@ -64,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "doctor":
         from goose_ls.doctor import run_doctor
 
-        return run_doctor(args.settings)
+        return run_doctor(args.settings, args.url)
     if args.command == "demo":
         from goose_ls.demo import run_demo
 

@@ -1,4 +1,5 @@
-"""``goose-ls doctor``: is the agent there, recent enough, and does it shake hands?
+"""``goose-ls doctor``: is the agent there, recent enough, and does it shake hands? With
+``--url`` (or ``agent.url``): is goose serve reachable, does it take the token?
 
 Prints one line per check and, on the first failure, a one-line fix; exits 1 then.
 """
@@ -16,8 +17,10 @@ from goose_ls import __version__
 from goose_ls import settings as settings_model
 from goose_ls.agent.client import RefuseAll
 from goose_ls.agent.discovery import format_version, resolve
+from goose_ls.agent.network import health
 from goose_ls.agent.presets import MINIMUM_GOOSE_VERSION, PRESETS
 from goose_ls.agent.profile import AgentProfile
+from goose_ls.agent.reach import read_token
 from goose_ls.agent.supervisor import AgentSupervisor
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.paths import config_dir, data_dir, log_dir
@@ -46,8 +49,10 @@ def capabilities_summary(profile: AgentProfile) -> str:
     return ", ".join(parts) or "none"
 
 
-async def _check(raw_settings: Any) -> int:
+async def _check(raw_settings: Any, url: str | None) -> int:
     settings, warnings = settings_model.load([("--settings", raw_settings)])
+    if url is not None:
+        settings.agent.url = url
     print(f"goose-ls {__version__}")
     _line("config dir", str(config_dir()))
     _line("log dir", str(log_dir()))
@@ -56,6 +61,15 @@ async def _check(raw_settings: Any) -> int:
     for warning in warnings:
         _line("warning", warning)
     agent = settings.agent
+    check = _server if agent.url.strip() else _binary
+    problem = await check(agent)
+    if problem is not None:
+        return _fail(*problem)
+    return await _handshake(agent)
+
+
+async def _binary(agent: settings_model.AgentSettings) -> tuple[str, str] | None:
+    """The agent's command: found, and recent enough."""
     command = agent.command or list(PRESETS[agent.preset].command)
     # A command of one's own is no preset: name it by its program, not "goose".
     name = f"{Path(command[0]).name} (agent.command)" if agent.command else agent.preset
@@ -63,18 +77,38 @@ async def _check(raw_settings: Any) -> int:
     try:
         launch = await resolve(agent, os.environ)
     except AgentUnavailable as exc:
-        return _fail(exc.message, exc.fix or "")
+        return exc.message, exc.fix or ""
     _line("binary", launch.binary)
     if launch.version:
         _line("version", f"{launch.version} (minimum {format_version(MINIMUM_GOOSE_VERSION)}) ok")
     else:
         _line("version", "not checked (not goose, or goose.agent.checkVersion is false)")
+    return None
+
+
+async def _server(agent: settings_model.AgentSettings) -> tuple[str, str] | None:
+    """goose serve at ``agent.url``: the address allowed, a token, and something there."""
+    _line("agent url", agent.url)
+    try:
+        _, source = read_token(agent, os.environ)
+        _line("token", f"from {source}" if source != "none" else "none set")
+        _line("reachable", await health(agent))
+    except AgentUnavailable as exc:
+        return exc.message, exc.fix or ""
+    return None
+
+
+async def _handshake(agent: settings_model.AgentSettings) -> int:
+    """Start (or reach) the agent and shake hands, as goose-ls does."""
     supervisor = AgentSupervisor(
         agent, RefuseAll(), RefuseAll(), os.getcwd(), lambda _: None, Tasks()
     )
     started = time.monotonic()
     try:
         conn = await supervisor.connection()
+    except AgentUnavailable as exc:
+        await supervisor.stop()
+        return _fail(exc.message, exc.fix or "")
     except AgentError as exc:
         await supervisor.stop()
         return _fail(
@@ -83,6 +117,8 @@ async def _check(raw_settings: Any) -> int:
             "(for goose: `goose configure`).",
         )
     elapsed = time.monotonic() - started
+    if agent.url.strip():
+        _line("auth", "token accepted")
     profile = conn.profile
     _line(
         "initialize",
@@ -97,7 +133,7 @@ async def _check(raw_settings: Any) -> int:
     return 0
 
 
-def run_doctor(raw_settings: str | None) -> int:
+def run_doctor(raw_settings: str | None, url: str | None = None) -> int:
     data: Any = None
     if raw_settings:
         try:
@@ -107,4 +143,4 @@ def run_doctor(raw_settings: str | None) -> int:
                 f"--settings is not valid JSON ({exc})",
                 'Pass a JSON object, e.g. \'{"agent": {"command": "goose acp"}}\'.',
             )
-    return asyncio.run(_check(data))
+    return asyncio.run(_check(data, url))

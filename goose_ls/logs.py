@@ -1,12 +1,15 @@
 """Logging: everything to a rotating file, warnings and worse to stderr, nothing to stdout.
 
-stdout carries the LSP stream; a stray print there would corrupt it.
+stdout carries the LSP stream; a stray print there would corrupt it. No secret reaches
+either: the agent's token (:func:`hide`) and any ``"token": "..."`` in a message (pygls
+logs whole LSP messages at debug level, settings included) are replaced.
 """
 
 from __future__ import annotations
 
 import logging
 import logging.handlers
+import re
 from pathlib import Path
 
 from goose_ls.paths import log_dir
@@ -32,6 +35,29 @@ class ShortSchemaErrors(logging.Filter):
         return True
 
 
+_TOKEN_FIELD = re.compile(r"""(['"]token['"]\s*:\s*)(['"])(?:\\.|(?!\2).)+\2""")
+_hidden: set[str] = set()
+
+
+def hide(secret: str) -> None:
+    """Never log ``secret`` (the agent's token, once it is read)."""
+    if secret:
+        _hidden.add(secret)
+
+
+class Secrets(logging.Filter):
+    """Takes secrets out of every record before a handler writes it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = _TOKEN_FIELD.sub(r"\1\2<redacted>\2", message)
+        for secret in _hidden:
+            cleaned = cleaned.replace(secret, "<redacted>")
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
+
+
 def setup(level: str = "info", log_file: str | None = None) -> Path | None:
     """Configure the root logger; returns the log file used (None if it could not be opened)."""
     root = logging.getLogger()
@@ -44,6 +70,7 @@ def setup(level: str = "info", log_file: str | None = None) -> Path | None:
     stderr = logging.StreamHandler()
     stderr.setLevel(logging.WARNING)
     stderr.setFormatter(fmt)
+    stderr.addFilter(Secrets())
     root.addHandler(stderr)
 
     path = Path(log_file) if log_file else log_dir() / "goose-ls.log"
@@ -57,6 +84,7 @@ def setup(level: str = "info", log_file: str | None = None) -> Path | None:
         return None
     to_file.setLevel(getattr(logging, level.upper()))
     to_file.setFormatter(fmt)
+    to_file.addFilter(Secrets())
     root.addHandler(to_file)
     # pygls logs every message body at INFO; keep that for debug level only.
     logging.getLogger("pygls").setLevel(logging.DEBUG if level == "debug" else logging.WARNING)

@@ -81,6 +81,20 @@ class AgentSettings:
     goose-ls gives up: no agent starts until ``goose.restart``."""
     restart_window: float = 300.0
     """Seconds over which failures are counted; older ones are forgotten."""
+    url: str = ""
+    """A running ``goose serve`` to connect to instead of starting the command:
+    ``ws://127.0.0.1:3284/acp``, or ``wss://`` for one with TLS."""
+    token: str = attrs.field(default="", metadata={"secret": True})
+    """The server's token (its ``GOOSE_SERVER__SECRET_KEY``). The least safe place for
+    it: ``GOOSE_LS_AGENT_TOKEN`` or ``tokenFile`` come first."""
+    token_file: str = ""
+    """A file holding the server's token (readable by you alone)."""
+    tls_fingerprint: str = ""
+    """The SHA-256 fingerprint of a ``wss://`` server's certificate, trusted instead of
+    the system's authorities (goose prints it as ``GOOSED_CERT_FINGERPRINT``)."""
+    allow_insecure: bool = False
+    """Let ``ws://`` (no TLS) reach a server on another machine: the token and the chat
+    cross the network in clear text."""
     mcp_servers: list[McpServer] = attrs.field(
         factory=list, metadata={"each": True, "secret": True}
     )
@@ -345,6 +359,7 @@ def describe(settings: Settings) -> dict[str, Any]:
     redacted: logs get shared."""
     result: dict[str, Any] = _redacted(to_wire(settings))
     result["agent"]["env"] = {name: REDACTED for name in settings.agent.env}
+    result["agent"]["token"] = REDACTED if settings.agent.token else ""
     result["agent"]["mcpServers"] = [
         _redacted(server.redacted()) for server in settings.agent.mcp_servers
     ]

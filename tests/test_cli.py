@@ -1,8 +1,10 @@
-"""The goose-ls command line: --version, doctor."""
+"""The goose-ls command line: --version, doctor (of a command, and of goose serve at a URL)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -11,14 +13,15 @@ from goose_ls import __version__
 from goose_ls.testing import write_fake_goose, write_script
 from goose_ls.testing.harness import server_env
 from goose_ls.testing.script import scripted_agent_command
+from goose_ls.testing.served import ServedAgent
 
 
-def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _run(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "goose_ls", *args],
         capture_output=True,
         text=True,
-        env=server_env(tmp_path),
+        env=server_env(tmp_path, **env),
         timeout=120,
         check=False,
     )
@@ -70,6 +73,41 @@ def test_doctor_fails_when_the_agent_dies_at_start(tmp_path: Path) -> None:
     result = _run(tmp_path, "doctor")
     assert result.returncode == 1
     assert "FAIL: initialize failed" in result.stdout and "no provider" in result.stdout
+
+
+async def test_doctor_checks_goose_serve_at_a_url(tmp_path: Path) -> None:
+    server = ServedAgent(write_script(tmp_path / "script.json", {}), "s3cret-token")
+    url = await server.start()
+    try:
+        good = await asyncio.to_thread(
+            _run, tmp_path, "doctor", "--url", url, GOOSE_LS_AGENT_TOKEN="s3cret-token"
+        )
+        wrong = await asyncio.to_thread(
+            _run, tmp_path, "doctor", "--url", url, GOOSE_LS_AGENT_TOKEN="another"
+        )
+    finally:
+        await server.stop()
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert f"agent url    {url}" in good.stdout
+    assert "token        from GOOSE_LS_AGENT_TOKEN" in good.stdout
+    assert "reachable    GET /status: 200 OK 'ok'" in good.stdout
+    assert "auth         token accepted" in good.stdout
+    assert "initialize   ok" in good.stdout and "All checks passed." in good.stdout
+    assert wrong.returncode == 1
+    assert "reachable    GET /status: 200 OK" in wrong.stdout, "reached, then refused"
+    assert f"FAIL: authentication failed: goose serve at {url} refused the token" in wrong.stdout
+    assert "fix: Set GOOSE_LS_AGENT_TOKEN" in wrong.stdout
+    assert "s3cret-token" not in good.stdout + wrong.stdout
+
+
+def test_doctor_names_a_url_where_nothing_answers(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"ws://127.0.0.1:{sock.getsockname()[1]}/acp"  # bound, not listening
+        result = _run(tmp_path, "doctor", "--url", url)
+    assert result.returncode == 1
+    assert f"FAIL: nothing answers at {url}" in result.stdout
+    assert "fix: Start goose serve there" in result.stdout
 
 
 def test_demo_streams_a_reply_from_the_scripted_agent(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ async def test_a_1000_deep_json_line_is_skipped_and_the_turn_goes_on(editor: Edi
     assert end.get("stopReason") == "end_turn", end
     assert editor.goose.text(mid) == "before after"
     log = (editor.tmp / "logs" / "goose-ls.log").read_text()
-    assert "skipped a line from the agent (nested too deeply)" in log
+    assert "skipped a message from the agent (nested too deeply)" in log
     status = await editor.goose.request("goose/status", {})
     assert status["agent"]["state"] == "running"
 

@@ -87,8 +87,8 @@ async def test_malformed_lines_and_a_10_mb_line_do_not_break_the_connection(edit
     assert text.startswith("before ") and text.endswith("after")
     assert len(text) == len("before ") + big + len("after")
     log = (editor.tmp / "logs" / "goose-ls.log").read_text()
-    assert "skipped a line from the agent (not JSON)" in log
-    assert "skipped a line from the agent (invalid UTF-8)" in log
+    assert "skipped a message from the agent (not JSON)" in log
+    assert "skipped a message from the agent (invalid UTF-8)" in log
 
 
 async def test_an_agent_that_exits_at_start_is_reported_and_retried(editor: Editor) -> None:

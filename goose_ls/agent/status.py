@@ -15,6 +15,11 @@ class AgentState(str, Enum):
     ERROR = "error"
 
 
+LOST = ("crashed", "disconnected")
+"""The reasons of an agent that ended without being asked to (its process, or the
+connection to its server): recovery starts it again and reattaches the chats."""
+
+
 @attrs.frozen
 class SignIn:
     """A terminal sign-in a plugin can run for the user (its command is asked for with
@@ -35,6 +40,7 @@ class AgentStatus:
     binary: str | None = None
     version: str | None = None
     pid: int | None = None
+    url: str | None = None
     agent: dict[str, Any] | None = None
     sign_in: tuple[SignIn, ...] | None = None
     """With reason ``auth_required``: the agent's terminal sign-ins, ready to run."""

@@ -1,17 +1,12 @@
-"""Owns the agent process: start, handshake, state, crash detection, restart, shutdown.
+"""Owns the agent: start, handshake, state, the end noticed, restart, shutdown.
 
 States are ``stopped``, ``starting``, ``running`` and ``error``; every change is reported
-through ``on_status`` so the editor can show it. A crash fails every waiting request at
-once (never a hang) and the next request starts a fresh agent. Stopping closes the
-agent's stdin, sends SIGTERM to its whole process group, waits, then SIGKILLs the group.
-
-The agent is dead when its process exits (seen through a pidfd, even while a child of it
-holds the pipes) or when its output can no longer be read: an agent that closes its
-stdout but lives on is killed and reported as crashed. After :meth:`give_up` no agent is
-started until :meth:`restart`.
-
-Over 300 lines on purpose: it is one state machine, and every transition of it is in
-this file (the process, its status and the connection are modules of their own).
+through ``on_status`` so the editor can show it. An agent that ends (a crashed process, a
+dropped connection) fails every waiting request at once (never a hang) and the next
+request starts a fresh one. Where the agent runs is an
+:class:`~goose_ls.agent.endpoint.Endpoint`: a process of its own (``agent.command``) or
+a server (``agent.url``); this state machine is the same for both. After
+:meth:`give_up` no agent is started until :meth:`restart`.
 """
 
 from __future__ import annotations
@@ -20,39 +15,26 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
-from collections import deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from goose_ls.agent.discovery import Launch, resolve
+from goose_ls.agent.endpoint import Channel, Endpoint, endpoint_for
 from goose_ls.agent.interface import AgentCallbacks, ClientTools
-from goose_ls.agent.process import (
-    end_of,
-    kill_group_now,
-    new_process_group,
-    signal_group,
-    terminate_group,
-)
 from goose_ls.agent.remote_paths import mapped
 from goose_ls.agent.sdk import import_sdk
 from goose_ls.agent.status import AgentState, AgentStatus, SignIn
-from goose_ls.agent.transport import READ_AHEAD, READER_GRACE, AgentTransport
+from goose_ls.agent.transport import AgentTransport
 from goose_ls.agent.unstable_updates import offer_unstable
 from goose_ls.errors import AgentError, AgentUnavailable
-from goose_ls.settings import AgentSettings, redact
+from goose_ls.settings import AgentSettings
 from goose_ls.tasks import Tasks
 
 if TYPE_CHECKING:
     from goose_ls.agent.connection import AgentConnection
 
 log = logging.getLogger(__name__)
-agent_log = logging.getLogger("goose_ls.agent.stderr")
-
-STDERR_TAIL = 20
-_CRASH_FIX = "Run `goose-ls doctor` to check the agent; the next request restarts it."
 
 
 class AgentSupervisor:
@@ -78,13 +60,11 @@ class AgentSupervisor:
         self._status = AgentStatus(AgentState.STOPPED)
         self._generation = 0
         self._connection: AgentConnection | None = None
-        self._process: asyncio.subprocess.Process | None = None
-        self.command: list[str] = []
-        """The agent's command line, as last started (a terminal sign-in runs it again)."""
+        self._endpoint: Endpoint | None = None
+        self._channel: Channel | None = None
         self._starting: asyncio.Task[AgentConnection] | None = None
         self._stopping = False
         self._gave_up: AgentStatus | None = None
-        self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL)
 
     @property
     def status(self) -> AgentStatus:
@@ -96,11 +76,16 @@ class AgentSupervisor:
         return self._connection if self._connection and self._connection.alive else None
 
     @property
+    def command(self) -> list[str]:
+        """The agent's command line, as last started (a terminal sign-in runs it again)."""
+        return self._endpoint.command if self._endpoint is not None else []
+
+    @property
     def pid(self) -> int | None:
-        return self._process.pid if self._process and self._process.returncode is None else None
+        return self._channel.pid if self._channel is not None else None
 
     async def connection(self) -> AgentConnection:
-        """The running agent, started (or restarted after a crash) if need be."""
+        """The running agent, started (or restarted after its end) if need be."""
         if self._connection is not None and self._connection.alive:
             return self._connection
         if self._gave_up is not None:
@@ -121,64 +106,58 @@ class AgentSupervisor:
 
     async def _start(self) -> AgentConnection:
         self._set_status(AgentStatus(AgentState.STARTING, message="starting the agent"))
+        endpoint = self._endpoint = endpoint_for(
+            self.settings, self._environ, self._cwd, self._tasks, self._callbacks.warning
+        )
+        self._generation += 1
+        generation = self._generation
+        self._channel = None
         try:
-            launch = await resolve(self.settings, self._environ)
+            channel = self._channel = await endpoint.open()
+            return await self._connect(endpoint, channel, generation)
         except AgentUnavailable as exc:
-            self._set_status(
-                AgentStatus(AgentState.ERROR, message=exc.message, fix=exc.fix, reason=exc.reason)
-            )
-            raise
-        try:
-            return await self._spawn(launch)
-        except AgentError as exc:
             await self._terminate()
             self._set_status(
                 AgentStatus(
                     AgentState.ERROR,
-                    message=f"the agent failed to start: {exc}{self._stderr_hint()}",
-                    fix=_CRASH_FIX,
+                    message=exc.message,
+                    fix=exc.fix,
+                    reason=exc.reason,
+                    **endpoint.facts(),
+                )
+            )
+            raise
+        except AgentError as exc:
+            hint = self._channel.hint() if self._channel is not None else ""
+            hint = "" if hint in str(exc) else hint  # said once, by the agent's end
+            await self._terminate()
+            self._set_status(
+                AgentStatus(
+                    AgentState.ERROR,
+                    message=f"the agent failed to start: {exc}{hint}",
+                    fix=endpoint.fix,
                     reason="failed",
-                    binary=launch.binary,
-                    version=launch.version,
+                    **endpoint.facts(),
                 )
             )
             raise
 
-    async def _spawn(self, launch: Launch) -> AgentConnection:
-        self.command = launch.argv
-        self._generation += 1
-        generation = self._generation
-        self.stderr_tail.clear()
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *launch.argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env={**self._environ, **self.settings.env},
-                cwd=self._cwd,
-                limit=READ_AHEAD,
-                **new_process_group(),
-            )
-        except OSError as exc:
-            raise AgentError(f"could not run {launch.binary}: {exc.strerror or exc}") from exc
-        self._process = process
-        log.info("started agent pid %s: %s", process.pid, redact(" ".join(launch.argv)))
-        assert process.stdin and process.stdout and process.stderr
+    async def _connect(
+        self, endpoint: Endpoint, channel: Channel, generation: int
+    ) -> AgentConnection:
+        """The ACP connection over a channel just opened: watched for its end, then
+        the handshake."""
         gone: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         await asyncio.to_thread(import_sdk)  # so initialize never waits for it
         from goose_ls.agent.connection import connect, handshake
 
         paths = self.settings.path_map  # read once: the connection and its client agree
         callbacks, tools = mapped(self._callbacks, self._tools, paths)
-        transport = AgentTransport(
-            process.stdout, process.stdin, callbacks.session_event, offer_unstable
-        )
+        transport = AgentTransport(channel.frames, callbacks.session_event, offer_unstable)
         conn = connect(transport, callbacks, tools)
-        self._tasks.run(self._drain_stderr(process.stderr), f"agent {process.pid} stderr")
         self._tasks.run(
-            self._wait_for_exit(process, transport, generation, gone, conn),
-            f"agent {process.pid} exit",
+            self._wait_for_end(endpoint, channel, transport, generation, gone, conn),
+            f"agent {generation} end",
         )
         connection = await handshake(
             conn, self.settings, generation, gone, transport.withdraw, tools.directories, paths
@@ -187,65 +166,46 @@ class AgentSupervisor:
         self._connection = connection
         for warning in connection.mcp_warnings:
             self._callbacks.warning(warning)
+        facts = channel.facts()
+        shown = profile.version or facts.get("version") or ""
+        facts["version"] = facts.get("version") or profile.version
         self._set_status(
             AgentStatus(
                 AgentState.RUNNING,
-                message=f"{profile.name} {profile.version or launch.version or ''}".strip(),
-                binary=launch.binary,
-                version=launch.version or profile.version,
-                pid=process.pid,
+                message=f"{profile.name} {shown}".strip(),
                 agent=profile.describe(),
+                **facts,
             )
         )
         return connection
 
-    async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
-        while True:
-            try:
-                line = await stream.readline()
-            except (ValueError, asyncio.LimitOverrunError):
-                continue  # an absurdly long stderr line: skip it, keep draining
-            if not line:
-                return
-            text = line.decode("utf-8", "replace").rstrip()
-            if text:
-                self.stderr_tail.append(text[:500])
-                agent_log.info("%s", text[:2000])
-
-    async def _wait_for_exit(
+    async def _wait_for_end(
         self,
-        process: asyncio.subprocess.Process,
+        endpoint: Endpoint,
+        channel: Channel,
         transport: AgentTransport,
         generation: int,
         gone: asyncio.Future[str],
         conn: Any,
     ) -> None:
-        reason, killed = await end_of(
-            process, transport.ended, lambda: self._stopping, READER_GRACE
-        )
+        reason, said = await channel.ended(transport.ended, lambda: self._stopping)
         if not gone.done():
-            gone.set_result(f"the agent {reason}{self._stderr_hint()}")
+            gone.set_result(f"the agent {reason}{channel.hint()}")
         await conn.close()
         if generation != self._generation:
             return
         if self._stopping:
             self._set_status(AgentStatus(AgentState.STOPPED, message=f"the agent {reason}"))
             return
-        log.error("agent pid %s %s", process.pid, reason)
         self._set_status(
             AgentStatus(
                 AgentState.ERROR,
-                message=f"the agent {reason}{'' if killed else ' unexpectedly'}"
-                f"{self._stderr_hint()}",
-                fix=_CRASH_FIX,
-                reason="crashed",
+                message=f"the agent {reason}{'' if said else ' unexpectedly'}{channel.hint()}",
+                fix=endpoint.fix,
+                reason=endpoint.lost,
+                **endpoint.facts(),
             )
         )
-        # A dead leader may leave its children behind; they belong to its process group.
-        signal_group(process.pid, signal.SIGKILL)
-
-    def _stderr_hint(self) -> str:
-        return f" (last output: {self.stderr_tail[-1]})" if self.stderr_tail else ""
 
     def _set_status(self, status: AgentStatus) -> None:
         self._status = status
@@ -308,13 +268,13 @@ class AgentSupervisor:
         return await self.connection()
 
     async def _terminate(self) -> None:
-        process = self._process
-        if process is None or process.returncode is not None:
+        channel = self._channel
+        if channel is None:
             return
         self._stopping = True
-        await terminate_group(process, self.settings.shutdown_timeout)
+        await channel.close(self.settings.shutdown_timeout)
 
     def kill_now(self) -> None:
         """Synchronous last-resort stop, for when the event loop is already gone."""
-        if self._process is not None:
-            kill_group_now(self._process.pid, self.settings.shutdown_timeout)
+        if self._channel is not None:
+            self._channel.close_now(self.settings.shutdown_timeout)

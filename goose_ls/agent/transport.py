@@ -1,12 +1,13 @@
-"""Newline-delimited JSON-RPC over the agent's pipes, tolerant of what agents really print.
+"""JSON-RPC messages to and from the agent, tolerant of what agents really send.
 
-The ACP SDK's connection takes any message transport; this one reads lines of any length
-(goose's ``session/load`` replays and file contents are far over asyncio's 64 KiB default)
-and drops, with a log line, anything that is not a JSON-RPC message: log text on stdout,
-invalid UTF-8, JSON that is not an object, ids of the wrong type, JSON nested too deeply
-to parse. The connection lives on. When reading stops for good (the agent closed its
-output, or reading failed), ``ended`` says why: the supervisor treats that as the
-agent's death, even while its process lives on.
+The ACP SDK's connection takes any message transport; this one reads whole messages from
+:class:`Frames` (a line on the agent's pipes, see :mod:`.lines`; a text frame on a
+WebSocket, see :mod:`.websocket`) and drops, with a log line, anything that is not a
+JSON-RPC message: log text on stdout, invalid UTF-8, JSON that is not an object, ids of
+the wrong type, JSON nested too deeply to parse. The connection lives on. When reading
+stops for good (the agent closed its output or the connection, or reading failed),
+``ended`` says why: the supervisor treats that as the agent's end, even while its
+process lives on.
 """
 
 from __future__ import annotations
@@ -15,18 +16,13 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from goose_ls import events
 from goose_ls.agent.cancelling import CANCEL_REQUEST, SERVING, RequestId, Serving, note_sent
 from goose_ls.agent.unstable_updates import carry_fields, unstable_update
 
 log = logging.getLogger(__name__)
-
-READ_AHEAD = 1024 * 1024
-"""asyncio's read-buffer limit for the agent's stdout: past twice this much unread, the
-pipe is not read until goose-ls catches up, so an agent sending faster than goose-ls
-handles waits instead of filling goose-ls's memory. Longer lines are still read whole."""
 
 YIELD_EVERY = 64
 """Messages read in a row before the loop runs what they started: the SDK handles each in
@@ -43,20 +39,38 @@ EventHandler = Callable[[str, events.SessionEvent], None]
 update the SDK has no model for (:mod:`.unstable_updates`)."""
 
 
+class Frames(Protocol):
+    """Whole messages in and out, however the channel frames them."""
+
+    async def read(self) -> bytes | str | None:
+        """The next message as it came (None: nothing more will come)."""
+
+    def why_ended(self) -> str:
+        """Why nothing more comes, as the end of "the agent ...": ``closed its output``."""
+
+    async def send(self, data: bytes) -> None:
+        """Send one message (serialised by the caller: messages never interleave)."""
+
+    def send_now(self, data: bytes) -> None:
+        """Send one message without waiting, from a task being cancelled."""
+
+    def closing(self) -> bool: ...
+
+    async def close(self) -> None: ...
+
+
 class AgentTransport:
-    """An ``acp`` message transport over a child process's stdin and stdout."""
+    """An ``acp`` message transport over the agent's :class:`Frames`."""
 
     def __init__(
         self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        frames: Frames,
         on_event: EventHandler | None = None,
         amend: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         """``on_event`` takes what is read past the SDK (see :data:`EventHandler`);
         ``amend`` may add to a message's JSON what the SDK's models cannot hold."""
-        self._reader = reader
-        self._writer = writer
+        self._frames = frames
         self._on_event = on_event
         self._amend = amend
         self._write_lock = asyncio.Lock()
@@ -70,18 +84,17 @@ class AgentTransport:
         if self._amend is not None:
             self._amend(message)
         note_sent(message)
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
         async with self._write_lock:
-            self._writer.write(data)
-            await self._writer.drain()
+            await self._frames.send(data)
 
     def withdraw(self, request_id: RequestId) -> None:
         """Tell the agent goose-ls gave up its request ``request_id`` (``$/cancel_request``);
-        written at once, from a task being cancelled (one write: lines never interleave)."""
-        if self._writer.is_closing():
+        sent at once, from a task being cancelled."""
+        if self._frames.closing():
             return
         message = {"jsonrpc": "2.0", "method": CANCEL_REQUEST, "params": {"requestId": request_id}}
-        self._writer.write(json.dumps(message).encode() + b"\n")
+        self._frames.send_now(json.dumps(message).encode())
 
     async def receive(self) -> dict[str, Any] | None:
         self._in_a_row += 1
@@ -90,9 +103,9 @@ class AgentTransport:
             await asyncio.sleep(0)
         try:
             while True:
-                line = await self._read_line()
+                line = await self._frames.read()
                 if line is None:
-                    self._end("closed its output")
+                    self._end(self._frames.why_ended())
                     return None
                 message = self._decode(line)
                 if message is None:
@@ -119,24 +132,10 @@ class AgentTransport:
             self.ended.set_result(why)
 
     async def close(self) -> None:
-        if not self._writer.is_closing():
-            self._writer.close()
+        if not self._frames.closing():
+            await self._frames.close()
 
-    async def _read_line(self) -> bytes | None:
-        parts: list[bytes] = []
-        while True:
-            try:
-                parts.append(await self._reader.readuntil(b"\n"))
-                return b"".join(parts)
-            except asyncio.LimitOverrunError as exc:
-                parts.append(await self._reader.readexactly(exc.consumed))
-            except asyncio.IncompleteReadError as exc:
-                if exc.partial or parts:
-                    parts.append(exc.partial)
-                    self._drop(b"".join(parts), "the agent closed its output mid-line")
-                return None
-
-    def _decode(self, line: bytes) -> dict[str, Any] | None:
+    def _decode(self, line: bytes | str) -> dict[str, Any] | None:
         line = line.strip()
         if not line:
             return None
@@ -152,14 +151,16 @@ class AgentTransport:
             problem = _envelope_problem(message)
         if problem is None:
             return message  # type: ignore[no-any-return]
-        self._drop(line, problem)
+        drop(line, problem)
         return None
 
-    def _drop(self, line: bytes, why: str) -> None:
-        excerpt = line[:_EXCERPT].decode("utf-8", "replace")
-        more = f" ... ({len(line)} bytes)" if len(line) > _EXCERPT else ""
-        log.warning("skipped a line from the agent (%s): %s%s", why, excerpt, more)
-        return None
+
+def drop(message: bytes | str, why: str) -> None:
+    """Log a message from the agent that goose-ls skips, with its start."""
+    start = message[:_EXCERPT]
+    excerpt = start.decode("utf-8", "replace") if isinstance(start, bytes) else start
+    more = f" ... ({len(message)} bytes)" if len(message) > _EXCERPT else ""
+    log.warning("skipped a message from the agent (%s): %s%s", why, excerpt, more)
 
 
 def text_chunk(message: dict[str, Any]) -> tuple[str, events.SessionEvent] | None:

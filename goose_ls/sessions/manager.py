@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from goose_ls import events
-from goose_ls.agent.status import AgentState, AgentStatus
+from goose_ls.agent.status import LOST, AgentState, AgentStatus
 from goose_ls.agent.supervisor import AgentSupervisor
 from goose_ls.errors import Refused, UnknownSession
 from goose_ls.files import remove_stale_temps
@@ -170,9 +170,12 @@ class SessionManager:
         if status.state in (AgentState.ERROR, AgentState.STOPPED):
             self.permissions.cancel()  # nobody can act on these any more; fail closed
             self.elicitations.cancel()
-        crashed = status.state is AgentState.ERROR and status.reason == "crashed"
-        # In a crash loop the first crash and the giving up are announced, not each crash.
-        self._listener.agent_status(status, announce=not (crashed and self.recovery.in_series))
+        error = status.reason if status.state is AgentState.ERROR else None
+        crashed = error in LOST
+        # In a crash loop the first crash and the giving up are announced, not each crash
+        # (nor each time a server that went away is still unreachable).
+        repeat = (crashed or error == "unreachable") and self.recovery.in_series
+        self._listener.agent_status(status, announce=not repeat)
         if crashed:
             self.recovery.agent_died(status.message or "the agent stopped")
 

@@ -10,7 +10,6 @@ says, for scripts whose ``capabilities`` advertise them.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime
 import os
 import sys
@@ -22,7 +21,6 @@ from goose_ls.testing import sign_in
 from goose_ls.testing.memory import Memory
 from goose_ls.testing.options import changed, offered, takes_booleans
 from goose_ls.testing.peer import Peer, RpcError, stdio
-from goose_ls.testing.script import load_script
 from goose_ls.testing.steering import ACP_METHOD, GOOSE_METHOD, ScriptedSteering
 from goose_ls.testing.steps import StepPlayer, TurnOver
 
@@ -283,20 +281,3 @@ async def serve(script: dict[str, Any]) -> None:
             os._exit(int(step["exit"]))
         await agent.steps.step("", step, asyncio.Event())
     await peer.listen(agent.request, agent.notification)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] in ("-h", "--help"):
-        print(
-            "usage: python -m goose_ls.testing SCRIPT.json [SIGN-IN ARGS]"
-            "  (an ACP agent on stdio; with more arguments, its terminal sign-in)",
-            file=sys.stderr,
-        )
-        return 2
-    script = load_script(args[0])
-    if sign_in.asked(script, args[1:]):  # run as a terminal sign-in: the sign-in, not ACP
-        return sign_in.run(script, args[1:])
-    with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
-        asyncio.run(serve(script))
-    return 0

@@ -132,9 +132,14 @@ def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-async def start_editor(tmp_path: Path, server_command: list[str] = SERVER_COMMAND) -> Editor:
-    """A goose-ls process started by ``server_command`` and an LSP client speaking to it."""
-    config = ClientServerConfig(server_command=server_command, server_env=server_env(tmp_path))
+async def start_editor(
+    tmp_path: Path, server_command: list[str] = SERVER_COMMAND, **env: str
+) -> Editor:
+    """A goose-ls process started by ``server_command`` (with ``env`` added to its
+    environment) and an LSP client speaking to it."""
+    config = ClientServerConfig(
+        server_command=server_command, server_env=server_env(tmp_path, **env)
+    )
     client = await config.start()
     assert isinstance(client, LanguageClient)
     return Editor(client, tmp_path)

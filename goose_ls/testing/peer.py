@@ -1,4 +1,5 @@
-"""The scripted agent's end of the wire: JSON-RPC 2.0, one JSON object per line on stdio.
+"""The scripted agent's end of the wire: JSON-RPC 2.0, one JSON object per line on stdio
+(or per text frame on a WebSocket, through :mod:`.serve`'s adapters).
 
 Hand-written instead of the ACP SDK's ``AgentSideConnection``: importing the SDK's
 pydantic schema costs 0.8 s of CPU, and the scripted agent starts once or more in
@@ -14,7 +15,7 @@ import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from goose_ls.tasks import within
 
@@ -33,6 +34,23 @@ class RpcError(Exception):
         return {"code": self.code, "message": str(self), "data": self.data}
 
 
+class Lines(Protocol):
+    """Where messages come from: stdin, or a WebSocket's frames."""
+
+    async def readline(self) -> bytes:
+        """The next message (b"" at the end)."""
+
+
+class Sink(Protocol):
+    """Where messages go: stdout, or a WebSocket."""
+
+    def write(self, data: bytes) -> None: ...
+
+    async def drain(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
 Handler = Callable[[str, Any], Awaitable[Any]]
 """Called with a method name and its params; returns the result of a request."""
 
@@ -43,8 +61,8 @@ class Peer:
 
     def __init__(
         self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        reader: Lines,
+        writer: Sink,
         record: Path | None = None,
     ) -> None:
         self.reader = reader

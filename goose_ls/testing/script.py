@@ -26,6 +26,9 @@ A script is JSON. Top-level keys (all optional):
 ``record``         a path; every message received is appended to it as JSON lines
 ``sessionsFile``   a path where created session ids are kept, so that a restarted agent
                    loads them (and only them) as goose does from its database
+``serveAuth``      served over WebSocket (``--serve``): how the token may come, among
+                   ``bearer``, ``subprotocol``, ``x-secret-key``, ``query`` (see
+                   ``serve.py``; default: goose's newer forms, the first two)
 ``idPrefix``       put before each new session id (two agents of one test keep apart)
 ``steering``       ``"acp"`` or ``"goose"``: takes messages into a running turn, in that
                    agent shape (see ``steering.py``; ``steerTooLate``: each comes as the
@@ -188,6 +191,17 @@ def write_script(path: Path, script: dict[str, Any]) -> Path:
 def scripted_agent_command(script_path: Path | str) -> list[str]:
     """The ``goose.agent.command`` setting that runs the scripted agent on a script."""
     return [sys.executable, "-m", "goose_ls.testing", str(script_path)]
+
+
+def scripted_server_command(
+    script_path: Path | str, port: int = 0, cert: Path | None = None, key: Path | None = None
+) -> list[str]:
+    """The command that serves the scripted agent as ``goose serve`` serves goose, on
+    127.0.0.1 (see :mod:`goose_ls.testing.serve`; port 0: any free port)."""
+    command = [*scripted_agent_command(script_path), "--serve", f"127.0.0.1:{port}"]
+    if cert is not None and key is not None:
+        command += ["--tls-cert-path", str(cert), "--tls-key-path", str(key)]
+    return command
 
 
 def write_fake_goose(directory: Path, version_output: str, script_path: Path | str) -> Path:

@@ -1,0 +1,136 @@
+"""The agent as a child process: found, checked, spawned in a process group of its own,
+spoken to over its pipes, its stderr drained into the log.
+
+The agent is dead when its process exits (seen through a pidfd, even while a child of it
+holds the pipes) or when its output can no longer be read: an agent that closes its
+stdout but lives on is killed. Stopping closes its stdin, sends SIGTERM to its whole
+process group, waits, then SIGKILLs the group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from goose_ls.agent.discovery import Launch, resolve
+from goose_ls.agent.lines import READ_AHEAD, LineFrames
+from goose_ls.agent.process import (
+    end_of,
+    kill_group_now,
+    new_process_group,
+    signal_group,
+    terminate_group,
+)
+from goose_ls.agent.transport import READER_GRACE
+from goose_ls.errors import AgentError
+from goose_ls.settings import AgentSettings, redact
+from goose_ls.tasks import Tasks
+
+log = logging.getLogger(__name__)
+agent_log = logging.getLogger("goose_ls.agent.stderr")
+
+STDERR_TAIL = 20
+
+
+class ProcessEndpoint:
+    """``agent.command`` (or the preset's): a child process speaking ACP on stdio."""
+
+    lost = "crashed"
+    fix = "Run `goose-ls doctor` to check the agent; the next request restarts it."
+
+    def __init__(
+        self, settings: AgentSettings, environ: Mapping[str, str], cwd: str, tasks: Tasks
+    ) -> None:
+        self._settings = settings
+        self._environ = environ
+        self._cwd = cwd
+        self._tasks = tasks
+        self._launch: Launch | None = None
+        self.command: list[str] = []
+
+    def facts(self) -> dict[str, Any]:
+        launch = self._launch
+        return {} if launch is None else {"binary": launch.binary, "version": launch.version}
+
+    async def open(self) -> ProcessChannel:
+        launch = self._launch = await resolve(self._settings, self._environ)
+        self.command = launch.argv
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *launch.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env={**self._environ, **self._settings.env},
+                cwd=self._cwd,
+                limit=READ_AHEAD,
+                **new_process_group(),
+            )
+        except OSError as exc:
+            raise AgentError(f"could not run {launch.binary}: {exc.strerror or exc}") from exc
+        log.info("started agent pid %s: %s", process.pid, redact(" ".join(launch.argv)))
+        channel = ProcessChannel(process, launch)
+        assert process.stderr is not None
+        self._tasks.run(channel.drain_stderr(process.stderr), f"agent {process.pid} stderr")
+        return channel
+
+
+class ProcessChannel:
+    """A running agent process: its pipes, its stderr's last lines, its end."""
+
+    def __init__(self, process: asyncio.subprocess.Process, launch: Launch) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self._process = process
+        self._launch = launch
+        self._frames = LineFrames(process.stdout, process.stdin)
+        self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL)
+
+    @property
+    def frames(self) -> LineFrames:
+        return self._frames
+
+    @property
+    def pid(self) -> int | None:
+        process = self._process
+        return process.pid if process.returncode is None else None
+
+    def facts(self) -> dict[str, Any]:
+        return {"binary": self._launch.binary, "version": self._launch.version, "pid": self.pid}
+
+    async def drain_stderr(self, stream: asyncio.StreamReader) -> None:
+        while True:
+            try:
+                line = await stream.readline()
+            except (ValueError, asyncio.LimitOverrunError):
+                continue  # an absurdly long stderr line: skip it, keep draining
+            if not line:
+                return
+            text = line.decode("utf-8", "replace").rstrip()
+            if text:
+                self.stderr_tail.append(text[:500])
+                agent_log.info("%s", text[:2000])
+
+    async def ended(
+        self, output_ended: asyncio.Future[str], stopping: Callable[[], bool]
+    ) -> tuple[str, bool]:
+        process = self._process
+        reason, killed = await end_of(process, output_ended, stopping, READER_GRACE)
+        if not stopping():
+            log.error("agent pid %s %s", process.pid, reason)
+        # A dead leader may leave its children behind; they belong to its process group.
+        signal_group(process.pid, signal.SIGKILL)
+        return reason, killed
+
+    def hint(self) -> str:
+        return f" (last output: {self.stderr_tail[-1]})" if self.stderr_tail else ""
+
+    async def close(self, grace: float) -> None:
+        if self._process.returncode is None:
+            await terminate_group(self._process, grace)
+
+    def close_now(self, grace: float) -> None:
+        kill_group_now(self._process.pid, grace)
