@@ -144,3 +144,22 @@ async def test_a_question_the_agent_withdraws_is_closed(editor: Editor) -> None:
     assert "[elicitation: error -32800]" in editor.goose.text(message_id)
     (resolved,) = editor.goose.of_kind("elicitation_resolved")
     assert resolved["action"] == "cancel"
+
+
+async def test_a_form_the_schema_refuses_is_answered_with_an_error_not_left_waiting(
+    editor: Editor,
+) -> None:
+    """A list of choices without ``"type": "string"`` is not a form ACP allows: the agent
+    hears an invalid-params error at once, and its turn goes on."""
+    schema = {
+        "type": "object",
+        "properties": {"tags": {"type": "array", "items": {"enum": ["a", "b"]}}},
+    }
+    steps = [{"elicit": {"message": "Pick tags", "schema": schema}}, {"text": "after"}]
+    await editor.start({"turns": [steps]})
+    session_id = await editor.new_session()
+    message_id = await editor.prompt(session_id, "go")
+    await editor.goose.turn_end(message_id)
+    text = editor.goose.text(message_id)
+    assert "[elicitation: error -32602]" in text and text.endswith("after")
+    assert not editor.goose.of_kind("elicitation_request", session_id)

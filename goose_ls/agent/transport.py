@@ -84,7 +84,9 @@ class AgentTransport:
         if self._amend is not None:
             self._amend(message)
         note_sent(message)
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+        data = json.dumps(
+            message, ensure_ascii=False, separators=(",", ":"), default=_as_text
+        ).encode()
         async with self._write_lock:
             await self._frames.send(data)
 
@@ -161,6 +163,13 @@ def drop(message: bytes | str, why: str) -> None:
     excerpt = start.decode("utf-8", "replace") if isinstance(start, bytes) else start
     more = f" ... ({len(message)} bytes)" if len(message) > _EXCERPT else ""
     log.warning("skipped a message from the agent (%s): %s%s", why, excerpt, more)
+
+
+def _as_text(value: object) -> str:
+    """What JSON cannot hold, as text: the SDK's error answer to a request it could not
+    read carries pydantic's error details, exceptions among them. Without this the
+    answer is never sent, and the agent waits for it forever."""
+    return str(value)
 
 
 def text_chunk(message: dict[str, Any]) -> tuple[str, events.SessionEvent] | None:
