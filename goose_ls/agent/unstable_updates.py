@@ -21,7 +21,7 @@ from goose_ls import events
 from goose_ls.agent.goose_notices import ask_for_notices
 from goose_ls.wire import WireError, from_wire
 
-_SEVERITIES: dict[object, Literal["info", "warning", "error"]] = {
+_SEVERITIES: dict[str, Literal["info", "warning", "error"]] = {
     "info": "info",
     "warning": "warning",
     "error": "error",
@@ -30,7 +30,7 @@ _SEVERITIES: dict[object, Literal["info", "warning", "error"]] = {
 CARRIED_NAME = "goose-ls/name"
 """The ``_meta`` key a tool call's ``name`` travels under, past the SDK."""
 
-_COMPACTION: dict[object, type[events.Compaction | events.CompactionSummaryChunk]] = {
+_COMPACTION: dict[str, type[events.Compaction | events.CompactionSummaryChunk]] = {
     cls.KIND: cls for cls in (events.Compaction, events.CompactionSummaryChunk)
 }
 
@@ -46,6 +46,8 @@ def unstable_update(message: dict[str, Any]) -> tuple[str, events.SessionEvent] 
     if not isinstance(update, dict):
         return None
     kind = update.get("sessionUpdate")
+    if not isinstance(kind, str):
+        return None  # the SDK's path refuses it, with a log line
     if kind == "notice":
         note = _note(update)
         return None if note is None else (session_id, note)
@@ -65,7 +67,10 @@ def _note(update: dict[str, Any]) -> events.Note | None:
     text = title.strip()
     if isinstance(description, str) and description.strip():
         text += f": {description.strip()}"
-    return events.Note(_SEVERITIES.get(update.get("severity"), "info"), text)
+    severity = update.get("severity")
+    return events.Note(
+        _SEVERITIES.get(severity, "info") if isinstance(severity, str) else "info", text
+    )
 
 
 def carry_fields(message: dict[str, Any]) -> None:

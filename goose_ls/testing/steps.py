@@ -102,8 +102,9 @@ class StepPlayer:
                 session_id, {"sessionUpdate": "session_info_update", **step["sessionInfo"]}
             )
         elif "update" in step:  # as ACP asks: an unstable kind only to a client that offers it
-            if self.offered(step["update"].get("sessionUpdate")):
-                await self.update(session_id, step["update"])
+            update = step["update"]
+            if self.offered(update.get("sessionUpdate") if isinstance(update, dict) else None):
+                await self.update(session_id, update)
         elif "readFile" in step:
             await self.read_file(session_id, step["readFile"])
         elif "writeFile" in step:
