@@ -14,16 +14,10 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from goose_ls.testing.codex import (
-    CODEX,
-    MISSING,
-    advertised,
-    answers,
-    codex_home,
-    start_codex,
-)
+from goose_ls.testing.codex import CODEX, MISSING, codex_home, start_codex
 from goose_ls.testing.fake_model import FakeModel, Reply, conversation
 from goose_ls.testing.harness import Editor, start_editor, stop_editor
+from goose_ls.testing.real_agent import advertised, answers
 
 pytestmark = pytest.mark.skipif(not CODEX.exists(), reason=MISSING)
 
