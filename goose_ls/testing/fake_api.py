@@ -3,7 +3,7 @@ OpenAI and the Anthropic fakes share (:mod:`.fake_model`, :mod:`.fake_anthropic`
 
 Each turn request (``POST`` to the API's turn path) takes the next scripted reply and is
 answered with server-sent events; every request is kept, so a test can check what the
-agent asked; anything else is answered 404. The server runs in its own thread: goose-ls
+agent asked; anything else is answered as the API's fake says, else 404. The server runs in its own thread: goose-ls
 and the agent are other processes, and the test's event loop stays free.
 """
 
@@ -89,6 +89,10 @@ class FakeApi(Generic[R]):
         """The events that answer ``request``, the ``n``th turn, with ``reply``."""
         raise NotImplementedError
 
+    def aside(self, request: Request) -> R | None:
+        """The reply to a request that is not a turn; None: it is answered 404."""
+        return None
+
     def _is_turn(self, request: Request) -> bool:
         return request.method == "POST" and urlsplit(request.path).path == self.TURN_PATH
 
@@ -119,7 +123,7 @@ def _handler(api: FakeApi[Any]) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             request = self._request()
             reply, n = api._record(request)
-            if not n:
+            if not n and (reply := api.aside(request)) is None:
                 self._error(404, "not served")
                 return
             if reply is None:

@@ -53,6 +53,11 @@ def answers(editor: Editor, method: str) -> list[dict[str, Any]]:
     return wiretap.answers(editor.record, method)
 
 
+def answered(editor: Editor, method: str) -> list[dict[str, Any]]:
+    """goose-ls's answers to each ``method`` request the agent sent (result or error)."""
+    return wiretap.answers(editor.record, method, asker="agent")
+
+
 def advertised(editor: Editor) -> dict[str, Any]:
     """The ``agentCapabilities`` the agent answered goose-ls's first ``initialize`` with:
     what a test presumes of it, checked, so that another version says why the test fails."""
