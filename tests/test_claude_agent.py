@@ -11,6 +11,7 @@ carries. The adapter is the pinned npm package that scripts/fetch-agents.sh puts
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +143,42 @@ async def test_cancelling_the_turn_cancels_claude_s_question(editor: Editor) -> 
         assert editor.goose.text(again) == "Cancelled, then asked again."
         (result,) = tool_results(api.turns()[1])
         assert "The tool use was rejected" in result, "the model is told there was no answer"
+
+
+def _option(summary: dict[str, Any], config_id: str) -> dict[str, Any]:
+    options: list[dict[str, Any]] = summary["configOptions"]
+    (option,) = [o for o in options if o["id"] == config_id]
+    return option
+
+
+async def test_claude_s_options_are_offered_and_what_they_are_set_to_reaches_the_model(
+    editor: Editor,
+) -> None:
+    """Claude's config options (its permission mode, model and effort as selects, fast
+    mode as a boolean) as goose-ls offers them; a changed one is what the next request
+    to the model asks for."""
+    with FakeAnthropic([Reply(("Quick.",)), Reply(("A plan.",))]) as api:
+        await start_claude(editor, api)
+        session = await editor.goose.request("goose/newSession", {})
+        sid = session["sessionId"]
+        assert _option(session, "mode")["currentValue"] == "auto"
+        assert _option(session, "mode")["category"] == "mode"
+        assert {"haiku", "sonnet"} <= {o["value"] for o in _option(session, "model")["options"]}
+        assert _option(session, "fast")["type"] == "boolean"
+
+        async def change(config_id: str, value: str) -> None:
+            params = {"sessionId": sid, "configId": config_id, "value": value}
+            changed = await editor.goose.request("goose/setConfigOption", params)
+            assert _option(changed, config_id)["currentValue"] == value
+
+        await change("model", "haiku")
+        await change("effort", "low")
+        await editor.goose.turn_end(await editor.prompt(sid, "Be quick"))
+        await change("mode", "plan")
+        end = await editor.goose.turn_end(await editor.prompt(sid, "Plan it"))
+
+        assert end["stopReason"] == "end_turn" and editor.goose.text(end["messageId"]) == "A plan."
+        quick, planned = api.turns()
+        assert "haiku" in quick.body["model"] and quick.body["output_config"]["effort"] == "low"
+        assert "Plan mode is active" not in json.dumps(quick.body["messages"])
+        assert "Plan mode is active" in json.dumps(planned.body["messages"])
