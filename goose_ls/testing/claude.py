@@ -53,7 +53,7 @@ async def start_claude(
     editor: Editor, api: FakeAnthropic, settings: dict[str, Any] | None = None, **env: str
 ) -> None:
     """Start ``editor``'s goose-ls with the ``claude`` preset; ``env`` is added to the
-    agent's environment, ``settings`` to goose-ls's."""
+    agent's environment, ``settings`` to goose-ls's (its ``agent`` ones too)."""
     tap(editor, "claude-agent-acp")
     _config(claude_home(editor))
     (editor.tmp / "home").mkdir(exist_ok=True)
@@ -68,5 +68,6 @@ async def start_claude(
     if os.geteuid() == 0:
         # Claude Code refuses to run as root unless told it is in a sandbox (CI is root).
         agent_env["IS_SANDBOX"] = "1"
-    agent = {"preset": "claude", "env": agent_env}
-    await editor.start(settings={**(settings or {}), "agent": agent})
+    settings = settings or {}
+    agent = {**settings.get("agent", {}), "preset": "claude", "env": agent_env}
+    await editor.start(settings={**settings, "agent": agent})
