@@ -50,18 +50,23 @@ def ask(question: str, header: str, *labels: str) -> ToolUse:
     return ToolUse("AskUserQuestion", {"questions": [asked]})
 
 
-def tool_results(request: fake_api.Request) -> list[str]:
-    """The text of each tool result in the last message of a turn ``request``: what the
-    agent told the model its tools answered."""
+def tool_result_blocks(request: fake_api.Request) -> list[dict[str, Any]]:
+    """The ``tool_result`` blocks in the last message of a turn ``request``: what the agent
+    told the model its tools answered (``is_error`` when one failed)."""
     messages = request.body.get("messages") or [{}]
     content = messages[-1].get("content")
+    blocks = content if isinstance(content, list) else []
+    return [block for block in blocks if block.get("type") == "tool_result"]
+
+
+def tool_results(request: fake_api.Request) -> list[str]:
+    """The text of each tool result in the last message of a turn ``request``."""
     found = []
-    for block in content if isinstance(content, list) else []:
-        if block.get("type") == "tool_result":
-            result = block.get("content")
-            if isinstance(result, list):
-                result = "".join(part.get("text", "") for part in result)
-            found.append(str(result))
+    for block in tool_result_blocks(request):
+        result = block.get("content")
+        if isinstance(result, list):
+            result = "".join(part.get("text", "") for part in result)
+        found.append(str(result))
     return found
 
 
