@@ -59,20 +59,20 @@ def _append(path: Path, entry: dict[str, Any]) -> None:
 
 
 def _pipe(source: IO[bytes], sink: IO[bytes], keep: Keep) -> None:
-    """Copy ``source`` to ``sink`` line by line, each JSON object kept as it goes by;
-    then close ``sink``."""
+    """Copy ``source`` to ``sink`` line by line, each JSON object kept before it goes on
+    (so that whatever it causes, a test that sees that finds it kept); then close ``sink``."""
     for line in iter(source.readline, b""):
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if isinstance(message, dict):
+            keep(message)
         try:
             sink.write(line)
             sink.flush()
         except OSError:  # the other end has gone: so has the conversation
             break
-        try:
-            message = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(message, dict):
-            keep(message)
     with contextlib.suppress(OSError):
         sink.close()
 
