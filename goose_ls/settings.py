@@ -34,7 +34,7 @@ class AgentSettings:
     """How to find, check and run the ACP agent."""
 
     preset: Literal["goose", "claude", "codex", "gemini"] = "goose"
-    """A known agent: goose (``goose acp``), claude (``claude-code-acp``), codex
+    """A known agent: goose (``goose acp``), claude (``claude-agent-acp``), codex
     (``codex-acp``) or gemini (``gemini --experimental-acp``)."""
     command: list[str] = attrs.field(factory=list, metadata={"shell_words": True})
     """The agent command line, replacing the preset's; a string is split like a shell would."""

@@ -45,7 +45,7 @@ async def test_a_turn_streams_the_model_s_text(editor: Editor) -> None:
             lambda: "Hello from the fake model." in transcript.read_text(encoding="utf-8"),
             what="the answer in the transcript",
         )
-        (asked,) = model.responses()
+        (asked,) = model.turns()
         assert asked.body["model"] == MODEL and asked.body["stream"] is True
         assert "Say hello" in str(asked.body["input"]), "the prompt reached the model"
         assert asked.headers["authorization"] == "Bearer sk-fake"
@@ -73,4 +73,4 @@ async def test_codex_s_mode_option_then_a_cancelled_turn_then_another(editor: Ed
         again = await editor.prompt(sid, "Are you there?")
         assert (await editor.goose.turn_end(again))["stopReason"] == "end_turn"
         assert editor.goose.text(again) == "Still here."
-        assert len(model.responses()) == 2
+        assert len(model.turns()) == 2

@@ -14,16 +14,10 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from goose_ls.testing.codex import (
-    CODEX,
-    MISSING,
-    advertised,
-    answers,
-    codex_home,
-    start_codex,
-)
-from goose_ls.testing.fake_model import FakeModel, Reply
+from goose_ls.testing.codex import CODEX, MISSING, codex_home, start_codex
+from goose_ls.testing.fake_model import FakeModel, Reply, conversation
 from goose_ls.testing.harness import Editor, start_editor, stop_editor
+from goose_ls.testing.real_agent import advertised, answers
 
 pytestmark = pytest.mark.skipif(not CODEX.exists(), reason=MISSING)
 
@@ -90,7 +84,7 @@ async def _follow_up(editor: Editor, model: FakeModel, session_id: str) -> None:
     mid = await editor.prompt(session_id, FOLLOW_UP)
     assert (await editor.goose.turn_end(mid))["stopReason"] == "end_turn"
     assert editor.goose.text(mid) == SECOND_ANSWER
-    told = model.responses()[-1].conversation()
+    told = conversation(model.turns()[-1])
     assert told[-3:] == [("user", QUESTION), ("assistant", ANSWER), ("user", FOLLOW_UP)], told
 
 

@@ -29,8 +29,9 @@ PRESETS = {
     ),
     "claude": Preset(
         "claude",
-        ("claude-code-acp",),
-        "Install it with `npm install -g @zed-industries/claude-code-acp`, then sign in with `claude /login`.",
+        ("claude-agent-acp",),
+        "Install it with `npm install -g @agentclientprotocol/claude-agent-acp`, then sign in "
+        "with `claude /login` or set ANTHROPIC_API_KEY.",
     ),
     "codex": Preset(
         "codex",

@@ -19,10 +19,11 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 Keep = Callable[[dict[str, Any]], None]
 """What is done with each JSON-RPC message that goes by."""
+Side = Literal["goose-ls", "agent"]
 
 
 def sent_path(record: Path) -> Path:
@@ -58,20 +59,20 @@ def _append(path: Path, entry: dict[str, Any]) -> None:
 
 
 def _pipe(source: IO[bytes], sink: IO[bytes], keep: Keep) -> None:
-    """Copy ``source`` to ``sink`` line by line, each JSON object kept as it goes by;
-    then close ``sink``."""
+    """Copy ``source`` to ``sink`` line by line, each JSON object kept before it goes on
+    (so that whatever it causes, a test that sees that finds it kept); then close ``sink``."""
     for line in iter(source.readline, b""):
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if isinstance(message, dict):
+            keep(message)
         try:
             sink.write(line)
             sink.flush()
         except OSError:  # the other end has gone: so has the conversation
             break
-        try:
-            message = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(message, dict):
-            keep(message)
     with contextlib.suppress(OSError):
         sink.close()
 
@@ -87,9 +88,10 @@ def main(argv: list[str]) -> int:
     return agent.wait()
 
 
-def answers(record: Path, method: str) -> list[dict[str, Any]]:
-    """The agent's answer (result or error) to each ``method`` request goose-ls sent, in
-    order; an agent restarted numbers its requests again, hence the wire's order."""
+def answers(record: Path, method: str, asker: Side = "goose-ls") -> list[dict[str, Any]]:
+    """The answers (result or error) to each ``method`` request ``asker`` sent, in order:
+    the agent's to goose-ls's, or goose-ls's to the agent's. An agent restarted numbers
+    its requests again, hence the wire's order."""
     if not wire_path(record).exists():
         return []
     waiting: set[Any] = set()
@@ -97,9 +99,9 @@ def answers(record: Path, method: str) -> list[dict[str, Any]]:
     for line in wire_path(record).read_text(encoding="utf-8").splitlines():
         entry = json.loads(line)
         message = entry["message"]
-        if entry["from"] == "goose-ls" and message.get("method") == method and "id" in message:
+        if entry["from"] == asker and message.get("method") == method and "id" in message:
             waiting.add(message["id"])
-        elif entry["from"] == "agent" and "method" not in message and message.get("id") in waiting:
+        elif entry["from"] != asker and "method" not in message and message.get("id") in waiting:
             waiting.discard(message["id"])
             found.append(message)
     return found

@@ -71,7 +71,7 @@ def test_an_empty_lua_table_is_an_empty_section() -> None:
 def test_presets_name_their_command_and_a_string_picks_one() -> None:
     loaded, warnings = settings.load([("initializationOptions", {"agent": "claude"})], {})
     assert warnings == [] and loaded.agent.preset == "claude" and loaded.agent.command == []
-    assert PRESETS["claude"].command == ("claude-code-acp",)
+    assert PRESETS["claude"].command == ("claude-agent-acp",)
     assert PRESETS["gemini"].command == ("gemini", "--experimental-acp")
     assert PRESETS["goose"].minimum_version == (1, 16, 0)
     assert all(p.minimum_version is None for name, p in PRESETS.items() if name != "goose")

@@ -1,0 +1,66 @@
+"""Real agents for tests, run offline by goose-ls's presets behind a wiretap.
+
+They are the pinned npm packages that scripts/fetch-agents.sh puts in
+``$GOOSE_LS_AGENTS`` (default ``~/.cache/goose-ls/agents``). goose-ls runs one by its
+preset, which finds the agent's command on PATH: there, in the test's ``bin``, is a
+script that runs the real one behind a :mod:`~goose_ls.testing.wiretap`, so that a test
+reads what goose-ls sent it (``editor.received``) and the ACP schema checks it, as with
+the scripted agent.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+from goose_ls.testing import wiretap
+from goose_ls.testing.harness import Editor
+
+AGENTS = Path(os.environ.get("GOOSE_LS_AGENTS", Path.home() / ".cache" / "goose-ls" / "agents"))
+
+
+def installed(command: str) -> Path:
+    """Where the fetched agent whose command is ``command`` is linked."""
+    return AGENTS / "bin" / command
+
+
+def missing(command: str) -> str:
+    """Why the tests of ``command`` are skipped: loud, as a lost test should be."""
+    return (
+        f"{command.upper()} IS MISSING: its tests did not run; it is not in {AGENTS} "
+        "(scripts/fetch-agents.sh)"
+    )
+
+
+def tap(editor: Editor, command: str) -> None:
+    """Put ``command`` on ``editor``'s PATH: the fetched agent, behind the wiretap."""
+    bin_dir = editor.tmp / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    line = [sys.executable, "-m", "goose_ls.testing.wiretap", str(editor.record)]
+    script = bin_dir / command
+    script.write_text(
+        f'#!/bin/sh\nexec {shlex.join([*line, str(installed(command))])} "$@"\n', encoding="utf-8"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+
+
+def answers(editor: Editor, method: str) -> list[dict[str, Any]]:
+    """The agent's answers to each ``method`` request goose-ls sent it (result or error)."""
+    return wiretap.answers(editor.record, method)
+
+
+def answered(editor: Editor, method: str) -> list[dict[str, Any]]:
+    """goose-ls's answers to each ``method`` request the agent sent (result or error)."""
+    return wiretap.answers(editor.record, method, asker="agent")
+
+
+def advertised(editor: Editor) -> dict[str, Any]:
+    """The ``agentCapabilities`` the agent answered goose-ls's first ``initialize`` with:
+    what a test presumes of it, checked, so that another version says why the test fails."""
+    (first, *_) = answers(editor, "initialize")
+    capabilities: dict[str, Any] = first["result"]["agentCapabilities"]
+    return capabilities

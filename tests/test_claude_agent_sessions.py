@@ -1,0 +1,53 @@
+"""A chat with Claude Code taken back after goose-ls restarts: claude-agent-acp resumes it
+(``session/resume``, which it advertises beside ``loadSession``), and the next turn's
+request tells the model the whole chat. Claude Code keeps its chats in the test's
+``claude-home`` (see :mod:`goose_ls.testing.claude`), which both runs share.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from goose_ls.testing.claude import CLAUDE, MISSING, start_claude
+from goose_ls.testing.fake_anthropic import FakeAnthropic, Reply
+from goose_ls.testing.harness import start_editor, stop_editor
+from goose_ls.testing.real_agent import advertised, answers
+
+pytestmark = pytest.mark.skipif(not CLAUDE.exists(), reason=MISSING)
+
+QUESTION, ANSWER = "What is the answer?", "The answer is 42."
+FOLLOW_UP, SECOND_ANSWER = "And doubled?", "Doubled, 84."
+
+
+async def test_claude_resumes_a_chat_after_goose_ls_restarts(tmp_path: Path) -> None:
+    with FakeAnthropic([Reply((ANSWER,)), Reply((SECOND_ANSWER,))]) as api:
+        first = await start_editor(tmp_path)
+        try:
+            await start_claude(first, api)
+            session_id = await first.new_session()
+            end = await first.goose.turn_end(await first.prompt(session_id, QUESTION))
+            assert first.goose.text(end["messageId"]) == ANSWER
+        finally:
+            await stop_editor(first)
+
+        again = await start_editor(tmp_path)
+        again.record = tmp_path / "again-received.jsonl"
+        try:
+            await start_claude(again, api)
+            await again.goose.request("goose/loadSession", {"sessionId": session_id})
+            assert "resume" in advertised(again)["sessionCapabilities"]
+            (resume,) = again.received("session/resume")
+            assert resume["params"]["sessionId"] == session_id
+            assert "result" in answers(again, "session/resume")[0], "Claude took it back"
+            assert again.received("session/load") == []
+
+            mid = await again.prompt(session_id, FOLLOW_UP)
+            assert (await again.goose.turn_end(mid))["stopReason"] == "end_turn"
+            assert again.goose.text(mid) == SECOND_ANSWER
+            told = json.dumps(api.turns()[-1].body["messages"])
+            assert told.index(QUESTION) < told.index(ANSWER) < told.index(FOLLOW_UP), told
+        finally:
+            await stop_editor(again)
