@@ -603,6 +603,7 @@ def test_real_nvim_in_tmux_the_whole_flow(nvim: str | None, tmp_path: Path) -> N
         assert text.count(ANSWER) == 1 and text.count("streamed line 60\n") == 1, "once each"
     finally:
         terminal.stop()
+    assert nvim is not None  # _tmux_nvim skipped the test otherwise
     print(f"{nvim_version(nvim)}: the whole flow in {time.monotonic() - started:.1f} s")
 
 
