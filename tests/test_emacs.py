@@ -23,9 +23,7 @@ from goose_ls.testing.script import (
     GOOSE_LABELS,
     LABELS_FOR_AGENT_NAMES,
     PERMISSION_WITH_AGENT_NAMES,
-    PLANS_AND_COMPACTION,
     QUESTIONS_OF_EVERY_KIND,
-    STEERED_TURN,
     edit_call,
     elicitation_answers,
     prompt_texts,
@@ -35,6 +33,7 @@ from goose_ls.testing.script import (
     write_script,
 )
 from goose_ls.testing.terminal import MISSING, TMUX, Terminal
+from goose_ls.testing.turns import PLANS_AND_COMPACTION, STEERED_TURN
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))

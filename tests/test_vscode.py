@@ -14,7 +14,8 @@ import pytest
 
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
 from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS
-from goose_ls.testing.script import FORM_QUESTION, PLANS_AND_COMPACTION, STEERED_TURN
+from goose_ls.testing.script import FORM_QUESTION
+from goose_ls.testing.turns import PLANS_AND_COMPACTION, STEERED_TURN
 
 EXTENSION = Path(__file__).resolve().parent.parent / "editors" / "vscode"
 NPM = shutil.which("npm")
