@@ -60,8 +60,10 @@ end
 local function checklist(entries)
   local lines = { "**Plan**" }
   for _, entry in ipairs(type(entries) == "table" and entries or {}) do
-    local done = entry.status == "completed" and "x" or " "
-    table.insert(lines, string.format("- [%s] %s", done, tostring(entry.content or "")))
+    if type(entry) == "table" then
+      local done = entry.status == "completed" and "x" or " "
+      table.insert(lines, string.format("- [%s] %s", done, tostring(entry.content or "")))
+    end
   end
   return table.concat(lines, "\n")
 end
