@@ -28,10 +28,12 @@ from goose_ls.testing.script import (
     elicitation_answers,
     prompt_texts,
     prompts,
+    received,
     scripted_agent_command,
     write_script,
 )
 from goose_ls.testing.terminal import MISSING, TMUX, Terminal
+from goose_ls.testing.turns import PLANS_AND_COMPACTION, STEERED_TURN
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))
@@ -343,6 +345,65 @@ def test_a_tool_call_is_one_status_line_rewritten_in_place(
         ["🔧 shell · make test — completed", True, False],
         ["🔧 read · app.py — failed", True, False],
     ], "output starts folded; TAB on the status line shows it"
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_plans_compactions_tool_names_and_the_title_are_drawn_in_place(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    result = _run(major, emacs, tmp_path, {"turns": [PLANS_AND_COMPACTION]}, flow="plans")
+    text = result["text"]
+    assert "🔧 Read app.py · `fs_read` — completed\n    def add\n" in text, "its own name"
+    assert "🔧 shell · ls — completed\n    app.py\n" in text, "a name that is the title: once"
+    plan = "**Plan**\n- [x] Read the parser\n- [ ] Write the test\n- [ ] Run it\n"
+    assert plan in text and text.count("Read the parser") == 1, "drawn again, in place"
+    assert text.index("def add") < text.index(plan) < text.index("shell · ls"), text
+    assert "**Plan**\n\n1. Split `parse`\n2. Test it\n" in text
+    assert "_Plan removed._" in text and "Draft step" not in text, "the removed plan says so"
+    assert text.index("Reading.") < text.index("1. Split") < text.index("_Plan removed._")
+    summary = "_🗜 The conversation was compacted._\n\n> We split the parser and kept the alias.\n"
+    assert summary in text
+    assert "Compacting the conversation…" not in text, "the line was redrawn"
+    assert text.rstrip().endswith("Carrying on.")
+    assert result["name"] == "*goose: Parser refactor*", "the buffer follows the chat's title"
+
+
+ALIAS = "Keep the old name as an alias"
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_send_now_sends_the_queued_message_into_the_running_turn(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    result = _run(
+        major, emacs, tmp_path, {"steering": "acp", "turns": [STEERED_TURN]}, flow="steer"
+    )
+    assert "⏳ queued 1: " + ALIAS in result["queue-shown"]
+    assert result["queued-after"] == 0, "the agent took it: it left the queue"
+    assert prompt_texts(tmp_path / "agent.jsonl") == ["Refactor the parser"], "no turn of its own"
+    (steer,) = [
+        m for m in received(tmp_path / "agent.jsonl") if m.get("method") == "_session/steering"
+    ]
+    assert steer["params"]["prompt"][0]["text"] == ALIAS
+    text = result["text"]
+    assert text.count(ALIAS) == 2 and "⏳ queued" not in text, "in the chat once, and its echo"
+    order = ["Working on it.", "## You\n\n" + ALIAS, f"[steered: {ALIAS}]", "Done, with that."]
+    assert [text.index(part) for part in order] == sorted(text.index(part) for part in order)
+    assert text.endswith("Done, with that.\n"), "one end for both turns, said once"
+    assert (result["queued"], result["state"]) == (0, "idle")
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_send_now_that_the_agent_cannot_take_says_why_and_keeps_the_message_queued(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    script = {"turns": [STEERED_TURN], "byPrompt": {ALIAS: [{"text": "Alias kept."}]}}
+    result = _run(major, emacs, tmp_path, script, flow="steer_refused")
+    assert "cannot take a message into a running turn" in result["refused"]
+    assert result["queued-after"] == 1
+    assert prompt_texts(tmp_path / "agent.jsonl") == ["Refactor the parser", ALIAS]
+    assert result["text"].count(ALIAS) == 1 and result["queued"] == 0
+    assert result["text"].rstrip().endswith("Alias kept.")
 
 
 MESSAGE = "Why is the built-in sum faster than the loop?\nAnswer in two lines — with an example."

@@ -28,10 +28,12 @@ from goose_ls.testing.script import (
     elicitation_answers,
     prompt_texts,
     prompts,
+    received,
     scripted_agent_command,
     write_script,
 )
 from goose_ls.testing.terminal import MISSING, TMUX, Terminal
+from goose_ls.testing.turns import PLANS_AND_COMPACTION, STEERED_TURN
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))
@@ -364,6 +366,60 @@ def test_compose_queue_and_follow(nvim: str, tmp_path: Path) -> None:
     assert result["final_status"] == "goose: idle"
     assert result["history"] == [SECOND, FIRST, SECOND, ""]
     assert result["windows_same"] and result["chat_window_reused"] and result["compose_follows"]
+
+
+@EACH_NVIM
+def test_plans_compactions_tool_names_and_the_title_are_drawn_in_place(
+    nvim: str, tmp_path: Path
+) -> None:
+    result = _run(nvim, tmp_path, "plans", {"turns": [PLANS_AND_COMPACTION]})
+    text = result["text"]
+    assert "🔧 Read app.py · `fs_read` — completed\n    def add\n" in text, "its own name"
+    assert "🔧 shell · ls — completed\n    app.py\n" in text, "a name that is the title: once"
+    plan = "**Plan**\n- [x] Read the parser\n- [ ] Write the test\n- [ ] Run it\n"
+    assert plan in text and text.count("Read the parser") == 1, "drawn again, in place"
+    assert text.index("def add") < text.index(plan) < text.index("shell · ls"), text
+    assert "**Plan**\n\n1. Split `parse`\n2. Test it\n" in text
+    assert "_Plan removed._" in text and "Draft step" not in text, "the removed plan says so"
+    assert text.index("Reading.") < text.index("1. Split") < text.index("_Plan removed._")
+    assert "_🗜 The conversation was compacted._\n\n> We split the parser and kept the alias.\n" in (
+        text
+    )
+    assert "Compacting the conversation…" not in text, "the line was redrawn"
+    assert text.rstrip().endswith("Carrying on.")
+    assert result["name"] == "goose://Parser refactor", "the buffer follows the chat's title"
+
+
+@EACH_NVIM
+def test_send_now_sends_the_queued_message_into_the_running_turn(nvim: str, tmp_path: Path) -> None:
+    result = _run(nvim, tmp_path, "steer", {"steering": "acp", "turns": [STEERED_TURN]})
+    assert result["text_queued"].endswith("\n\n⏳ queued #1: " + ALIAS), "queued first"
+    assert result["prompts"] == ["Refactor the parser"], "no turn of its own"
+    (steer,) = [m for m in received(tmp_path / "agent.jsonl") if m.get("method") == STEERING]
+    assert steer["params"]["prompt"][0]["text"] == ALIAS
+    text = result["text"]
+    assert text.count(ALIAS) == 2 and "queued #" not in text, "in the chat once, and its echo"
+    order = ["Working on it.", "## You\n\n" + ALIAS, f"[steered: {ALIAS}]", "Done, with that."]
+    assert [text.index(part) for part in order] == sorted(text.index(part) for part in order)
+    assert text.endswith("Done, with that.\n"), "one end for both turns, said once"
+    assert (result["queued"], result["statusline"]) == (0, "goose: idle")
+
+
+@EACH_NVIM
+def test_send_now_that_the_agent_cannot_take_says_why_and_keeps_the_message_queued(
+    nvim: str, tmp_path: Path
+) -> None:
+    script = {"turns": [STEERED_TURN], "byPrompt": {ALIAS: [{"text": "Alias kept."}]}}
+    result = _run(nvim, tmp_path, "steer_refused", script)
+    assert any("cannot take a message into a running turn" in m for m in result["notified"])
+    assert result["queued_after_refusal"] == 1
+    assert result["prompts"] == ["Refactor the parser", ALIAS], "it ran as its own turn"
+    assert result["text"].count(ALIAS) == 1 and result["queued"] == 0
+    assert result["text"].rstrip().endswith("Alias kept.")
+
+
+ALIAS = "Keep the old name as an alias"
+STEERING = "_session/steering"
 
 
 def nvim_version(nvim: str) -> str:

@@ -15,6 +15,7 @@ import pytest
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
 from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS
 from goose_ls.testing.script import FORM_QUESTION
+from goose_ls.testing.turns import PLANS_AND_COMPACTION, STEERED_TURN
 
 EXTENSION = Path(__file__).resolve().parent.parent / "editors" / "vscode"
 NPM = shutil.which("npm")
@@ -29,6 +30,8 @@ def test_the_extension_builds_and_its_node_tests_pass(tmp_path: Path) -> None:
         GOOSE_AGENT=json.dumps([sys.executable, "-m", "goose_ls.testing"]),
         GOOSE_OPTIONS=json.dumps(GOOSE_CONFIG_OPTIONS),
         GOOSE_FORM=json.dumps(FORM_QUESTION),
+        GOOSE_PLANS=json.dumps(PLANS_AND_COMPACTION),
+        GOOSE_STEERED=json.dumps(STEERED_TURN),
     )
     for step in (["ci", "--no-audit", "--no-fund", "--loglevel=error"], ["test"]):
         done = subprocess.run(

@@ -13,7 +13,7 @@
 ;;
 ;; Keys: turn on `goose-ls-mode' for the prefix `goose-ls-keymap-prefix' (C-c g):
 ;; C-c g a asks about the region, C-c g c opens the compose buffer (C-c C-c there
-;; sends), C-c g k cancels, C-c g l lists the sessions, C-c g p answers a pending
+;; sends), C-c g j sends a queued message into the running turn, C-c g k cancels, C-c g l lists the sessions, C-c g p answers a pending
 ;; permission, C-c g i signs in to the agent.  Any command starts goose-ls for the
 ;; project when it does not run yet.  The agent's questions (forms) are asked in the
 ;; minibuffer (goose-ls-forms.el); its terminal sign-in runs in a terminal buffer
@@ -41,6 +41,7 @@
 (require 'url-util)
 (require 'goose-ls-forms)
 (require 'goose-ls-sign-in)
+(require 'goose-ls-plans)
 
 (defgroup goose-ls nil
   "Chat with the goose agent through the goose-ls language server."
@@ -90,6 +91,7 @@ It returns the chosen optionId, or nil to leave the request unanswered
     (define-key map "c" #'goose-ls-compose)
     (define-key map "s" #'goose-ls-send)
     (define-key map "k" #'goose-ls-cancel)
+    (define-key map "j" #'goose-ls-send-now)
     (define-key map "l" #'goose-ls-sessions)
     (define-key map "n" #'goose-ls-new-chat)
     (define-key map "o" #'goose-ls-show-chat)
@@ -238,6 +240,9 @@ in a turn waiting for a permission answer is never."
 (defvar-local goose-ls--started nil
   "messageId -> t for each turn that had an event: it is no longer waiting.")
 
+(defvar-local goose-ls--joined nil
+  "messageIds of queued messages sent into the running turn: they end with it.")
+
 (defvar-local goose-ls--permissions nil
   "requestId -> the permission request, while it is not resolved.")
 
@@ -267,6 +272,7 @@ in a turn waiting for a permission answer is never."
     (define-key map [remap self-insert-command] #'goose-ls-chat-type)
     (define-key map (kbd "C-c C-c") #'goose-ls-compose)
     (define-key map (kbd "C-c C-k") #'goose-ls-cancel)
+    (define-key map (kbd "C-c C-j") #'goose-ls-send-now)
     (define-key map (kbd "C-c C-p") #'goose-ls-answer-permission)
     (define-key map (kbd "C-c C-l") #'goose-ls-sessions)
     map)
@@ -320,6 +326,7 @@ POS is in one when an odd number of fence lines start before it."
   `((goose-ls--match-fence 0 'goose-ls-code t)
     (,(goose-ls--matcher "^#+ .*$") 0 'goose-ls-heading)
     (,(goose-ls--matcher "^> .*$") 0 'goose-ls-quote)
+    (,(goose-ls--matcher "\\*\\*[^*\n]+\\*\\*") 0 'bold prepend)
     (,(goose-ls--matcher "`[^`\n]+`") 0 'goose-ls-code)))
 
 (defun goose-ls--extend-to-fence ()
@@ -372,6 +379,10 @@ Windows scrolled up, with their point elsewhere, are left where they are."
        (save-excursion ,@body)
        (when ,at-end (goto-char (point-max)))
        (dolist (window ,windows) (set-window-point window (point-max))))))
+
+(defun goose-ls--follow (function)
+  "Call FUNCTION to change the chat buffer, as `goose-ls--following' does."
+  (goose-ls--following (funcall function)))
 
 (defun goose-ls--append (session-id text &rest properties)
   "Add TEXT, with PROPERTIES, to the end of SESSION-ID's chat."
@@ -491,9 +502,14 @@ The path is relative to the chat's project when inside it; the lines come from a
   (force-mode-line-update t))
 
 (defun goose-ls--turn-seen (session-id message-id)
-  "A turn of SESSION-ID with MESSAGE-ID is running: it is no longer queued."
+  "A turn of SESSION-ID with MESSAGE-ID is running: it is no longer queued.
+A queued one whose events come while another turn runs was sent into that turn."
   (when message-id
     (with-current-buffer (goose-ls--chat session-id)
+      (when (and (not (gethash message-id goose-ls--started))
+                 (assoc message-id goose-ls--queued)
+                 (seq-some (lambda (id) (gethash id goose-ls--started)) goose-ls--turns))
+        (push message-id goose-ls--joined))
       (puthash message-id t goose-ls--started)
       (unless (member message-id goose-ls--turns)
         (setq goose-ls--turns (append goose-ls--turns (list message-id))))
@@ -514,7 +530,7 @@ The path is relative to the chat's project when inside it; the lines come from a
 
 (cl-defstruct (goose-ls--call (:constructor goose-ls--call-create))
   "A tool call shown in a chat: a status line and its output under it."
-  start end title status output (folded t) overlay)
+  start end title name status output (folded t) overlay)
 
 (defun goose-ls--content-text (content)
   "The text of the text items in CONTENT, a tool call's content list, or nil."
@@ -529,7 +545,11 @@ The path is relative to the chat's project when inside it; the lines come from a
 
 (defun goose-ls--call-render (call)
   "Write CALL's status line and its indented output over the text it had."
-  (let ((header (propertize (format "🔧 %s — %s" (goose-ls--call-title call)
+  (let ((header (propertize (format "🔧 %s%s — %s" (goose-ls--call-title call)
+                                    (let ((name (goose-ls--call-name call)))
+                                      (if (and name (not (equal name (goose-ls--call-title call))))
+                                          (format " · `%s`" name)
+                                        ""))
                                     (goose-ls--call-status call))
                             'keymap goose-ls-tool-map 'mouse-face 'highlight
                             'help-echo "TAB: show or hide the output"))
@@ -566,6 +586,7 @@ rewrite that line and the output under it where they are."
         (puthash id call goose-ls--tools))
       (when-let ((title (plist-get update :title))) (setf (goose-ls--call-title call) title))
       (when-let ((status (plist-get update :status))) (setf (goose-ls--call-status call) status))
+      (when (stringp (plist-get update :name)) (setf (goose-ls--call-name call) (plist-get update :name)))
       (when (plist-member update :content) ; content replaces the earlier content
         (setf (goose-ls--call-output call)
               (goose-ls--content-text (append (plist-get update :content) nil))))
@@ -783,18 +804,32 @@ Then send the answer."
          (force-mode-line-update t))
         ("available_commands_update"
          (with-current-buffer (goose-ls--chat session)
-           (setq goose-ls--commands (append (plist-get update :availableCommands) nil))))))))
+           (setq goose-ls--commands (append (plist-get update :availableCommands) nil))))
+        ("session_info_update" (goose-ls--retitle session (plist-get update :title)))
+        ((or "plan" "plan_update" "plan_removed" "compaction_update" "compaction_summary_chunk")
+         (goose-ls--plan session update))))))
+
+(defun goose-ls--retitle (session title)
+  "Name SESSION's chat buffer after TITLE, the chat's title, when it is one."
+  (when (and (stringp title) (not (string-blank-p title)))
+    (with-current-buffer (goose-ls--chat session)
+      (rename-buffer (format "*goose: %s*" (string-trim (replace-regexp-in-string "[ \t\n]+" " " title)))
+                     t))))
 
 (cl-defmethod eglot-handle-notification (server (_method (eql goose/turnEnd)) &rest params)
   "End a turn in its chat and run `goose-ls-turn-end-hook'."
   (let ((session (plist-get params :sessionId)))
     (goose-ls--chat session server)
     (when (goose-ls--new-index-p session (plist-get params :index))
-      (let ((outcome (or (plist-get params :error) (plist-get params :stopReason))))
-        (unless (equal outcome "end_turn")
-          (goose-ls--append session (format "\n\n_%s_" outcome)))
-        (goose-ls--append session "\n")
+      (let ((outcome (or (plist-get params :error) (plist-get params :stopReason)))
+            (joined (member (plist-get params :messageId)
+                            (buffer-local-value 'goose-ls--joined (goose-ls--chat session)))))
+        (unless joined ; it ended with the turn it joined, said just above
+          (unless (equal outcome "end_turn")
+            (goose-ls--append session (format "\n\n_%s_" outcome)))
+          (goose-ls--append session "\n"))
         (with-current-buffer (goose-ls--chat session)
+          (setq goose-ls--joined (delete (plist-get params :messageId) goose-ls--joined))
           (setq goose-ls--kind nil)
           (puthash (plist-get params :messageId) t goose-ls--started)
           ;; "running": a turn that ran when the chat was opened, id unknown.
@@ -917,6 +952,24 @@ Returns the goose/prompt result; a message that waits shows as queued."
                          (buffer-local-value 'goose-ls--chat-server (goose-ls--chat session))))))
 
 ;;;###autoload
+(defun goose-ls-send-now ()
+  "Send the oldest message queued in this chat (or the current one) now.
+It joins the running turn where the agent can take it, and ends with it; an
+agent that cannot take it says why, and the message keeps its place."
+  (interactive)
+  (let* ((session (or goose-ls--session goose-ls-current-session))
+         (chat (and session (goose-ls--chat session)))
+         (waiting (and chat (car (buffer-local-value 'goose-ls--queued chat)))))
+    (if (not waiting)
+        (message "goose-ls: no message waits to be sent now")
+      (unless (eq (plist-get (goose-ls--request :goose/steer
+                                                (list :sessionId session :messageId (car waiting))
+                                                (buffer-local-value 'goose-ls--chat-server chat))
+                             :steered)
+                  t)
+        (message "goose-ls: the turn had ended; your message runs next")))))
+
+;;;###autoload
 (defun goose-ls-sessions ()
   "Choose a session and open its chat.
 Starts goose-ls for this buffer's project when it does not run yet."
@@ -967,6 +1020,7 @@ They are what `@selection' and `@diagnostics' in a message name.")
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "C-c C-c") #'goose-ls-compose-send)
     (define-key map (kbd "C-c C-k") #'goose-ls-cancel)
+    (define-key map (kbd "C-c C-j") #'goose-ls-send-now)
     (define-key map (kbd "C-c C-p") #'goose-ls-answer-permission)
     (define-key map (kbd "M-p") #'goose-ls-compose-previous)
     (define-key map (kbd "M-n") #'goose-ls-compose-next)
@@ -979,7 +1033,7 @@ They are what `@selection' and `@diagnostics' in a message name.")
   (setq mode-line-process '(:eval (goose-ls--state-string)))
   (setq header-line-format
         (substitute-command-keys
-         "\\<goose-ls-compose-mode-map>\\[goose-ls-compose-send] send · \\[goose-ls-cancel] cancel the turn · \\[goose-ls-compose-previous]/\\[goose-ls-compose-next] history"))
+         "\\<goose-ls-compose-mode-map>\\[goose-ls-compose-send] send · \\[goose-ls-send-now] send a queued one now · \\[goose-ls-cancel] cancel the turn · \\[goose-ls-compose-previous]/\\[goose-ls-compose-next] history"))
   (add-hook 'completion-at-point-functions #'goose-ls--complete-mention nil t)
   (add-hook 'completion-at-point-functions #'goose-ls--complete-command nil t)
   (visual-line-mode 1))

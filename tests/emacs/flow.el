@@ -4,7 +4,9 @@
 ;; or "compose" (no M-x eglot; the keys, the compose buffer, a queued message, follow),
 ;; or "mention" (an @ mention completed in the compose buffer, then sent), or "option"
 ;; (after "ask", the option picker, answered with the lines GOOSE_PICK lists), or
-;; "question" (the agent's questions, answered with the lines GOOSE_ANSWERS lists).
+;; "question" (the agent's questions, answered with the lines GOOSE_ANSWERS lists), or
+;; "plans" (a turn of plans, a compaction, tool names and a title), or "steer" and
+;; "steer_refused" (a queued message sent now into the running turn, or refused).
 (require 'json)
 (require 'goose-ls)
 
@@ -250,6 +252,34 @@ Each prompt is recorded with what it offered; `browse-url' records the page."
     (flow--record 'opened (vconcat (nreverse opened)))
     (flow--record 'text (flow--chat-text))))
 
+(defun flow--plans ()
+  "A turn of plans, a compaction, tool names and a title."
+  (find-file (getenv "GOOSE_FILE"))
+  (goose-ls-send "Plan it")
+  (flow--wait (lambda () flow--ended) "the turn to end")
+  (flow--record 'text (flow--chat-text))
+  (flow--record 'name (buffer-name (flow--chat))))
+
+(defun flow--steer (refused)
+  "A message queued while a turn runs, then sent now with C-c C-j in the compose buffer.
+When REFUSED, the agent cannot take it: the turn is cancelled after."
+  (find-file (getenv "GOOSE_FILE"))
+  (goose-ls-send "Refactor the parser")
+  (flow--wait (lambda () (string-match-p "Working on it\\." (flow--chat-text))) "the turn under way")
+  (let ((chat (flow--chat)))
+    (goose-ls-send "Keep the old name as an alias")
+    (flow--record 'queue-shown (flow--chat-text))
+    (with-current-buffer (goose-ls--compose-buffer goose-ls-current-session)
+      (condition-case err
+          (call-interactively (key-binding (kbd "C-c C-j")))
+        (error (flow--record 'refused (error-message-string err)))))
+    (flow--record 'queued-after (length (buffer-local-value 'goose-ls--queued chat)))
+    (when refused (goose-ls-cancel))
+    (flow--wait (lambda () (= (length flow--ended) 2)) "both turns to end")
+    (flow--record 'text (flow--chat-text))
+    (flow--record 'queued (length (buffer-local-value 'goose-ls--queued chat)))
+    (flow--record 'state (string-trim (goose-ls--state-string chat)))))
+
 (condition-case err
     (progn
       (flow--setup)
@@ -258,6 +288,9 @@ Each prompt is recorded with what it offered; `browse-url' records the page."
         ("mention" (flow--mention))
         ("option" (flow--option))
         ("question" (flow--question))
+        ("plans" (flow--plans))
+        ("steer" (flow--steer nil))
+        ("steer_refused" (flow--steer t))
         (_ (flow--ask))))
   (error
    (flow--record 'error (error-message-string err))

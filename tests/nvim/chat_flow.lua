@@ -221,6 +221,45 @@ local ok, err = pcall(function()
     return
   end
 
+  if scenario == "plans" then
+    -- Plans, a compaction, tool names and a title, as the scripted turn sends them.
+    vim.cmd("Goose send Plan it")
+    assert(vim.wait(30000, function() return #ends > 0 end), "the turn did not end")
+    result.text = chat_text()
+    result.name = vim.api.nvim_buf_get_name(chat.sessions[chat.current].buf)
+    return
+  end
+
+  if scenario == "steer" or scenario == "steer_refused" then
+    -- A message written while a turn runs waits in the queue; :Goose now sends it into
+    -- that turn (or says why the agent cannot take it).
+    result.notified = {}
+    local notify = vim.notify
+    vim.notify = function(message, ...) ---@diagnostic disable-line: duplicate-set-field
+      table.insert(result.notified, message)
+      return notify(message, ...)
+    end
+    vim.cmd("Goose send Refactor the parser")
+    assert(vim.wait(20000, function()
+      return chat.current and chat_text():find("Working on it.", 1, true) ~= nil
+    end), "the turn is not under way")
+    local s = chat.sessions[chat.current]
+    vim.cmd("Goose send Keep the old name as an alias")
+    assert(vim.wait(10000, function() return #s.queue == 1 end), "the message is not queued")
+    result.text_queued = chat_text()
+    vim.cmd("Goose now")
+    if scenario == "steer_refused" then
+      assert(vim.wait(10000, function() return #result.notified > 0 end), "nothing said")
+      result.queued_after_refusal = #s.queue
+      vim.cmd("Goose cancel")
+    end
+    assert(vim.wait(30000, function() return #ends >= 2 end), "the turns did not end")
+    result.text = chat_text()
+    result.queued = #s.queue
+    result.statusline = goose.statusline()
+    return
+  end
+
   if scenario == "ask" then vim.cmd("Goose add") end
   vim.cmd("1,2Goose ask What does this do?")
   if scenario == "cancel" then

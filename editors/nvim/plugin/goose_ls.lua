@@ -1,4 +1,4 @@
--- :Goose {ask|send|cancel|new|sessions|...} and the <Plug>(goose-…) maps of the goose_ls plugin.
+-- :Goose {ask|send|now|cancel|new|sessions|...} and the <Plug>(goose-…) maps of the goose_ls plugin.
 if vim.g.loaded_goose_ls then return end
 vim.g.loaded_goose_ls = true
 
@@ -21,6 +21,7 @@ local subcommands = {
   end,
   compose = function() require("goose_ls").compose() end,
   cancel = function() require("goose_ls").cancel() end,
+  now = function() require("goose_ls.steer").now() end,
   add = function(opts)
     if opts.range > 0 then return require("goose_ls").add_context(opts.line1, opts.line2) end
     require("goose_ls").add_context()
@@ -53,7 +54,7 @@ end, {
   nargs = "*",
   range = true,
   complete = function() return vim.tbl_keys(subcommands) end,
-  desc = "goose: ask, send, compose, cancel, add, mode, option, new, sessions, signin",
+  desc = "goose: ask, send, compose, now, cancel, add, mode, option, new, sessions, signin",
 })
 
 -- Maps to bind keys to (setup({ keymaps = true }) binds the <leader>g… ones).
@@ -64,5 +65,6 @@ plug("x", "ask", ":Goose ask<CR>", "ask about the selection")
 plug("x", "add", ":Goose add<CR>", "keep the selection for the next message")
 plug("n", "compose", "<cmd>Goose compose<CR>", "write a message")
 plug("n", "cancel", "<cmd>Goose cancel<CR>", "cancel the turn")
+plug("n", "now", "<cmd>Goose now<CR>", "send the oldest queued message into the running turn")
 plug("n", "new", "<cmd>Goose new<CR>", "new chat")
 plug("n", "sessions", "<cmd>Goose sessions<CR>", "sessions")

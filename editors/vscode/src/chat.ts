@@ -1,5 +1,6 @@
 // The chat model: goose/* notifications in, markdown out. No vscode import, so it is
 // unit-tested under plain node.
+import { checklist, Compactions, planDocument, type PlanDocument, type Queued, queueText } from "./blocks";
 
 export interface Update {
   sessionId: string;
@@ -44,8 +45,15 @@ function textOf(content: Content): string {
 export interface ToolCall {
   id: string;
   title: string;
+  /** The tool's own name (`fs_read`), when the agent says it. */
+  name?: string;
   status: string;
   output: string;
+}
+
+/** A block drawn again in place as it changes: a plan, a compaction. */
+interface Drawn {
+  text: string;
 }
 
 /** The text items of a tool call's content, joined; "" when it has none. */
@@ -57,9 +65,11 @@ function outputOf(content: unknown): string {
   return texts.join("\n").replace(/\n+$/, "");
 }
 
-/** A status line, then the output as an indented (code) block under it. */
+/** A status line (the tool's own name beside its title when it differs), then the output
+ * as an indented (code) block under it. */
 export function renderTool(tool: ToolCall): string {
-  const line = `🔧 ${tool.title} — ${tool.status}\n`;
+  const name = tool.name && tool.name !== tool.title ? ` · \`${tool.name}\`` : "";
+  const line = `🔧 ${tool.title}${name} — ${tool.status}\n`;
   if (!tool.output) return line;
   return `${line}\n${tool.output.split("\n").map((l) => `    ${l}`).join("\n")}\n`;
 }
@@ -85,31 +95,49 @@ const OUTCOMES: Record<string, string> = { accept: "answered", decline: "decline
 
 /**
  * One session's chat, as markdown; events are applied once each, in index order.
- * Text only grows at the end, except a tool call's block, which each update of its
- * toolCallId rewrites where it is.
+ * Text only grows at the end, except a tool call's block, a plan's and a compaction's,
+ * which each update of theirs rewrites where it is. The messages waiting for the running
+ * turn are listed after it.
  */
 export class Chat {
   private lastIndex = 0;
   private block = "";
-  private readonly parts: (string | ToolCall)[];
+  private readonly parts: (string | ToolCall | Drawn)[] = ["\n"];
   private readonly tools = new Map<string, ToolCall>();
+  private readonly drawn = new Map<string, Drawn>();
+  private readonly compactions = new Compactions();
+  /** The running turn's messageId: a turn had an update and has not ended. */
+  private turn: string | undefined;
+  /** Turns that had an update; queued messages sent into the running turn (Send now). */
+  private readonly started = new Set<string>();
+  private readonly joined = new Set<string>();
   /** How full the context is: the agent's last usage_update. */
   usage: { used: number; size: number } | undefined;
-  /** A turn had an update and has not ended. */
-  running = false;
   /** The agent's slash commands (its last available_commands_update). */
   commands: SlashCommand[] = [];
+  /** The messages waiting for the running turn, oldest first. */
+  queue: Queued[] = [];
+  /** The chat's title, as the agent (or a rename) gives it. */
+  title: string | undefined;
 
-  constructor(readonly sessionId: string) {
-    this.parts = [`# goose chat · ${sessionId}\n`];
-  }
+  constructor(readonly sessionId: string) {}
 
   get seen(): number {
     return this.lastIndex;
   }
 
+  get running(): boolean {
+    return this.turn !== undefined;
+  }
+
   get text(): string {
-    return this.parts.map((part) => (typeof part === "string" ? part : renderTool(part))).join("");
+    const body = this.parts.map((part) => (typeof part === "string" ? part : "text" in part ? part.text : renderTool(part)));
+    return `# ${this.title ?? `goose chat · ${this.sessionId}`}${body.join("")}${queueText(this.queue)}`;
+  }
+
+  /** A prompt sent from here waits for the running turn (unless its turn began already). */
+  enqueue(messageId: string, text: string): void {
+    if (!this.started.has(messageId)) this.queue.push({ id: messageId, text });
   }
 
   /** The tool calls so far, in the order they started. */
@@ -121,7 +149,7 @@ export class Chat {
   apply(params: Update): boolean {
     if (params.index <= this.lastIndex) return false;
     this.lastIndex = params.index;
-    if (params.messageId) this.running = true;
+    if (params.messageId && !params.replay) this.start(params.messageId);
     const u = params.update;
     switch (u.sessionUpdate) {
       case "user_message_chunk":
@@ -162,6 +190,22 @@ export class Chat {
       case "usage_update":
         this.usage = { used: Number(u.used), size: Number(u.size) };
         break;
+      case "plan":
+        this.draw("plan", checklist(u.entries));
+        break;
+      case "plan_update":
+        this.draw(`plan:${String((u.plan as PlanDocument | undefined)?.planId)}`, planDocument((u.plan ?? {}) as PlanDocument));
+        break;
+      case "plan_removed":
+        this.draw(`plan:${String(u.planId)}`, "_Plan removed._\n");
+        break;
+      case "compaction_update":
+      case "compaction_summary_chunk":
+        this.draw(`compaction:${String(u.compactionId)}`, this.compactions.apply(u));
+        break;
+      case "session_info_update":
+        if (typeof u.title === "string" && u.title.trim()) this.title = u.title.trim().replace(/\s+/g, " ");
+        break;
     }
     return true;
   }
@@ -169,12 +213,34 @@ export class Chat {
   end(params: TurnEnd): boolean {
     if (params.index <= this.lastIndex) return false;
     this.lastIndex = params.index;
-    this.running = false;
+    const id = params.messageId ?? "";
+    this.queue = this.queue.filter((queued) => queued.id !== id); // cancelled while it waited
+    if (this.joined.delete(id)) return true; // it ended with the turn it joined, said just above
+    if (this.turn === id) this.turn = undefined;
     this.block = "";
     const outcome = params.error ?? params.stopReason;
     if (outcome !== "end_turn") this.add(`\n\n_${outcome}_`);
     this.add("\n");
     return true;
+  }
+
+  /** A turn had its first update: it leaves the queue. A queued message whose updates
+   * come while another turn runs was sent into that turn. */
+  private start(messageId: string): void {
+    if (this.started.has(messageId)) return;
+    this.started.add(messageId);
+    this.queue = this.queue.filter((queued) => queued.id !== messageId);
+    if (this.turn !== undefined) this.joined.add(messageId);
+    else this.turn = messageId;
+  }
+
+  /** The first update of a block adds it at the end; later ones draw it where it is. */
+  private draw(key: string, text: string): void {
+    const drawn = this.drawn.get(key);
+    if (drawn) return void (drawn.text = text);
+    this.separate("block");
+    this.drawn.set(key, { text });
+    this.parts.push(this.drawn.get(key)!);
   }
 
   /** The first update of a toolCallId adds its block at the end; later ones change it. */
@@ -189,6 +255,7 @@ export class Chat {
     }
     if (typeof u.title === "string") tool.title = u.title;
     if (typeof u.status === "string") tool.status = u.status;
+    if (typeof u.name === "string") tool.name = u.name;
     if ("content" in u) tool.output = outputOf(u.content); // content replaces the earlier one
   }
 

@@ -51,7 +51,11 @@ async function session(): Promise<string> {
 
 async function ask(question: string, context: object[]): Promise<void> {
   const sessionId = await session();
-  await client!.sendRequest("goose/prompt", { sessionId, messageId: randomUUID(), prompt: question, context });
+  const messageId = randomUUID();
+  const result = await client!.sendRequest<{ queued: boolean }>("goose/prompt", { sessionId, messageId, prompt: question, context });
+  if (result.queued) chats.get(sessionId)?.enqueue(messageId, question); // shown until its turn starts
+  documents.changed.fire(chatUri(sessionId));
+  showStatus();
   const doc = await vscode.workspace.openTextDocument(chatUri(sessionId));
   await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });
 }
@@ -106,6 +110,19 @@ async function compose(): Promise<string | undefined> {
   if (!command) return undefined;
   const start = `${command.label} `;
   return vscode.window.showInputBox({ prompt: "goose", value: start, valueSelection: [start.length, start.length] });
+}
+
+/** Send now: the oldest message waiting in the current chat joins the running turn, where
+ * the agent can take it; else the error says why, and the message stays queued. */
+async function sendNow(): Promise<void> {
+  const waiting = current ? chats.get(current)?.queue[0] : undefined;
+  if (!waiting) return void vscode.window.showInformationMessage("goose: no message waits to be sent now");
+  try {
+    const result = await client!.sendRequest<{ steered: boolean }>("goose/steer", { sessionId: current, messageId: waiting.id });
+    if (!result.steered) void vscode.window.showInformationMessage("goose: the turn had ended; your message runs next");
+  } catch (error) {
+    void vscode.window.showErrorMessage(`goose: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** Pick one of the chat's config options (grouped by category), then its new value. */
@@ -184,6 +201,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const message = await compose();
       if (message) await ask(message, []);
     }),
+    vscode.commands.registerCommand("gooseLs.sendNow", sendNow),
     vscode.commands.registerCommand("gooseLs.cancel", async () => {
       if (current) await client!.sendRequest("goose/cancel", { sessionId: current });
     }),

@@ -86,3 +86,58 @@ test("the agent's questions and their outcome are written into the chat", () => 
   chat.apply(update(2, { sessionUpdate: "elicitation_resolved", requestId: "q1", action: "decline" }));
   assert.match(chat.text, /\n❓ Set up the project\n\n❓ declined\n$/);
 });
+
+const plan = (...entries: [string, string][]) => entries.map(([content, status]) => ({ content, status, priority: "medium" }));
+
+test("a plan is drawn again where it is; plans by id are a block each, and a removed one says so", () => {
+  const chat = new Chat("s1");
+  chat.apply(update(1, { sessionUpdate: "plan", entries: plan(["Read", "in_progress"], ["Write", "pending"]) }));
+  chat.apply(update(2, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Reading." } }));
+  chat.apply(update(3, { sessionUpdate: "plan", entries: plan(["Read", "completed"], ["Write", "pending"], ["Run", "pending"]) }));
+  chat.apply(update(4, { sessionUpdate: "plan_update", plan: { type: "markdown", planId: "approved", content: "1. Split\n2. Test\n" } }));
+  chat.apply(update(5, { sessionUpdate: "plan_update", plan: { type: "items", planId: "draft", entries: plan(["Draft", "pending"]) } }));
+  chat.apply(update(6, { sessionUpdate: "plan_update", plan: { type: "file", planId: "f", uri: "file:///home/me/my%20app/docs/plan.md" } }));
+  chat.apply(update(7, { sessionUpdate: "plan_removed", planId: "draft" }));
+  assert.equal(
+    chat.text,
+    "# goose chat · s1\n\n**Plan**\n- [x] Read\n- [ ] Write\n- [ ] Run\n\n## goose\n\nReading.\n\n" +
+      "**Plan**\n\n1. Split\n2. Test\n\n_Plan removed._\n\n**Plan**: [my app/docs/plan.md](file:///home/me/my%20app/docs/plan.md)\n",
+  );
+});
+
+test("a compaction is one line drawn again as it goes, its summary streamed under it", () => {
+  const chat = new Chat("s1");
+  chat.apply(update(1, { sessionUpdate: "compaction_update", compactionId: "c1", status: "in_progress" }));
+  assert.match(chat.text, /_🗜 Compacting the conversation…_\n$/);
+  chat.apply(update(2, { sessionUpdate: "compaction_summary_chunk", compactionId: "c1", content: { type: "text", text: "We split\nthe parser" } }));
+  assert.match(chat.text, /_🗜 Compacting the conversation…_\n\n> We split\n> the parser\n$/);
+  chat.apply(update(3, { sessionUpdate: "compaction_update", compactionId: "c1", status: "completed" }));
+  chat.apply(update(4, { sessionUpdate: "compaction_update", compactionId: "c2", status: "failed", error: "too long" }));
+  assert.equal(
+    chat.text,
+    "# goose chat · s1\n\n_🗜 The conversation was compacted._\n\n> We split\n> the parser\n\n" +
+      "> ⚠ **Compacting the conversation failed:** too long\n",
+  );
+});
+
+test("a tool's own name is shown beside its title when it differs; the title heads the chat", () => {
+  const chat = new Chat("s1");
+  chat.apply(update(1, { sessionUpdate: "tool_call", toolCallId: "t1", title: "Read app.py", name: "fs_read" }));
+  chat.apply(update(2, { sessionUpdate: "tool_call", toolCallId: "t2", title: "shell", name: "shell" }));
+  chat.apply(update(3, { sessionUpdate: "session_info_update", title: "Parser\nrefactor" }));
+  assert.equal(chat.text, "# Parser refactor\n\n🔧 Read app.py · `fs_read` — pending\n\n🔧 shell — pending\n");
+});
+
+test("a queued message sent into the running turn leaves the queue for the chat, and ends with that turn", () => {
+  const chat = new Chat("s1");
+  const second = (index: number, u: object) => ({ sessionId: "s1", messageId: "m2", index, update: u as never });
+  chat.apply(update(1, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Working." } }));
+  chat.enqueue("m2", "Keep the alias\nplease");
+  assert.match(chat.text, /Working\.\n⏳ queued 1: Keep the alias …\n$/);
+  chat.apply(second(2, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "Keep the alias\nplease" } }));
+  chat.apply(update(3, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Done." } }));
+  assert.ok(chat.end({ sessionId: "s1", messageId: "m1", index: 4, stopReason: "cancelled" }));
+  assert.ok(chat.end({ sessionId: "s1", messageId: "m2", index: 5, stopReason: "cancelled" }));
+  assert.equal(chat.text, "# goose chat · s1\n\n## goose\n\nWorking.\n\n## You\n\nKeep the alias\nplease\n\n## goose\n\nDone.\n\n_cancelled_\n");
+  assert.deepEqual([chat.queue, chat.running], [[], false]);
+});

@@ -2,8 +2,10 @@
 // and the language client are stand-ins: the first records what the user is shown, the
 // second speaks JSON-RPC to the server over stdio. tests/test_vscode.py sets GOOSE_CMD
 // (the server's command), GOOSE_AGENT (the scripted agent's, less the script), GOOSE_OPTIONS
-// (goose's config options, as the scripted agent offers them) and GOOSE_FORM (a question of
-// the agent: a choice, an integer, an optional text).
+// (goose's config options, as the scripted agent offers them), GOOSE_FORM (a question of
+// the agent: a choice, an integer, an optional text), GOOSE_PLANS (a turn of plans, a
+// compaction, tool names and a title) and GOOSE_STEERED (a turn that waits for a message
+// sent into it).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -26,6 +28,7 @@ const shown: { message: string; labels: string[] }[] = [];
 const commands = new Map<string, () => Promise<void>>();
 let chats: { provideTextDocumentContent(uri: { path: string }): string } | undefined;
 const turnEnds: { sessionId: string }[] = [];
+const updates: { sessionId: string }[] = [];
 const statusBar = { text: "", command: undefined as string | undefined, shown: false, show() { this.shown = true; }, dispose() {} };
 /** Each quick pick shown: its items' labels (separators as `-- label`); the user picks
  * the item whose label is the next of `picks` (none when they run out). */
@@ -144,6 +147,7 @@ class LanguageClient {
     this.connection.onNotification(method, (params: P) => {
       handler(params);
       if (method === "goose/turnEnd") turnEnds.push(params as (typeof turnEnds)[number]);
+      if (method === "goose/update") updates.push(params as (typeof updates)[number]);
     });
   }
 
@@ -252,7 +256,9 @@ const form = JSON.parse(process.env.GOOSE_FORM ?? "{}");
 
 /** Forget what earlier tests recorded. */
 function fresh(): void {
-  for (const list of [quickPicks, quickPickItems, picks, inputs, inputBoxes, dropped, errors, informed, opened, typedInTerminal, turnEnds]) list.length = 0;
+  for (const list of [quickPicks, quickPickItems, picks, inputs, inputBoxes, dropped, errors, informed, opened, typedInTerminal, turnEnds, updates]) {
+    list.length = 0;
+  }
 }
 
 function received(record: string): { method?: string; params?: { prompt: { text?: string }[] }; result?: { action?: string } }[] {
@@ -265,7 +271,7 @@ function answers(record: string): object[] {
 }
 
 function chatText(): string {
-  return chats!.provideTextDocumentContent({ path: turnEnds[0].sessionId });
+  return chats!.provideTextDocumentContent({ path: (turnEnds[0] ?? updates[0]).sessionId });
 }
 
 test("a question is answered through quick picks and input boxes; the agent gets exactly that", { skip }, async () => {
@@ -363,6 +369,85 @@ test("a message started with / picks one of the agent's commands, with its descr
     assert.equal(inputBoxes[1].value, "/compact ", "the command, then the rest of the message");
     const prompts = received(record).filter((m) => m.method === "session/prompt");
     assert.deepEqual(prompts.map((m) => m.params!.prompt[0].text), ["/compact now"]);
+  } finally {
+    await extension.deactivate();
+  }
+});
+
+test("plans, a compaction, tool names and the title are drawn as a real goose-ls sends them", { skip }, async () => {
+  fresh();
+  writeFileSync(script, JSON.stringify({ turns: [JSON.parse(process.env.GOOSE_PLANS ?? "[]")] }));
+  await extension.activate({ subscriptions: [] } as never);
+  try {
+    inputs.push("Plan it");
+    await commands.get("gooseLs.send")!();
+    await until(() => turnEnds.length > 0, "the turn to end");
+    const text = chatText();
+    assert.ok(text.startsWith("# Parser refactor\n"), "the chat's title heads it");
+    assert.ok(text.includes("🔧 Read app.py · `fs_read` — completed\n\n    def add\n"), text);
+    assert.ok(text.includes("🔧 shell · ls — completed\n\n    app.py\n"), "a name that is the title: once");
+    const plan = "**Plan**\n- [x] Read the parser\n- [ ] Write the test\n- [ ] Run it\n";
+    assert.equal(text.split("Read the parser").length, 2, "drawn again, in place");
+    assert.ok(text.indexOf("def add") < text.indexOf(plan) && text.indexOf(plan) < text.indexOf("shell · ls"), text);
+    assert.ok(text.includes("**Plan**\n\n1. Split `parse`\n2. Test it\n"));
+    assert.ok(text.includes("_Plan removed._") && !text.includes("Draft step"), "the removed plan says so");
+    assert.ok(text.includes("_🗜 The conversation was compacted._\n\n> We split the parser and kept the alias.\n"), text);
+    assert.ok(!text.includes("Compacting the conversation…"), "the line was redrawn");
+  } finally {
+    await extension.deactivate();
+  }
+});
+
+const ALIAS = "Keep the old name as an alias";
+
+/** The first message, under way when the second is queued behind it. */
+async function queueBehindARunningTurn(steps: object): Promise<void> {
+  writeFileSync(script, JSON.stringify(steps));
+  await extension.activate({ subscriptions: [] } as never);
+  inputs.push("Refactor the parser", ALIAS);
+  await commands.get("gooseLs.send")!();
+  await until(() => updates.length > 0 && chatText().includes("Working on it."), "the turn under way");
+  await commands.get("gooseLs.send")!();
+  assert.match(chatText(), new RegExp(`\n⏳ queued 1: ${ALIAS}\n$`), "queued, at the chat's end");
+}
+
+test("Send now sends the queued message into the running turn: it moves into the chat, once", { skip }, async () => {
+  fresh();
+  const record = join(scratch, "agent-steer.jsonl");
+  const turns = [JSON.parse(process.env.GOOSE_STEERED ?? "[]")];
+  try {
+    await queueBehindARunningTurn({ steering: "acp", turns, record });
+    await commands.get("gooseLs.sendNow")!();
+    await until(() => turnEnds.length >= 2, "both turns to end");
+    const steers = received(record).filter((m) => m.method === "_session/steering");
+    assert.deepEqual(steers.map((m) => m.params!.prompt[0].text), [ALIAS]);
+    assert.equal(received(record).filter((m) => m.method === "session/prompt").length, 1, "no turn of its own");
+    const text = chatText();
+    assert.equal(text.split(ALIAS).length, 3, "in the chat once, and the agent's echo");
+    assert.ok(!text.includes("⏳"), "the queue is empty");
+    const order = ["Working on it.", `## You\n\n${ALIAS}`, `[steered: ${ALIAS}]`, "Done, with that."].map((part) => text.indexOf(part));
+    assert.deepEqual(order, [...order].sort((a, b) => a - b), text);
+    assert.ok(!order.includes(-1) && text.endsWith("Done, with that.\n"), "one end for both turns, said once");
+    assert.equal(statusBar.text, "goose: idle");
+    assert.deepEqual(errors, []);
+  } finally {
+    await extension.deactivate();
+  }
+});
+
+test("Send now that the agent cannot take shows why, and the message stays queued", { skip }, async () => {
+  fresh();
+  const turns = [JSON.parse(process.env.GOOSE_STEERED ?? "[]")];
+  try {
+    await queueBehindARunningTurn({ turns, byPrompt: { [ALIAS]: [{ text: "Alias kept." }] } });
+    await commands.get("gooseLs.sendNow")!();
+    assert.equal(errors.length, 1);
+    assert.match(errors[0], /cannot take a message into a running turn/);
+    assert.match(chatText(), new RegExp(`⏳ queued 1: ${ALIAS}\n$`), "still queued");
+    await commands.get("gooseLs.cancel")!();
+    await until(() => turnEnds.length >= 2, "both turns to end");
+    assert.equal(chatText().split(ALIAS).length, 2, "once, as its own turn");
+    assert.match(chatText(), /Alias kept\.\n$/);
   } finally {
     await extension.deactivate();
   }

@@ -17,6 +17,7 @@ local function session(id)
       queue = {}, -- { id = messageId, text = prompt }, in the order they will run
       tail = 0, -- how many lines at the end show the queue
       running = nil, -- the messageId of the running turn
+      joined = {}, -- messageId -> true: sent into the running turn (Send now), ends with it
       seen = {}, -- messageId -> "started" | "ended"
       permissions = {}, -- requestId -> the permission_request still waiting for an answer
       answered = {}, -- requestId -> true when answered from this Neovim
@@ -81,6 +82,7 @@ local function buffer(id)
   })
   return s.buf
 end
+M.buffer = buffer
 
 --- Append text at the end of the transcript (its last line continues), above the queue.
 local function append(id, text)
@@ -92,6 +94,7 @@ local function append(id, text)
     vim.api.nvim_buf_set_text(buf, last, #tail, last, #tail, vim.split(text, "\n", { plain = true }))
   end)
 end
+M.append, M.write = append, write
 
 local function block(id, kind, heading)
   local s = session(id)
@@ -127,6 +130,7 @@ local function relative(uri)
   if root and path:sub(1, #root + 1) == root .. "/" then return path:sub(#root + 2) end
   return path
 end
+M.relative = relative
 
 --- "📎 app.py:8-12" for a URI with a "#L8-L12" fragment, "📎 app.py" without one.
 local function attachment(uri)
@@ -227,12 +231,17 @@ local function verdict(s, u)
   return allowed .. " (" .. (u.label or u.optionId or "?") .. ")" .. by
 end
 
---- A turn started (an event carries its messageId): it leaves the queue.
+--- A turn started (an event carries its messageId): it leaves the queue. A waiting one
+--- whose events come while another turn runs was sent into that turn (Send now).
 local function started(id, message_id)
   local s = session(id)
   if not message_id or s.seen[message_id] then return end
   s.seen[message_id] = "started"
-  s.running = message_id
+  if s.running and s.running ~= message_id and s.seen[s.running] == "started" then
+    s.joined[message_id] = true
+  else
+    s.running = message_id
+  end
   for position, queued in ipairs(s.queue) do
     if queued.id == message_id then
       table.remove(s.queue, position)
@@ -306,11 +315,32 @@ function M.on_update(params)
     goose().changed()
   elseif kind == "available_commands_update" then
     s.commands = u.availableCommands or {}
+  elseif kind == "session_info_update" and type(u.title) == "string" then
+    M.retitle(id, u.title)
+  elseif require("goose_ls.plans").kinds[kind] then
+    require("goose_ls.plans").on_update(id, u)
   end
 end
 
+--- The chat's buffer is named after the chat's title (the agent's, or a rename).
+function M.retitle(id, title)
+  local buf, name = buffer(id), "goose://" .. vim.trim((title:gsub("%s+", " ")))
+  if name ~= "goose://" and not pcall(vim.api.nvim_buf_set_name, buf, name) then
+    pcall(vim.api.nvim_buf_set_name, buf, name .. " (" .. id .. ")") -- another chat has it
+  end
+end
+
+--- "🔧 title · `name` — status": the tool's own name when it says more than the title.
 local function tool_line(tool)
-  return "🔧 " .. tool.title .. " — " .. tool.status
+  local name = tool.name and tool.name ~= tool.title and (" · `" .. tool.name .. "`") or ""
+  return "🔧 " .. tool.title .. name .. " — " .. tool.status
+end
+
+--- Tool calls below ``row`` moved ``delta`` lines (the text above them changed).
+function M.shifted(id, row, delta)
+  for _, tool in pairs(session(id).tools) do
+    if tool.row > row then tool.row = tool.row + delta end
+  end
 end
 
 --- A tool call is one header line, changed in place as its status changes, with its
@@ -329,6 +359,7 @@ function M.tool(id, u)
   end
   tool.title = u.title or tool.title
   tool.status = u.status or tool.status
+  tool.name = type(u.name) == "string" and u.name or tool.name
   tool.content = u.content or tool.content
   local output = {}
   for _, item in ipairs(u.content or {}) do
@@ -346,11 +377,8 @@ function M.tool(id, u)
     end
   end)
   if #output > 0 then
-    local shift = #output - tool.lines
+    M.shifted(id, tool.row, #output - tool.lines)
     tool.lines = #output
-    for _, other in pairs(s.tools) do
-      if other ~= tool and other.row > tool.row then other.row = other.row + shift end
-    end
   end
 end
 
@@ -369,10 +397,14 @@ function M.on_turn_end(params)
     end
   end
   if s.running == params.messageId then s.running = nil end
-  s.kind = nil
   local outcome = params.error and ("⚠ " .. params.error) or params.stopReason
-  if outcome ~= "end_turn" then append(id, "\n\n_" .. outcome .. "_") end
-  append(id, "\n")
+  if s.joined[params.messageId] then -- it ended with the turn it joined, said just above
+    s.joined[params.messageId] = nil
+  else
+    s.kind = nil
+    if outcome ~= "end_turn" then append(id, "\n\n_" .. outcome .. "_") end
+    append(id, "\n")
+  end
   goose().changed()
   vim.api.nvim_exec_autocmds("User", {
     pattern = "GooseTurnEnd",

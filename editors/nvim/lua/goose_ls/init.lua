@@ -27,10 +27,7 @@ function M.handlers()
   return {
     ["goose/update"] = function(_, params) chat.on_update(params) end,
     ["goose/turnEnd"] = function(_, params) chat.on_turn_end(params) end,
-    ["goose/agentStatus"] = function(_, params)
-      M.status = params
-      M.changed()
-    end,
+    ["goose/agentStatus"] = function(_, params) M.status = params; M.changed() end,
   }
 end
 
@@ -100,6 +97,7 @@ function M.setup(opts)
     vim.keymap.set("x", "<leader>ga", "<Plug>(goose-ask)", { desc = "goose: ask about the selection" })
     vim.keymap.set("n", "<leader>gs", "<Plug>(goose-compose)", { desc = "goose: write a message" })
     vim.keymap.set("n", "<leader>gc", "<Plug>(goose-cancel)", { desc = "goose: cancel the turn" })
+    vim.keymap.set("n", "<leader>gj", "<Plug>(goose-now)", { desc = "goose: send the queued message now" })
     vim.keymap.set("n", "<leader>gl", "<Plug>(goose-sessions)", { desc = "goose: sessions" })
     vim.keymap.set("n", "<leader>gn", "<Plug>(goose-new)", { desc = "goose: new chat" })
   end

@@ -1,0 +1,119 @@
+;;; goose-ls-plans.el --- Plans and compactions, drawn in place in a goose chat  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Part of goose-ls.el.  The agent's plan (one checklist), its plans by id
+;; (`plan_update', `plan_removed') and its compactions of the conversation (one line
+;; each, with the summary it kept under it) are blocks of the chat that are drawn
+;; again where they are as they change, worded as goose-ls's own transcript words
+;; them.  Each block is held by two markers, so text added above it moves it along.
+
+;;; Code:
+
+(require 'seq)
+(require 'subr-x)
+
+(declare-function goose-ls--chat "goose-ls")
+(declare-function goose-ls--separate "goose-ls")
+(declare-function goose-ls--follow "goose-ls")
+(declare-function goose-ls--attachment "goose-ls")
+(defvar goose-ls--end)
+
+(defvar-local goose-ls--drawn nil
+  "Key -> (start . end) markers of each block of this chat drawn in place.")
+
+(defvar-local goose-ls--compactions nil
+  "compactionId -> (its last compaction_update . the summary streamed so far).")
+
+(defun goose-ls--draw (session key text)
+  "Draw block KEY of SESSION's chat as TEXT.
+At the end of the chat the first time, else in place of its earlier text,
+wherever it is; what follows it stays."
+  (with-current-buffer (goose-ls--chat session)
+    (unless goose-ls--drawn (setq goose-ls--drawn (make-hash-table :test #'equal)))
+    (let ((drawn (gethash key goose-ls--drawn)))
+      (unless drawn
+        (goose-ls--separate session 'block)
+        (setq drawn (cons (copy-marker goose-ls--end) (copy-marker goose-ls--end)))
+        (puthash key drawn goose-ls--drawn))
+      (goose-ls--follow
+       (lambda ()
+         (goto-char (car drawn))
+         (delete-region (car drawn) (cdr drawn))
+         (insert text)
+         (set-marker (cdr drawn) (point)))))))
+
+(defun goose-ls--checklist (entries)
+  "ENTRIES, a plan's, as a checklist under its title."
+  (concat "**Plan**\n"
+          (mapconcat (lambda (entry)
+                       (format "- [%s] %s\n"
+                               (if (equal (plist-get entry :status) "completed") "x" " ")
+                               (or (plist-get entry :content) "")))
+                     (and (sequencep entries) (append entries nil))
+                     "")))
+
+(defun goose-ls--plan-document (plan)
+  "PLAN, one of several (plan_update): a checklist, markdown, or a file."
+  (pcase (plist-get plan :type)
+    ("items" (goose-ls--checklist (plist-get plan :entries)))
+    ("markdown" (format "**Plan**\n\n%s\n" (string-trim (format "%s" (or (plist-get plan :content) "")))))
+    (_ (format "**Plan**: %s\n"
+               (string-remove-prefix "📎 " (goose-ls--attachment
+                                           (format "%s" (or (plist-get plan :uri) ""))))))))
+
+(defconst goose-ls--compaction-words
+  '(("in_progress" . "🗜 Compacting the conversation…")
+    ("completed" . "🗜 The conversation was compacted.")
+    ("cancelled" . "🗜 Compacting the conversation was cancelled."))
+  "How a compaction's line says where it stands.")
+
+(defun goose-ls--blocks-text (blocks)
+  "The text of the text content BLOCKS, joined."
+  (mapconcat (lambda (block) (or (and (equal (plist-get block :type) "text")
+                                      (plist-get block :text))
+                                 ""))
+             (and (sequencep blocks) (append blocks nil))
+             ""))
+
+(defun goose-ls--compaction-text (update streamed)
+  "Where the compaction of UPDATE stands, and its summary (else STREAMED) under it."
+  (let ((status (or (plist-get update :status) "in_progress")))
+    (if (equal status "failed")
+        (format "> ⚠ **Compacting the conversation failed:** %s\n"
+                (or (plist-get update :error) "no reason given"))
+      (let ((summary (string-trim (let ((kept (goose-ls--blocks-text (plist-get update :summary))))
+                                    (if (string-empty-p kept) streamed kept)))))
+        (concat "_" (or (cdr (assoc status goose-ls--compaction-words))
+                        (format "🗜 Compaction: %s" status))
+                "_\n"
+                (if (string-empty-p summary)
+                    ""
+                  (concat "\n> " (replace-regexp-in-string "\n" "\n> " summary) "\n")))))))
+
+(defun goose-ls--plan (session update)
+  "Draw UPDATE, a plan, a plan by id or a compaction, in SESSION's chat."
+  (pcase (plist-get update :sessionUpdate)
+    ("plan" (goose-ls--draw session "plan" (goose-ls--checklist (plist-get update :entries))))
+    ("plan_update"
+     (let ((plan (plist-get update :plan)))
+       (goose-ls--draw session (format "plan:%s" (plist-get plan :planId))
+                       (goose-ls--plan-document plan))))
+    ("plan_removed"
+     (goose-ls--draw session (format "plan:%s" (plist-get update :planId)) "_Plan removed._\n"))
+    (kind
+     (with-current-buffer (goose-ls--chat session)
+       (unless goose-ls--compactions
+         (setq goose-ls--compactions (make-hash-table :test #'equal)))
+       (let* ((id (format "%s" (plist-get update :compactionId)))
+              (state (gethash id goose-ls--compactions (cons nil ""))))
+         (if (equal kind "compaction_update")
+             (setq state (cons update (cdr state)))
+           (setq state (cons (car state) (concat (cdr state) (goose-ls--blocks-text
+                                                              (list (plist-get update :content)))))))
+         (puthash id state goose-ls--compactions)
+         (goose-ls--draw session (concat "compaction:" id)
+                         (goose-ls--compaction-text (car state) (cdr state))))))))
+
+(provide 'goose-ls-plans)
+;;; goose-ls-plans.el ends here

@@ -1,0 +1,100 @@
+// Blocks of a chat that are drawn again where they are as they change: the agent's plans
+// and its compactions of the conversation, worded as goose-ls's own transcript words them;
+// and the messages waiting for the running turn. No vscode import, so it is unit-tested
+// under plain node.
+
+interface Entry {
+  content?: unknown;
+  status?: unknown;
+}
+
+/** A plan as a checklist under its title. */
+export function checklist(entries: unknown): string {
+  const lines = ["**Plan**"];
+  for (const entry of Array.isArray(entries) ? (entries as (Entry | null)[]) : []) {
+    lines.push(`- [${entry?.status === "completed" ? "x" : " "}] ${String(entry?.content ?? "")}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+export interface PlanDocument {
+  type?: unknown;
+  planId?: unknown;
+  entries?: unknown;
+  content?: unknown;
+  uri?: unknown;
+}
+
+/** A file's path as the chat shows it: its last three parts. */
+function shortPath(uri: string): string {
+  const path = uri.startsWith("file://") ? decodeURIComponent(uri.slice("file://".length)) : uri;
+  return path.split("/").filter(Boolean).slice(-3).join("/");
+}
+
+/** One plan of several (plan_update): a checklist, markdown, or a file. */
+export function planDocument(plan: PlanDocument): string {
+  if (plan.type === "items") return checklist(plan.entries);
+  if (plan.type === "markdown") return `**Plan**\n\n${String(plan.content ?? "").trim()}\n`;
+  const uri = String(plan.uri ?? "");
+  return `**Plan**: [${shortPath(uri)}](${uri})\n`;
+}
+
+const COMPACTION_WORDS: Record<string, string> = {
+  in_progress: "🗜 Compacting the conversation…",
+  completed: "🗜 The conversation was compacted.",
+  cancelled: "🗜 Compacting the conversation was cancelled.",
+};
+
+function textOf(blocks: unknown): string {
+  if (!Array.isArray(blocks)) return "";
+  return blocks.map((b) => (b?.type === "text" ? String(b.text ?? "") : "")).join("");
+}
+
+interface CompactionState {
+  status: string;
+  error?: string;
+  summary?: unknown;
+  streamed: string;
+}
+
+/** Each compaction of a chat: where it stands and the summary streamed so far. */
+export class Compactions {
+  private readonly states = new Map<string, CompactionState>();
+
+  /** Take a compaction_update or compaction_summary_chunk; the compaction's block. */
+  apply(u: { sessionUpdate: string; [key: string]: unknown }): string {
+    const id = String(u.compactionId);
+    const state = this.states.get(id) ?? { status: "in_progress", streamed: "" };
+    if (u.sessionUpdate === "compaction_update") {
+      state.status = String(u.status);
+      state.error = typeof u.error === "string" ? u.error : undefined;
+      state.summary = u.summary;
+    } else {
+      state.streamed += textOf([u.content]);
+    }
+    this.states.set(id, state);
+    return render(state);
+  }
+}
+
+/** Where a compaction stands, and the summary the agent kept (or streams) under it. */
+function render(state: CompactionState): string {
+  if (state.status === "failed") return `> ⚠ **Compacting the conversation failed:** ${state.error ?? "no reason given"}\n`;
+  const text = `_${COMPACTION_WORDS[state.status] ?? `🗜 Compaction: ${state.status}`}_\n`;
+  const summary = (textOf(state.summary) || state.streamed).trim();
+  return summary ? `${text}\n> ${summary.replace(/\n/g, "\n> ")}\n` : text;
+}
+
+export interface Queued {
+  id: string;
+  text: string;
+}
+
+/** The messages waiting for the running turn, after the chat: "⏳ queued 1: first line …". */
+export function queueText(queue: Queued[]): string {
+  const lines = queue.map(({ text }, i) => {
+    const [first, ...more] = text.split("\n");
+    return `⏳ queued ${i + 1}: ${first}${more.length ? " …" : ""}`;
+  });
+  return lines.length ? `\n${lines.join("\n")}\n` : "";
+}

@@ -1,0 +1,73 @@
+"""Scripted turns the editor plugins' tests share (Neovim, Emacs, VS Code): what each
+plugin must draw the same way, and a turn that waits for a message sent into it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _plan(*entries: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"content": c, "status": s, "priority": "medium"} for c, s in entries]
+
+
+def _update(kind: str, **fields: Any) -> dict[str, Any]:
+    return {"update": {"sessionUpdate": kind, **fields}}
+
+
+PLANS_AND_COMPACTION = [
+    {"toolCall": {"toolCallId": "t1", "title": "Read app.py", "name": "fs_read"}},
+    {"plan": _plan(("Read the parser", "in_progress"), ("Write the test", "pending"))},
+    {"toolCall": {"toolCallId": "t2", "title": "shell · ls", "name": "shell · ls"}},
+    {
+        "toolUpdate": {
+            "toolCallId": "t1",
+            "status": "completed",
+            "content": [{"type": "content", "content": {"type": "text", "text": "def add"}}],
+        }
+    },
+    {
+        "plan": _plan(
+            ("Read the parser", "completed"),
+            ("Write the test", "in_progress"),
+            ("Run it", "pending"),
+        )
+    },
+    {
+        "toolUpdate": {
+            "toolCallId": "t2",
+            "status": "completed",
+            "content": [{"type": "content", "content": {"type": "text", "text": "app.py"}}],
+        }
+    },
+    {"text": "Reading."},
+    _update(
+        "plan_update",
+        plan={"type": "markdown", "planId": "approved", "content": "1. Split `parse`\n2. Test it"},
+    ),
+    _update(
+        "plan_update",
+        plan={"type": "items", "planId": "draft", "entries": _plan(("Draft step", "pending"))},
+    ),
+    _update("plan_removed", planId="draft"),
+    _update("compaction_update", compactionId="c1", status="in_progress"),
+    _update(
+        "compaction_summary_chunk",
+        compactionId="c1",
+        content={"type": "text", "text": "We split the parser"},
+    ),
+    _update(
+        "compaction_summary_chunk",
+        compactionId="c1",
+        content={"type": "text", "text": " and kept the alias."},
+    ),
+    _update("compaction_update", compactionId="c1", status="completed"),
+    {"sessionInfo": {"title": "Parser refactor"}},
+    {"text": "Carrying on."},
+]
+"""A turn's steps for the editors: a tool call named apart from its title (``fs_read``)
+and one whose name is its title; a plan drawn, then drawn again in place (one line more)
+after output was added above it, with a tool call below it that changes after; a plan by
+id in markdown; one by id removed; a compaction whose summary streams; a title."""
+
+STEERED_TURN = [{"text": "Working on it."}, {"waitForSteer": True}, {"text": "Done, with that."}]
+"""A turn that waits, once under way, until a message is sent into it (``steering``)."""
