@@ -3,6 +3,7 @@ in, the screen out, as a person types and reads."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 TMUX = shutil.which("tmux")
+_started = itertools.count()
 MISSING = "TMUX IS MISSING: the real-editor tests did not run (apt-get install tmux)"
 
 
@@ -19,7 +21,8 @@ class Terminal:
     in a window of ``width`` x ``height``."""
 
     def __init__(self, name: str, width: int = 120, height: int = 40) -> None:
-        self.socket = f"{name}-{os.getpid()}"
+        # Its own socket each time: the next test's server never meets one still going away.
+        self.socket = f"{name}-{os.getpid()}-{next(_started)}"
         self.width, self.height = width, height
 
     def start(self, command: str, cwd: Path, env: Mapping[str, str]) -> None:
