@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import stat
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,6 +22,7 @@ import pytest
 import pytest_asyncio
 from pygls.exceptions import JsonRpcException
 
+from goose_ls.agent.keeper import LOOK_EVERY
 from goose_ls.testing import write_fake_goose, write_script
 from goose_ls.testing.harness import Editor, gone, process_alive, start_editor, stop_editor
 from goose_ls.testing.script import prompt_texts
@@ -162,6 +164,7 @@ async def test_the_starter_leaving_leaves_the_others_working(share: Share, leavi
     else:
         a.client._server.kill()  # type: ignore[union-attr]
         await a.client._server.wait()  # type: ignore[union-attr]
+    await asyncio.sleep(3 * LOOK_EVERY)  # time for a server tied to a to go with it
     await turn(b, await b.new_session(), "after a")
     assert share.state()["pid"] == keeper and process_alive(keeper)
     assert [s["state"] for s in b.goose.statuses] == ["starting", "running"], "never dropped"
@@ -184,6 +187,30 @@ async def test_a_server_killed_with_its_keeper_is_replaced(share: Share) -> None
     await turn(a, session_id, "on the new server")
     b = await share.window("b")
     assert (await b.goose.agent_state("running"))["url"] == new["url"]
+
+
+async def test_a_state_naming_a_pid_now_anothers_leaves_that_process_alone(
+    share: Share,
+) -> None:
+    a = await share.window("a")
+    await a.goose.agent_state("running")
+    old = share.state()
+    os.killpg(old["pid"], signal.SIGKILL)
+    await stop_editor(a)
+    stranger = await asyncio.create_subprocess_exec("sleep", "600", start_new_session=True)
+    try:
+        # The server's pid given to another process since (its start time differs).
+        stale = {**old, "pid": stranger.pid, "process": f"{socket.gethostname()}:{stranger.pid}:1"}
+        fd = os.open(share.folder / "state.json", os.O_WRONLY | os.O_TRUNC)
+        os.write(fd, json.dumps(stale).encode())
+        os.close(fd)
+        b = await share.window("b")
+        assert (await b.goose.agent_state("running"))["url"] == share.state()["url"]
+        assert share.state()["pid"] not in (stranger.pid, old["pid"])
+        assert process_alive(stranger.pid), "a process that is not the server is never signalled"
+    finally:
+        stranger.kill()
+        await stranger.wait()
 
 
 async def test_the_secret_is_yours_alone_or_it_is_not_used(share: Share) -> None:
@@ -216,6 +243,19 @@ async def test_the_secret_is_yours_alone_or_it_is_not_used(share: Share) -> None
     await turn(b, await b.new_session(), "with the secret back")
 
 
+def json_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+async def waiting(editor: Editor, count: int) -> None:
+    """Until ``count`` prompts have been told that they wait for another window."""
+    await editor.goose.wait_for(
+        lambda: [n for n in editor.goose.of_kind("note") if "busy in another window" in n["text"]][
+            count - 1 :
+        ]
+    )
+
+
 async def test_one_chat_prompted_from_two_windows_waits_its_turn(share: Share) -> None:
     """goose runs one turn per chat at a time, whichever window asks: the second prompt
     waits for the first turn (a note says so) and then runs; it never fails."""
@@ -225,10 +265,15 @@ async def test_one_chat_prompted_from_two_windows_waits_its_turn(share: Share) -
     await b.goose.request("goose/loadSession", {"sessionId": session_id})
     first = await a.prompt(session_id, "ask first")
     (asked,) = await a.goose.wait_for(lambda: a.goose.of_kind("permission_request"))
-    second = await b.prompt(session_id, "then me")
-    await b.goose.wait_for(
-        lambda: any("busy in another window" in n["text"] for n in b.goose.of_kind("note"))
+    dropped = await b.prompt(session_id, "not now")
+    await waiting(b, 1)
+    await b.goose.request("goose/cancel", {"sessionId": session_id})
+    assert (await b.goose.turn_end(dropped))["stopReason"] == "cancelled"
+    assert not [m for m in json_lines(share.record) if m.get("method") == "session/cancel"], (
+        "a cancel while it waits ends the wait, never a's turn"
     )
+    second = await b.prompt(session_id, "then me")
+    await waiting(b, 2)
     await b.goose.wait_for(lambda: prompt_texts(share.record).count("then me") >= 2)
     assert not [e for e in b.goose.turn_ends if e["messageId"] == second], "it waits"
     await a.goose.request(

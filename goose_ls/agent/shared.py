@@ -108,12 +108,11 @@ class SharedEndpoint:
         except InvalidStatus as exc:
             raise AgentError(
                 f"the shared goose serve at {state.url} refused its secret "
-                f"(HTTP {exc.response.status_code})",
-                fix="Stop that server (its pid is in the share's state.json); the next "
-                "goose-ls starts another.",
+                f"(HTTP {exc.response.status_code}); its keeper is pid {state.pid}"
             ) from None
         except (OSError, asyncio.TimeoutError) as exc:
-            raise unreached(state.url, share_server.LOOPBACK, exc, timeout) from None
+            lost = unreached(state.url, share_server.LOOPBACK, exc, timeout)
+            raise AgentUnavailable(lost.reason or "unreachable", lost.message, self.fix) from None
         except InvalidHandshake as exc:
             raise AgentError(f"{state.url} did not open a WebSocket: {exc}") from None
 
