@@ -35,7 +35,7 @@ from pathlib import Path
 import attrs
 
 from goose_ls import paths
-from goose_ls.errors import AgentUnavailable
+from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.files import atomic_write
 from goose_ls.process_identity import process_named
 from goose_ls.tasks import within
@@ -147,9 +147,14 @@ class SharePlace:
         taking = asyncio.get_running_loop().run_in_executor(None, fcntl.flock, fd, fcntl.LOCK_EX)
         try:
             await within(timeout, asyncio.shield(taking))
-        except BaseException:
+        except BaseException as exc:
             # Given up: the lock, if it comes after all, is let go at once.
             taking.add_done_callback(lambda _: os.close(fd))
+            if isinstance(exc, asyncio.TimeoutError):
+                raise AgentError(
+                    f"another goose-ls has held {self.folder / 'lock'} for {timeout:g} s "
+                    "(starting the shared goose serve)"
+                ) from None
             raise
         try:
             yield

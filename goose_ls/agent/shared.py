@@ -69,8 +69,11 @@ class SharedEndpoint:
         self._facts.update(binary=launch.binary, version=launch.version)
         _check_goose(launch.binary, launch.version)
         command = share_server.serve_command(launch.argv)
-        place = await asyncio.to_thread(SharePlace.of, command, settings.env)
-        state, secret, lease = await self._server(place, command)
+        try:
+            place = await asyncio.to_thread(SharePlace.of, command, settings.env)
+            state, secret, lease = await self._server(place, command)
+        except OSError as exc:
+            raise AgentError(f"cannot share goose serve: {exc}") from exc
         self._facts["url"] = state.url
         logs.hide(secret)
         try:

@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from goose_ls.process_identity import process_named
+
 log = logging.getLogger(__name__)
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -29,8 +31,9 @@ PROC = Path("/proc")
 MARKER = "GOOSE_LS_TERMINAL"
 """Set in each terminal's environment, so its escaped descendants can be told apart."""
 
-_spared: set[int] = set()
-"""Processes that goose-ls's exit leaves running, with everything below them."""
+_spared: dict[int, str] = {}
+"""Processes that goose-ls's exit leaves running, with everything below them (each named
+as no later process with its pid is)."""
 
 
 def become_subreaper() -> bool:
@@ -89,7 +92,7 @@ def descendants(pid: int, spared: frozenset[int] = frozenset()) -> list[int]:
 
 def spare(pid: int) -> None:
     """Leave ``pid`` and what it starts running when goose-ls exits."""
-    _spared.add(pid)
+    _spared[pid] = process_named(pid)
 
 
 def marked(pid: int, marker: str) -> bool:
@@ -134,7 +137,8 @@ def kill_tree(pid: int, marker: str | None = None) -> None:
 def kill_all_descendants() -> None:
     """goose-ls is exiting: SIGKILL every process below it (but the spared ones)."""
     for _ in range(10):
-        victims = [p for p in descendants(os.getpid(), frozenset(_spared)) if _exists(p)]
+        spared = frozenset(p for p, name in _spared.items() if process_named(p) == name)
+        victims = [p for p in descendants(os.getpid(), spared) if _exists(p)]
         if not victims:
             return
         _signal(victims, signal.SIGSTOP)
