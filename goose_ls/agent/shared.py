@@ -1,7 +1,7 @@
 """``agent.share``: one ``goose serve`` for all of a user's goose-ls processes.
 
-Each editor window otherwise starts a ``goose acp`` of its own, which loads every
-extension again (minutes, for some users). With ``agent.share`` the first goose-ls
+Each editor window otherwise starts a ``goose acp`` of its own, which starts goose and
+its extensions again (minutes, for some users). With ``agent.share`` the first goose-ls
 starts ``goose serve`` on a free loopback port with a random secret (see
 :mod:`.share_server`), later ones attach to it, and its keeper stops it once none has
 used it for ``agent.shareIdleGrace`` seconds. Where they meet, and how they agree, is
