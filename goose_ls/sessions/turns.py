@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 STALL_CHECK_EVERY = 5.0
 """Seconds between two looks at a running turn's silence (at most)."""
 BUSY_NOTE = "This chat is busy in another window; your message waits."
+STILL_RUNNING_NOTE = "The agent is still busy with the turn ended earlier; your message waits."
 BUSY_RETRY_FIRST = 0.25
 BUSY_RETRY_MAX = 4.0
 """Seconds between two tries of a prompt the agent refused because the chat's turn runs
@@ -149,14 +150,15 @@ class Turns:
         while True:
             turn.sent = True
             try:
-                return await conn.prompt(session.session_id, blocks)
+                answer = await conn.prompt(session.session_id, blocks)
+                session.left_running = False
+                return answer
             except AgentBusy as busy:
-                log.info(
-                    "%s is busy elsewhere; %s waits: %s", session.session_id, turn.message_id, busy
-                )
+                log.info("%s is busy; %s waits: %s", session.session_id, turn.message_id, busy)
             turn.sent = False  # a cancel now ends the wait, not the other window's turn
             if delay == BUSY_RETRY_FIRST:
-                self._registry.note(session, "info", BUSY_NOTE)
+                why = STILL_RUNNING_NOTE if session.left_running else BUSY_NOTE
+                self._registry.note(session, "info", why)
             session.last_event_at = time.monotonic()  # waiting is not a stall
             await asyncio.sleep(delay)
             delay = min(delay * 2, BUSY_RETRY_MAX)
@@ -206,6 +208,7 @@ class Turns:
         if session.active is not turn or turn.task is None or turn.task.done():
             return
         log.warning("the agent did not confirm the cancel of %s in %g s", turn.message_id, grace)
+        session.left_running = True
         self._registry.note(
             session,
             "warning",
