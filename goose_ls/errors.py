@@ -45,6 +45,11 @@ class AgentGone(AgentError):
     """The agent process stopped while a request was waiting for it."""
 
 
+class AgentBusy(AgentError):
+    """The agent will not start a turn in this session now: one runs there already, for
+    another client of the same agent (another window on a shared goose serve)."""
+
+
 class AgentUnavailable(AgentError):
     """The agent cannot be started (not found, too old, or not an ACP agent)."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import platformdirs
@@ -20,3 +21,15 @@ def config_dir() -> Path:
 
 def data_dir(setting: str = "") -> Path:
     return Path(os.path.expanduser(setting)) if setting else Path(platformdirs.user_data_dir(APP))
+
+
+def runtime_dir() -> Path | None:
+    """The per-user runtime dir (``$XDG_RUNTIME_DIR/goose-ls`` on Linux), or None where
+    there is none: a guessed one under ``/tmp`` could be another user's."""
+    if sys.platform.startswith("linux") and not os.environ.get("XDG_RUNTIME_DIR"):
+        return None
+    return Path(platformdirs.user_runtime_dir(APP))
+
+
+def cache_dir() -> Path:
+    return Path(platformdirs.user_cache_dir(APP))

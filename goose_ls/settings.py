@@ -95,6 +95,11 @@ class AgentSettings:
     allow_insecure: bool = False
     """Let ``ws://`` (no TLS) reach a server on another machine: the token and the chat
     cross the network in clear text."""
+    share: bool = False
+    """Run one ``goose serve`` for all of this user's goose-ls (the first starts it, the
+    others attach to it) instead of a ``goose acp`` per editor window."""
+    share_idle_grace: float = 30.0
+    """Seconds a shared server waits, once no goose-ls uses it, before it stops."""
     mcp_servers: list[McpServer] = attrs.field(
         factory=list, metadata={"each": True, "secret": True}
     )

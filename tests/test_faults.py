@@ -87,6 +87,16 @@ async def test_a_hung_agent_lets_go_of_a_cancelled_turn(editor: Editor) -> None:
     assert editor.goose.text(message_id) == "thinking"
     status = await editor.goose.request("goose/status", {})
     assert status["agent"]["state"] == "running", "the server and the agent stay up"
+    # goose refuses a prompt while that turn still runs there: the next one waits.
+    after = await editor.prompt(session_id, "after")
+    await editor.goose.wait_for(
+        lambda: any(
+            "still busy with the turn ended" in n["text"] for n in editor.goose.of_kind("note")
+        ),
+        what="the note that the next prompt waits",
+    )
+    await editor.goose.request("goose/cancel", {"sessionId": session_id})
+    assert (await editor.goose.turn_end(after))["stopReason"] == "cancelled"
 
 
 async def test_a_50_mb_line_from_the_agent_gets_through(editor: Editor) -> None:

@@ -48,7 +48,7 @@ from goose_ls.agent.profile import AgentProfile
 from goose_ls.agent.remote_paths import content_block
 from goose_ls.agent.requests import call_agent
 from goose_ls.agent.transport import AgentTransport
-from goose_ls.errors import AgentError
+from goose_ls.errors import AgentBusy, AgentError
 from goose_ls.settings import AgentSettings
 from goose_ls.workspace.path_map import NO_MAP, PathMap
 
@@ -66,6 +66,8 @@ _SDK_SERVERS: dict[str, type[HttpMcpServer | SseMcpServer | McpServerStdio]] = {
 
 LIST_PAGES = 20
 """At most this many ``session/list`` pages are read (goose pages by 50)."""
+ACTIVE_RUN = "already has active run"
+"""What goose says refusing a prompt while the session's turn runs for another client."""
 
 
 class AgentConnection:
@@ -202,9 +204,17 @@ class AgentConnection:
         if self._paths:
             blocks = [content_block(block, self._paths.to_agent) for block in blocks]
         request = PromptRequest.model_validate({"sessionId": session_id, "prompt": blocks})
-        response = await self._call(
-            "session/prompt", self._conn.prompt(session_id=session_id, prompt=request.prompt), None
-        )
+        try:
+            response = await self._call(
+                "session/prompt",
+                self._conn.prompt(session_id=session_id, prompt=request.prompt),
+                None,
+            )
+        except AgentError as exc:
+            # goose: "session already has active run `run_…`; use …/steer" (-32602).
+            if exc.code == -32602 and ACTIVE_RUN in str(exc):
+                raise AgentBusy(str(exc), exc.code) from exc
+            raise
         usage = model_json(response.usage) if response.usage is not None else None
         if usage is not None:
             usage.pop("_meta", None)

@@ -3,8 +3,9 @@
 The supervisor's state machine is one for both. Each kind is an :class:`Endpoint` that
 opens a :class:`Channel`: ``agent.command`` (the default) is a child process speaking
 ACP on its pipes (:mod:`.spawned`), ``agent.url`` a ``goose serve`` reached over a
-WebSocket (:mod:`.network`). Above the channel (the handshake, sessions, permissions,
-the agent's file and terminal requests, recovery) nothing knows which it is.
+WebSocket (:mod:`.network`), ``agent.share`` one goose serve all of the user's goose-ls
+share, started by the first (:mod:`.shared`). Above the channel (the handshake, sessions,
+permissions, the agent's file and terminal requests, recovery) nothing knows which it is.
 """
 
 from __future__ import annotations
@@ -75,11 +76,15 @@ def endpoint_for(
     warn: Callable[[str], None],
 ) -> Endpoint:
     """``agent.url`` when set (``warn`` tells the user what they should hear of it), else
-    the agent's command."""
+    the shared goose serve with ``agent.share``, else the agent's command."""
     if settings.url.strip():
         from goose_ls.agent.network import NetworkEndpoint
 
         return NetworkEndpoint(settings, environ, warn)
+    if settings.share:
+        from goose_ls.agent.shared import SharedEndpoint
+
+        return SharedEndpoint(settings, environ)
     from goose_ls.agent.spawned import ProcessEndpoint
 
     return ProcessEndpoint(settings, environ, cwd, tasks)

@@ -138,18 +138,22 @@ async def health(settings: AgentSettings) -> str:
     try:
         if pin is not None:
             check_pin(writer.get_extra_info("ssl_object"), pin, target.host)
-        authority = f"{target.host}:{target.port}"
-        writer.write(
-            f"GET /status HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n".encode()
-        )
-        answer = await within(timeout, reader.read(4096))
+        status, body = await ask_status(reader, writer, f"{target.host}:{target.port}", timeout)
     except (OSError, asyncio.TimeoutError) as exc:
         raise unreached(settings.url, target.host, exc, timeout) from None
     finally:
         writer.close()
+    return f"GET /status: {status or 'no HTTP answer'} {body[:40]!r}"
+
+
+async def ask_status(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, authority: str, timeout: float
+) -> tuple[str, str]:
+    """``GET /status`` on an open connection: the answer's status (``200 OK``) and body."""
+    writer.write(f"GET /status HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n".encode())
+    answer = await within(timeout, reader.read(4096))
     head, _, body = answer.decode("utf-8", "replace").partition("\r\n\r\n")
-    status = head.split("\r\n", 1)[0]
-    return f"GET /status: {status.partition(' ')[2] or 'no HTTP answer'} {body.strip()[:40]!r}"
+    return head.split("\r\n", 1)[0].partition(" ")[2], body.strip()
 
 
 class NetworkChannel:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import attrs
 
 MINIMUM_GOOSE_VERSION = (1, 16, 0)
+MINIMUM_SERVE_VERSION = (1, 30, 0)
+"""The first goose whose ``goose serve`` speaks ACP over a WebSocket (``agent.share``)."""
 
 
 @attrs.frozen

@@ -41,6 +41,8 @@ class AgentStatus:
     version: str | None = None
     pid: int | None = None
     url: str | None = None
+    shared: bool | None = None
+    """``agent.share``: the server at ``url`` is the one all of the user's goose-ls share."""
     agent: dict[str, Any] | None = None
     sign_in: tuple[SignIn, ...] | None = None
     """With reason ``auth_required``: the agent's terminal sign-ins, ready to run."""

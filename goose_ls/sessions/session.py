@@ -125,6 +125,9 @@ class Session:
         self.agent_run: str | None = None
         """The agent's name for the running turn, if it gave one (goose does): steering
         needs it."""
+        self.left_running = False
+        """goose-ls ended a cancelled turn the agent did not end (``agent.cancelTimeout``):
+        the agent may still run it, and refuse the next prompt while it does."""
         self.last_event_at = time.monotonic()
 
     def number(

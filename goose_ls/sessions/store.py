@@ -28,9 +28,9 @@ from pathlib import Path
 import attrs
 
 from goose_ls.files import WriteFailed
+from goose_ls.process_identity import process_alive, this_process
 from goose_ls.sessions import blobs, schema, search
 from goose_ls.sessions.blobs import BlobRef
-from goose_ls.sessions.process_identity import process_alive, this_process
 from goose_ls.sessions.records import (
     SCHEMA_VERSION,
     EventRow,

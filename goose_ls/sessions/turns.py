@@ -13,10 +13,10 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from goose_ls import events, heap
-from goose_ls.errors import AgentError, Refused
+from goose_ls.errors import AgentBusy, AgentError, Refused
 from goose_ls.sessions.context import ContextItem, to_blocks
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.link import AgentLink
@@ -25,10 +25,20 @@ from goose_ls.sessions.session import Session, Turn
 from goose_ls.settings import AgentSettings
 from goose_ls.tasks import Tasks
 
+if TYPE_CHECKING:
+    from goose_ls.agent.connection import AgentConnection
+
 log = logging.getLogger(__name__)
 
 STALL_CHECK_EVERY = 5.0
 """Seconds between two looks at a running turn's silence (at most)."""
+BUSY_NOTE = "This chat is busy in another window; your message waits."
+STILL_RUNNING_NOTE = "The agent is still busy with the turn ended earlier; your message waits."
+BUSY_RETRY_FIRST = 0.25
+BUSY_RETRY_MAX = 4.0
+"""Seconds between two tries of a prompt the agent refused because the chat's turn runs
+for another window: doubling from the first to the most (it tells no one when that
+turn ends)."""
 
 
 class Questions(Protocol):
@@ -122,15 +132,36 @@ class Turns:
             blocks = to_blocks(turn.prompt, turn.context, embedded, conn.agent_path)
             for block in blocks:
                 self._registry.record(session, events.UserMessageChunk(content=block))
-            turn.sent = True
             self._watch(session, turn)
-            stop, used = await conn.prompt(session.session_id, blocks)
+            stop, used = await self._prompt(session, turn, conn, blocks)
         except AgentError as exc:
             if turn.cancelled:
                 return events.TurnEnded(stop_reason="cancelled")
             return events.TurnEnded(error=str(exc))
         # goose may answer end_turn for a cancelled turn: trust what we sent, not that.
         return events.TurnEnded(stop_reason="cancelled" if turn.cancelled else stop, usage=used)
+
+    async def _prompt(
+        self, session: Session, turn: Turn, conn: AgentConnection, blocks: list[dict[str, Any]]
+    ) -> tuple[str, dict[str, Any] | None]:
+        """Send the prompt; while the session's turn runs for another window (a shared
+        goose serve takes one at a time), wait and send it again."""
+        delay = BUSY_RETRY_FIRST
+        while True:
+            turn.sent = True
+            try:
+                answer = await conn.prompt(session.session_id, blocks)
+                session.left_running = False
+                return answer
+            except AgentBusy as busy:
+                log.info("%s is busy; %s waits: %s", session.session_id, turn.message_id, busy)
+            turn.sent = False  # a cancel now ends the wait, not the other window's turn
+            if delay == BUSY_RETRY_FIRST:
+                why = STILL_RUNNING_NOTE if session.left_running else BUSY_NOTE
+                self._registry.note(session, "info", why)
+            session.last_event_at = time.monotonic()  # waiting is not a stall
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, BUSY_RETRY_MAX)
 
     def _cancel_questions(self, session_id: str) -> None:
         for questions in self._questions:
@@ -177,6 +208,7 @@ class Turns:
         if session.active is not turn or turn.task is None or turn.task.done():
             return
         log.warning("the agent did not confirm the cancel of %s in %g s", turn.message_id, grace)
+        session.left_running = True
         self._registry.note(
             session,
             "warning",

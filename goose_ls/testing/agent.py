@@ -21,6 +21,7 @@ from goose_ls.testing import sign_in
 from goose_ls.testing.memory import Memory
 from goose_ls.testing.options import changed, offered, takes_booleans
 from goose_ls.testing.peer import Peer, RpcError, stdio
+from goose_ls.testing.server_state import ServerState
 from goose_ls.testing.steering import ACP_METHOD, GOOSE_METHOD, ScriptedSteering
 from goose_ls.testing.steps import StepPlayer, TurnOver
 
@@ -51,14 +52,19 @@ DEFAULT_SETUP: list[dict[str, Any]] = [
 class ScriptedAgent:
     """Answers the ACP methods goose answers, by playing a script."""
 
-    def __init__(self, script: dict[str, Any], peer: Peer) -> None:
+    def __init__(
+        self, script: dict[str, Any], peer: Peer, server: ServerState | None = None
+    ) -> None:
         self.script = script
+        self.server = server or ServerState()
+        """What this agent shares with the others of its process (served, one a
+        connection)."""
         self.memory = Memory(script.get("conversations"), bool(script.get("saveChunks")))
         self.steps = StepPlayer(peer, self.memory)
         self.steering = ScriptedSteering(
             script.get("steering"), self.steps, bool(script.get("steerTooLate"))
         )
-        self.sessions: dict[str, dict[str, Any]] = {}
+        self.sessions = self.server.sessions
         self.prompts = 0
         self.cancelled: dict[str, asyncio.Event] = {}
         self.signed_in = False
@@ -185,6 +191,13 @@ class ScriptedAgent:
         return {}
 
     async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        run_id = self.server.start_run(params["sessionId"])
+        try:
+            return await self._run(params)
+        finally:
+            self.server.end_run(params["sessionId"], run_id)
+
+    async def _run(self, params: dict[str, Any]) -> dict[str, Any]:
         session_id = params["sessionId"]
         turns = self.script.get("turns")
         index = self.prompts
@@ -217,9 +230,10 @@ class ScriptedAgent:
         return {"stopReason": stop, **({"usage": used} if used else {})}
 
     async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
+        known = dict.fromkeys([*self._stored_sessions(), *self.sessions])  # goose's database
         listed = [
             {"sessionId": sid, "cwd": params.get("cwd") or "/", "title": f"stored {sid}"}
-            for sid in self._stored_sessions()
+            for sid in known
         ]
         return {"sessions": [*listed, *self.script.get("agentSessions", [])]}
 

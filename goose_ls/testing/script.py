@@ -26,7 +26,7 @@ A script is JSON. Top-level keys (all optional):
 ``record``         a path; every message received is appended to it as JSON lines
 ``sessionsFile``   a path where created session ids are kept, so that a restarted agent
                    loads them (and only them) as goose does from its database
-``serveAuth``      served over WebSocket (``--serve``): how the token may come, among
+``serveAuth``      served over WebSocket (``serve``): how the token may come, among
                    ``bearer``, ``subprotocol``, ``x-secret-key``, ``query`` (see
                    ``serve.py``; default: goose's newer forms, the first two)
 ``idPrefix``       put before each new session id (two agents of one test keep apart)
@@ -198,7 +198,8 @@ def scripted_server_command(
 ) -> list[str]:
     """The command that serves the scripted agent as ``goose serve`` serves goose, on
     127.0.0.1 (see :mod:`goose_ls.testing.serve`; port 0: any free port)."""
-    command = [*scripted_agent_command(script_path), "--serve", f"127.0.0.1:{port}"]
+    command = [*scripted_agent_command(script_path), "serve", "--host", "127.0.0.1"]
+    command += ["--port", str(port)]
     if cert is not None and key is not None:
         command += ["--tls-cert-path", str(cert), "--tls-key-path", str(key)]
     return command
@@ -206,8 +207,9 @@ def scripted_server_command(
 
 def write_fake_goose(directory: Path, version_output: str, script_path: Path | str) -> Path:
     """Write an executable named ``goose`` that prints ``version_output`` for ``--version``
-    and runs the scripted agent for ``goose acp``, so discovery and the version check can
-    be tested as they run for real."""
+    and runs the scripted agent for ``goose acp`` (and serves it for ``goose serve --host
+    H --port P``), so discovery, the version check and a shared server can be tested as
+    they run for real."""
     directory.mkdir(parents=True, exist_ok=True)
     binary = directory / "goose"
     command = " ".join(f"'{part}'" for part in scripted_agent_command(script_path))
@@ -217,7 +219,7 @@ def write_fake_goose(directory: Path, version_output: str, script_path: Path | s
         f"  printf '%s\\n' {json.dumps(version_output)}\n"
         "  exit 0\n"
         "fi\n"
-        f"exec {command}\n",
+        f'exec {command} "$@"\n',
         encoding="utf-8",
     )
     binary.chmod(binary.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)

@@ -10,8 +10,11 @@ As goose does on the wire:
   goose 1.38 to 1.43 took ``x-secret-key`` (the ``X-Secret-Key`` header) and ``query``
   (``?token=``)); anything else is HTTP 401;
 - a browser's ``Origin`` that is not loopback is HTTP 403;
-- every WebSocket gets an agent of its own (and an ``Acp-Connection-Id``), the
-  sessions kept in the script's ``sessionsFile`` as goose keeps them in its database;
+- every WebSocket gets an agent of its own (and an ``Acp-Connection-Id``), over the
+  process's one set of sessions and active runs (see :mod:`.server_state`): a session
+  made on one connection is listed and loaded on another, and prompted on one while its
+  run goes on for another, is refused as goose refuses it; the sessions are also kept in
+  the script's ``sessionsFile`` as goose keeps them in its database;
 - the token is ``GOOSE_SERVER__SECRET_KEY``; without it the server will not start;
 - with a certificate it serves TLS and prints ``GOOSED_CERT_FINGERPRINT=AB:CD:...``.
 
@@ -40,6 +43,7 @@ from websockets.typing import Subprotocol
 
 from goose_ls.testing.agent import ScriptedAgent
 from goose_ls.testing.peer import Peer
+from goose_ls.testing.server_state import ServerState
 
 SECRET_VARIABLE = "GOOSE_SERVER__SECRET_KEY"
 SUBPROTOCOL_PREFIX = "goose-acp-auth."
@@ -168,9 +172,11 @@ async def serve_script(
         response.headers["Acp-Connection-Id"] = str(uuid.uuid4())
         return response
 
+    shared = ServerState()
+
     async def one_connection(ws: ServerConnection) -> None:
         peer = Peer(FrameLines(ws), FrameSink(ws), record)
-        agent = ScriptedAgent(script, peer)
+        agent = ScriptedAgent(script, peer, shared)
         await peer.listen(agent.request, agent.notification)
 
     tls = _tls(cert, key)

@@ -4,7 +4,8 @@ A process group is not enough: a command that calls ``setsid`` or double-forks l
 it. On Linux goose-ls makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``), so
 such a process is re-parented to goose-ls instead of init, and stays findable as one of
 goose-ls's descendants; killing a tree then walks ``/proc`` by parent pid. Elsewhere
-only the process group is signalled.
+only the process group is signalled. The one tree goose-ls leaves running is one it
+:func:`spare`-s: a shared goose serve, which other goose-ls windows use.
 """
 
 from __future__ import annotations
@@ -17,14 +18,22 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+from goose_ls.process_identity import process_named
 
 log = logging.getLogger(__name__)
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
 PROC = Path("/proc")
 MARKER = "GOOSE_LS_TERMINAL"
 """Set in each terminal's environment, so its escaped descendants can be told apart."""
+
+_spared: dict[int, str] = {}
+"""Processes that goose-ls's exit leaves running, with everything below them (each named
+as no later process with its pid is)."""
 
 
 def become_subreaper() -> bool:
@@ -41,6 +50,18 @@ def become_subreaper() -> bool:
     return True
 
 
+def dying_with_parent() -> Callable[[], None] | None:
+    """What a child runs before its program (``preexec_fn``) to get SIGTERM when the
+    process that started it dies (Linux; None elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return lambda: prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+
+
 def _parents() -> dict[int, int]:
     """Every process's parent pid, read from ``/proc``."""
     parents: dict[int, int] = {}
@@ -54,18 +75,24 @@ def _parents() -> dict[int, int]:
     return parents
 
 
-def descendants(pid: int) -> list[int]:
-    """The pids below ``pid``, parents before their children."""
+def descendants(pid: int, spared: frozenset[int] = frozenset()) -> list[int]:
+    """The pids below ``pid``, parents before their children (none of ``spared`` nor
+    below them)."""
     children: dict[int, list[int]] = {}
     for child, parent in _parents().items():
         children.setdefault(parent, []).append(child)
     found: list[int] = []
-    todo = list(children.get(pid, []))
+    todo = [p for p in children.get(pid, []) if p not in spared]
     while todo:
         current = todo.pop(0)
         found.append(current)
-        todo.extend(children.get(current, []))
+        todo.extend(p for p in children.get(current, []) if p not in spared)
     return found
+
+
+def spare(pid: int) -> None:
+    """Leave ``pid`` and what it starts running when goose-ls exits."""
+    _spared[pid] = process_named(pid)
 
 
 def marked(pid: int, marker: str) -> bool:
@@ -107,10 +134,11 @@ def kill_tree(pid: int, marker: str | None = None) -> None:
         time.sleep(0.01)
 
 
-def kill_all_descendants(spare: frozenset[int] = frozenset()) -> None:
-    """goose-ls is exiting: SIGKILL every process below it (but ``spare``)."""
+def kill_all_descendants() -> None:
+    """goose-ls is exiting: SIGKILL every process below it (but the spared ones)."""
     for _ in range(10):
-        victims = [p for p in descendants(os.getpid()) if p not in spare and _exists(p)]
+        spared = frozenset(p for p, name in _spared.items() if process_named(p) == name)
+        victims = [p for p in descendants(os.getpid(), spared) if _exists(p)]
         if not victims:
             return
         _signal(victims, signal.SIGSTOP)

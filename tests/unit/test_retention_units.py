@@ -9,8 +9,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from goose_ls.process_identity import this_process
 from goose_ls.sessions import retention
-from goose_ls.sessions.process_identity import this_process
 from goose_ls.sessions.records import EventRow, SessionRecord
 from goose_ls.sessions.retention import Limits
 from goose_ls.sessions.store import SessionStore

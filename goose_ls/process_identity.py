@@ -12,7 +12,12 @@ import socket
 
 def this_process() -> str:
     """This process, as no other will ever be: host, pid and when the pid started."""
-    return f"{socket.gethostname()}:{os.getpid()}:{_started(os.getpid())}"
+    return process_named(os.getpid())
+
+
+def process_named(pid: int) -> str:
+    """``pid`` as no other process will ever be (see :func:`this_process`)."""
+    return f"{socket.gethostname()}:{pid}:{_started(pid)}"
 
 
 def process_alive(process: str) -> bool:

@@ -1,0 +1,186 @@
+"""``agent.share``: one ``goose serve`` for all of a user's goose-ls processes.
+
+Each editor window otherwise starts a ``goose acp`` of its own, which starts goose and
+its extensions again (minutes, for some users). With ``agent.share`` the first goose-ls
+starts ``goose serve`` on a free loopback port with a random secret (see
+:mod:`.share_server`), later ones attach to it, and its keeper stops it once none has
+used it for ``agent.shareIdleGrace`` seconds. Where they meet, and how they agree, is
+:mod:`.share_place`: a lock so that windows starting together start one server, the
+server's state and secret in files only the user can read, and a lease per attached
+goose-ls.
+
+Above the connection it is ``agent.url`` (:mod:`.network`): a dropped connection is the
+reason ``disconnected``, and recovery reconnects, starting a new server if the old one
+is gone. goose serves each connection with an agent of its own over one database and
+one active-run registry: windows list each other's chats, and a prompt to a chat whose
+turn runs for another window is refused (goose-ls waits for it, see
+:mod:`goose_ls.sessions.turns`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from websockets.exceptions import InvalidHandshake, InvalidStatus
+
+from goose_ls import logs
+from goose_ls.agent import share_server
+from goose_ls.agent.discovery import is_goose, parse_version, resolve
+from goose_ls.agent.network import CONNECT_TIMEOUT, NetworkChannel, unreached
+from goose_ls.agent.presets import MINIMUM_SERVE_VERSION
+from goose_ls.agent.reach import Target
+from goose_ls.agent.share_place import ServerState, SharePlace
+from goose_ls.agent.websocket import WebSocketFrames, open_websocket
+from goose_ls.errors import AgentError, AgentUnavailable
+from goose_ls.settings import AgentSettings
+
+log = logging.getLogger(__name__)
+
+
+class SharedEndpoint:
+    """The user's shared goose serve, started if none runs."""
+
+    command: list[str] = []
+    lost = "disconnected"
+    fix = "goose-ls reconnects by itself, starting the shared goose serve again if it is gone."
+
+    def __init__(self, settings: AgentSettings, environ: Mapping[str, str]) -> None:
+        self._settings = settings
+        self._environ = environ
+        self._facts: dict[str, Any] = {"shared": True}
+
+    def facts(self) -> dict[str, Any]:
+        return dict(self._facts)
+
+    async def open(self) -> SharedChannel:
+        settings = self._settings
+        if os.name != "posix":
+            raise AgentUnavailable(
+                "unusable",
+                "goose.agent.share works on Linux and macOS only",
+                "Set goose.agent.share to false.",
+            )
+        launch = await resolve(settings, self._environ)
+        self._facts.update(binary=launch.binary, version=launch.version)
+        _check_goose(launch.binary, launch.version)
+        command = share_server.serve_command(launch.argv)
+        try:
+            place = await asyncio.to_thread(SharePlace.of, command, settings.env)
+            state, secret, lease = await self._server(place, command)
+        except OSError as exc:
+            raise AgentError(f"cannot share goose serve: {exc}") from exc
+        self._facts["url"] = state.url
+        logs.hide(secret)
+        try:
+            frames = await self._connect(state, secret)
+        except BaseException:
+            os.close(lease)
+            raise
+        log.info("attached to the shared goose serve at %s (pid %s)", state.url, state.pid)
+        return SharedChannel(frames, state.url, lease, self.facts())
+
+    async def _server(self, place: SharePlace, command: list[str]) -> tuple[ServerState, str, int]:
+        """The running server (started if need be), its secret, and a lease on it; all
+        looked at with the share's lock held."""
+        settings = self._settings
+        async with place.held(settings.session_timeout):
+            lease = await asyncio.to_thread(place.lease)  # before a keeper can look
+            try:
+                state = await share_server.running(place, settings.shutdown_timeout)
+                secret = _secret(place) if state is not None else None
+                if state is None or secret is None:
+                    if state is not None:  # its secret is gone: nobody can use it
+                        await share_server.stop(state, settings.shutdown_timeout)
+                    state = await share_server.start(place, command, self._environ, settings)
+                    secret = place.secret()
+            except BaseException:
+                os.close(lease)
+                raise
+        return state, secret, lease
+
+    async def _connect(self, state: ServerState, secret: str) -> WebSocketFrames:
+        target = Target(state.url, share_server.LOOPBACK, state.port, False, share_server.LOOPBACK)
+        timeout = min(CONNECT_TIMEOUT, self._settings.request_timeout)
+        try:
+            return await open_websocket(target, secret, None, None, timeout)
+        except InvalidStatus as exc:
+            raise AgentError(
+                f"the shared goose serve at {state.url} refused its secret "
+                f"(HTTP {exc.response.status_code}); its keeper is pid {state.pid}"
+            ) from None
+        except (OSError, asyncio.TimeoutError) as exc:
+            lost = unreached(state.url, share_server.LOOPBACK, exc, timeout)
+            raise AgentUnavailable(lost.reason or "unreachable", lost.message, self.fix) from None
+        except InvalidHandshake as exc:
+            raise AgentError(f"{state.url} did not open a WebSocket: {exc}") from None
+
+
+def _check_goose(binary: str, version: str | None) -> None:
+    """Only goose serves (``goose serve``, since goose 1.30)."""
+    if not is_goose(binary):
+        raise AgentUnavailable(
+            "unusable",
+            f"goose.agent.share runs goose serve, and {binary} is not goose",
+            "Set goose.agent.command to goose, or goose.agent.share to false.",
+        )
+    found = parse_version(version) if version else None
+    if found is not None and found < MINIMUM_SERVE_VERSION:
+        minimum = ".".join(map(str, MINIMUM_SERVE_VERSION))
+        raise AgentUnavailable(
+            "outdated",
+            f"goose {version} cannot serve (goose serve came with {minimum})",
+            f"Update goose to {minimum} or newer (run `goose update`), or set "
+            "goose.agent.share to false.",
+        )
+
+
+def _secret(place: SharePlace) -> str | None:
+    """The running server's secret; None when its file is gone."""
+    try:
+        return place.secret() or None
+    except FileNotFoundError:
+        return None
+
+
+class SharedChannel(NetworkChannel):
+    """A connection to the shared server, holding a lease on it while it lasts."""
+
+    def __init__(
+        self, frames: WebSocketFrames, url: str, lease: int, facts: dict[str, Any]
+    ) -> None:
+        super().__init__(frames, url)
+        self._lease: int | None = lease
+        self._facts = facts
+
+    def facts(self) -> dict[str, Any]:
+        return dict(self._facts)
+
+    async def ended(
+        self, output_ended: asyncio.Future[str], stopping: Callable[[], bool]
+    ) -> tuple[str, bool]:
+        try:
+            return await super().ended(output_ended, stopping)
+        finally:
+            self._let_go()
+
+    async def close(self, grace: float) -> None:
+        try:
+            await super().close(grace)
+        finally:
+            self._let_go()
+
+    def close_now(self, grace: float) -> None:
+        super().close_now(grace)
+        self._let_go()
+
+    def _let_go(self) -> None:
+        """Give the lease back: the server may stop once no goose-ls holds one."""
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            with contextlib.suppress(OSError):
+                os.close(lease)

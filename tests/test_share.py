@@ -1,0 +1,285 @@
+"""``agent.share``: the goose-ls processes of one user share one goose serve.
+
+Each window is a real goose-ls with a data dir of its own; they meet in one runtime dir
+(``XDG_RUNTIME_DIR``). goose is a fake ``goose`` that runs the scripted agent, which
+``goose serve --host H --port P`` serves as goose serve does: one process, a WebSocket
+per goose-ls, the sessions and the one-run-per-session rule shared by all connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import stat
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from pygls.exceptions import JsonRpcException
+
+from goose_ls.agent.keeper import LOOK_EVERY
+from goose_ls.testing import write_fake_goose, write_script
+from goose_ls.testing.harness import Editor, gone, process_alive, start_editor, stop_editor
+from goose_ls.testing.script import prompt_texts
+
+SCRIPT: dict[str, Any] = {
+    "byPrompt": {"ask first": [{"permission": {"toolCallId": "t1", "title": "Run it"}}]},
+}
+
+
+class Share:
+    """Windows sharing one goose serve, and what they share it through."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.runtime = tmp / "run"
+        self.runtime.mkdir(mode=0o700)
+        self.record = tmp / "server-received.jsonl"
+        self.script = write_script(tmp / "script.json", {"record": str(self.record), **SCRIPT})
+        self.goose = write_fake_goose(tmp / "bin", " 1.43.0", self.script)
+        self.windows: list[Editor] = []
+
+    async def window(self, name: str, start: bool = True, grace: float = 30) -> Editor:
+        """A goose-ls with ``agent.share``, in a folder (and a data dir) of its own."""
+        folder = self.tmp / name
+        folder.mkdir()
+        editor = await start_editor(folder, XDG_RUNTIME_DIR=str(self.runtime))
+        editor.record = self.record  # what the server received, checked against ACP at stop
+        self.windows.append(editor)
+        if start:
+            await self.start(editor, grace)
+        return editor
+
+    async def start(self, editor: Editor, grace: float = 30) -> None:
+        agent = {"command": [str(self.goose), "acp"], "share": True, "shareIdleGrace": grace}
+        await editor.start(settings={"agent": agent})
+
+    @property
+    def folder(self) -> Path:
+        """The share's folder (one goose command line: one share)."""
+        (found,) = (self.runtime / "goose-ls" / "share").iterdir()
+        return found
+
+    def state(self) -> dict[str, Any]:
+        return dict(json.loads((self.folder / "state.json").read_text()))
+
+    def servers(self) -> list[int]:
+        """The scripted goose serve processes running for this test."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                words = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            ours = str(self.script).encode() in words and b"serve" in words
+            if ours and process_alive(int(entry.name)):
+                found.append(int(entry.name))
+        return found
+
+    async def stop(self) -> None:
+        for editor in self.windows:
+            await stop_editor(editor)
+        for pid in self.servers():  # a server whose grace has not run out yet
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest_asyncio.fixture
+async def share(tmp_path: Path) -> AsyncIterator[Share]:
+    together = Share(tmp_path)
+    yield together
+    await together.stop()
+
+
+async def turn(editor: Editor, session_id: str, text: str) -> dict[str, Any]:
+    end = await editor.goose.turn_end(await editor.prompt(session_id, text))
+    assert end["stopReason"] == "end_turn", end
+    return end
+
+
+async def test_two_windows_share_one_server(share: Share) -> None:
+    a = await share.window("a")
+    b = await share.window("b")
+    status_a = await a.goose.agent_state("running")
+    status_b = await b.goose.agent_state("running")
+    assert status_a["shared"] is True and status_b["shared"] is True
+    assert status_a["url"] == status_b["url"] == share.state()["url"]
+    assert status_a["binary"] == str(share.goose) and "pid" not in status_a
+    assert len(share.servers()) == 1, "one goose serve for both windows"
+    session_id = await a.new_session()
+    end = await turn(a, session_id, "from a")
+    assert "You said: from a" in a.goose.text(end["messageId"])
+    listed = await b.goose.request("goose/listSessions", {})
+    assert session_id in [s["sessionId"] for s in listed["sessions"]], "b lists a's chat"
+    await b.goose.request("goose/loadSession", {"sessionId": session_id})
+    end = await turn(b, session_id, "from b")
+    assert "You said: from b" in b.goose.text(end["messageId"])
+
+
+async def test_windows_starting_together_start_one_server(share: Share) -> None:
+    a = await share.window("a", start=False)
+    b = await share.window("b", start=False)
+    await asyncio.gather(share.start(a), share.start(b))
+    status_a = await a.goose.agent_state("running")
+    status_b = await b.goose.agent_state("running")
+    assert status_a["url"] == status_b["url"]
+    assert len(share.servers()) == 1
+    assert "ended" not in (share.folder / "server.log").read_text()
+
+
+async def test_the_last_window_out_stops_the_server_after_the_grace(share: Share) -> None:
+    grace = 4.0
+    a = await share.window("a", grace=grace)
+    b = await share.window("b", grace=grace)
+    await b.goose.agent_state("running")
+    keeper = share.state()["pid"]
+    await stop_editor(a)  # the window that started it
+    await asyncio.sleep(grace * 1.5)
+    assert process_alive(keeper) and len(share.servers()) == 1, "b uses it: it stays"
+    await turn(b, await b.new_session(), "still here")
+    await stop_editor(b)  # the last one out: the grace begins
+    c = await share.window("c", grace=grace)
+    assert (await c.goose.agent_state("running"))["url"] == share.state()["url"]
+    assert share.state()["pid"] == keeper, "c came within the grace: the server was kept"
+    await stop_editor(c)
+    assert await gone(keeper, timeout=30), "nobody used it for the grace: it stopped"
+    assert share.servers() == []
+    assert not (share.folder / "state.json").exists()
+    assert "no goose-ls used goose serve for 4 s" in (share.folder / "server.log").read_text()
+
+
+@pytest.mark.parametrize("leaving", ["exit", "SIGKILL"])
+async def test_the_starter_leaving_leaves_the_others_working(share: Share, leaving: str) -> None:
+    a = await share.window("a")
+    await a.goose.agent_state("running")
+    b = await share.window("b")
+    await b.goose.agent_state("running")
+    keeper = share.state()["pid"]
+    if leaving == "exit":
+        await stop_editor(a)
+    else:
+        a.client._server.kill()  # type: ignore[union-attr]
+        await a.client._server.wait()  # type: ignore[union-attr]
+    await asyncio.sleep(3 * LOOK_EVERY)  # time for a server tied to a to go with it
+    await turn(b, await b.new_session(), "after a")
+    assert share.state()["pid"] == keeper and process_alive(keeper)
+    assert [s["state"] for s in b.goose.statuses] == ["starting", "running"], "never dropped"
+
+
+async def test_a_server_killed_with_its_keeper_is_replaced(share: Share) -> None:
+    """Its state file stays behind, naming a dead process: the next start replaces it."""
+    a = await share.window("a")
+    await a.goose.agent_state("running")
+    session_id = await a.new_session()
+    old = share.state()
+    os.killpg(old["pid"], signal.SIGKILL)  # nothing of it is left to forget its state
+    assert await gone(old["pid"])
+    assert share.state() == old
+    lost = await a.goose.wait_for(lambda: [s for s in a.goose.statuses if s["state"] == "error"])
+    assert lost[0]["reason"] == "disconnected"
+    await a.goose.wait_for(lambda: a.goose.statuses[-1]["state"] == "running")
+    new = share.state()
+    assert new["pid"] != old["pid"] and new["url"] == a.goose.statuses[-1]["url"]
+    await turn(a, session_id, "on the new server")
+    b = await share.window("b")
+    assert (await b.goose.agent_state("running"))["url"] == new["url"]
+
+
+async def test_a_state_naming_a_pid_now_anothers_leaves_that_process_alone(
+    share: Share,
+) -> None:
+    a = await share.window("a")
+    await a.goose.agent_state("running")
+    old = share.state()
+    os.killpg(old["pid"], signal.SIGKILL)
+    await stop_editor(a)
+    stranger = await asyncio.create_subprocess_exec("sleep", "600", start_new_session=True)
+    try:
+        # The server's pid given to another process since (its start time differs).
+        stale = {**old, "pid": stranger.pid, "process": f"{socket.gethostname()}:{stranger.pid}:1"}
+        fd = os.open(share.folder / "state.json", os.O_WRONLY | os.O_TRUNC)
+        os.write(fd, json.dumps(stale).encode())
+        os.close(fd)
+        b = await share.window("b")
+        assert (await b.goose.agent_state("running"))["url"] == share.state()["url"]
+        assert share.state()["pid"] not in (stranger.pid, old["pid"])
+        assert process_alive(stranger.pid), "a process that is not the server is never signalled"
+    finally:
+        stranger.kill()
+        await stranger.wait()
+
+
+async def test_the_secret_is_yours_alone_or_it_is_not_used(share: Share) -> None:
+    a = await share.window("a")
+    await a.goose.agent_state("running")
+    secret = share.folder / "secret"
+    for path, mode in (
+        (share.folder, 0o700),
+        (secret, 0o600),
+        (share.folder / "state.json", 0o600),
+    ):
+        info = path.stat()
+        assert stat.S_IMODE(info.st_mode) == mode and info.st_uid == os.geteuid(), path
+    for log in (share.tmp / "a" / "logs").iterdir():
+        assert secret.read_text() not in log.read_text(), "the secret is never logged"
+    secret.chmod(0o644)
+    b = await share.window("b")
+    refused = await b.goose.agent_state("error")
+    assert refused["reason"] == "insecure" and str(secret) in refused["message"]
+    assert "others may open it (mode -rw-r--r--)" in refused["message"]
+    secret.chmod(0o600)
+    if os.geteuid() == 0:  # as root, the file can be given to someone else
+        os.chown(secret, 65534, 65534)
+        with pytest.raises(JsonRpcException, match="it belongs to user 65534, not to you"):
+            await b.goose.request("goose/restart", {})
+        assert b.goose.statuses[-1]["reason"] == "insecure"
+        os.chown(secret, os.geteuid(), os.getegid())
+    await b.goose.request("goose/restart", {})
+    await b.goose.wait_for(lambda: b.goose.statuses[-1]["state"] == "running")
+    await turn(b, await b.new_session(), "with the secret back")
+
+
+def json_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+async def waiting(editor: Editor, count: int) -> None:
+    """Until ``count`` prompts have been told that they wait for another window."""
+    await editor.goose.wait_for(
+        lambda: [n for n in editor.goose.of_kind("note") if "busy in another window" in n["text"]][
+            count - 1 :
+        ]
+    )
+
+
+async def test_one_chat_prompted_from_two_windows_waits_its_turn(share: Share) -> None:
+    """goose runs one turn per chat at a time, whichever window asks: the second prompt
+    waits for the first turn (a note says so) and then runs; it never fails."""
+    a = await share.window("a")
+    b = await share.window("b")
+    session_id = await a.new_session()
+    await b.goose.request("goose/loadSession", {"sessionId": session_id})
+    first = await a.prompt(session_id, "ask first")
+    (asked,) = await a.goose.wait_for(lambda: a.goose.of_kind("permission_request"))
+    dropped = await b.prompt(session_id, "not now")
+    await waiting(b, 1)
+    await b.goose.request("goose/cancel", {"sessionId": session_id})
+    assert (await b.goose.turn_end(dropped))["stopReason"] == "cancelled"
+    assert not [m for m in json_lines(share.record) if m.get("method") == "session/cancel"], (
+        "a cancel while it waits ends the wait, never a's turn"
+    )
+    second = await b.prompt(session_id, "then me")
+    await waiting(b, 2)
+    await b.goose.wait_for(lambda: prompt_texts(share.record).count("then me") >= 2)
+    assert not [e for e in b.goose.turn_ends if e["messageId"] == second], "it waits"
+    await a.goose.request(
+        "goose/permission", {"requestId": asked["requestId"], "optionId": "allow_once"}
+    )
+    assert (await a.goose.turn_end(first))["stopReason"] == "end_turn"
+    end = await b.goose.turn_end(second)
+    assert end["stopReason"] == "end_turn" and "error" not in end, end
+    assert "You said: then me" in b.goose.text(second)
