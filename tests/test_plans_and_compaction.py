@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from goose_ls.testing.harness import Editor
+from goose_ls.testing.turns import COMPACTION
 
 
 def _transcript(editor: Editor, session_id: str) -> Path:
@@ -77,18 +78,7 @@ async def test_plans_by_id_are_drawn_in_place_and_removed(editor: Editor) -> Non
 
 async def test_a_compaction_streams_its_summary_and_says_when_it_is_done(editor: Editor) -> None:
     steps = [
-        _update("compaction_update", compactionId="c1", status="in_progress"),
-        _update(
-            "compaction_summary_chunk",
-            compactionId="c1",
-            content={"type": "text", "text": "We split the parser"},
-        ),
-        _update(
-            "compaction_summary_chunk",
-            compactionId="c1",
-            content={"type": "text", "text": " and kept the alias."},
-        ),
-        _update("compaction_update", compactionId="c1", status="completed"),
+        *COMPACTION,
         _update("compaction_update", compactionId="c2", status="failed", error="too long"),
         {"text": "Carrying on."},
     ]

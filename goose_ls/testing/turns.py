@@ -14,6 +14,22 @@ def _update(kind: str, **fields: Any) -> dict[str, Any]:
     return {"update": {"sessionUpdate": kind, **fields}}
 
 
+COMPACTION = [
+    _update("compaction_update", compactionId="c1", status="in_progress"),
+    _update(
+        "compaction_summary_chunk",
+        compactionId="c1",
+        content={"type": "text", "text": "We split the parser"},
+    ),
+    _update(
+        "compaction_summary_chunk",
+        compactionId="c1",
+        content={"type": "text", "text": " and kept the alias."},
+    ),
+    _update("compaction_update", compactionId="c1", status="completed"),
+]
+"""A compaction whose summary streams in two pieces, then is done."""
+
 PLANS_AND_COMPACTION = [
     {"toolCall": {"toolCallId": "t1", "title": "Read app.py", "name": "fs_read"}},
     {"plan": _plan(("Read the parser", "in_progress"), ("Write the test", "pending"))},
@@ -49,18 +65,7 @@ PLANS_AND_COMPACTION = [
         plan={"type": "items", "planId": "draft", "entries": _plan(("Draft step", "pending"))},
     ),
     _update("plan_removed", planId="draft"),
-    _update("compaction_update", compactionId="c1", status="in_progress"),
-    _update(
-        "compaction_summary_chunk",
-        compactionId="c1",
-        content={"type": "text", "text": "We split the parser"},
-    ),
-    _update(
-        "compaction_summary_chunk",
-        compactionId="c1",
-        content={"type": "text", "text": " and kept the alias."},
-    ),
-    _update("compaction_update", compactionId="c1", status="completed"),
+    *COMPACTION,
     {"sessionInfo": {"title": "Parser refactor"}},
     {"text": "Carrying on."},
 ]
