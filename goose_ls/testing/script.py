@@ -29,6 +29,8 @@ A script is JSON. Top-level keys (all optional):
 ``serveAuth``      served over WebSocket (``serve``): how the token may come, among
                    ``bearer``, ``subprotocol``, ``x-secret-key``, ``query`` (see
                    ``serve.py``; default: goose's newer forms, the first two)
+``serveOver``      ``"http"``: served (``serve``) over ACP's streamable HTTP instead of
+                   a WebSocket (see ``serve_http.py``)
 ``idPrefix``       put before each new session id (two agents of one test keep apart)
 ``steering``       ``"acp"`` or ``"goose"``: takes messages into a running turn, in that
                    agent shape (see ``steering.py``; ``steerTooLate``: each comes as the

@@ -19,6 +19,8 @@ As goose does on the wire:
 - with a certificate it serves TLS and prints ``GOOSED_CERT_FINGERPRINT=AB:CD:...``.
 
 When it listens it prints ``listening on ws://HOST:PORT/acp`` (``wss://`` with TLS).
+A script whose ``serveOver`` is ``http`` is served over streamable HTTP instead (see
+:mod:`.serve_http`).
 """
 
 from __future__ import annotations
@@ -144,6 +146,11 @@ async def serve_script(
         sys.exit(f"{SECRET_VARIABLE} must be set to start `goose serve`")
     forms = list(script.get("serveAuth", NEWER_AUTH))
     record = Path(script["record"]) if script.get("record") else None
+    tls = _tls(cert, key)
+    if script.get("serveOver") == "http":
+        from goose_ls.testing.serve_http import serve_http
+
+        return await serve_http(script, lambda r: _authorized(r, token, forms), host, port, tls)
 
     def process_request(connection: ServerConnection, request: Request) -> Response | None:
         path = urlsplit(request.path).path
@@ -179,7 +186,6 @@ async def serve_script(
         agent = ScriptedAgent(script, peer, shared)
         await peer.listen(agent.request, agent.notification)
 
-    tls = _tls(cert, key)
     async with serve(
         one_connection,
         host,
