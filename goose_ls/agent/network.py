@@ -1,4 +1,6 @@
-"""The agent as a server goose-ls connects to: ``goose serve`` at ``agent.url``.
+"""The agent as a server goose-ls connects to: ``goose serve`` at ``agent.url``, over a
+WebSocket (``ws://``, ``wss://``: :mod:`.websocket`) or streamable HTTP (``http://``,
+``https://``: :mod:`.streamable_http`).
 
 Each start connects anew (the token is read again, so a fixed token file takes effect
 without restarting goose-ls); goose serves each connection with an agent of its own, its
@@ -18,9 +20,19 @@ import ssl
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import httpx
 from websockets.exceptions import InvalidHandshake, InvalidStatus
 
-from goose_ls.agent.reach import check_pin, check_url, fingerprint, read_token, tls_context
+from goose_ls.agent.reach import (
+    Target,
+    check_pin,
+    check_url,
+    fingerprint,
+    read_token,
+    tls_context,
+)
+from goose_ls.agent.streamable_http import HttpFrames, Refused, open_http
+from goose_ls.agent.transport import Frames
 from goose_ls.agent.websocket import WebSocketFrames, open_websocket
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.settings import AgentSettings
@@ -33,7 +45,7 @@ CONNECT_TIMEOUT = 10.0
 
 
 class NetworkEndpoint:
-    """``agent.url``: a ``goose serve`` reached over a WebSocket."""
+    """``agent.url``: a ``goose serve`` reached over a WebSocket or streamable HTTP."""
 
     command: list[str] = []
     lost = "disconnected"
@@ -63,13 +75,15 @@ class NetworkEndpoint:
         if target.insecure:
             warning = (
                 f"goose.agent.allowInsecure: the token and the chat go to {target.host} "
-                "unencrypted (ws://)"
+                f"unencrypted ({target.url.partition(':')[0]}://)"
             )
             log.warning("%s", warning)
             self._warn(warning)
         tls = tls_context(settings) if target.secure else None
         pin = fingerprint(settings.tls_fingerprint) if settings.tls_fingerprint else None
         timeout = min(CONNECT_TIMEOUT, settings.request_timeout)
+        if target.http:
+            return NetworkChannel(await self._open_http(target, token, tls, pin, timeout), self.url)
         try:
             frames = await open_websocket(target, token, tls, pin, timeout)
         except InvalidStatus as exc:
@@ -81,6 +95,27 @@ class NetworkEndpoint:
         log.info("connected to the agent at %s", self.url)
         return NetworkChannel(frames, self.url)
 
+    async def _open_http(
+        self,
+        target: Target,
+        token: str,
+        tls: ssl.SSLContext | None,
+        pin: bytes | None,
+        timeout: float,
+    ) -> HttpFrames:
+        try:
+            frames = await open_http(target, token, tls, pin, timeout)
+        except Refused as exc:
+            raise self._refused(exc.status, bool(token)) from None
+        except httpx.TimeoutException as exc:
+            raise unreached(self.url, target.host, asyncio.TimeoutError(), timeout) from exc
+        except httpx.HTTPError as exc:
+            raise unreached(self.url, target.host, _underlying(exc), timeout) from None
+        except OSError as exc:
+            raise unreached(self.url, target.host, exc, timeout) from None
+        log.info("connected to the agent at %s", self.url)
+        return frames
+
     def _refused(self, status: int, had_token: bool) -> AgentError:
         if status in (401, 403):
             given = "refused the token" if had_token else "wants a token and none is set"
@@ -91,10 +126,18 @@ class NetworkEndpoint:
                 "GOOSE_SERVER__SECRET_KEY goose serve runs with.",
             )
         return AgentError(
-            f"{self.url} answered HTTP {status} instead of opening a WebSocket"
+            f"{self.url} answered HTTP {status} instead of taking ACP"
             f"{' (goose-ls follows no redirect)' if 300 <= status < 400 else ''}",
             fix="Check goose.agent.url: goose serve takes ACP at /acp.",
         )
+
+
+def _underlying(exc: BaseException) -> BaseException:
+    """The OS's error under httpx's (an untrusted certificate is told apart by it)."""
+    seen: BaseException | None = exc
+    while seen is not None and not isinstance(seen, OSError):
+        seen = seen.__cause__ or seen.__context__
+    return seen or exc
 
 
 def unreached(url: str, host: str, exc: BaseException, timeout: float) -> AgentUnavailable:
@@ -161,12 +204,12 @@ class NetworkChannel:
 
     pid = None
 
-    def __init__(self, frames: WebSocketFrames, url: str) -> None:
+    def __init__(self, frames: WebSocketFrames | HttpFrames, url: str) -> None:
         self._frames = frames
         self._url = url
 
     @property
-    def frames(self) -> WebSocketFrames:
+    def frames(self) -> Frames:
         return self._frames
 
     def facts(self) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """What ``agent.url`` points at, checked before anything is sent: the address, the token,
 the TLS to use. Everything here fails closed.
 
-- Only ``ws://`` and ``wss://`` (goose serve's WebSocket at ``/acp``). Streamable HTTP
-  (``http://``, ``https://``) is refused, naming what is supported.
-- ``ws://`` carries the token in clear text: only to this machine (a loopback address, or
+- ``ws://`` and ``wss://`` (goose serve's WebSocket at ``/acp``), or ``http://`` and
+  ``https://`` (ACP over streamable HTTP at the same place, see :mod:`.streamable_http`).
+- ``ws://`` and ``http://`` carry the token in clear text: only to this machine (a loopback address, or
   a name all of whose addresses are loopback, connected to by that address), unless
   ``agent.allowInsecure`` says the network is the user's.
 - No token in the URL (``?token=``, ``user:pass@``): URLs end up in logs and statuses.
@@ -44,12 +44,14 @@ class Target:
     host: str
     port: int
     secure: bool
-    """``wss://``: TLS."""
+    """``wss://`` or ``https://``: TLS."""
     address: str | None = None
-    """For ``ws://`` to this machine: the loopback address to connect to (the name is
+    """For ``ws://`` or ``http://`` to this machine: the loopback address to connect to (the name is
     not resolved again, so it cannot change in between)."""
     insecure: bool = False
-    """``ws://`` to another machine, allowed by ``agent.allowInsecure``."""
+    """``ws://`` or ``http://`` to another machine, allowed by ``agent.allowInsecure``."""
+    http: bool = False
+    """``http://`` or ``https://``: ACP over streamable HTTP, not a WebSocket."""
 
 
 def unusable(problem: str, fix: str) -> AgentUnavailable:
@@ -65,28 +67,26 @@ async def check_url(settings: AgentSettings) -> Target:
     except ValueError as exc:
         raise unusable(f"goose.agent.url is not a URL ({exc})", _FIX_URL) from None
     scheme = parts.scheme.lower()
-    if scheme in ("http", "https"):
+    if scheme not in ("ws", "wss", "http", "https") or not parts.hostname:
         raise unusable(
-            f"goose.agent.url is {scheme}:// (ACP over streamable HTTP), which goose-ls "
-            "does not speak yet; it speaks ACP over WebSocket (ws://, wss://)",
-            "Use the same address with ws:// (or wss:// for https://): goose serve "
-            "answers both at /acp.",
+            f"goose.agent.url must be a ws://, wss://, http:// or https:// URL, not {url!r}",
+            _FIX_URL,
         )
-    if scheme not in ("ws", "wss") or not parts.hostname:
-        raise unusable(f"goose.agent.url must be a ws:// or wss:// URL, not {url!r}", _FIX_URL)
     if parts.username is not None or parts.password is not None or "token" in parts.query:
         raise unusable(
             "goose.agent.url carries a credential; goose-ls shows and logs URLs",
             f"Take it out of the URL and put the token in {TOKEN_VARIABLE} or "
             "goose.agent.tokenFile.",
         )
-    secure = scheme == "wss"
+    secure = scheme in ("wss", "https")
     if settings.tls_fingerprint and not secure:
         raise unusable(
-            "goose.agent.tlsFingerprint is set but goose.agent.url is not wss://",
-            "Use wss:// (goose serve --tls), or remove the fingerprint.",
+            "goose.agent.tlsFingerprint is set but goose.agent.url is not wss:// nor https://",
+            "Use wss:// or https:// (goose serve --tls), or remove the fingerprint.",
         )
-    target = Target(url, parts.hostname, port or (443 if secure else 80), secure)
+    target = Target(
+        url, parts.hostname, port or (443 if secure else 80), secure, http=scheme.startswith("http")
+    )
     if secure:
         return target
     address = await _loopback_address(target.host, target.port)
@@ -95,9 +95,9 @@ async def check_url(settings: AgentSettings) -> Target:
     if not settings.allow_insecure:
         raise AgentUnavailable(
             "insecure",
-            f"goose-ls will not send the token to {target.host} over ws://: the "
+            f"goose-ls will not send the token to {target.host} over {scheme}://: the "
             "connection is not encrypted and the server is not on this machine",
-            "Use wss:// (goose serve --tls) or an SSH tunnel to 127.0.0.1 (see the "
+            "Use wss:// or https:// (goose serve --tls) or an SSH tunnel to 127.0.0.1 (see the "
             "configuration docs); or, on a network that is yours alone, set "
             "goose.agent.allowInsecure.",
         )

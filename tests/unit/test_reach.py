@@ -21,10 +21,14 @@ async def _refusal(**settings: Any) -> AgentUnavailable:
     return raised.value
 
 
-async def test_streamable_http_is_refused_naming_what_is_spoken() -> None:
-    refused = await _refusal(url="http://127.0.0.1:3284/acp")
-    assert refused.reason == "unusable" and "ws://, wss://" in refused.message
-    assert "with ws://" in (refused.fix or "")
+async def test_http_urls_are_streamable_http_and_other_schemes_are_refused() -> None:
+    plain = await check_url(AgentSettings(url="http://127.0.0.1:3284/acp"))
+    assert plain.http and not plain.secure and plain.address == "127.0.0.1"
+    secure = await check_url(AgentSettings(url="https://192.0.2.1/acp"))
+    assert secure.http and secure.secure and secure.port == 443
+    assert not (await check_url(AgentSettings(url="ws://127.0.0.1:3284/acp"))).http
+    refused = await _refusal(url="ftp://127.0.0.1:3284/acp")
+    assert refused.reason == "unusable" and "ws://, wss://, http:// or https://" in refused.message
 
 
 @pytest.mark.parametrize(
