@@ -32,7 +32,7 @@ from goose_ls.testing.script import (
     scripted_agent_command,
     write_script,
 )
-from goose_ls.testing.terminal import MISSING, TMUX, Terminal
+from goose_ls.testing.terminal import MISSING, TMUX, Terminal, answers_once_idle
 from goose_ls.testing.turns import PLANS_AND_COMPACTION, STEERED_TURN
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -749,12 +749,16 @@ def _ask_form(terminal: Terminal) -> None:
 
 
 def _answers(terminal: Terminal, record: Path) -> list[dict[str, Any]]:
-    """The agent's answers, once it has one and the turn is over."""
-    terminal.wait_for(
-        lambda s: bool(elicitation_answers(record)) and "goose chat idle" in s,
-        "the agent got no answer, or the turn did not end",
-    )
-    return elicitation_answers(record)
+    return answers_once_idle(terminal, record, "goose chat idle")
+
+
+def _to_workers(terminal: Terminal) -> None:
+    """Answer the form, type green: the number of workers is asked."""
+    _ask_form(terminal)
+    terminal.enter("Answer")
+    terminal.wait_for(_on_screen("Colour (red / green / blue):"), "no choice of colour")
+    terminal.enter("green")
+    terminal.wait_for(_on_screen("Workers:"), "the number was not asked")
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
@@ -767,20 +771,12 @@ def test_real_emacs_in_tmux_a_form_answered_with_keys_reaches_the_agent(
     record = tmp_path / "agent.jsonl"
     script = {"record": str(record), "turns": [[{"elicit": FORM_QUESTION}, {"text": " over"}]]}
     with _emacs_in_tmux(major, emacs, tmp_path, script) as terminal:
-        _ask_form(terminal)
-        terminal.type("Answer")
-        terminal.keys("Enter")
-        terminal.wait_for(_on_screen("Colour (red / green / blue):"), "no choice of colour")
-        terminal.type("green")
-        terminal.keys("Enter")
-        terminal.wait_for(_on_screen("Workers:"), "the number was not asked")
-        terminal.type("three")
-        terminal.keys("Enter")
+        _to_workers(terminal)
+        terminal.enter("three")
         terminal.wait_for(_on_screen("Workers — must be an integer:"), "not asked again")
-        terminal.type("3")
-        terminal.keys("Enter")
+        terminal.enter("3")
         terminal.wait_for(_on_screen("Note, optional:"), "the optional field was not asked")
-        terminal.keys("Enter")
+        terminal.enter()
         assert _answers(terminal, record) == [
             {"action": "accept", "content": {"colour": "green", "workers": 3}}
         ]
@@ -796,13 +792,7 @@ def test_real_emacs_in_tmux_quitting_a_form_cancels_it(
     record = tmp_path / "agent.jsonl"
     script = {"record": str(record), "turns": [[{"elicit": FORM_QUESTION}, {"text": " over"}]]}
     with _emacs_in_tmux(major, emacs, tmp_path, script) as terminal:
-        _ask_form(terminal)
-        terminal.type("Answer")
-        terminal.keys("Enter")
-        terminal.wait_for(_on_screen("Colour (red / green / blue):"), "no choice of colour")
-        terminal.type("green")
-        terminal.keys("Enter")
-        terminal.wait_for(_on_screen("Workers:"), "the number was not asked")
+        _to_workers(terminal)
         terminal.keys("C-g")
         assert _answers(terminal, record) == [{"action": "cancel"}]
         terminal.wait_for(_on_screen("❓ cancelled by you"), "the chat does not say so")

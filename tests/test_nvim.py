@@ -32,7 +32,7 @@ from goose_ls.testing.script import (
     scripted_agent_command,
     write_script,
 )
-from goose_ls.testing.terminal import MISSING, TMUX, Terminal
+from goose_ls.testing.terminal import MISSING, TMUX, Terminal, answers_once_idle
 from goose_ls.testing.turns import PLANS_AND_COMPACTION, STEERED_TURN
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -692,12 +692,15 @@ def _asked_in_tmux(nvim: str | None, tmp_path: Path) -> Iterator[tuple[Terminal,
 
 
 def _answered(terminal: Terminal, record: Path) -> list[dict[str, Any]]:
-    """The agent's answers, once it has one and the turn is over."""
-    terminal.wait_for(
-        lambda s: bool(elicitation_answers(record)) and "goose: idle" in s,
-        "the agent got no answer, or the turn did not end",
-    )
-    return elicitation_answers(record)
+    return answers_once_idle(terminal, record, "goose: idle")
+
+
+def _to_workers(terminal: Terminal) -> None:
+    """Answer the form, pick green by its number: the number of workers is asked."""
+    terminal.enter("1")
+    terminal.wait_for(lambda s: "Colour" in s and "2: green" in s, "no choice of colour")
+    terminal.enter("2")
+    terminal.wait_for(lambda s: "Workers:" in s, "the number was not asked")
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
@@ -708,19 +711,12 @@ def test_real_nvim_in_tmux_a_form_answered_with_keys_reaches_the_agent(
     """Answer, then a choice picked by its number, a word where a number goes (asked
     again), the number, and the optional field left empty: exactly that is sent."""
     with _asked_in_tmux(nvim, tmp_path) as (terminal, record):
-        terminal.type("1")
-        terminal.keys("Enter")
-        terminal.wait_for(lambda s: "Colour" in s and "2: green" in s, "no choice of colour")
-        terminal.type("2")
-        terminal.keys("Enter")
-        terminal.wait_for(lambda s: "Workers:" in s, "the number was not asked")
-        terminal.type("three")
-        terminal.keys("Enter")
+        _to_workers(terminal)
+        terminal.enter("three")
         terminal.wait_for(lambda s: "Workers — must be an integer:" in s, "not asked again")
-        terminal.type("3")
-        terminal.keys("Enter")
+        terminal.enter("3")
         terminal.wait_for(lambda s: "Note, optional:" in s, "the optional field was not asked")
-        terminal.keys("Enter")
+        terminal.enter()
         assert _answered(terminal, record) == [
             {"action": "accept", "content": {"colour": "green", "workers": 3}}
         ]
@@ -732,12 +728,7 @@ def test_real_nvim_in_tmux_a_form_answered_with_keys_reaches_the_agent(
 def test_real_nvim_in_tmux_escape_in_a_form_cancels_it(nvim: str | None, tmp_path: Path) -> None:
     """Escape at the second field: the agent is told cancel, without the first field."""
     with _asked_in_tmux(nvim, tmp_path) as (terminal, record):
-        terminal.type("1")
-        terminal.keys("Enter")
-        terminal.wait_for(lambda s: "2: green" in s, "no choice of colour")
-        terminal.type("2")
-        terminal.keys("Enter")
-        terminal.wait_for(lambda s: "Workers:" in s, "the number was not asked")
+        _to_workers(terminal)
         terminal.keys("Escape")
         assert _answered(terminal, record) == [{"action": "cancel"}]
         terminal.wait_for(lambda s: "❓ cancelled by you" in _chat(s), "the chat does not say so")

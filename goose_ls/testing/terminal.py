@@ -10,6 +10,9 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
+
+from goose_ls.testing.script import elicitation_answers
 
 TMUX = shutil.which("tmux")
 _started = itertools.count()
@@ -40,6 +43,12 @@ class Terminal:
     def type(self, text: str) -> None:
         """``text`` as typed, all at once (a fast typist, or a paste without brackets)."""
         self._tmux("send-keys", "-l", text)
+
+    def enter(self, text: str = "") -> None:
+        """``text`` typed, then Enter: an answer given at a prompt."""
+        if text:
+            self.type(text)
+        self.keys("Enter")
 
     def screen(self) -> str:
         return self._tmux("capture-pane", "-p")
@@ -73,3 +82,13 @@ class Terminal:
             capture_output=True, text=True, check=True, cwd=cwd, env=env,
         )  # fmt: skip
         return done.stdout
+
+
+def answers_once_idle(terminal: Terminal, record: Path, idle: str) -> list[dict[str, Any]]:
+    """The answers the scripted agent (recording to ``record``) got to its questions, once
+    it has one and the editor's status line says ``idle``."""
+    terminal.wait_for(
+        lambda s: bool(elicitation_answers(record)) and idle in s,
+        "the agent got no answer, or the turn did not end",
+    )
+    return elicitation_answers(record)
