@@ -138,3 +138,20 @@ async def test_send_now_is_offered_in_the_transcript_of_a_busy_chat(editor: Edit
     await editor.shown("sent into the running turn")
     await editor.goose.turn_end(second)
     assert "[steered: one more thing]" in editor.goose.text(first)
+
+
+async def test_a_message_the_agent_sent_back_can_be_sent_now_again(editor: Editor) -> None:
+    """A "Send now" that came too late leaves the message waiting, and sendable again."""
+    script = {"turns": [LONG_TURN], "byPrompt": {"three": [{"text": "three done"}]}}
+    await editor.start({"steering": "acp", "steerTooLate": True, **script})
+    session_id = await editor.new_session()
+    first = await editor.prompt(session_id, "one")
+    await editor.goose.wait_for(lambda: editor.goose.text(first), what="the turn under way")
+    second = await editor.prompt(session_id, "two")
+    third = await editor.prompt(session_id, "three")
+    steer = {"sessionId": session_id, "messageId": third}
+    assert await editor.goose.request("goose/steer", steer) == {"steered": False}
+    await editor.goose.wait_for(lambda: editor.goose.text(second), what="the second turn")
+    assert await editor.goose.request("goose/steer", steer) == {"steered": False}
+    await editor.goose.turn_end(third)
+    assert prompt_texts(editor.record) == ["one", "two", "three"]

@@ -201,8 +201,7 @@ class AgentConnection:
     ) -> tuple[str, dict[str, Any] | None]:
         """Run a turn: its stop reason, and the tokens it used if the agent says (ACP's
         unstable ``usage``). No timeout: long turns are normal."""
-        if self._paths:
-            blocks = [content_block(block, self._paths.to_agent) for block in blocks]
+        blocks = self._agent_blocks(blocks)
         request = PromptRequest.model_validate({"sessionId": session_id, "prompt": blocks})
         try:
             response = await self._call(
@@ -234,8 +233,7 @@ class AgentConnection:
         kind = steering.shape(self.profile.steering, run_id)
         if kind is None:
             raise AgentError(f"{self.profile.name} cannot take a message into a running turn")
-        if self._paths:
-            blocks = [content_block(block, self._paths.to_agent) for block in blocks]
+        blocks = self._agent_blocks(blocks)
         method, params = steering.request(kind, session_id, blocks, run_id)
         answer = await self._call(
             f"_{method}", self._conn.ext_method(method, params), self._settings.request_timeout
@@ -257,6 +255,12 @@ class AgentConnection:
             "mcp_servers": self._mcp_servers,
             "additional_directories": self._additional_directories(),
         }
+
+    def _agent_blocks(self, blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Content blocks with their paths as the agent names them (``agent.pathMap``)."""
+        if not self._paths:
+            return blocks
+        return [content_block(block, self._paths.to_agent) for block in blocks]
 
     def agent_path(self, local: str) -> str:
         """A local path as the agent names it (as it is when the agent cannot see it)."""

@@ -83,11 +83,12 @@ class AgentTransport:
     async def send(self, message: dict[str, Any]) -> None:
         if self._amend is not None:
             self._amend(message)
-        note_sent(message)
         data = json.dumps(
             message, ensure_ascii=False, separators=(",", ":"), default=_as_text
         ).encode()
         async with self._write_lock:
+            # Only now can a withdrawal name it: one sent earlier could beat the request.
+            note_sent(message)
             await self._frames.send(data)
 
     def withdraw(self, request_id: RequestId) -> None:

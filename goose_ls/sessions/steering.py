@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from goose_ls import events
 from goose_ls.errors import AgentError, Refused
@@ -20,6 +20,9 @@ from goose_ls.sessions.link import AgentLink
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session, Turn
 from goose_ls.tasks import Tasks
+
+if TYPE_CHECKING:
+    from goose_ls.agent.connection import AgentConnection
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +36,28 @@ class Steering:
     def possible(self, session_id: str) -> bool:
         """Whether a waiting prompt of the session could be sent into its running turn."""
         session = self._registry.find(session_id)
-        if session is None or not session.waiting or not _running(session):
+        if session is None or not session.waiting:
             return False
+        try:
+            self._steerer(session)
+        except Refused:
+            return False
+        return True
+
+    def _steerer(self, session: Session) -> AgentConnection:
+        """The agent that can take a message into the session's running turn; else
+        :class:`Refused`, saying why."""
+        if not _running(session):
+            raise Refused("no turn is running: the waiting message is sent as it is")
         conn = self._link.supervisor.current
-        return conn is not None and conn.alive and conn.can_steer(session.agent_run)
+        if conn is None or not conn.alive:
+            raise Refused("the agent is not running")
+        if not conn.can_steer(session.agent_run):
+            raise Refused(
+                f"{conn.profile.name} cannot take a message into a running turn; "
+                "the message waits its turn"
+            )
+        return conn
 
     async def send_now(self, session_id: str, message_id: str | None = None) -> bool:
         """Send the waiting prompt ``message_id`` (the oldest, when None) into the running
@@ -55,20 +76,14 @@ class Steering:
                 if message_id
                 else f"no message waits in session {session_id!r}"
             )
+        conn = self._steerer(session)
         running = session.active
-        if running is None or not _running(session):
-            raise Refused("no turn is running: the waiting message is sent as it is")
+        assert running is not None  # _steerer checked it runs
         if turn.steering is not None:
             raise Refused(f"message {turn.message_id} is being sent already")
-        conn = self._link.supervisor.current
-        if conn is None or not conn.alive:
-            raise Refused("the agent is not running")
-        if not conn.can_steer(session.agent_run):
-            raise Refused(
-                f"{conn.profile.name} cannot take a message into a running turn; "
-                "the message waits its turn"
-            )
-        blocks = to_blocks(turn.prompt, turn.context, conn.profile.embedded_context)
+        blocks = to_blocks(
+            turn.prompt, turn.context, conn.profile.embedded_context, conn.agent_path
+        )
         steering = turn.steering = asyncio.get_running_loop().create_future()
         try:
             took = await conn.steer(session_id, blocks, session.agent_run)
@@ -79,6 +94,8 @@ class Steering:
         steering.set_result(took)
         if took:
             self._joined(session, running, turn, blocks)
+        else:
+            turn.steering = None  # still waiting: it may be sent now again later
         return took
 
     def send_soon(self, session_id: str, message_id: str) -> None:

@@ -155,6 +155,8 @@ class Turns:
                 return answer
             except AgentBusy as busy:
                 log.info("%s is busy; %s waits: %s", session.session_id, turn.message_id, busy)
+            if turn.cancelled:  # cancelled while goose answered busy: never sent again
+                return "cancelled", None
             turn.sent = False  # a cancel now ends the wait, not the other window's turn
             if delay == BUSY_RETRY_FIRST:
                 why = STILL_RUNNING_NOTE if session.left_running else BUSY_NOTE
@@ -179,6 +181,8 @@ class Turns:
             waiting = next((t for t in session.waiting if t.message_id == message_id), None)
             if waiting is None or waiting.task is None:
                 return False
+            if waiting.steering is not None and not waiting.steering.done():
+                return False  # being sent into the running turn: that turn's cancel ends it
             waiting.cancelled = True
             waiting.task.cancel()
             return True

@@ -89,13 +89,7 @@ class ScriptedSteering:
 
     async def _said(self, session_id: str, said: str) -> None:
         await asyncio.sleep(0.1)
-        await self._steps.update(
-            session_id,
-            {
-                "sessionUpdate": "agent_message_chunk",
-                "content": {"type": "text", "text": f"[steered: {said.strip()}]"},
-            },
-        )
+        await self._steps.say(session_id, f"[steered: {said.strip()}]")
         self._steps.steered.setdefault(session_id, asyncio.Event()).set()
         self._later = {task for task in self._later if not task.done()}
 

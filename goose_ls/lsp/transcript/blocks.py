@@ -10,7 +10,7 @@ from pathlib import PurePath
 from typing import Any
 
 from goose_ls import events
-from goose_ls.sessions import path_of
+from goose_ls.sessions import choices, path_of
 
 EXCERPT_LINES = 12
 EXCERPT_CHARS = 1200
@@ -128,7 +128,7 @@ def question(event: events.ElicitationRequested) -> list[str]:
     for name, prop in (schema.get("properties") or {}).items():
         about = [str(prop.get("type", "?")), *(["required"] if name in required else [])]
         label = prop.get("title") or prop.get("description") or ""
-        values = prop.get("enum") or [o.get("const") for o in prop.get("oneOf") or []]
+        values = choices(prop) or []
         offered = f": {', '.join(map(str, values))}" if values else ""
         lines.append(f"> - **{name}** ({', '.join(about)}) {label}{offered}".rstrip())
     return lines

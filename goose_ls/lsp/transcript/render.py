@@ -281,7 +281,10 @@ class Renderer:
             state = event
         else:
             summary += blocks.content_text(event.content)
-        self._compactions[event.compaction_id] = (state, summary)
+        if state is not None and state.status != "in_progress":
+            self._compactions.pop(event.compaction_id, None)  # over: nothing more comes
+        else:
+            self._compactions[event.compaction_id] = (state, summary)
         now = state or events.Compaction(event.compaction_id, "in_progress")
         if not now.summary and summary:
             now = attrs.evolve(now, summary=[{"type": "text", "text": summary}])
