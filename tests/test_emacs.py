@@ -630,6 +630,7 @@ def test_real_emacs_in_tmux_ask_compose_edit_cancel_follow_restart(
         terminal.keys("C-x", "o", "M->")
         terminal.type("# not saved")
         terminal.wait_for(_on_screen("# not saved", "-UU-:**"), "app.py was not changed")
+        assert _processes_with_home(tmp_path), "goose-ls and its agent are not seen"
         asked = _quit_without_saving(terminal)
         assert any("Save file" in question for question in asked), asked
         # goose-ls ends with its Emacs (Emacs 30 hangs it up: half a second to close
@@ -675,16 +676,28 @@ def _keep_screen(screen: str, major: int, name: str) -> None:
 
 
 def _processes_with_home(home: Path) -> list[str]:
-    """The command lines of the processes whose HOME is ``home`` (this test's)."""
+    """The command lines of goose-ls and its agent among the processes whose HOME is
+    ``home`` (this test's). Emacs's own helpers (its native compiler runs on in the
+    background after Emacs quits) are not goose-ls's to end."""
     found = []
     marker = f"\0HOME={home}\0".encode()
     for environ in Path("/proc").glob("[0-9]*/environ"):
         try:
-            if marker in b"\0" + environ.read_bytes():
-                found.append((environ.parent / "cmdline").read_bytes().replace(b"\0", b" "))
+            if marker not in b"\0" + environ.read_bytes():
+                continue
+            argv = (environ.parent / "cmdline").read_bytes().split(b"\0")
         except OSError:  # ended meanwhile, or not ours to read
             continue
-    return [command.decode(errors="replace") for command in found]
+        if _is_goose(argv):
+            found.append(b" ".join(argv).decode(errors="replace"))
+    return found
+
+
+def _is_goose(argv: list[bytes]) -> bool:
+    """Whether a command line runs goose-ls (its script) or the scripted agent."""
+    return any(Path(arg.decode(errors="replace")).name == "goose-ls" for arg in argv[:2]) or (
+        b"goose_ls.testing" in argv
+    )
 
 
 def _right(screen: str) -> str:
