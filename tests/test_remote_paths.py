@@ -4,6 +4,7 @@ ever; what lies in no mapped folder is refused."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from goose_ls.testing import GOOSE_PERMISSION_OPTIONS
 from goose_ls.testing.agent import GOOSE_CAPABILITIES
 from goose_ls.testing.harness import Editor
 
@@ -198,3 +200,73 @@ async def test_a_workspace_outside_the_map_is_an_error_not_a_local_path(editor: 
     with pytest.raises(JsonRpcException, match=r"workspace is in no folder agent\.pathMap maps"):
         await editor.new_session()
     assert editor.received("session/new") == []
+
+
+async def test_a_path_on_the_agent_s_side_only_is_asked_even_when_spelt_as_a_local_file(
+    editor: Editor,
+) -> None:
+    """The agent's ``/home/me/proj/src/x`` (in no mapped folder: a file of its own) may
+    be spelt as the user's local file; the user's rule allowing edits in ``src`` judges
+    local files, so it allows the mapped edit and asks about that one, saying why, with
+    no diff against the namesake and no "for this session". A tool call once foreign
+    stays so when a later request names only mapped paths."""
+    source = _source(editor)
+    mapped = {"path": f"{AGENT_ROOT}/src/my app.py"}
+    local_spelling = {"path": str(source)}
+    diff = {"type": "diff", "path": str(source), "newText": "pwned\n"}
+    steps = [
+        {
+            "permission": {
+                "toolCallId": "m1",
+                "title": "Edit",
+                "kind": "edit",
+                "locations": [mapped],
+            }
+        },
+        {
+            "permission": {
+                "toolCallId": "f1",
+                "title": "Edit",
+                "kind": "edit",
+                "locations": [local_spelling],
+                "content": [diff],
+            }
+        },
+        {
+            "toolCall": {
+                "toolCallId": "f2",
+                "title": "Edit",
+                "kind": "edit",
+                "locations": [local_spelling],
+            }
+        },
+        {
+            "permission": {
+                "toolCallId": "f2",
+                "title": "Edit",
+                "kind": "edit",
+                "locations": [mapped],
+            }
+        },
+    ]
+    policy = {"rules": [{"action": "allow", "kind": "edit", "path": "src/**"}]}
+    await editor.start(_script(turns=[steps]), {**_mapped(editor), "policy": policy})
+    message_id = await editor.prompt(await editor.new_session(), "go")
+
+    def cards(tool_call_id: str) -> list[dict[str, Any]]:
+        requests = editor.goose.of_kind("permission_request")
+        return [e for e in requests if e["toolCall"]["toolCallId"] == tool_call_id]
+
+    for tool_call_id in ("f1", "f2"):
+        (card,) = await editor.goose.wait_for(functools.partial(cards, tool_call_id))
+        assert str(source) in card["warning"] and "agent.pathMap" in card["warning"], card
+        offered = [o["optionId"] for o in card["options"]]
+        assert offered == [o["optionId"] for o in GOOSE_PERMISSION_OPTIONS], "no session grant"
+        assert all("oldText" not in c for c in card["toolCall"].get("content") or []), card
+        await editor.goose.request(
+            "goose/permission", {"requestId": card["requestId"], "optionId": "allow_once"}
+        )
+    await editor.goose.turn_end(message_id)
+    assert editor.goose.text(message_id).count("[permission: allow_once]") == 3
+    assert cards("m1") == [], "the mapped edit was allowed by the rule, not asked"
+    assert source.read_text() == "a = 1\nb = 2\n"

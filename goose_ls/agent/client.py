@@ -288,7 +288,7 @@ class RefuseAll:
     def session_event(self, session_id: str, event: events.SessionEvent) -> None:
         return None
 
-    async def request_permission(self, *_: Any) -> str | None:
+    async def request_permission(self, *_: Any, **__: Any) -> str | None:
         return None
 
     async def elicit(self, *_: Any) -> tuple[events.ElicitationAction, None]:

@@ -26,8 +26,11 @@ class AgentCallbacks(Protocol):
         session_id: str,
         tool_call: events.ToolCallUpdate,
         options: list[events.PermissionOption],
+        foreign: tuple[str, ...] = (),
     ) -> str | None:
-        """Return the chosen ``optionId``, or None when the turn was cancelled."""
+        """Return the chosen ``optionId``, or None when the turn was cancelled.
+        ``foreign``: paths the call names on the agent's side only (``agent.pathMap``
+        maps them nowhere): no rule of the user's can judge them, so the user decides."""
 
     async def elicit(
         self, session_id: str, message: str, schema: dict[str, Any] | None, url: str | None

@@ -79,6 +79,15 @@ def tool_call(call: Call, convert: Convert) -> Call:
     )
 
 
+def foreign_paths(call: events.ToolCall | events.ToolCallUpdate, convert: Convert) -> list[str]:
+    """The paths a tool call reports that map nowhere: files on the agent's side only."""
+    reported = [i.get("path") for i in call.locations or []]
+    reported += [i.get("path") for i in call.content or [] if i.get("type") == "diff"]
+    if isinstance(call.raw_input, dict):
+        reported += [call.raw_input.get(key) for key in RAW_INPUT_PATHS]
+    return [path for path in reported if isinstance(path, str) and convert(path) is None]
+
+
 def event(update: events.SessionEvent, convert: Convert) -> events.SessionEvent:
     """A session update's reported paths converted (messages' resources, tool calls)."""
     if isinstance(update, events.CHUNKS):
@@ -96,8 +105,14 @@ class MappedCallbacks:
     def __init__(self, callbacks: AgentCallbacks, paths: PathMap) -> None:
         self._callbacks = callbacks
         self._paths = paths
+        self._foreign: dict[tuple[str, str], tuple[str, ...]] = {}
+        """Per session and tool call, the paths it ever named that map nowhere: an
+        update cannot take back what a card must say (its fields replace earlier ones
+        in the call goose-ls keeps, and the policy judges that)."""
 
     def session_event(self, session_id: str, update: events.SessionEvent) -> None:
+        if isinstance(update, (events.ToolCall, events.ToolCallUpdate)):
+            self._note_foreign(session_id, update)
         self._callbacks.session_event(session_id, event(update, self._paths.to_local))
 
     async def request_permission(
@@ -105,9 +120,25 @@ class MappedCallbacks:
         session_id: str,
         call: events.ToolCallUpdate,
         options: list[events.PermissionOption],
+        foreign: tuple[str, ...] = (),
     ) -> str | None:
+        """Asked with local paths; an unmapped path is kept as the agent wrote it (it
+        names the agent's file, which may be spelt as a local one), and is ``foreign``:
+        no rule or earlier grant allows the call, the user is asked."""
+        found = self._note_foreign(session_id, call)
         local = tool_call(call, self._paths.to_local)
-        return await self._callbacks.request_permission(session_id, local, options)
+        return await self._callbacks.request_permission(
+            session_id, local, options, foreign=(*foreign, *found)
+        )
+
+    def _note_foreign(
+        self, session_id: str, call: events.ToolCall | events.ToolCallUpdate
+    ) -> tuple[str, ...]:
+        key = (session_id, call.tool_call_id)
+        found = self._foreign.get(key, ())
+        if more := [p for p in foreign_paths(call, self._paths.to_local) if p not in found]:
+            found = self._foreign[key] = (*found, *more)
+        return found
 
     async def elicit(
         self, session_id: str, message: str, schema: dict[str, Any] | None, url: str | None

@@ -154,9 +154,11 @@ class SessionManager:
         session_id: str,
         tool_call: events.ToolCallUpdate,
         options: list[events.PermissionOption],
+        foreign: tuple[str, ...] = (),
     ) -> str | None:
-        tool_call = await self.tools.proposed(session_id, tool_call)
-        return await self.permissions.request(session_id, tool_call, options)
+        if not foreign:  # a foreign path's local namesake is another file: no diff
+            tool_call = await self.tools.proposed(session_id, tool_call)
+        return await self.permissions.request(session_id, tool_call, options, foreign=foreign)
 
     async def elicit(
         self, session_id: str, message: str, schema: dict[str, Any] | None, url: str | None

@@ -62,6 +62,18 @@ def _warning(policy: Policy, target: ToolTarget) -> str | None:
     )
 
 
+def _foreign_warning(foreign: tuple[str, ...]) -> str | None:
+    """What the card must say of paths that are the agent's files, not the user's."""
+    if not foreign:
+        return None
+    named = ", ".join(foreign)
+    return (
+        f"{named} lies in no folder agent.pathMap maps: it names a file on the agent's "
+        "side, not yours, even if a file of yours has that name. No rule of yours can "
+        "judge it; goose-ls shows no diff."
+    )
+
+
 def _own_option(agent_options: list[events.PermissionOption]) -> events.PermissionOption:
     """goose-ls's choice, with an id no agent option has."""
     taken = {o.option_id for o in agent_options}
@@ -99,10 +111,13 @@ class Permissions:
         tool_call: events.ToolCallUpdate,
         options: list[events.PermissionOption],
         own: bool = False,
+        foreign: tuple[str, ...] = (),
     ) -> str | None:
         """The chosen ``optionId``, or None (cancelled). A shell line the user allows in
         the agent's call may then run once in a terminal without asking again; goose-ls's
-        ``own`` calls grant nothing and join the session's tool calls only when asked."""
+        ``own`` calls grant nothing and join the session's tool calls only when asked.
+        A call naming ``foreign`` paths (the agent's files, spelt perhaps as local ones)
+        is never allowed by a rule, nor for the session, and grants no path."""
         session = self._registry.find(session_id)
         if session is None or session.active is None or session.active.cancelled:
             return None
@@ -111,7 +126,7 @@ class Permissions:
         policy, problem = self._policy()
         if problem:
             self._registry.note(session, "warning", problem)
-        decision = self._decide(session, policy, target)
+        decision = self._decide(session, policy, target, foreign)
         if decision.action != "ask":
             kind = "allow_once" if decision.action == "allow" else "reject_once"
             chosen = _option(options, kind) or _option(options, kind.replace("once", "always"))
@@ -137,10 +152,11 @@ class Permissions:
             session.tool_calls.apply(tool_call)
         request_id = uuid.uuid4().hex[:12]
         answer: asyncio.Future[tuple[bool, str] | None] = asyncio.get_running_loop().create_future()
-        own_option = _own_option(options) if _option(options, "allow_once") else None
+        offers_own = _option(options, "allow_once") and not foreign
+        own_option = _own_option(options) if offers_own else None
         pending = _Pending(session_id, list(options), own_option, answer)
         self._pending[request_id] = pending
-        warning = _warning(policy, target)
+        warning = _foreign_warning(foreign) or _warning(policy, target)
         offered = pending.options
         self._registry.record(
             session, events.PermissionRequested(request_id, tool_call, offered, warning)
@@ -161,7 +177,8 @@ class Permissions:
         if not own and chosen_kind in ALLOWING and session.active is not None:
             if target.command:
                 session.active.granted.append(target.command.strip())
-            session.active.granted_paths += [policy.resolve(path) for path in target.paths]
+            if not foreign:
+                session.active.granted_paths += [policy.resolve(path) for path in target.paths]
         elif not own and session.active is not None:
             session.active.refused.update(policy.resolve(path) for path in target.paths)
             if target.command:
@@ -206,8 +223,12 @@ class Permissions:
             return f"refused by {decision.reason}"
         return "refused by the user" if chosen else "the request was cancelled"
 
-    def _decide(self, session: Session, policy: Policy, target: ToolTarget) -> Decision:
+    def _decide(
+        self, session: Session, policy: Policy, target: ToolTarget, foreign: tuple[str, ...]
+    ) -> Decision:
         decision = policy.decide(target)
+        if foreign:  # a rule's paths are local ones: it may refuse, never allow
+            return decision if decision.action == "deny" else Decision("ask", "foreign path")
         if decision.action == "ask" and target in session.allowed:
             decision = Decision("allow", "allowed for this session")
         if decision.action == "ask" and policy.would_allow_if_trusted(target):
