@@ -9,11 +9,15 @@ per goose-ls, the sessions and the one-run-per-session rule shared by all connec
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import json
 import os
 import signal
 import socket
 import stat
+import sys
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +27,7 @@ import pytest_asyncio
 from pygls.exceptions import JsonRpcException
 
 from goose_ls.agent.keeper import LOOK_EVERY
+from goose_ls.process_identity import process_named
 from goose_ls.testing import write_fake_goose, write_script
 from goose_ls.testing.harness import Editor, gone, process_alive, start_editor, stop_editor
 from goose_ls.testing.script import prompt_texts
@@ -241,6 +246,88 @@ async def test_the_secret_is_yours_alone_or_it_is_not_used(share: Share) -> None
     await b.goose.request("goose/restart", {})
     await b.goose.wait_for(lambda: b.goose.statuses[-1]["state"] == "running")
     await turn(b, await b.new_session(), "with the secret back")
+
+
+def _listener_of(uid: int, port: int) -> socket.socket:
+    """A socket listening on the loopback ``port`` that belongs to user ``uid``, as
+    another user's program's would: made by a thread whose file-system uid (Linux: a
+    thread's own) is ``uid``; the rest of this process stays root."""
+    made: list[socket.socket] = []
+
+    def make() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.setfsuid(uid)
+        try:
+            made.append(socket.socket())
+        finally:
+            libc.setfsuid(0)
+
+    thread = threading.Thread(target=make)
+    thread.start()
+    thread.join()
+    (sock,) = made
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen()
+    return sock
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or os.geteuid() != 0,
+    reason="holding a port as another user takes root (and Linux's per-thread fsuid)",
+)
+async def test_a_port_another_user_took_is_sent_no_secret(share: Share) -> None:
+    """The server gone, another user's program holds its port and answers /status as it
+    did: the next window checks who holds the connection's other end before the upgrade,
+    sends nothing, says so, and forgets that server; a restart starts a new one."""
+    a = await share.window("a")
+    await a.goose.agent_state("running")
+    old = share.state()
+    port = int(old["url"].rsplit(":", 1)[1].split("/", 1)[0])
+    os.killpg(old["pid"], signal.SIGKILL)
+    await stop_editor(a)
+    while True:  # until the killed server's port is free
+        try:
+            sock = _listener_of(65534, port)
+        except OSError:
+            await asyncio.sleep(0.05)
+        else:
+            break
+    heard: list[bytes] = []
+
+    async def squat(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            heard.append(await reader.readuntil(b"\r\n\r\n"))
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            await writer.drain()
+        writer.close()
+
+    squatter = await asyncio.start_server(squat, sock=sock)
+    stranger = await asyncio.create_subprocess_exec("sleep", "600", start_new_session=True)
+    try:
+        named = {**old, "pid": stranger.pid, "process": process_named(stranger.pid)}
+        fd = os.open(share.folder / "state.json", os.O_WRONLY | os.O_TRUNC)
+        os.write(fd, json.dumps(named).encode())
+        os.close(fd)
+        b = await share.window("b")
+        refused = await b.goose.agent_state("error")
+        assert refused["reason"] == "insecure", refused
+        assert f"{port}" in refused["message"] and "user 65534 holds it" in refused["message"], (
+            refused
+        )
+        assert heard and all(h.startswith(b"GET /status ") for h in heard), heard
+        secret = (share.folder / "secret").read_bytes()
+        assert not any(secret in h for h in heard), "the secret went to another user"
+        assert not (share.folder / "state.json").exists(), "that server is forgotten"
+        assert process_alive(stranger.pid), "a process that is not the server is never signalled"
+        await b.goose.request("goose/restart", {})
+        await b.goose.wait_for(lambda: b.goose.statuses[-1]["state"] == "running")
+        assert share.state()["url"] != old["url"]
+        await turn(b, await b.new_session(), "on a port of its own")
+    finally:
+        squatter.close()
+        stranger.kill()
+        await stranger.wait()
 
 
 def json_lines(path: Path) -> list[dict[str, Any]]:

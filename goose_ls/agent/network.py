@@ -33,7 +33,7 @@ from goose_ls.agent.reach import (
 )
 from goose_ls.agent.streamable_http import HttpFrames, Refused, open_http
 from goose_ls.agent.transport import Frames
-from goose_ls.agent.websocket import WebSocketFrames, open_websocket
+from goose_ls.agent.websocket import WebSocketFrames, open_websocket, pinned
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.settings import AgentSettings
 from goose_ls.tasks import within
@@ -85,7 +85,8 @@ class NetworkEndpoint:
         if target.http:
             return NetworkChannel(await self._open_http(target, token, tls, pin, timeout), self.url)
         try:
-            frames = await open_websocket(target, token, tls, pin, timeout)
+            check = pinned(pin, target.host) if pin is not None else None
+            frames = await open_websocket(target, token, tls, timeout, check)
         except InvalidStatus as exc:
             raise self._refused(exc.response.status_code, bool(token)) from None
         except (OSError, asyncio.TimeoutError) as exc:

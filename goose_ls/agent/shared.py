@@ -31,6 +31,7 @@ from websockets.exceptions import InvalidHandshake, InvalidStatus
 from goose_ls import logs
 from goose_ls.agent import share_server
 from goose_ls.agent.discovery import is_goose, parse_version, resolve
+from goose_ls.agent.loopback_owner import check_own
 from goose_ls.agent.network import CONNECT_TIMEOUT, NetworkChannel, unreached
 from goose_ls.agent.presets import MINIMUM_SERVE_VERSION
 from goose_ls.agent.reach import Target
@@ -78,6 +79,11 @@ class SharedEndpoint:
         logs.hide(secret)
         try:
             frames = await self._connect(state, secret)
+        except AgentUnavailable as exc:
+            os.close(lease)
+            if exc.reason == "insecure":  # not ours: the next start picks another port
+                await asyncio.to_thread(_forget, place, state)
+            raise
         except BaseException:
             os.close(lease)
             raise
@@ -106,8 +112,12 @@ class SharedEndpoint:
     async def _connect(self, state: ServerState, secret: str) -> WebSocketFrames:
         target = Target(state.url, share_server.LOOPBACK, state.port, False, share_server.LOOPBACK)
         timeout = min(CONNECT_TIMEOUT, self._settings.request_timeout)
+
+        async def ours(transport: asyncio.BaseTransport) -> None:
+            await check_own(transport.get_extra_info("socket"), state.url)
+
         try:
-            return await open_websocket(target, secret, None, None, timeout)
+            return await open_websocket(target, secret, None, timeout, ours)
         except InvalidStatus as exc:
             raise AgentError(
                 f"the shared goose serve at {state.url} refused its secret "
@@ -137,6 +147,12 @@ def _check_goose(binary: str, version: str | None) -> None:
             f"Update goose to {minimum} or newer (run `goose update`), or set "
             "goose.agent.share to false.",
         )
+
+
+def _forget(place: SharePlace, state: ServerState) -> None:
+    """Forget ``state`` (if the share still names it): its port is another's."""
+    with place.locked():
+        place.forget(state.pid)
 
 
 def _secret(place: SharePlace) -> str | None:

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import ssl
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -45,25 +46,40 @@ class _NoRedirects(connect):
         return exc
 
 
-def _pinned(pin: bytes, host: str) -> type[ClientConnection]:
-    """A connection class that checks the certificate before it sends the upgrade."""
+Check = Callable[[asyncio.BaseTransport], Awaitable[None]]
+"""A look at the open connection before the upgrade request, which carries the token:
+it raises to refuse (a certificate not the pinned one, a port another user holds)."""
 
-    class Pinned(ClientConnection):
+
+def pinned(pin: bytes, host: str) -> Check:
+    """The check that the connection's certificate is the pinned one."""
+
+    async def check(transport: asyncio.BaseTransport) -> None:
+        check_pin(transport.get_extra_info("ssl_object"), pin, host)
+
+    return check
+
+
+def _checked(check: Check) -> type[ClientConnection]:
+    """A connection class that runs ``check`` before it sends the upgrade."""
+
+    class Checked(ClientConnection):
         async def handshake(self, *args: Any, **kwargs: Any) -> None:
-            check_pin(self.transport.get_extra_info("ssl_object"), pin, host)
+            await check(self.transport)
             await super().handshake(*args, **kwargs)
 
-    return Pinned
+    return Checked
 
 
 async def open_websocket(
     target: Target,
     token: str,
     tls: ssl.SSLContext | None,
-    pin: bytes | None,
     timeout: float,
+    check: Check | None = None,
 ) -> WebSocketFrames:
-    """Connect and upgrade; the errors are websockets' and the OS's (see :mod:`.network`)."""
+    """Connect and upgrade; the errors are websockets' and the OS's (see :mod:`.network`),
+    and ``check``'s."""
     headers = {"Authorization": f"Bearer {token}", "X-Secret-Key": token} if token else {}
     options: dict[str, Any] = {}
     if target.address is not None:
@@ -80,7 +96,7 @@ async def open_websocket(
         max_size=MESSAGE_LIMIT,
         proxy=None,
         logger=_quiet,
-        create_connection=_pinned(pin, target.host) if pin is not None else None,
+        create_connection=_checked(check) if check is not None else None,
         **options,
     )
     return WebSocketFrames(ws, target.url)
