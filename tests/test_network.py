@@ -128,6 +128,25 @@ async def test_no_token_at_all_says_one_is_wanted(served: Started) -> None:
     assert "wants a token and none is set" in error and data["reason"] == "unauthorized"
 
 
+async def test_a_remote_agent_s_sign_in_is_done_where_it_runs(served: Started) -> None:
+    """A terminal sign-in runs the agent's own command, which goose-ls does not have for
+    an agent at a URL: none is offered, asking for one says why, and the help names the
+    environment variable as the agent's to set, not goose.agent.env (never sent there)."""
+    methods = [
+        {"id": "key", "name": "API key", "type": "env_var", "vars": [{"name": "UNSET_KEY"}]},
+        {"id": "login", "name": "Log in", "type": "terminal", "args": ["--login"]},
+    ]
+    editor, server = await served({"authMethods": methods, "requireAuth": True})
+    with pytest.raises(JsonRpcException, match="needs you to sign in") as raised:
+        await editor.new_session()
+    assert "set UNSET_KEY where the agent runs" in str(raised.value), raised.value
+    assert "goose.agent.env" not in str(raised.value)
+    status = (await editor.goose.request("goose/status", {}))["agent"]
+    assert status["reason"] == "auth_required" and "signIn" not in status, status
+    with pytest.raises(JsonRpcException, match=f"runs at {server.url}: sign in there"):
+        await editor.goose.request("goose/signInCommand", {"methodId": "login"})
+
+
 async def test_an_unreachable_server_is_reported_with_its_url(editor: Editor) -> None:
     url = f"ws://127.0.0.1:{free_port()}/acp"
     await editor.start(settings={"agent": {"url": url}})

@@ -83,7 +83,8 @@ def ready(method: dict[str, Any], environ: Mapping[str, str]) -> bool:
 
 def instructions(methods: list[dict[str, Any]], command: list[str]) -> str:
     """What the user should do, in the agent's own words; ``command`` is the agent's
-    command line (a terminal method's sign-in runs it with the method's arguments)."""
+    command line (a terminal method's sign-in runs it with the method's arguments), empty
+    for an agent at a URL: its environment and sign-in are where it runs."""
     parts = []
     for method in methods:
         text = method.get("name", method["id"])
@@ -91,8 +92,10 @@ def instructions(methods: list[dict[str, Any]], command: list[str]) -> str:
             text += f": {method['description']}"
         if method.get("type") == "env_var":
             names = ", ".join(v.get("name", "") for v in method.get("vars", []))
-            text += f" (set {names} in goose.agent.env)"
+            text += f" (set {names} {'in goose.agent.env' if command else 'where the agent runs'})"
         elif method.get("type") == "terminal" and command:
             text += f" (run in a terminal: {terminal_line(method, command)}; then goose.restart)"
+        elif method.get("type") == "terminal":
+            text += " (where the agent runs; then goose.restart)"
         parts.append(text)
     return "; or ".join(parts) or "sign in as the agent's documentation says"

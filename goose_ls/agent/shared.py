@@ -46,7 +46,6 @@ log = logging.getLogger(__name__)
 class SharedEndpoint:
     """The user's shared goose serve, started if none runs."""
 
-    command: list[str] = []
     lost = "disconnected"
     fix = "goose-ls reconnects by itself, starting the shared goose serve again if it is gone."
 
@@ -54,6 +53,7 @@ class SharedEndpoint:
         self._settings = settings
         self._environ = environ
         self._facts: dict[str, Any] = {"shared": True}
+        self.command: list[str] = []
 
     def facts(self) -> dict[str, Any]:
         return dict(self._facts)
@@ -68,6 +68,7 @@ class SharedEndpoint:
             )
         launch = await resolve(settings, self._environ)
         self._facts.update(binary=launch.binary, version=launch.version)
+        self.command = launch.argv  # goose's own: a terminal sign-in runs it here
         _check_goose(launch.binary, launch.version)
         command = share_server.serve_command(launch.argv)
         try:

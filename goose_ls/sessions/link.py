@@ -89,7 +89,8 @@ class AgentLink:
         """Say the agent waits for a sign-in, with the terminal ones a plugin can run."""
         methods = methods_of(conn.profile.describe())
         help_text = instructions(methods, self.supervisor.command)
-        self.supervisor.needs_sign_in(help_text, terminal_sign_ins(methods))
+        runnable = terminal_sign_ins(methods) if self.supervisor.command else ()
+        self.supervisor.needs_sign_in(help_text, runnable)
         return help_text
 
     async def terminal_method(self, method_id: str) -> dict[str, Any]:
@@ -104,6 +105,10 @@ class AgentLink:
         """What the terminal sign-in ``method_id`` runs, asked for when the user signs in:
         its values (``agent.env``, the agent's arguments) stay out of the status."""
         method = await self.terminal_method(method_id)
+        if not self.supervisor.command:
+            raise Refused(
+                f"the agent runs at {self._settings().url}: sign in there, then goose.restart"
+            )
         return terminal_command(method, self.supervisor.command, self._settings().env)
 
     async def logout(self) -> None:
