@@ -1,5 +1,6 @@
 """``goose-ls doctor``: is the agent there, recent enough, and does it shake hands? With
-``--url`` (or ``agent.url``): is goose serve reachable, does it take the token?
+``--url`` (or ``agent.url``): is goose serve reachable, does it take the token? With
+``agent.share``: which shared goose serve it attached to (starting one if none runs).
 
 Prints one line per check and, on the first failure, a one-line fix; exits 1 then.
 """
@@ -119,6 +120,8 @@ async def _handshake(agent: settings_model.AgentSettings) -> int:
     elapsed = time.monotonic() - started
     if agent.url.strip():
         _line("auth", "token accepted")
+    if supervisor.status.shared:
+        _line("shared", f"goose serve at {supervisor.status.url} (agent.share)")
     profile = conn.profile
     _line(
         "initialize",

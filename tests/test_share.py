@@ -29,7 +29,14 @@ from pygls.exceptions import JsonRpcException
 from goose_ls.agent.keeper import LOOK_EVERY
 from goose_ls.process_identity import process_named
 from goose_ls.testing import write_fake_goose, write_script
-from goose_ls.testing.harness import Editor, gone, process_alive, start_editor, stop_editor
+from goose_ls.testing.harness import (
+    Editor,
+    gone,
+    process_alive,
+    server_env,
+    start_editor,
+    stop_editor,
+)
 from goose_ls.testing.script import prompt_texts
 
 SCRIPT: dict[str, Any] = {
@@ -328,6 +335,26 @@ async def test_a_port_another_user_took_is_sent_no_secret(share: Share) -> None:
         squatter.close()
         stranger.kill()
         await stranger.wait()
+
+
+async def test_doctor_attaches_to_the_shared_server_and_names_it(share: Share) -> None:
+    a = await share.window("a")
+    await a.goose.agent_state("running")
+    settings = {"agent": {"command": [str(share.goose), "acp"], "share": True}}
+    doctor = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "goose_ls",
+        "doctor",
+        "--settings",
+        json.dumps(settings),
+        stdout=asyncio.subprocess.PIPE,
+        env=server_env(share.tmp / "doctor", XDG_RUNTIME_DIR=str(share.runtime)),
+    )
+    out = (await doctor.communicate())[0].decode()
+    assert doctor.returncode == 0, out
+    assert f"shared       goose serve at {share.state()['url']} (agent.share)" in out, out
+    assert len(share.servers()) == 1, "the running server, not a second one"
 
 
 def json_lines(path: Path) -> list[dict[str, Any]]:
