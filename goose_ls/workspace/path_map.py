@@ -14,6 +14,7 @@ question, asked after the map (symlinks are resolved there, on the local side).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import posixpath
 from collections.abc import Callable, Mapping
@@ -83,12 +84,25 @@ class PathMap:
     def agent_roots(self) -> list[str]:
         return [agent for _, agent in self.pairs]
 
+    @functools.cached_property
+    def _deepest_agent_first(self) -> list[tuple[str, str]]:
+        return sorted(self.pairs, key=lambda pair: -len(pair[1]))
+
+    @functools.cached_property
+    def _deepest_local_first(self) -> list[tuple[str, str]]:
+        return sorted(self.pairs, key=lambda pair: -len(pair[0]))
+
+    @functools.cached_property
+    def _resolved(self) -> PathMap:
+        """The map with its local folders' links undone (for paths spelt through one)."""
+        return PathMap(tuple((os.path.realpath(local), agent) for local, agent in self.pairs))
+
     def to_local(self, agent: str) -> str | None:
         """The local path of an agent path; None outside every mapped agent folder."""
         path = normal(agent)
         if path is None:
             return None
-        for local_root, agent_root in sorted(self.pairs, key=lambda p: -len(p[1])):
+        for local_root, agent_root in self._deepest_agent_first:
             if (rest := _rest(path, agent_root)) is not None:
                 return _join(local_root, rest)
         return None
@@ -102,12 +116,11 @@ class PathMap:
             return None
         found = self._to_agent(path)
         if found is None and (real := os.path.realpath(path)) != path:
-            resolved = PathMap(tuple((os.path.realpath(lo), ag) for lo, ag in self.pairs))
-            found = resolved._to_agent(real)
+            found = self._resolved._to_agent(real)
         return found
 
     def _to_agent(self, path: str) -> str | None:
-        for local_root, agent_root in sorted(self.pairs, key=lambda p: -len(p[0])):
+        for local_root, agent_root in self._deepest_local_first:
             rest = _rest(path, local_root)
             if rest is not None and self.to_local(mapped := _join(agent_root, rest)) == path:
                 return mapped
