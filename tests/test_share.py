@@ -27,6 +27,7 @@ import pytest_asyncio
 from pygls.exceptions import JsonRpcException
 
 from goose_ls.agent.keeper import LOOK_EVERY
+from goose_ls.agent.share_place import SharePlace
 from goose_ls.process_identity import process_named
 from goose_ls.testing import write_fake_goose, write_script
 from goose_ls.testing.harness import (
@@ -154,9 +155,15 @@ async def test_the_last_window_out_stops_the_server_after_the_grace(share: Share
     assert process_alive(keeper) and len(share.servers()) == 1, "b uses it: it stays"
     await turn(b, await b.new_session(), "still here")
     await stop_editor(b)  # the last one out: the grace begins
-    c = await share.window("c", grace=grace)
-    assert (await c.goose.agent_state("running"))["url"] == share.state()["url"]
-    assert share.state()["pid"] == keeper, "c came within the grace: the server was kept"
+    # A lease taken at once, as a goose-ls attaching takes one (starting a whole goose-ls
+    # could outlast the grace on a busy machine), then a window using it.
+    lease = SharePlace(share.folder).lease()
+    try:
+        c = await share.window("c", grace=grace)
+        assert (await c.goose.agent_state("running"))["url"] == share.state()["url"]
+        assert share.state()["pid"] == keeper, "leased within the grace: the server was kept"
+    finally:
+        os.close(lease)
     await stop_editor(c)
     assert await gone(keeper, timeout=30), "nobody used it for the grace: it stopped"
     assert share.servers() == []
