@@ -142,6 +142,39 @@ def _run(
     return result
 
 
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_each_file_of_the_package_byte_compiles_alone_without_a_warning(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """Each part in an Emacs of its own: what it uses of another part is required or
+    declared, not merely loaded already by a part compiled before it."""
+    package = tmp_path / "emacs"
+    shutil.copytree(ROOT / "editors" / "emacs", package)
+    sources = sorted(package.glob("*.el"))
+    assert len(sources) > 1
+    for source in sources:
+        completed = subprocess.run(
+            [
+                *emacs,
+                "--batch",
+                "-Q",
+                "-L",
+                str(package),
+                "--eval",
+                "(setq byte-compile-error-on-warn t)",
+                "-f",
+                "batch-byte-compile",
+                str(source),
+            ],
+            env={**os.environ, "HOME": str(tmp_path)},
+            timeout=120,
+            check=False,
+            capture_output=True,
+            text=True,
+        )
+        assert completed.returncode == 0, (major, source.name, completed.stderr[-3000:])
+
+
 def _tool_output(*lines: str) -> list[dict[str, Any]]:
     return [{"type": "content", "content": {"type": "text", "text": "\n".join(lines)}}]
 

@@ -16,13 +16,9 @@
 (require 'seq)
 (require 'subr-x)
 (require 'browse-url)
+(require 'goose-ls-chat)
 
-(declare-function goose-ls--chat "goose-ls")
-(declare-function goose-ls--request "goose-ls")
-(declare-function goose-ls--append "goose-ls")
-(declare-function goose-ls--separate "goose-ls")
-(declare-function goose-ls--show-choices "goose-ls")
-(defvar goose-ls--chat-server)
+(declare-function goose-ls--show-choices "goose-ls-permissions")
 
 (defvar goose-ls--questions (make-hash-table :test #'equal)
   "requestId -> (session . the elicitation_request), while the question waits.")

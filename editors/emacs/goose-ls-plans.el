@@ -12,12 +12,7 @@
 
 (require 'seq)
 (require 'subr-x)
-
-(declare-function goose-ls--chat "goose-ls")
-(declare-function goose-ls--separate "goose-ls")
-(declare-function goose-ls--follow "goose-ls")
-(declare-function goose-ls--attachment "goose-ls")
-(defvar goose-ls--end)
+(require 'goose-ls-chat)
 
 (defvar-local goose-ls--drawn nil
   "Key -> (start . end) markers of each block of this chat drawn in place.")

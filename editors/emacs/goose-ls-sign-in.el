@@ -11,9 +11,7 @@
 
 (require 'cl-lib)
 (require 'term)
-
-(declare-function goose-ls--request "goose-ls")
-(declare-function goose-ls--server "goose-ls")
+(require 'goose-ls-server)
 
 (defvar goose-ls--sign-ins nil
   "The agent's terminal sign-ins, from the last goose/agentStatus (its `signIn').")

@@ -1,0 +1,207 @@
+;;; goose-ls-chat.el --- The chat buffer of a goose session  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Part of goose-ls.el.  Each session has one read-only chat buffer that its stream is
+;; written into.  This holds the chats by session, the state each chat keeps (its
+;; turns, queue and open permissions), the chat's mode and keys, and how text is added
+;; at its end: in blocks, with the windows that show the end kept at the end.  What
+;; goes into the blocks is drawn by the other parts.
+
+;;; Code:
+
+(require 'seq)
+(require 'subr-x)
+(require 'url-util)
+(require 'goose-ls-server)
+(require 'goose-ls-markdown)
+
+(declare-function goose-ls-chat-type "goose-ls-compose")
+(declare-function goose-ls-compose "goose-ls-compose")
+(declare-function goose-ls-cancel "goose-ls-sessions")
+(declare-function goose-ls-send-now "goose-ls-sessions")
+(declare-function goose-ls-sessions "goose-ls-sessions")
+(declare-function goose-ls-answer-permission "goose-ls-permissions")
+
+(defvar goose-ls--chats (make-hash-table :test #'equal)
+  "Session id -> (buffer . last index).")
+
+(defvar goose-ls-current-session nil
+  "The session of the chat that commands talk to outside chat buffers.")
+
+(defvar-local goose-ls--session nil
+  "The session of this chat or compose buffer.")
+
+(defvar-local goose-ls--kind nil
+  "The kind of the block that the end of this chat buffer continues.")
+
+(defvar-local goose-ls--tools nil
+  "toolCallId -> its `goose-ls--call' in this chat buffer.")
+
+(defvar-local goose-ls--end nil
+  "Where the stream goes: the end of the chat, before the list of queued messages.")
+
+(defvar-local goose-ls--turns nil
+  "messageIds of the turns accepted or running and not ended, oldest first.")
+
+(defvar-local goose-ls--queued nil
+  "(messageId . text) of the messages waiting for a running turn to end.")
+
+(defvar-local goose-ls--started nil
+  "messageId -> t for each turn that had an event: it is no longer waiting.")
+
+(defvar-local goose-ls--joined nil
+  "messageIds of queued messages sent into the running turn: they end with it.")
+
+(defvar-local goose-ls--permissions nil
+  "requestId -> the permission request, while it is not resolved.")
+
+(defvar-local goose-ls--usage nil
+  "The agent's last usage_update in this chat: how full its context is.")
+
+(defvar-local goose-ls--commands nil
+  "The agent's slash commands in this chat (its last available_commands_update).")
+
+(defvar goose-ls-chat-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map [remap self-insert-command] #'goose-ls-chat-type)
+    (define-key map (kbd "C-c C-c") #'goose-ls-compose)
+    (define-key map (kbd "C-c C-k") #'goose-ls-cancel)
+    (define-key map (kbd "C-c C-j") #'goose-ls-send-now)
+    (define-key map (kbd "C-c C-p") #'goose-ls-answer-permission)
+    (define-key map (kbd "C-c C-l") #'goose-ls-sessions)
+    map)
+  "Keys of a chat buffer.  Typing there writes in its compose buffer.")
+
+(define-derived-mode goose-ls-chat-mode text-mode "goose chat"
+  "A goose chat: the stream of a session, read-only.
+Write in its compose buffer (\\[goose-ls-compose]; typing here goes there).
+\\{goose-ls-chat-mode-map}"
+  (setq buffer-read-only t)
+  (setq-local font-lock-defaults '(goose-ls--font-lock-keywords t))
+  (add-hook 'font-lock-extend-region-functions #'goose-ls--extend-to-fence nil t)
+  (setq mode-line-process '(:eval (goose-ls--state-string)))
+  (add-to-invisibility-spec '(goose-ls-tool . t))
+  (visual-line-mode 1))
+
+(defun goose-ls--chat (session-id &optional server)
+  "The chat buffer of SESSION-ID (of SERVER), created if need be."
+  (let ((entry (gethash session-id goose-ls--chats)))
+    (if (and entry (buffer-live-p (car entry)))
+        (car entry)
+      (let ((buffer (get-buffer-create (format "*goose: %s*" session-id))))
+        (with-current-buffer buffer
+          (goose-ls-chat-mode)
+          (setq goose-ls--session session-id
+                goose-ls--chat-server server
+                goose-ls--tools (make-hash-table :test #'equal)
+                goose-ls--started (make-hash-table :test #'equal)
+                goose-ls--permissions (make-hash-table :test #'equal))
+          (let ((inhibit-read-only t))
+            (insert (format "# goose chat · %s\n" session-id)))
+          (setq goose-ls--end (copy-marker (point-max) t)))
+        (puthash session-id (cons buffer 0) goose-ls--chats)
+        buffer))))
+
+(defmacro goose-ls--following (&rest body)
+  "Change the chat buffer by BODY; a window (or point) at its end stays at the end.
+Windows scrolled up, with their point elsewhere, are left where they are."
+  (declare (indent 0) (debug t))
+  (let ((windows (make-symbol "windows")) (at-end (make-symbol "at-end")))
+    `(let ((,windows (seq-filter (lambda (window) (= (window-point window) (point-max)))
+                                 (get-buffer-window-list nil nil t)))
+           (,at-end (= (point) (point-max)))
+           (inhibit-read-only t))
+       (save-excursion ,@body)
+       (when ,at-end (goto-char (point-max)))
+       (dolist (window ,windows) (set-window-point window (point-max))))))
+
+(defun goose-ls--follow (function)
+  "Call FUNCTION to change the chat buffer, as `goose-ls--following' does."
+  (goose-ls--following (funcall function)))
+
+(defun goose-ls--append (session-id text &rest properties)
+  "Add TEXT, with PROPERTIES, to the end of SESSION-ID's chat."
+  (with-current-buffer (goose-ls--chat session-id)
+    (goose-ls--following
+      (goto-char goose-ls--end)
+      (insert (if properties (apply #'propertize text properties) text)))))
+
+(defun goose-ls--separate (session-id kind)
+  "End the last block of SESSION-ID's chat with a blank line.
+The block that follows is of KIND."
+  (with-current-buffer (goose-ls--chat session-id)
+    (setq goose-ls--kind kind)
+    (goose-ls--following
+      (goto-char goose-ls--end)
+      (insert (make-string (- 2 (cond ((looking-back "\n\n" 2) 2) ((bolp) 1) (t 0))) ?\n)))))
+
+(defun goose-ls--block (session-id kind heading)
+  "Start a KIND block with HEADING in SESSION-ID's chat, unless the chat is in one."
+  (unless (eq (buffer-local-value 'goose-ls--kind (goose-ls--chat session-id)) kind)
+    (goose-ls--separate session-id kind)
+    (goose-ls--append session-id heading)))
+
+(defun goose-ls--new-index-p (session-id index)
+  "Record INDEX for SESSION-ID; nil when it was already shown (a replay)."
+  (goose-ls--chat session-id)
+  (let ((entry (gethash session-id goose-ls--chats)))
+    (when (> index (cdr entry))
+      (setcdr entry index)
+      t)))
+
+(defun goose-ls--attachment (uri)
+  "URI as the chat shows attached context: \"📎 app.py:8-12\".
+The path is relative to the chat's project when inside it; the lines come from a
+\"#L8-L12\" fragment."
+  (let* ((first (and (string-match "#L\\([0-9]+\\)\\(?:-L\\([0-9]+\\)\\)?\\'" uri)
+                     (match-string 1 uri)))
+         (last (and first (match-string 2 uri)))
+         (file (replace-regexp-in-string "#.*\\'" "" uri))
+         (path (if (string-prefix-p "file://" file)
+                   (decode-coding-string (url-unhex-string (substring file 7)) 'utf-8)
+                 file))
+         (root (file-name-as-directory (expand-file-name default-directory))))
+    (concat "📎 "
+            (if (string-prefix-p root path) (substring path (length root)) path)
+            (cond ((null first) "")
+                  ((and last (not (equal first last))) (format ":%s-%s" first last))
+                  (t (format ":%s" first))))))
+
+(defun goose-ls--text (content)
+  (pcase (plist-get content :type)
+    ("text" (plist-get content :text))
+    ("resource_link" (format "[%s]" (or (plist-get content :name) (plist-get content :uri))))
+    ("resource" (goose-ls--attachment (plist-get (plist-get content :resource) :uri)))
+    (type (format "[%s]" type))))
+
+(defun goose-ls--show-queue ()
+  "Draw the queued messages after the end of the chat (this buffer)."
+  (goose-ls--following
+    (delete-region goose-ls--end (point-max))
+    (goto-char goose-ls--end)
+    (set-marker-insertion-type goose-ls--end nil)
+    (when goose-ls--queued
+      (insert (propertize
+               (concat "\n"
+                       (mapconcat (lambda (entry)
+                                    (format "⏳ queued %d: %s"
+                                            (1+ (seq-position goose-ls--queued entry))
+                                            (truncate-string-to-width
+                                             (replace-regexp-in-string "\n" " ⏎ " (cdr entry))
+                                             72 nil nil "…")))
+                                  goose-ls--queued "\n")
+                       "\n")
+               'font-lock-face 'shadow 'goose-ls-verbatim t)))
+    (set-marker-insertion-type goose-ls--end t))
+  (force-mode-line-update t))
+
+(defun goose-ls--retitle (session title)
+  "Name SESSION's chat buffer after TITLE, the chat's title, when it is one."
+  (when (and (stringp title) (not (string-blank-p title)))
+    (with-current-buffer (goose-ls--chat session)
+      (rename-buffer (format "*goose: %s*" (string-trim (replace-regexp-in-string "[ \t\n]+" " " title)))
+                     t))))
+
+(provide 'goose-ls-chat)
+;;; goose-ls-chat.el ends here

@@ -1,0 +1,117 @@
+;;; goose-ls-notifications.el --- goose-ls's notifications, each sent where it is shown  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Part of goose-ls.el.  eglot hands goose-ls's own notifications here: each
+;; goose/update (once: a replayed index is skipped) goes to the part that draws it in
+;; its chat, goose/turnEnd ends a turn and runs `goose-ls-turn-end-hook', and
+;; goose/agentStatus tells the agent's state.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'seq)
+(require 'eglot)
+(require 'goose-ls-chat)
+(require 'goose-ls-status)
+(require 'goose-ls-tools)
+(require 'goose-ls-permissions)
+(require 'goose-ls-forms)
+(require 'goose-ls-plans)
+(require 'goose-ls-sign-in)
+
+(defvar goose-ls-turn-end-hook nil
+  "Functions called with the goose/turnEnd params when a turn ends.")
+
+(defun goose-ls--turn-seen (session-id message-id)
+  "A turn of SESSION-ID with MESSAGE-ID is running: it is no longer queued.
+A queued one whose events come while another turn runs was sent into that turn."
+  (when message-id
+    (with-current-buffer (goose-ls--chat session-id)
+      (when (and (not (gethash message-id goose-ls--started))
+                 (assoc message-id goose-ls--queued)
+                 (seq-some (lambda (id) (gethash id goose-ls--started)) goose-ls--turns))
+        (push message-id goose-ls--joined))
+      (puthash message-id t goose-ls--started)
+      (unless (member message-id goose-ls--turns)
+        (setq goose-ls--turns (append goose-ls--turns (list message-id))))
+      (when (assoc message-id goose-ls--queued)
+        (setq goose-ls--queued (assoc-delete-all message-id goose-ls--queued))
+        (goose-ls--show-queue))
+      (force-mode-line-update t))))
+
+(cl-defmethod eglot-handle-notification (server (_method (eql goose/update)) &rest params)
+  "Render one goose/update PARAMS in its chat."
+  (let ((session (plist-get params :sessionId))
+        (update (plist-get params :update)))
+    (goose-ls--chat session server)
+    (when (goose-ls--new-index-p session (plist-get params :index))
+      (goose-ls--turn-seen session (plist-get params :messageId))
+      (pcase (plist-get update :sessionUpdate)
+        ("agent_message_chunk"
+         (goose-ls--block session 'agent "## goose\n\n")
+         (goose-ls--append session (goose-ls--text (plist-get update :content))))
+        ("user_message_chunk"
+         (goose-ls--block session 'user "## You\n\n")
+         (goose-ls--append session (concat (goose-ls--text (plist-get update :content)) "\n")))
+        ("agent_thought_chunk"
+         (goose-ls--block session 'thought "> 💭 ")
+         (goose-ls--append session (replace-regexp-in-string
+                                    "\n" "\n> " (goose-ls--text (plist-get update :content)))))
+        ((or "tool_call" "tool_call_update") (goose-ls--tool session update))
+        ("permission_request" (goose-ls--permission session update server
+                                                    (plist-get params :replay)))
+        ("permission_resolved" (goose-ls--resolved session update))
+        ((or "elicitation_request" "elicitation_resolved")
+         (goose-ls--question session update (plist-get params :replay)))
+        ("note"
+         (goose-ls--separate session 'note)
+         (goose-ls--append session (format "> %s\n" (plist-get update :text))))
+        ("usage_update"
+         (with-current-buffer (goose-ls--chat session) (setq goose-ls--usage update))
+         (force-mode-line-update t))
+        ("available_commands_update"
+         (with-current-buffer (goose-ls--chat session)
+           (setq goose-ls--commands (append (plist-get update :availableCommands) nil))))
+        ("session_info_update" (goose-ls--retitle session (plist-get update :title)))
+        ((or "plan" "plan_update" "plan_removed" "compaction_update" "compaction_summary_chunk")
+         (goose-ls--plan session update))))))
+
+(cl-defmethod eglot-handle-notification (server (_method (eql goose/turnEnd)) &rest params)
+  "End a turn in its chat and run `goose-ls-turn-end-hook'."
+  (let ((session (plist-get params :sessionId)))
+    (goose-ls--chat session server)
+    (when (goose-ls--new-index-p session (plist-get params :index))
+      (let ((outcome (or (plist-get params :error) (plist-get params :stopReason)))
+            (joined (member (plist-get params :messageId)
+                            (buffer-local-value 'goose-ls--joined (goose-ls--chat session)))))
+        (unless joined ; it ended with the turn it joined, said just above
+          (unless (equal outcome "end_turn")
+            (goose-ls--append session (format "\n\n_%s_" outcome)))
+          (goose-ls--append session "\n"))
+        (with-current-buffer (goose-ls--chat session)
+          (setq goose-ls--joined (delete (plist-get params :messageId) goose-ls--joined))
+          (setq goose-ls--kind nil)
+          (puthash (plist-get params :messageId) t goose-ls--started)
+          ;; "running": a turn that ran when the chat was opened, id unknown.
+          (setq goose-ls--turns (delete "running" (delete (plist-get params :messageId)
+                                                          goose-ls--turns)))
+          (when (assoc (plist-get params :messageId) goose-ls--queued) ; cancelled while waiting
+            (setq goose-ls--queued (assoc-delete-all (plist-get params :messageId) goose-ls--queued))
+            (goose-ls--show-queue))
+          (force-mode-line-update t)))
+      (run-hook-with-args 'goose-ls-turn-end-hook params))))
+
+(cl-defmethod eglot-handle-notification (_server (_method (eql goose/agentStatus)) &rest params)
+  "Show the agent's state in the echo area and the mode line."
+  (setq goose-ls--agent-state (plist-get params :state))
+  (setq goose-ls--sign-ins (append (plist-get params :signIn) nil))
+  (force-mode-line-update t)
+  (if (equal (plist-get params :reason) "auth_required")
+      (message "goose: the agent needs you to sign in; %s signs in"
+               (substitute-command-keys "\\[goose-ls-sign-in]"))
+    (message "goose: %s%s" (plist-get params :state)
+             (if (plist-get params :fix) (format " (%s)" (plist-get params :fix)) ""))))
+
+(provide 'goose-ls-notifications)
+;;; goose-ls-notifications.el ends here

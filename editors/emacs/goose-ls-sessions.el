@@ -1,0 +1,171 @@
+;;; goose-ls-sessions.el --- goose sessions, and the messages sent to them  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Part of goose-ls.el.  The session a command talks to (this buffer's chat, the
+;; current one, or a new one), the commands that send it a message (a question about
+;; the region, a line from the minibuffer), cancel its turn or send a queued message
+;; into it now, and the list of sessions to open one from, drawn with its whole
+;; history.
+
+;;; Code:
+
+(require 'eglot)
+(require 'goose-ls-chat)
+(require 'goose-ls-permissions)
+
+(declare-function goose-ls-compose "goose-ls-compose")
+
+(defun goose-ls--uuid ()
+  (format "%04x%04x-%04x-4%03x-%04x-%06x%06x"
+          (random 65536) (random 65536) (random 65536) (random 4096)
+          (logior #x8000 (random 16384)) (random 16777216) (random 16777216)))
+
+(defun goose-ls--new-session (server)
+  (let* ((result (goose-ls--request :goose/newSession (list :tabId (goose-ls--uuid)) server))
+         (session (plist-get result :sessionId)))
+    (goose-ls--chat session server)
+    (setq goose-ls-current-session session)))
+
+(defun goose-ls--session ()
+  "The session that commands talk to here.
+This buffer's chat, the current one, or else a new one."
+  (or goose-ls--session
+      (and goose-ls-current-session
+           (buffer-live-p (car (gethash goose-ls-current-session goose-ls--chats)))
+           goose-ls-current-session)
+      (goose-ls--new-session (goose-ls--server))))
+
+(defun goose-ls--prompt (question context &optional session)
+  "Send QUESTION with CONTEXT to SESSION (default: the current one).
+Returns the goose/prompt result; a message that waits shows as queued."
+  (let* ((session (or session (goose-ls--session)))
+         (chat (goose-ls--chat session))
+         (message-id (goose-ls--uuid))
+         (result nil))
+    ;; Busy from now: the whole turn may have come and gone before the answer is read
+    ;; (a permission asked meanwhile runs in a timer while this waits).
+    (with-current-buffer chat
+      (setq goose-ls--turns (append goose-ls--turns (list message-id))))
+    (condition-case err
+        (setq result (goose-ls--request :goose/prompt
+                                        (list :sessionId session :messageId message-id
+                                              :prompt question :context (vconcat context))
+                                        (buffer-local-value 'goose-ls--chat-server chat)))
+      (error (with-current-buffer chat
+               (setq goose-ls--turns (delete message-id goose-ls--turns))
+               (force-mode-line-update t))
+             (signal (car err) (cdr err))))
+    (with-current-buffer chat
+      (when (and (eq (plist-get result :queued) t) (not (gethash message-id goose-ls--started)))
+        (setq goose-ls--queued (append goose-ls--queued (list (cons message-id question))))
+        (goose-ls--show-queue))
+      (force-mode-line-update t))
+    (goose-ls-show-chat session)
+    result))
+
+(defun goose-ls--uri (path)
+  "PATH as a file URI, by eglot (whose function was renamed in eglot 1.16)."
+  (if (fboundp 'eglot-path-to-uri)
+      (eglot-path-to-uri path)
+    (with-no-warnings (eglot--path-to-uri path))))
+
+(defun goose-ls-show-chat (&optional session)
+  "Show the chat of SESSION (default: the current one) without selecting it."
+  (interactive)
+  (let ((chat (goose-ls--chat (or session (goose-ls--session)))))
+    (or (get-buffer-window chat t) (display-buffer chat))))
+
+;;;###autoload
+(defun goose-ls-ask (question start end)
+  "Ask QUESTION about the region from START to END."
+  (interactive (list (read-string "Ask goose about the region: ") (region-beginning) (region-end)))
+  (let ((context (list (list :type "selection"
+                             :uri (goose-ls--uri (buffer-file-name))
+                             :startLine (line-number-at-pos start)
+                             :endLine (line-number-at-pos (max start (1- end)))))))
+    ;; The region is used up, as by `kill-ring-save': left active, it would turn a later
+    ;; undo here into an undo in the region, which misses the agent's edits elsewhere.
+    (deactivate-mark)
+    (goose-ls--prompt question context)))
+
+;;;###autoload
+(defun goose-ls-send (message)
+  "Send MESSAGE, read in the minibuffer, to the current chat."
+  (interactive (list (read-string "goose: ")))
+  (goose-ls--prompt message nil))
+
+;;;###autoload
+(defun goose-ls-new-chat ()
+  "Start a new chat and open its compose buffer."
+  (interactive)
+  (let ((server (goose-ls--server)))
+    (goose-ls--new-session server)
+    (goose-ls-compose)))
+
+;;;###autoload
+(defun goose-ls-cancel ()
+  "Cancel the running turn of this chat (or the current one)."
+  (interactive)
+  (let ((session (or goose-ls--session goose-ls-current-session)))
+    (if (not session)
+        (message "goose-ls: no chat yet")
+      (goose-ls--request :goose/cancel (list :sessionId session)
+                         (buffer-local-value 'goose-ls--chat-server (goose-ls--chat session))))))
+
+;;;###autoload
+(defun goose-ls-send-now ()
+  "Send the oldest message queued in this chat (or the current one) now.
+It joins the running turn where the agent can take it, and ends with it; an
+agent that cannot take it says why, and the message keeps its place."
+  (interactive)
+  (let* ((session (or goose-ls--session goose-ls-current-session))
+         (chat (and session (goose-ls--chat session)))
+         (waiting (and chat (car (buffer-local-value 'goose-ls--queued chat)))))
+    (if (not waiting)
+        (message "goose-ls: no message waits to be sent now")
+      (unless (eq (plist-get (goose-ls--request :goose/steer
+                                                (list :sessionId session :messageId (car waiting))
+                                                (buffer-local-value 'goose-ls--chat-server chat))
+                             :steered)
+                  t)
+        (message "goose-ls: the turn had ended; your message runs next")))))
+
+;;;###autoload
+(defun goose-ls-sessions ()
+  "Choose a session and open its chat.
+Starts goose-ls for this buffer's project when it does not run yet."
+  (interactive)
+  (let* ((server (goose-ls--server))
+         (sessions (append (plist-get (goose-ls--request :goose/listSessions nil server) :sessions)
+                           nil))
+         (choices (mapcar (lambda (s)
+                            (cons (format "%s  %s  (%s)"
+                                          (substring (or (plist-get s :updatedAt) "") 0
+                                                     (min 16 (length (or (plist-get s :updatedAt) ""))))
+                                          (plist-get s :title) (plist-get s :sessionId))
+                                  (plist-get s :sessionId)))
+                          sessions)))
+    (if (null choices)
+        (message "goose-ls: no chats yet; %s starts one"
+                 (substitute-command-keys "\\[goose-ls-new-chat]"))
+      (let ((choice (cdr (assoc (completing-read "goose session: " choices nil t) choices))))
+        (goose-ls--open-session choice server)))))
+
+(defun goose-ls--open-session (session server)
+  "Load SESSION into SERVER, draw its whole history, and make it current."
+  (let ((summary (goose-ls--request :goose/loadSession (list :sessionId session) server)))
+    (goose-ls--chat session server)
+    ;; The journal's history: what the agent's replay does not send again.
+    (goose-ls--request :goose/replay (list :sessionId session :afterIndex 0) server)
+    (with-current-buffer (goose-ls--chat session)
+      (when (eq (plist-get summary :busy) t)
+        (setq goose-ls--turns (or goose-ls--turns (list "running"))))
+      ;; Permissions of the history still open are asked now.
+      (maphash (lambda (id _) (run-at-time 0 nil #'goose-ls--ask session id))
+               goose-ls--permissions))
+    (setq goose-ls-current-session session)
+    (goose-ls-compose session)))
+
+(provide 'goose-ls-sessions)
+;;; goose-ls-sessions.el ends here

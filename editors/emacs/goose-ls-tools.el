@@ -1,0 +1,100 @@
+;;; goose-ls-tools.el --- Tool calls in a goose chat: a status line each, output folded  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Part of goose-ls.el.  Each tool call is one status line in the chat, rewritten in
+;; place as the call goes from pending to completed or failed, with its output indented
+;; under it and hidden until TAB, RET or a click on the line shows it.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'seq)
+(require 'subr-x)
+(require 'goose-ls-chat)
+
+(defvar goose-ls-tool-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "TAB") #'goose-ls-toggle-tool)
+    (define-key map (kbd "RET") #'goose-ls-toggle-tool)
+    (define-key map [mouse-1] #'goose-ls-toggle-tool)
+    map)
+  "Keys on a tool call's status line.")
+
+(cl-defstruct (goose-ls--call (:constructor goose-ls--call-create))
+  "A tool call shown in a chat: a status line and its output under it."
+  start end title name status output (folded t) overlay)
+
+(defun goose-ls--content-text (content)
+  "The text of the text items in CONTENT, a tool call's content list, or nil."
+  (let ((texts (delq nil (mapcar (lambda (item)
+                                   (let ((inner (plist-get item :content)))
+                                     (and (equal (plist-get item :type) "content")
+                                          (equal (plist-get inner :type) "text")
+                                          (plist-get inner :text))))
+                                 content))))
+    (let ((text (string-trim-right (string-join texts "\n") "\n+")))
+      (and (not (string-empty-p text)) text))))
+
+(defun goose-ls--call-render (call)
+  "Write CALL's status line and its indented output over the text it had."
+  (let ((header (propertize (format "🔧 %s%s — %s" (goose-ls--call-title call)
+                                    (let ((name (goose-ls--call-name call)))
+                                      (if (and name (not (equal name (goose-ls--call-title call))))
+                                          (format " · `%s`" name)
+                                        ""))
+                                    (goose-ls--call-status call))
+                            'keymap goose-ls-tool-map 'mouse-face 'highlight
+                            'help-echo "TAB: show or hide the output"))
+        (output (goose-ls--call-output call)))
+    (goto-char (goose-ls--call-start call))
+    (delete-region (point) (goose-ls--call-end call))
+    (insert header)
+    (let ((eol (point)))
+      (insert "\n")
+      (dolist (line (and output (split-string output "\n")))
+        (insert (propertize (concat "    " line "\n") 'goose-ls-verbatim t)))
+      (set-marker (goose-ls--call-end call) (point))
+      (when (goose-ls--call-overlay call) (delete-overlay (goose-ls--call-overlay call)))
+      (setf (goose-ls--call-overlay call)
+            (when output
+              (let ((overlay (make-overlay eol (1- (point)))))
+                (overlay-put overlay 'goose-ls-call call)
+                (overlay-put overlay 'invisible (and (goose-ls--call-folded call) 'goose-ls-tool))
+                overlay))))))
+
+(defun goose-ls--tool (session-id update)
+  "Show the tool call of UPDATE in SESSION-ID's chat.
+UPDATE is a tool_call or a tool_call_update.  The first update of a
+toolCallId adds its status line at the end of the chat; later ones
+rewrite that line and the output under it where they are."
+  (with-current-buffer (goose-ls--chat session-id)
+    (let* ((id (plist-get update :toolCallId))
+           (call (gethash id goose-ls--tools)))
+      (unless call
+        (goose-ls--separate session-id 'tool)
+        (setq call (goose-ls--call-create :start (copy-marker goose-ls--end)
+                                          :end (copy-marker goose-ls--end)
+                                          :title id :status "pending"))
+        (puthash id call goose-ls--tools))
+      (when-let ((title (plist-get update :title))) (setf (goose-ls--call-title call) title))
+      (when-let ((status (plist-get update :status))) (setf (goose-ls--call-status call) status))
+      (when (stringp (plist-get update :name)) (setf (goose-ls--call-name call) (plist-get update :name)))
+      (when (plist-member update :content) ; content replaces the earlier content
+        (setf (goose-ls--call-output call)
+              (goose-ls--content-text (append (plist-get update :content) nil))))
+      (goose-ls--following (goose-ls--call-render call)))))
+
+(defun goose-ls-toggle-tool (&optional event)
+  "Show or hide the output of the tool call on this line (or where EVENT was)."
+  (interactive (list last-nonmenu-event))
+  (save-excursion
+    (when (mouse-event-p event) (mouse-set-point event))
+    (when-let ((overlay (seq-find (lambda (o) (overlay-get o 'goose-ls-call))
+                                  (overlays-in (line-beginning-position) (1+ (line-end-position))))))
+      (let ((call (overlay-get overlay 'goose-ls-call)))
+        (setf (goose-ls--call-folded call) (not (goose-ls--call-folded call)))
+        (overlay-put overlay 'invisible (and (goose-ls--call-folded call) 'goose-ls-tool))))))
+
+(provide 'goose-ls-tools)
+;;; goose-ls-tools.el ends here
