@@ -98,7 +98,6 @@ first; goose-ls attaches each @path of the message when it is sent."
                   goose-ls--chat-server server))))
       goose-ls--compose)))
 
-;;;###autoload
 (defun goose-ls--remember-source ()
   "Keep the current buffer (when it visits a file) as the source of mentions."
   (when buffer-file-name
@@ -135,6 +134,7 @@ They come from `goose-ls--source'; goose-ls attaches each @path itself."
                     items))))))
     (nreverse items)))
 
+;;;###autoload
 (defun goose-ls-compose (&optional session)
   "Write a message to SESSION (default: the current chat).
 In a buffer under its chat."

@@ -35,13 +35,8 @@
 
 (defun goose-ls--choose (prompt choices &optional default)
   "Read one of CHOICES (strings, in their order) after PROMPT, listed at once."
-  (let ((table (lambda (string predicate action)
-                 (if (eq action 'metadata)
-                     '(metadata (display-sort-function . identity)
-                                (cycle-sort-function . identity))
-                   (complete-with-action action choices string predicate)))))
-    (minibuffer-with-setup-hook #'goose-ls--show-choices
-      (completing-read prompt table nil t nil nil default))))
+  (minibuffer-with-setup-hook #'goose-ls--show-choices
+    (completing-read prompt (goose-ls--in-order choices) nil t nil nil default)))
 
 (defun goose-ls--field-choices (prop)
   "PROP's choices as (label . value): its enum or titled oneOf (its items' for a

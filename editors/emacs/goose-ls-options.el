@@ -57,13 +57,7 @@ The groups keep the agent's order, which is their priority."
 (defun goose-ls--pick (prompt choices &optional group)
   "The cdr of the entry of CHOICES, an alist, picked at PROMPT, in their order.
 GROUP, a `group-function', heads the groups in Emacs 28 and later."
-  (let ((table (lambda (string predicate action)
-                 (if (eq action 'metadata)
-                     `(metadata (display-sort-function . identity)
-                                (cycle-sort-function . identity)
-                                ,@(and group `((group-function . ,group))))
-                   (complete-with-action action choices string predicate)))))
-    (cdr (assoc (completing-read prompt table nil t) choices))))
+  (cdr (assoc (completing-read prompt (goose-ls--in-order choices group) nil t) choices)))
 
 (defun goose-ls--option-group (line transform)
   "The `group-function' of the option picker: LINE's group, or LINE without it."

@@ -92,16 +92,11 @@ The prompt names every choice, as goose-ls labels it, and the default
 completion UI lists them at once; nil when none was chosen."
   (let* ((choices (goose-ls--choices request))
          (labels (mapcar #'car choices))
-         (table (lambda (string predicate action)
-                  (if (eq action 'metadata)
-                      '(metadata (display-sort-function . identity)
-                                 (cycle-sort-function . identity))
-                    (complete-with-action action labels string predicate))))
          (title (plist-get (plist-get request :toolCall) :title))
          (answer (minibuffer-with-setup-hook #'goose-ls--show-choices
                    (completing-read (format "goose wants to run %s (%s): "
                                             title (string-join labels " / "))
-                                    table nil t))))
+                                    (goose-ls--in-order labels) nil t))))
     (cdr (assoc answer choices))))
 
 (defun goose-ls--decision (request option-id)

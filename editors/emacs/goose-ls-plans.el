@@ -10,7 +10,6 @@
 
 ;;; Code:
 
-(require 'seq)
 (require 'subr-x)
 (require 'goose-ls-chat)
 

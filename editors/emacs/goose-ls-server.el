@@ -114,5 +114,16 @@ in a turn waiting for a permission answer is never."
                                   (format "%s: %s" name text))))
       (plist-get outcome :result))))
 
+;; Pickers list their choices in goose-ls's order (the agent's, the form's), not sorted.
+(defun goose-ls--in-order (choices &optional group)
+  "A completion table of CHOICES (strings or an alist) kept in their order.
+GROUP, a `group-function', heads the groups in Emacs 28 and later."
+  (lambda (string predicate action)
+    (if (eq action 'metadata)
+        `(metadata (display-sort-function . identity)
+                   (cycle-sort-function . identity)
+                   ,@(and group `((group-function . ,group))))
+      (complete-with-action action choices string predicate))))
+
 (provide 'goose-ls-server)
 ;;; goose-ls-server.el ends here
