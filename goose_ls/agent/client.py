@@ -3,6 +3,9 @@
 The agent floor does not know about sessions, transcripts or editors. It turns each
 ``session/update`` into a typed event and hands it, with every agent-to-client request,
 to :class:`AgentCallbacks`, the small interface the floors above implement.
+
+Over 300 lines: one method per ACP request the agent may make (the SDK's ``Client``
+interface, whole), each a short translation to the callbacks.
 """
 
 from __future__ import annotations
