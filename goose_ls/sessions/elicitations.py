@@ -11,12 +11,10 @@ request is answered ``cancel``, never with content goose-ls made up.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import Any
 
-import attrs
-
 from goose_ls import events
+from goose_ls.sessions.asking import Asking
 from goose_ls.sessions.registry import Registry
 
 Json = dict[str, Any]
@@ -79,19 +77,13 @@ def content_problem(schema: Json, content: Json | None) -> str | None:
     return None
 
 
-@attrs.define
-class _Pending:
-    session_id: str
-    request: events.ElicitationRequested
-    answer: asyncio.Future[Answer]
-
-
 class Elicitations:
     """The questions waiting for the user, by goose-ls's request id."""
 
     def __init__(self, registry: Registry) -> None:
         self._registry = registry
-        self._pending: dict[str, _Pending] = {}
+        self._asking: Asking[Json | None, Answer] = Asking()
+        """Each question's form schema (None: a page to open)."""
 
     async def request(
         self, session_id: str, message: str, schema: Json | None, url: str | None
@@ -100,46 +92,37 @@ class Elicitations:
         session = self._registry.find(session_id)
         if session is None or session.active is None or session.active.cancelled:
             return CANCEL
-        request_id = uuid.uuid4().hex[:12]
-        if schema is None:
-            request = events.ElicitationRequested(request_id, message, "url", url=url)
-        else:
-            request = events.ElicitationRequested(request_id, message, requested_schema=schema)
-        answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = _Pending(session_id, request, answer)
-        self._registry.record(session, request)
-        try:
-            action, content = await answer
-        except asyncio.CancelledError:  # the agent withdrew its question
-            self._registry.record(session, events.ElicitationResolved(request_id, "cancel"))
-            raise
-        finally:
-            del self._pending[request_id]
+        with self._asking.ask(session_id, schema) as (request_id, asked):
+            if schema is None:
+                request = events.ElicitationRequested(request_id, message, "url", url=url)
+            else:
+                request = events.ElicitationRequested(request_id, message, requested_schema=schema)
+            self._registry.record(session, request)
+            try:
+                action, content = await asked.answer
+            except asyncio.CancelledError:  # the agent withdrew its question
+                self._registry.record(session, events.ElicitationResolved(request_id, "cancel"))
+                raise
         self._registry.record(session, events.ElicitationResolved(request_id, action, content))
         return action, content
 
     def waiting(self, request_id: str, session_id: str | None = None) -> bool:
         """Whether the question still waits (in ``session_id``, when given)."""
-        pending = self._pending.get(request_id)
-        return (
-            pending is not None
-            and not pending.answer.done()
-            and session_id in (None, pending.session_id)
-        )
+        return self._asking.waiting(request_id, session_id) is not None
 
     def pending_requests(self, session_id: str | None = None) -> list[str]:
         """Ids of the questions still waiting, oldest first."""
-        return [rid for rid in self._pending if self.waiting(rid, session_id)]
+        return self._asking.pending_requests(session_id)
 
     def answer(
         self, request_id: str, action: events.ElicitationAction, content: Json | None = None
     ) -> None:
         """Answer a waiting question. Raises KeyError for one that does not wait, and
         ValueError (``field: problem``) for content that does not fit: it waits on."""
-        if not self.waiting(request_id):
+        asked = self._asking.waiting(request_id)
+        if asked is None:
             raise KeyError(request_id)
-        pending = self._pending[request_id]
-        schema = pending.request.requested_schema
+        schema = asked.question
         if action != "accept" and content is not None:
             raise ValueError(f"content: only an accepted question has content ({action})")
         if (
@@ -148,9 +131,8 @@ class Elicitations:
             and (problem := content_problem(schema, content))
         ):
             raise ValueError(problem)
-        pending.answer.set_result((action, content if schema is not None else None))
+        asked.answer.set_result((action, content if schema is not None else None))
 
     def cancel(self, session_id: str | None = None) -> None:
         """Answer ``cancel`` to the waiting questions of a session (of all, with None)."""
-        for request_id in self.pending_requests(session_id):
-            self._pending[request_id].answer.set_result(CANCEL)
+        self._asking.answer_all(CANCEL, session_id)

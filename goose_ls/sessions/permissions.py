@@ -15,12 +15,12 @@ option has it. An agent cannot offer an option that the user takes for goose-ls'
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Callable
 
 import attrs
 
 from goose_ls import events
+from goose_ls.sessions.asking import Asking
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session
 from goose_ls.workspace.audit import AuditLog
@@ -84,18 +84,19 @@ def _own_option(agent_options: list[events.PermissionOption]) -> events.Permissi
     return attrs.evolve(ALLOW_FOR_SESSION, option_id=option_id)
 
 
-@attrs.define
-class _Pending:
-    session_id: str
+@attrs.frozen
+class _Offer:
     agent: list[events.PermissionOption]
     own: events.PermissionOption | None
     """goose-ls's own choice, as the editor sees it (never one of ``agent``'s ids)."""
-    answer: asyncio.Future[tuple[bool, str] | None]
-    """``(own, option id)``: whose choice was taken, or None (cancelled)."""
 
     @property
     def options(self) -> list[events.PermissionOption]:
         return [*self.agent, self.own] if self.own else list(self.agent)
+
+
+Chosen = tuple[bool, str] | None
+"""``(own, option id)``: whose choice was taken, or None (cancelled)."""
 
 
 class Permissions:
@@ -103,7 +104,7 @@ class Permissions:
         self._registry = registry
         self._policy = policy
         self.audit = audit
-        self._pending: dict[str, _Pending] = {}
+        self._asking: Asking[_Offer, Chosen] = Asking()
 
     async def request(
         self,
@@ -150,25 +151,19 @@ class Permissions:
             )
         if own:
             session.tool_calls.apply(tool_call)
-        request_id = uuid.uuid4().hex[:12]
-        answer: asyncio.Future[tuple[bool, str] | None] = asyncio.get_running_loop().create_future()
         offers_own = _option(options, "allow_once") and not foreign
-        own_option = _own_option(options) if offers_own else None
-        pending = _Pending(session_id, list(options), own_option, answer)
-        self._pending[request_id] = pending
+        offer = _Offer(list(options), _own_option(options) if offers_own else None)
         warning = _foreign_warning(foreign) or _warning(policy, target)
-        offered = pending.options
-        self._registry.record(
-            session, events.PermissionRequested(request_id, tool_call, offered, warning)
-        )
-        try:
-            answered = await answer
-        except asyncio.CancelledError:  # the agent withdrew its request: the card says so
-            self.audit.record(session_id, tool, target.describe(), "cancelled", "agent")
-            self._registry.record(session, events.PermissionResolved(request_id, "cancelled"))
-            raise
-        finally:
-            del self._pending[request_id]
+        with self._asking.ask(session_id, offer) as (request_id, asked):
+            self._registry.record(
+                session, events.PermissionRequested(request_id, tool_call, offer.options, warning)
+            )
+            try:
+                answered = await asked.answer
+            except asyncio.CancelledError:  # the agent withdrew its request: the card says so
+                self.audit.record(session_id, tool, target.describe(), "cancelled", "agent")
+                self._registry.record(session, events.PermissionResolved(request_id, "cancelled"))
+                raise
         chosen = answered[1] if answered else None
         if answered and answered[0]:
             session.allowed.add(target)
@@ -186,9 +181,7 @@ class Permissions:
         self.audit.record(session_id, tool, target.describe(), chosen or "cancelled", "user")
         label = None
         if answered:
-            label = (
-                own_option if answered[0] and own_option else _find(options, answered[1])
-            ).label
+            label = (offer.own if answered[0] and offer.own else _find(options, answered[1])).label
         self._registry.record(
             session,
             events.PermissionResolved(
@@ -244,21 +237,16 @@ class Permissions:
 
     # --- the editor's side -------------------------------------------------------------
     def is_pending(self, request_id: str) -> bool:
-        pending = self._pending.get(request_id)
-        return pending is not None and not pending.answer.done()
+        return self._asking.waiting(request_id) is not None
 
     def pending_requests(self, session_id: str | None = None) -> list[str]:
         """Ids of the requests still waiting, oldest first."""
-        return [
-            request_id
-            for request_id, pending in self._pending.items()
-            if not pending.answer.done() and session_id in (None, pending.session_id)
-        ]
+        return self._asking.pending_requests(session_id)
 
     def offered(self, request_id: str) -> list[events.PermissionOption]:
         """The choices of a waiting request (the agent's, plus goose-ls's own)."""
-        pending = self._pending.get(request_id)
-        return list(pending.options) if pending else []
+        asked = self._asking.waiting(request_id)
+        return asked.question.options if asked else []
 
     def option_for(self, request_id: str, choice: str, by_kind: bool) -> str | None:
         """The optionId of the offered option with id ``choice``, else of kind ``choice``
@@ -271,17 +259,16 @@ class Permissions:
 
     def answer(self, request_id: str, option_id: str | None) -> None:
         """Answer a waiting request; ``None`` means cancelled."""
-        pending = self._pending.get(request_id)
-        if pending is None or pending.answer.done():
+        asked = self._asking.waiting(request_id)
+        if asked is None:
             raise KeyError(request_id)
-        if option_id is not None and option_id not in {o.option_id for o in pending.options}:
-            offered = ", ".join(o.option_id for o in pending.options)
+        offer = asked.question
+        if option_id is not None and option_id not in {o.option_id for o in offer.options}:
+            offered = ", ".join(o.option_id for o in offer.options)
             raise ValueError(f"{option_id!r} was not offered (offered: {offered})")
-        own = pending.own is not None and option_id == pending.own.option_id
-        pending.answer.set_result(None if option_id is None else (own, option_id))
+        own = offer.own is not None and option_id == offer.own.option_id
+        asked.answer.set_result(None if option_id is None else (own, option_id))
 
     def cancel(self, session_id: str | None = None) -> None:
         """Answer ``cancelled`` to the waiting requests of a session (of all, with None)."""
-        for pending in self._pending.values():
-            if session_id in (None, pending.session_id) and not pending.answer.done():
-                pending.answer.set_result(None)
+        self._asking.answer_all(None, session_id)
