@@ -5,6 +5,8 @@
 -- (a tool call's output) moves it along.
 local M = {}
 
+local tools = require("goose_ls.tools")
+
 local ns = vim.api.nvim_create_namespace("goose_ls_plans")
 
 --- The goose/update kinds drawn here.
@@ -54,7 +56,7 @@ local function draw(id, key, text)
   local row = first[1] + #lines - 1
   local col = (#lines == 1 and first[2] or 0) + #lines[#lines]
   vim.api.nvim_buf_set_extmark(buf, ns, row, col, { id = marks[2], right_gravity = false })
-  c.shifted(id, first[1], row - last[1]) -- tool calls below keep their rows
+  tools.shifted(id, first[1], row - last[1]) -- tool calls below keep their rows
 end
 
 local function checklist(entries)

@@ -1,6 +1,6 @@
 -- Send now: the oldest message waiting in the current chat joins the running turn
 -- (goose/steer), where the agent can take it. Its user_message_chunk updates then move it
--- from the queue into the chat (goose_ls.chat); an agent that cannot take it says why,
+-- from the queue into the chat (goose_ls.queue); an agent that cannot take it says why,
 -- and the message keeps its place in the queue.
 local M = {}
 

@@ -1,0 +1,60 @@
+-- The agent's tool calls in a chat: one header line each ("🔧 title · `name` — status"),
+-- changed in place as its status changes, with the tool's output indented under it. Rows
+-- are tracked by hand: the transcript only grows at its end, except for what is drawn
+-- again above it (a tool's output, a plan), which moves the tool calls below.
+local M = {}
+
+local function chat() return require("goose_ls.chat") end
+
+--- "🔧 title · `name` — status": the tool's own name when it says more than the title.
+local function tool_line(tool)
+  local name = tool.name and tool.name ~= tool.title and (" · `" .. tool.name .. "`") or ""
+  return "🔧 " .. tool.title .. name .. " — " .. tool.status
+end
+
+--- Tool calls below ``row`` moved ``delta`` lines (the text above them changed).
+function M.shifted(id, row, delta)
+  for _, tool in pairs(chat().session(id).tools) do
+    if tool.row > row then tool.row = tool.row + delta end
+  end
+end
+
+--- A tool_call or tool_call_update: a new header at the end, or the known one redrawn.
+function M.on_update(id, u)
+  local c = chat()
+  local s = c.session(id)
+  local buf = c.buffer(id)
+  local tool = s.tools[u.toolCallId]
+  if not tool then
+    tool = { title = u.title or u.toolCallId, status = u.status or "pending", lines = 0 }
+    s.tools[u.toolCallId] = tool
+    s.kind = "tool"
+    c.append(id, "\n\n" .. tool_line(tool) .. "\n")
+    tool.row = vim.api.nvim_buf_line_count(buf) - 2 - s.tail
+  end
+  tool.title = u.title or tool.title
+  tool.status = u.status or tool.status
+  tool.name = type(u.name) == "string" and u.name or tool.name
+  tool.content = u.content or tool.content
+  local output = {}
+  for _, item in ipairs(u.content or {}) do
+    if item.type == "content" and item.content.type == "text" then
+      for _, line in ipairs(vim.split(item.content.text, "\n", { plain = true })) do
+        table.insert(output, "    " .. line)
+      end
+    end
+  end
+  c.write(buf, function()
+    vim.api.nvim_buf_set_lines(buf, tool.row, tool.row + 1, false, { tool_line(tool) })
+    if #output > 0 then -- content replaces: swap the old output lines for the new ones
+      local first = tool.row + 1
+      vim.api.nvim_buf_set_lines(buf, first, first + tool.lines, false, output)
+    end
+  end)
+  if #output > 0 then
+    M.shifted(id, tool.row, #output - tool.lines)
+    tool.lines = #output
+  end
+end
+
+return M

@@ -1,0 +1,143 @@
+-- The goose/update and goose/turnEnd notifications drawn into the chat buffer: messages
+-- under a heading per speaker, the agent's thoughts and notes, and the blocks the other
+-- modules draw (goose_ls.tools, permissions, elicitation, plans). Append-only, and each
+-- event once: by its index a replay shows nothing twice, and an event after a gap is
+-- dropped while what was missed is asked for again.
+local M = {}
+
+local elicitation = require("goose_ls.elicitation")
+local permissions = require("goose_ls.permissions")
+local plans = require("goose_ls.plans")
+local queue = require("goose_ls.queue")
+local tools = require("goose_ls.tools")
+
+local function chat() return require("goose_ls.chat") end
+local function goose() return require("goose_ls") end
+
+--- A heading, when what is drawn next is not of the same kind as what was drawn last.
+local function block(id, kind, heading)
+  local s = chat().session(id)
+  if s.kind ~= kind then
+    chat().append(id, "\n\n" .. heading)
+    s.kind = kind
+  end
+end
+
+--- "📎 app.py:8-12" for a URI with a "#L8-L12" fragment, "📎 app.py" without one.
+local function attachment(uri)
+  local first, last = uri:match("#L(%d+)%-L(%d+)$")
+  first = first or uri:match("#L(%d+)$")
+  local lines = first and (":" .. first .. (last and last ~= first and ("-" .. last) or "")) or ""
+  return "📎 " .. chat().relative(uri) .. lines
+end
+
+--- The text of a user's message, with attached context shown as 📎 lines: the agent's own
+--- `<context ref="…">…</context>` wrapping (in history a resumed chat replays) and goose-ls's
+--- "path:8-12" heading over a fenced block (for agents without embedded context).
+local function user_text(text)
+  text = text:gsub('\n?<context ref="([^"]*)">.-</context>', function(uri)
+    return "\n" .. attachment(uri)
+  end)
+  local path, first, last = text:match("^(/[^\n]*):(%d+)%-(%d+)\n```")
+  if path and text:match("```%s*$") then
+    return attachment(vim.uri_from_fname(path) .. "#L" .. first .. "-L" .. last)
+  end
+  return text
+end
+
+local function text_of(content, user)
+  if content.type == "text" then return user and user_text(content.text) or content.text end
+  if content.type == "resource_link" then return attachment(content.uri or content.name or "") end
+  if content.type == "resource" then return attachment(content.resource.uri or "") end
+  return "[" .. tostring(content.type) .. "]"
+end
+
+--- Whether events came before this one that were not shown: history goose-ls sent before
+--- the buffer existed (a chat loaded again: what the agent kept beyond goose-ls's journal
+--- comes before goose/loadSession answers, after the journaled history's indices). This
+--- one is dropped, and all that followed the last shown asked for again, in order.
+local function after_gap(id, index)
+  local s = chat().session(id)
+  if index <= s.last_index + 1 then return false end
+  if not s.catching_up then
+    s.catching_up = true
+    local function done() s.catching_up = false end
+    goose().request("goose/replay", { sessionId = id, afterIndex = s.last_index }, done, done)
+  end
+  return true
+end
+
+--- Whether the event is the next one to show (then it counts as shown): not one shown
+--- already (a replay), nor one after a gap.
+local function next_event(params)
+  local s = chat().session(params.sessionId)
+  if params.index <= s.last_index then return false end
+  if after_gap(params.sessionId, params.index) then return false end
+  s.last_index = params.index
+  return true
+end
+
+function M.on_update(params)
+  if not next_event(params) then return end
+  local id = params.sessionId
+  local c = chat()
+  local s = c.session(id)
+  if not params.replay then queue.started(id, params.messageId) end
+  local u = params.update
+  local kind = u.sessionUpdate
+  if kind == "agent_message_chunk" then
+    block(id, "agent", "## goose\n\n")
+    c.append(id, text_of(u.content))
+  elseif kind == "user_message_chunk" then
+    block(id, "user", "## You\n\n")
+    c.append(id, text_of(u.content, true) .. "\n")
+  elseif kind == "agent_thought_chunk" then
+    block(id, "thought", "> 💭 ")
+    c.append(id, (text_of(u.content):gsub("\n", "\n> ")))
+  elseif kind == "tool_call" or kind == "tool_call_update" then
+    tools.on_update(id, u)
+  elseif kind == "permission_request" or kind == "permission_resolved" then
+    s.kind = "permission"
+    c.append(id, "\n\n" .. permissions.on_update(id, u))
+    goose().changed()
+  elseif kind == "elicitation_request" or kind == "elicitation_resolved" then
+    s.kind = "question"
+    c.append(id, "\n\n" .. elicitation.on_update(id, u, params.replay))
+    goose().changed()
+  elseif kind == "note" then
+    s.kind = "note"
+    c.append(id, "\n\n> " .. u.text)
+  elseif kind == "usage_update" then
+    s.usage = u
+    goose().changed()
+  elseif kind == "available_commands_update" then
+    s.commands = u.availableCommands or {}
+  elseif kind == "session_info_update" and type(u.title) == "string" then
+    c.retitle(id, u.title)
+  elseif plans.kinds[kind] then
+    plans.on_update(id, u)
+  end
+end
+
+--- A turn ended: how, when it did not simply end, then a blank line; and the GooseTurnEnd
+--- User autocommand. A message sent into another turn ended with it, said just above.
+function M.on_turn_end(params)
+  if not next_event(params) then return end
+  local id = params.sessionId
+  local c = chat()
+  local s = c.session(id)
+  if not queue.ended(id, params.messageId) then
+    s.kind = nil
+    local outcome = params.error and ("⚠ " .. params.error) or params.stopReason
+    if outcome ~= "end_turn" then c.append(id, "\n\n_" .. outcome .. "_") end
+    c.append(id, "\n")
+  end
+  goose().changed()
+  vim.api.nvim_exec_autocmds("User", {
+    pattern = "GooseTurnEnd",
+    modeline = false,
+    data = params,
+  })
+end
+
+return M
