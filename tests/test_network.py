@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import os
 import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -184,6 +185,16 @@ async def test_plain_ws_to_another_machine_is_refused(editor: Editor) -> None:
     error, data = await refused(editor)
     assert data["reason"] == "insecure" and "192.0.2.1 over ws://" in error
     assert "allowInsecure" in data["fix"] and "wss://" in data["fix"]
+
+
+async def test_a_token_file_that_is_a_fifo_is_refused_not_waited_on(
+    served: Started, tmp_path: Path
+) -> None:
+    token_file = tmp_path / "token"
+    os.mkfifo(token_file, 0o600)
+    editor, _ = await served(token=None, agent={"tokenFile": str(token_file)})
+    error, data = await refused(editor)
+    assert data["reason"] == "unusable" and f"{token_file} is not a plain file" in error
 
 
 async def test_a_token_file_others_may_read_is_refused(served: Started, tmp_path: Path) -> None:

@@ -136,21 +136,41 @@ def read_token(settings: AgentSettings, environ: Mapping[str, str]) -> tuple[str
     return found
 
 
+TOKEN_FILE_LIMIT = 64 * 1024
+"""The most a token file may hold: a larger one is not a token."""
+
+
 def _token_from_file(path: Path) -> str:
+    """The token in ``path``, checked on the file opened (a link followed, as a secrets
+    mount may be one): a plain file others cannot read. Opened without waiting, so a
+    FIFO or a device in its place is refused instead of hanging the start."""
     try:
-        info = path.stat()
-        if os.name == "posix" and info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise AgentUnavailable(
-                "insecure",
-                f"the token file {path} may be read by others (mode {stat.filemode(info.st_mode)})",
-                f"Run `chmod 600 {path}`.",
-            )
-        token = path.read_text(encoding="utf-8").strip()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as source:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise unusable(
+                    f"the token file {path} is not a plain file", "Check goose.agent.tokenFile."
+                )
+            if os.name == "posix" and info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+                raise AgentUnavailable(
+                    "insecure",
+                    f"the token file {path} may be read by others "
+                    f"(mode {stat.filemode(info.st_mode)})",
+                    f"Run `chmod 600 {path}`.",
+                )
+            data = source.read(TOKEN_FILE_LIMIT + 1)
     except OSError as exc:
         raise unusable(
             f"cannot read the token file {path}: {exc.strerror or exc}",
             "Check goose.agent.tokenFile.",
         ) from None
+    if len(data) > TOKEN_FILE_LIMIT:
+        raise unusable(f"the token file {path} is over 64 KiB: not a token", "Check it.")
+    try:
+        token = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise unusable(f"the token file {path} is not UTF-8 text", "Check it.") from None
     if not token:
         raise unusable(f"the token file {path} is empty", "Write goose serve's token in it.")
     return token
