@@ -270,3 +270,42 @@ async def test_a_path_on_the_agent_s_side_only_is_asked_even_when_spelt_as_a_loc
     assert editor.goose.text(message_id).count("[permission: allow_once]") == 3
     assert cards("m1") == [], "the mapped edit was allowed by the rule, not asked"
     assert source.read_text() == "a = 1\nb = 2\n"
+
+
+async def test_a_tool_call_once_foreign_stays_so_after_the_agent_is_reconnected(
+    editor: Editor,
+) -> None:
+    """The agent names a path on its side only, reconnects (resumed: nothing replayed),
+    and then asks about that tool call naming nothing: the card is still asked, and
+    still says why, whatever the rules."""
+    source = _source(editor)
+    capabilities = {
+        **GOOSE_CAPABILITIES,
+        "sessionCapabilities": {"list": {}, "resume": {}},
+    }
+    named = {
+        "toolCallId": "r1",
+        "title": "Edit",
+        "kind": "edit",
+        "locations": [{"path": str(source)}],
+    }
+    by_prompt = {  # a restarted agent counts its turns anew: each prompt names its steps
+        "name it": [{"toolCall": named}],
+        "ask about it": [{"permission": {"toolCallId": "r1", "title": "Edit", "kind": "edit"}}],
+    }
+    policy = {"rules": [{"action": "allow", "kind": "edit", "path": "src/**"}]}
+    script = _script(
+        byPrompt=by_prompt, capabilities=capabilities, sessionsFile=str(editor.tmp / "s")
+    )
+    await editor.start(script, {**_mapped(editor), "policy": policy})
+    session_id = await editor.new_session()
+    await editor.goose.turn_end(await editor.prompt(session_id, "name it"))
+    await editor.goose.request("goose/restart", {})
+    assert editor.received("session/resume"), "resumed, so nothing was replayed"
+    message_id = await editor.prompt(session_id, "ask about it")
+    (card,) = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
+    assert str(source) in card["warning"] and "agent.pathMap" in card["warning"], card
+    await editor.goose.request(
+        "goose/permission", {"requestId": card["requestId"], "optionId": "reject_once"}
+    )
+    await editor.goose.turn_end(message_id)

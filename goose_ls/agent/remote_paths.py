@@ -99,16 +99,20 @@ def event(update: events.SessionEvent, convert: Convert) -> events.SessionEvent:
     return update
 
 
+ForeignPaths = dict[tuple[str, str], tuple[str, ...]]
+"""Per session and tool call, the paths it ever named that map nowhere. Kept by the
+supervisor across connections, as the sessions keep their tool calls: neither an update
+nor a reconnection can take back what a card must say (an update's fields replace
+earlier ones in the call goose-ls keeps, and the policy judges that)."""
+
+
 class MappedCallbacks:
     """The upper floors' callbacks, given local paths."""
 
-    def __init__(self, callbacks: AgentCallbacks, paths: PathMap) -> None:
+    def __init__(self, callbacks: AgentCallbacks, paths: PathMap, foreign: ForeignPaths) -> None:
         self._callbacks = callbacks
         self._paths = paths
-        self._foreign: dict[tuple[str, str], tuple[str, ...]] = {}
-        """Per session and tool call, the paths it ever named that map nowhere: an
-        update cannot take back what a card must say (its fields replace earlier ones
-        in the call goose-ls keeps, and the policy judges that)."""
+        self._foreign = foreign
 
     def session_event(self, session_id: str, update: events.SessionEvent) -> None:
         if isinstance(update, (events.ToolCall, events.ToolCallUpdate)):
@@ -215,10 +219,10 @@ class MappedTools:
 
 
 def mapped(
-    callbacks: AgentCallbacks, tools: ClientTools, paths: PathMap
+    callbacks: AgentCallbacks, tools: ClientTools, paths: PathMap, foreign: ForeignPaths
 ) -> tuple[AgentCallbacks, ClientTools]:
     """The callbacks and tools an agent with ``paths`` is served by (as they are without
-    a map)."""
+    a map), noting ``foreign`` paths."""
     if not paths:
         return callbacks, tools
-    return MappedCallbacks(callbacks, paths), MappedTools(tools, paths)
+    return MappedCallbacks(callbacks, paths, foreign), MappedTools(tools, paths)

@@ -22,7 +22,7 @@ import attrs
 
 from goose_ls.agent.endpoint import Channel, Endpoint, endpoint_for
 from goose_ls.agent.interface import AgentCallbacks, ClientTools
-from goose_ls.agent.remote_paths import mapped
+from goose_ls.agent.remote_paths import ForeignPaths, mapped
 from goose_ls.agent.sdk import import_sdk
 from goose_ls.agent.status import AgentState, AgentStatus, SignIn
 from goose_ls.agent.transport import AgentTransport
@@ -65,6 +65,9 @@ class AgentSupervisor:
         self._starting: asyncio.Task[AgentConnection] | None = None
         self._stopping = False
         self._gave_up: AgentStatus | None = None
+        self._foreign: ForeignPaths = {}
+        """The tool calls' paths on the agent's side only (``agent.pathMap``), noted over
+        every connection of this goose-ls."""
 
     @property
     def status(self) -> AgentStatus:
@@ -152,7 +155,7 @@ class AgentSupervisor:
         from goose_ls.agent.connection import connect, handshake
 
         paths = self.settings.path_map  # read once: the connection and its client agree
-        callbacks, tools = mapped(self._callbacks, self._tools, paths)
+        callbacks, tools = mapped(self._callbacks, self._tools, paths, self._foreign)
         transport = AgentTransport(channel.frames, callbacks.session_event, offer_unstable)
         conn = connect(transport, callbacks, tools)
         self._tasks.run(
