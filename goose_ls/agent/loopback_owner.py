@@ -9,7 +9,8 @@ So before the upgrade request (which carries the secret), the connection is chec
 - on Linux, ``/proc/net/tcp`` names the owners of the server's end of this very
   connection (whoever accepted it; until then, the listener's user) and of the socket
   listening on the port;
-- elsewhere (macOS), ``lsof`` names the owners of the port's listening sockets.
+- elsewhere (macOS), ``lsof`` names the owner of the server's end of this connection
+  (it lists a user's own processes only: another user's end is not found).
 
 Anything else (the end not found, lsof missing or failing, another owner) refuses:
 fail closed. A program of the same user is not guarded against: it can read the
@@ -61,9 +62,20 @@ def linux_owners(ours: tuple[str, int], theirs: tuple[str, int], table: str) -> 
     return connection | listeners if connection else set()
 
 
-def lsof_owners(output: str) -> set[int]:
-    """The users in ``lsof -F u`` output (lines ``p<pid>``, ``u<uid>``)."""
-    return {int(line[1:]) for line in output.splitlines() if line[:1] == "u" and line[1:].isdigit()}
+def lsof_owners(output: str, end: str) -> set[int]:
+    """The users owning the socket named ``end`` (``A:P->B:Q``) in ``lsof -F pun``
+    output: a process's lines ``p<pid>``, ``u<uid>``, then its files' ``f``, ``n``."""
+    uid: int | None = None
+    found: set[int] = set()
+    for line in output.splitlines():
+        tag, value = line[:1], line[1:]
+        if tag == "p":
+            uid = None
+        elif tag == "u" and value.isdigit():
+            uid = int(value)
+        elif tag == "n" and value == end and uid is not None:
+            found.add(uid)
+    return found
 
 
 async def owners(sock: socket.socket) -> set[int]:
@@ -72,8 +84,10 @@ async def owners(sock: socket.socket) -> set[int]:
     if sys.platform.startswith("linux"):
         table = await asyncio.to_thread(PROC_TCP.read_text, encoding="ascii", errors="replace")
         return linux_owners(ours, theirs, table)
+    # lsof shows a user only their own processes' sockets: another user's end is not
+    # found, which refuses it as surely.
     process = await asyncio.create_subprocess_exec(
-        "lsof", "-nP", f"-iTCP@{theirs[0]}:{theirs[1]}", "-sTCP:LISTEN", "-Fu",
+        "lsof", "-nP", "-a", f"-iTCP@{theirs[0]}:{theirs[1]}", "-sTCP:ESTABLISHED", "-Fpun",
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
@@ -81,9 +95,12 @@ async def owners(sock: socket.socket) -> set[int]:
     try:
         output, _ = await within(LSOF_TIMEOUT, process.communicate())
     except asyncio.TimeoutError:
-        process.kill()
         return set()
-    return lsof_owners(output.decode(errors="replace"))
+    finally:
+        if process.returncode is None:
+            process.kill()
+    end = f"{theirs[0]}:{theirs[1]}->{ours[0]}:{ours[1]}"
+    return lsof_owners(output.decode(errors="replace"), end)
 
 
 async def check_own(sock: socket.socket, url: str) -> None:

@@ -136,6 +136,10 @@ def read_token(settings: AgentSettings, environ: Mapping[str, str]) -> tuple[str
     return found
 
 
+_NO_WAIT = sum(getattr(os, flag, 0) for flag in ("O_NONBLOCK", "O_NOCTTY", "O_CLOEXEC"))
+"""Open without waiting (a FIFO), without taking a terminal as ours, nor passing it on
+(POSIX flags; Windows has none of them)."""
+
 TOKEN_FILE_LIMIT = 64 * 1024
 """The most a token file may hold: a larger one is not a token."""
 
@@ -145,7 +149,7 @@ def _token_from_file(path: Path) -> str:
     mount may be one): a plain file others cannot read. Opened without waiting, so a
     FIFO or a device in its place is refused instead of hanging the start."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | _NO_WAIT)
         with os.fdopen(fd, "rb") as source:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):

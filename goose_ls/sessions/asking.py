@@ -2,8 +2,8 @@
 requests and its questions alike (one owner of each's waiting map).
 
 An entry lives while its asker awaits the answer; it is "waiting" until answered. The
-editor's side looks entries up by id, and, given a session, only among that session's:
-an answer never reaches another chat's question.
+editor's side looks entries up by id (request ids are random, never reused), and, given a
+session, only among that session's.
 """
 
 from __future__ import annotations

@@ -39,6 +39,12 @@ def test_a_connection_whose_other_end_is_not_listed_has_no_owner() -> None:
     assert linux_owners(OURS, THEIRS, "\n".join([HEADER, OUR_END, LISTENING])) == set()
 
 
-def test_lsof_field_output() -> None:
-    assert lsof_owners("p123\nu501\nf7\np456\nu0\n") == {501, 0}
-    assert lsof_owners("") == set()
+def test_lsof_field_output_names_the_owner_of_the_server_s_end() -> None:
+    end = "127.0.0.1:41000->127.0.0.1:50000"
+    output = (
+        "p123\nu501\nf7\nn127.0.0.1:50000->127.0.0.1:41000\n"  # our own end
+        f"p456\nu502\nf9\nn{end}\n"
+    )
+    assert lsof_owners(output, end) == {502}
+    assert lsof_owners("p123\nu501\nf7\nn127.0.0.1:50000->127.0.0.1:41000\n", end) == set()
+    assert lsof_owners("", end) == set()
