@@ -102,8 +102,9 @@ async def start(
     command: list[str],
     environ: Mapping[str, str],
     settings: AgentSettings,
-) -> ServerState:
-    """Start a server (and its keeper), wait for ``/status``, write its state."""
+) -> tuple[ServerState, str]:
+    """Start a server (and its keeper), wait for ``/status``, write its state; the state
+    and the server's new secret."""
     secret = place.new_secret()
     env = {**environ, **settings.env, SECRET_VARIABLE: secret}
     for attempt in range(1, START_TRIES + 1):
@@ -114,7 +115,7 @@ async def start(
             state = ServerState.of(f"ws://{LOOPBACK}:{port}/acp", keeper.pid)
             place.keep(state)
             log.info("started the shared goose serve at %s (pid %s)", state.url, keeper.pid)
-            return state
+            return state, secret
         if keeper.returncode is None:
             await stop(ServerState.of("", keeper.pid), settings.shutdown_timeout)
             raise AgentError(

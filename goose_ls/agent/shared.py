@@ -103,8 +103,9 @@ class SharedEndpoint:
                 if state is None or secret is None:
                     if state is not None:  # its secret is gone: nobody can use it
                         await share_server.stop(state, settings.shutdown_timeout)
-                    state = await share_server.start(place, command, self._environ, settings)
-                    secret = place.secret()
+                    state, secret = await share_server.start(
+                        place, command, self._environ, settings
+                    )
             except BaseException:
                 os.close(lease)
                 raise
