@@ -262,6 +262,32 @@ async def test_the_secret_is_yours_alone_or_it_is_not_used(share: Share) -> None
     await turn(b, await b.new_session(), "with the secret back")
 
 
+async def test_restarting_the_server_gives_every_window_a_new_one(share: Share) -> None:
+    """goose/restart with server (as after `goose configure`): the shared goose serve is
+    stopped, this window starts a new one, and the other reconnects to it by itself."""
+    a = await share.window("a")
+    b = await share.window("b")
+    await a.goose.agent_state("running")
+    session_a = await a.new_session()
+    await turn(a, session_a, "before")
+    old = share.state()
+    seen = len(a.goose.statuses)
+    answer = await b.goose.request("goose/restart", {"server": True})
+    assert answer["agent"]["state"] == "running"
+    assert await gone(old["pid"], timeout=30), "the old server was stopped"
+    new = share.state()  # its port may be the old one again: the system hands it out
+    assert new["pid"] != old["pid"] and new["url"] == answer["agent"]["url"]
+    await a.goose.wait_for(
+        lambda: (
+            "error" in [s["state"] for s in a.goose.statuses[seen:]]
+            and a.goose.statuses[-1]["state"] == "running"
+        ),
+        what="a lost the old server, then reached the new one",
+    )
+    await turn(a, session_a, "after")
+    assert len(share.servers()) == 1
+
+
 def _listener_of(uid: int, port: int) -> socket.socket:
     """A socket listening on the loopback ``port`` that belongs to user ``uid``, as
     another user's program's would: made by a thread whose file-system uid (Linux: a

@@ -67,6 +67,10 @@ class Endpoint(Protocol):
         cannot be had (with a reason and a fix), another
         :class:`~goose_ls.errors.AgentError` when it failed to start."""
 
+    async def stop_server(self, grace: float) -> bool:
+        """Stop the server behind the channels, if goose-ls keeps one (the shared goose
+        serve): the next :meth:`open` starts a new one. Whether one was stopped."""
+
 
 def endpoint_for(
     settings: AgentSettings,

@@ -68,6 +68,9 @@ class NetworkEndpoint:
     def facts(self) -> dict[str, Any]:
         return {"url": self.url}
 
+    async def stop_server(self, grace: float) -> bool:
+        return False  # the server at agent.url is not goose-ls's to stop
+
     async def open(self) -> NetworkChannel:
         settings = self._settings
         target = await check_url(settings)

@@ -38,6 +38,7 @@ from goose_ls.agent.reach import Target
 from goose_ls.agent.share_place import ServerState, SharePlace
 from goose_ls.agent.websocket import WebSocketFrames, open_websocket
 from goose_ls.errors import AgentError, AgentUnavailable
+from goose_ls.process_identity import process_alive
 from goose_ls.settings import AgentSettings
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,21 @@ class SharedEndpoint:
             raise
         log.info("attached to the shared goose serve at %s (pid %s)", state.url, state.pid)
         return SharedChannel(frames, state.url, lease, self.facts())
+
+    async def stop_server(self, grace: float) -> bool:
+        """Stop the shared goose serve (the windows attached to it reconnect to the next
+        one, as after a crash)."""
+        launch = await resolve(self._settings, self._environ)
+        command = share_server.serve_command(launch.argv)
+        place = await asyncio.to_thread(SharePlace.of, command, self._settings.env)
+        async with place.held(self._settings.session_timeout):
+            state = place.state()
+            if state is None or not process_alive(state.process):
+                return False
+            log.info("stopping the shared goose serve at %s (pid %s)", state.url, state.pid)
+            await share_server.stop(state, grace)
+            place.forget(state.pid)
+        return True
 
     async def _server(self, place: SharePlace, command: list[str]) -> tuple[ServerState, str, int]:
         """The running server (started if need be), its secret, and a lease on it; all

@@ -56,6 +56,9 @@ class ProcessEndpoint:
         launch = self._launch
         return {} if launch is None else {"binary": launch.binary, "version": launch.version}
 
+    async def stop_server(self, grace: float) -> bool:
+        return False  # each open starts the agent anew
+
     async def open(self) -> ProcessChannel:
         launch = self._launch = await resolve(self._settings, self._environ)
         self.command = launch.argv

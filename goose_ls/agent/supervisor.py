@@ -258,16 +258,26 @@ class AgentSupervisor:
     async def stop(self) -> None:
         """Stop the agent gracefully; returns when its process group is gone."""
         self._stopping = True
-        if self._starting is not None and not self._starting.done():
-            self._starting.cancel()
+        starting = self._starting
+        if starting is not None and not starting.done():
+            starting.cancel()
+            # Over before anything starts again: a restart would otherwise await it.
+            await asyncio.wait([starting])
         await self._terminate()
         self._connection = None
         if self._status.state in (AgentState.STARTING, AgentState.RUNNING):
             self._set_status(AgentStatus(AgentState.STOPPED, message="stopped"))
 
-    async def restart(self) -> AgentConnection:
+    async def restart(self, server: bool = False) -> AgentConnection:
+        """Stop the agent and start it again; with ``server``, the shared goose serve too
+        (``agent.share``: every window then reconnects to a new one)."""
         self._gave_up = None
         await self.stop()
+        if server:  # the server the settings name now, whether or not one was reached
+            endpoint = endpoint_for(
+                self.settings, self._environ, self._cwd, self._tasks, self._callbacks.warning
+            )
+            await endpoint.stop_server(self.settings.shutdown_timeout)
         return await self.connection()
 
     async def _terminate(self) -> None:

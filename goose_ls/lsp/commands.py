@@ -200,6 +200,11 @@ async def restart(s: Services, _: args.NoArguments) -> None:
     _info(s, "the agent was restarted")
 
 
+async def restart_server(s: Services, _: args.NoArguments) -> None:
+    await s.sessions.restart(server=True)
+    _info(s, "the agent and its shared goose serve were restarted")
+
+
 async def authenticate(s: Services, _: args.NoArguments) -> None:
     if await s.sessions.link.authenticate():
         _info(s, "signed in to the agent")
@@ -295,6 +300,12 @@ COMMANDS = {
             "goose.setConfigOption", "Goose: Set option", args.OptionArguments, set_config_option
         ),
         Command("goose.restart", "Goose: Restart agent", args.NoArguments, restart),
+        Command(
+            "goose.restartServer",
+            "Goose: Restart the shared goose serve",
+            args.NoArguments,
+            restart_server,
+        ),
         Command("goose.pruneJournal", "Goose: Prune old chats", args.NoArguments, prune_journal),
         Command("goose.reviewTurn", "Goose: Review turn changes", args.ChatArguments, review_turn),
         Command("goose.revertTurn", "Goose: Revert turn", args.ChatArguments, revert_turn),

@@ -138,8 +138,8 @@ async def set_config_option(s: Services, p: protocol.SetConfigOptionParams) -> J
     return session_summary(s, session)
 
 
-async def restart(s: Services, _: None) -> Json:
-    await s.sessions.restart()
+async def restart(s: Services, p: protocol.RestartParams) -> Json:
+    await s.sessions.restart(p.server)
     return {"agent": status_to_wire(s.sessions.supervisor.status)}
 
 
@@ -252,7 +252,7 @@ ROUTES = [
     Route(protocol.RENAME_SESSION, protocol.RenameParams, rename_session),
     Route(protocol.SET_MODE, protocol.SetModeParams, set_mode),
     Route(protocol.SET_CONFIG_OPTION, protocol.SetConfigOptionParams, set_config_option),
-    Route(protocol.RESTART, None, restart),
+    Route(protocol.RESTART, protocol.RestartParams, restart),
     Route(protocol.AUTHENTICATE, protocol.AuthenticateParams, authenticate),
     Route(protocol.SIGN_IN_COMMAND, protocol.SignInCommandParams, sign_in_command),
     Route(protocol.LOGOUT, None, logout),

@@ -137,6 +137,13 @@ class ElicitationParams:
 
 
 @attrs.frozen
+class RestartParams:
+    server: bool = False
+    """With ``agent.share``: stop the shared goose serve too, so that every window
+    reconnects to a new one (as after ``goose configure``)."""
+
+
+@attrs.frozen
 class AuthenticateParams:
     method_id: str | None = None
     """A terminal sign-in the user ran, which exited 0; without it, the methods that

@@ -221,10 +221,11 @@ class SessionManager:
         if options != session.options.config_options:  # the agent did not send the update
             self.registry.record(session, events.ConfigOptions(config_options=options))
 
-    async def restart(self) -> None:
-        """Restart the agent now (even after goose-ls gave up) and load the open sessions."""
+    async def restart(self, server: bool = False) -> None:
+        """Restart the agent now (even after goose-ls gave up) and load the open sessions;
+        with ``server``, a new shared goose serve too (``agent.share``)."""
         self.recovery.reset()
-        await self.supervisor.restart()
+        await self.supervisor.restart(server)
         await self.link.reload_open_sessions()
 
     async def signed_in_in_terminal(self, method_id: str) -> bool:
