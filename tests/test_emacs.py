@@ -200,6 +200,20 @@ def test_an_at_mention_in_the_compose_buffer_completes_and_attaches_the_file(
 
 
 @pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_c_c_g_r_restarts_the_agent_and_c_u_the_shared_server_too(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    result = _run(major, emacs, tmp_path, {"turns": [[{"text": "ok"}]]}, flow="restart")
+    assert result["told"] == [
+        "goose-ls: the agent restarted",
+        "goose-ls: the agent and its shared goose serve restarted",
+    ]
+    records = (tmp_path / "agent.jsonl").read_text(encoding="utf-8").splitlines()
+    starts = [line for line in records if json.loads(line).get("method") == "initialize"]
+    assert len(starts) == 3, "a new agent each time (no shared server here)"
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
 def test_option_picker_is_grouped_by_category_and_sets_booleans_and_models(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:

@@ -247,6 +247,15 @@ def test_permission_choices_are_the_labels_goose_ls_sent(nvim: str, tmp_path: Pa
 
 
 @EACH_NVIM
+def test_goose_restart_restarts_the_agent_and_says_so(nvim: str, tmp_path: Path) -> None:
+    result = _run(nvim, tmp_path, "restart", {"turns": [[{"text": "ok"}]]})
+    assert result["told"] == ["goose: the agent restarted", "Goose restart: nothing, or server"]
+    records = (tmp_path / "agent.jsonl").read_text(encoding="utf-8").splitlines()
+    starts = [line for line in records if json.loads(line).get("method") == "initialize"]
+    assert len(starts) == 2, "a new agent"
+
+
+@EACH_NVIM
 def test_option_pickers_are_grouped_by_category_and_set_booleans_and_models(
     nvim: str, tmp_path: Path
 ) -> None:

@@ -96,6 +96,16 @@ Returns the goose/prompt result; a message that waits shows as queued."
   (goose-ls--prompt message nil))
 
 ;;;###autoload
+(defun goose-ls-restart (&optional server)
+  "Restart the agent and take the open chats back.
+With a prefix argument (SERVER), the shared goose serve too (`agent.share'):
+every window then reconnects to a new one, as after `goose configure'."
+  (interactive "P")
+  (goose-ls--request :goose/restart (list :server (if server t :json-false)))
+  (message "goose-ls: %s restarted"
+           (if server "the agent and its shared goose serve" "the agent")))
+
+;;;###autoload
 (defun goose-ls-new-chat ()
   "Start a new chat and open its compose buffer."
   (interactive)

@@ -15,7 +15,7 @@
 ;; C-c g a asks about the region, C-c g c opens the compose buffer (C-c C-c there
 ;; sends), C-c g j sends a queued message into the running turn, C-c g k cancels,
 ;; C-c g l lists the sessions, C-c g p answers a pending permission, C-c g i signs in
-;; to the agent.  Any command starts goose-ls for the project when it does not run
+;; to the agent, C-c g r restarts it (C-u: its shared goose serve too).  Any command starts goose-ls for the project when it does not run
 ;; yet.  The agent's questions (forms) are asked in the minibuffer; its terminal
 ;; sign-in runs in a terminal buffer.
 ;;
@@ -72,6 +72,7 @@
     (define-key map "p" #'goose-ls-answer-permission)
     (define-key map "m" #'goose-ls-set-option)
     (define-key map "i" #'goose-ls-sign-in)
+    (define-key map "r" #'goose-ls-restart)
     map)
   "The goose-ls commands, under `goose-ls-keymap-prefix' in `goose-ls-mode'.
 Bind it under a key of your own with

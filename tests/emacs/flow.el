@@ -6,7 +6,8 @@
 ;; (after "ask", the option picker, answered with the lines GOOSE_PICK lists), or
 ;; "question" (the agent's questions, answered with the lines GOOSE_ANSWERS lists), or
 ;; "plans" (a turn of plans, a compaction, tool names and a title), or "steer" and
-;; "steer_refused" (a queued message sent now into the running turn, or refused).
+;; "steer_refused" (a queued message sent now into the running turn, or refused), or
+;; "restart" (after "ask", C-c g r and C-u C-c g r).
 (require 'json)
 (require 'goose-ls)
 
@@ -83,6 +84,20 @@
               (funcall (lookup-key (get-text-property (match-beginning 0) 'keymap) (kbd "TAB")))
               (push (vector header before (if (invisible-p output) t :json-false)) folds)))))
       (flow--record 'folds (vconcat (nreverse folds))))))
+
+(defun flow--restart ()
+  "Ask, then C-c g r and C-u C-c g r from the file's buffer: what the user is told."
+  (flow--ask)
+  (goose-ls-mode 1)
+  (let (told)
+    (cl-letf (((symbol-function 'message)
+               (lambda (format &rest args)
+                 (let ((said (apply #'format-message format args)))
+                   (when (string-prefix-p "goose-ls: " said) (push said told))))))
+      (call-interactively (key-binding (kbd "C-c g r")))
+      (let ((current-prefix-arg '(4)))
+        (call-interactively (key-binding (kbd "C-c g r")))))
+    (flow--record 'told (vconcat (nreverse told)))))
 
 (defun flow--send-from-compose (text)
   "Type TEXT in the compose buffer and press C-c C-c there."
@@ -291,6 +306,7 @@ When REFUSED, the agent cannot take it: the turn is cancelled after."
         ("plans" (flow--plans))
         ("steer" (flow--steer nil))
         ("steer_refused" (flow--steer t))
+        ("restart" (flow--restart))
         (_ (flow--ask))))
   (error
    (flow--record 'error (error-message-string err))

@@ -92,6 +92,22 @@ local ok, err = pcall(function()
   assert(vim.wait(20000, function() return goose.client() ~= nil end), "goose-ls did not attach")
   result.attached = true
 
+  if scenario == "restart" then
+    -- :Goose restart, then a word it does not take: what the user is told.
+    result.told = {}
+    local notify = vim.notify
+    vim.notify = function(message, ...) ---@diagnostic disable-line: duplicate-set-field
+      table.insert(result.told, message)
+      return notify(message, ...)
+    end
+    local function running() return goose.status and goose.status.state == "running" end
+    assert(vim.wait(20000, running), "the agent did not start")
+    vim.cmd("Goose restart")
+    assert(vim.wait(20000, function() return #result.told > 0 end), "no word of the restart")
+    vim.cmd("Goose restart everything")
+    return
+  end
+
   if scenario == "one_client" or scenario == "one_client_plain" then
     -- A chat's transcript (outside the work tree) opened as showDocument opens it.
     local transcript = os.getenv("HOME") .. "/data/transcripts/20260101_1.md"

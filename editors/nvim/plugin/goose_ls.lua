@@ -1,4 +1,4 @@
--- :Goose {ask|send|now|cancel|new|sessions|...} and the <Plug>(goose-…) maps of the goose_ls plugin.
+-- :Goose {ask|send|now|cancel|new|sessions|restart|...} and the <Plug>(goose-…) maps of the goose_ls plugin.
 if vim.g.loaded_goose_ls then return end
 vim.g.loaded_goose_ls = true
 
@@ -39,6 +39,13 @@ local subcommands = {
   end,
   new = function() require("goose_ls").new_session() end,
   signin = function() require("goose_ls.sign_in").start() end,
+  restart = function(opts)
+    local what = opts.fargs[2]
+    if what and what ~= "server" then
+      return vim.notify("Goose restart: nothing, or server", vim.log.levels.WARN)
+    end
+    require("goose_ls").restart(what == "server")
+  end,
   sessions = function() require("goose_ls").sessions() end,
 }
 
@@ -54,7 +61,7 @@ end, {
   nargs = "*",
   range = true,
   complete = function() return vim.tbl_keys(subcommands) end,
-  desc = "goose: ask, send, compose, now, cancel, add, mode, option, new, sessions, signin",
+  desc = "goose: ask, send, compose, now, cancel, add, mode, option, new, sessions, signin, restart",
 })
 
 -- Maps to bind keys to (setup({ keymaps = true }) binds the <leader>g… ones).

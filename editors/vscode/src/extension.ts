@@ -219,6 +219,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("gooseLs.restart", async () => {
       await client!.sendRequest("goose/restart", {});
     }),
+    // agent.share: a new goose serve for every window (after `goose configure`, say).
+    vscode.commands.registerCommand("gooseLs.restartServer", async () => {
+      await client!.sendRequest("goose/restart", { server: true });
+    }),
     vscode.commands.registerCommand("gooseLs.signIn", () => signIn(agent.signIn ?? [], (method, params) => client!.sendRequest(method, params))),
   );
   await client.start();

@@ -224,6 +224,24 @@ test("the permission buttons are the labels goose-ls sent; the one pressed answe
   }
 });
 
+test("the restart commands start a new agent each", { skip }, async () => {
+  const record = join(scratch, "agent.jsonl");
+  writeFileSync(script, JSON.stringify({ turns: [[{ text: "ok" }]], record }));
+  await extension.activate({ subscriptions: [] } as never);
+  try {
+    await commands.get("gooseLs.send")!();
+    await until(() => turnEnds.length > 0, "the turn to end");
+    await commands.get("gooseLs.restart")!();
+    await commands.get("gooseLs.restartServer")!();
+    const starts = readFileSync(record, "utf-8")
+      .split("\n")
+      .filter((line) => line.includes('"method": "initialize"') || line.includes('"method":"initialize"'));
+    assert.equal(starts.length, 3, "the first agent, then one per restart");
+  } finally {
+    await extension.deactivate();
+  }
+});
+
 test("the option picker groups options by category; it toggles a boolean and switches the model", { skip }, async () => {
   const record = join(scratch, "agent.jsonl");
   const configOptions = JSON.parse(process.env.GOOSE_OPTIONS ?? "[]");

@@ -259,6 +259,15 @@ end
 --- The session picker (:Goose sessions).
 function M.sessions() require("goose_ls.sessions").pick() end
 
+--- Restart the agent and take the open chats back (:Goose restart); with ``server``, the
+--- shared goose serve too (agent.share: every window then reconnects to a new one).
+function M.restart(server)
+  M.request("goose/restart", { server = server }, function()
+    local what = server and "the agent and its shared goose serve" or "the agent"
+    vim.notify("goose: " .. what .. " restarted", vim.log.levels.INFO)
+  end)
+end
+
 math.randomseed(vim.uv.hrtime())
 
 return M
