@@ -768,3 +768,29 @@ async def test_a_form_waits_on_its_card_in_helix_and_can_be_declined(editor: Edi
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     assert editor.goose.of_kind("elicitation_resolved")[0]["action"] == "decline"
     await editor.goose.wait_for(lambda: "[elicitation: decline] done" in buffers.texts[transcript])
+
+
+async def test_an_answer_naming_no_request_is_refused_while_two_chats_ask(
+    editor: Editor,
+) -> None:
+    """`goose.permission allow_once` answers the one waiting request; with requests in two
+    chats it answers none (it would allow a card the user may not have read), and says
+    so. Once one chat is answered on its card, it answers the other."""
+    steps = [{"permission": {"toolCallId": "p1", "title": "Run it", "kind": "execute"}}]
+    await editor.start({"turns": [steps]})
+    first, second = await editor.new_session(), await editor.new_session()
+    one, two = await editor.prompt(first, "one"), await editor.prompt(second, "two")
+    await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request")[1:])
+    bare = types.ExecuteCommandParams(command="goose.permission", arguments=["allow_once"])
+    await editor.client.workspace_execute_command_async(bare)
+    assert "permission requests wait in 2 chats" in await editor.shown("goose.permission")
+    assert editor.goose.of_kind("permission_resolved") == [], "nothing answered"
+    (card,) = editor.goose.of_kind("permission_request", first)
+    await editor.goose.request(
+        "goose/permission", {"requestId": card["requestId"], "optionId": "reject_once"}
+    )
+    await editor.goose.turn_end(one)
+    await editor.client.workspace_execute_command_async(bare)
+    await editor.goose.turn_end(two)
+    assert "[permission: allow_once]" in editor.goose.text(two)
+    assert "[permission: reject_once]" in editor.goose.text(one)

@@ -141,6 +141,13 @@ async def permission(s: Services, a: args.PermissionArguments) -> None:
     if a.option_id is not None:
         request_id, choice = a.request_or_kind, a.option_id
     elif pending := permissions.pending_requests():
+        # An answer without a request id is only ever for the one chat asking: never a
+        # card of another chat, which the user may not have read.
+        if len(chats := {permissions.session_of(request_id) for request_id in pending}) > 1:
+            raise Refused(
+                f"permission requests wait in {len(chats)} chats: answer one on its card "
+                "(its code actions), or name its request id"
+            )
         request_id, choice = pending[0], a.request_or_kind
     else:
         raise Refused("no permission request is waiting")

@@ -243,6 +243,11 @@ class Permissions:
         """Ids of the requests still waiting, oldest first."""
         return self._asking.pending_requests(session_id)
 
+    def session_of(self, request_id: str) -> str | None:
+        """The session whose request ``request_id`` waits (None: none waits)."""
+        asked = self._asking.waiting(request_id)
+        return asked.session_id if asked else None
+
     def offered(self, request_id: str) -> list[events.PermissionOption]:
         """The choices of a waiting request (the agent's, plus goose-ls's own)."""
         asked = self._asking.waiting(request_id)
