@@ -66,6 +66,18 @@ async def test_a_request_holding_an_object_with_a_jsonrpc_key_is_answered(editor
         )
 
 
+@pytest.mark.parametrize("method", [None, 42, ["goose/restart"]])
+async def test_a_request_whose_method_is_not_a_string_is_an_invalid_request(
+    editor: Editor, method: Any
+) -> None:
+    await editor.start({"turns": [[{"text": "ok"}]]})
+    with pytest.raises(JsonRpcException) as raised:
+        await asyncio.wait_for(raw_request(editor.client, method, {}), 10)
+    assert raised.value.code == types.ErrorCodes.InvalidRequest
+    assert "the method must be a string" in str(raised.value)
+    await editor.new_session()  # goose-ls goes on
+
+
 async def test_a_request_after_shutdown_is_refused_not_ignored(editor: Editor) -> None:
     await editor.start({"turns": [[{"text": "ok"}]]})
     await editor.client.shutdown_async(None)

@@ -6,7 +6,8 @@
 - goose/* params are kept as plain JSON (the handlers structure them with field names in
   their errors); a standard request pygls cannot read is answered with InvalidParams at
   once instead of being dropped.
-- After ``shutdown``, a request gets InvalidRequest, as LSP says, not silence.
+- After ``shutdown``, a request gets InvalidRequest, as LSP says, not silence; so does a
+  request whose method is not a string.
 - goose/* notifications are written as plain JSON, and every write of one event-loop turn
   goes out together (``writer.py``).
 """
@@ -105,6 +106,19 @@ class GooseProtocol(LanguageServerProtocol):
 
     def _read(self, data: dict[str, Any]) -> Any:
         method = data.get("method")
+        if "method" in data and not isinstance(method, str):
+            # pygls would look for its handler and fail inside (a TypeError as the answer).
+            if "id" in data:
+                self._send_response(
+                    data["id"],
+                    error=ResponseError(
+                        ErrorCodes.InvalidRequest,
+                        f"the method must be a string, not {json.dumps(method)[:40]}",
+                    ),
+                )
+            else:
+                log.warning("dropped a notification whose method is not a string")
+            return None
         if "id" in data and isinstance(method, str) and self._shutdown and method != EXIT:
             self._send_response(
                 data["id"],

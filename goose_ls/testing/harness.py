@@ -213,8 +213,9 @@ async def gone(pid: int, timeout: float = 10.0) -> bool:
     return True
 
 
-async def raw_request(client: LanguageClient, method: str, params: Any) -> Any:
-    """Send params as they are: the typed client would refuse to send malformed ones."""
+async def raw_request(client: LanguageClient, method: Any, params: Any) -> Any:
+    """Send the method and params as they are: the typed client would refuse to send
+    malformed ones."""
     request_id = str(uuid.uuid4())
     answer: concurrent.futures.Future[Any] = concurrent.futures.Future()
     client.protocol._request_futures[request_id] = answer
