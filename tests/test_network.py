@@ -1,5 +1,6 @@
 """goose serve reached over a WebSocket (``agent.url``): turns, the token, failures that
-say what is wrong, a server restarted mid-turn, and what goose-ls refuses to do.
+say what is wrong, a server restarted mid-turn, and what goose-ls refuses to do; the
+certificate tests run over streamable HTTP (https://) too.
 
 The server is the scripted agent served as goose serve serves goose
 (``goose_ls.testing.serve``), in a process of its own.
@@ -266,32 +267,44 @@ def _self_signed(tmp_path: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
-async def test_a_pinned_certificate_connects_over_wss(served: Started, tmp_path: Path) -> None:
+OVER_TLS = pytest.mark.parametrize(
+    ("over", "scheme"), [({}, "wss"), ({"serveOver": "http"}, "https")], ids=["websocket", "http"]
+)
+"""The certificate tests, over both transports: ``over`` is the served agent's script."""
+
+
+@OVER_TLS
+async def test_a_pinned_certificate_connects(
+    served: Started, tmp_path: Path, over: dict[str, Any], scheme: str
+) -> None:
     cert, key = _self_signed(tmp_path)
     editor, server = await served(
-        cert=cert, key=key, agent=lambda server: {"tlsFingerprint": server.fingerprint}
+        over, cert=cert, key=key, agent=lambda server: {"tlsFingerprint": server.fingerprint}
     )
-    assert server.url.startswith("wss://127.0.0.1:") and server.fingerprint.count(":") == 31
+    assert server.url.startswith(f"{scheme}://127.0.0.1:")
+    assert server.fingerprint.count(":") == 31
     session_id = await editor.new_session()
     end = await editor.goose.turn_end(await editor.prompt(session_id, "pinned"))
     assert "You said: pinned" in editor.goose.text(end["messageId"])
 
 
+@OVER_TLS
 async def test_another_certificate_than_the_pinned_one_is_refused_before_the_token(
-    served: Started, tmp_path: Path
+    served: Started, tmp_path: Path, over: dict[str, Any], scheme: str
 ) -> None:
     cert, key = _self_signed(tmp_path)
-    editor, _ = await served(cert=cert, key=key, agent={"tlsFingerprint": "AB:" * 31 + "AB"})
+    editor, _ = await served(over, cert=cert, key=key, agent={"tlsFingerprint": "AB:" * 31 + "AB"})
     error, data = await refused(editor)
     assert data["reason"] == "tls" and "not the pinned one" in str(error)
     assert editor.agent_messages() == []
 
 
+@OVER_TLS
 async def test_a_self_signed_certificate_is_not_trusted_without_a_pin(
-    served: Started, tmp_path: Path
+    served: Started, tmp_path: Path, over: dict[str, Any], scheme: str
 ) -> None:
     cert, key = _self_signed(tmp_path)
-    editor, _ = await served(cert=cert, key=key)
+    editor, _ = await served(over, cert=cert, key=key)
     error, data = await refused(editor)
     assert data["reason"] == "tls" and "not trusted" in str(error)
     assert "tlsFingerprint" in data["fix"]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from goose_ls.testing.harness import Editor
-from test_network import Started, _self_signed, refused
+from test_network import Started, refused
 from test_network import served as served  # the fixture
 
 HTTP: dict[str, Any] = {"serveOver": "http"}
@@ -67,33 +67,3 @@ async def test_plain_http_to_another_machine_is_refused(editor: Editor) -> None:
     await editor.start(settings={"agent": {"url": "http://192.0.2.1:3284/acp"}})
     error, data = await refused(editor)
     assert data["reason"] == "insecure" and "192.0.2.1 over http://" in error
-
-
-async def test_a_pinned_certificate_connects_over_https(served: Started, tmp_path: Path) -> None:
-    cert, key = _self_signed(tmp_path)
-    editor, server = await served(
-        HTTP, cert=cert, key=key, agent=lambda server: {"tlsFingerprint": server.fingerprint}
-    )
-    assert server.url.startswith("https://127.0.0.1:")
-    session_id = await editor.new_session()
-    end = await editor.goose.turn_end(await editor.prompt(session_id, "pinned"))
-    assert "You said: pinned" in editor.goose.text(end["messageId"])
-
-
-async def test_another_certificate_than_the_pinned_one_is_refused_over_https(
-    served: Started, tmp_path: Path
-) -> None:
-    cert, key = _self_signed(tmp_path)
-    editor, _ = await served(HTTP, cert=cert, key=key, agent={"tlsFingerprint": "AB:" * 31 + "AB"})
-    error, data = await refused(editor)
-    assert data["reason"] == "tls" and "not the pinned one" in error
-    assert editor.agent_messages() == []
-
-
-async def test_a_self_signed_certificate_is_not_trusted_over_https(
-    served: Started, tmp_path: Path
-) -> None:
-    cert, key = _self_signed(tmp_path)
-    editor, _ = await served(HTTP, cert=cert, key=key)
-    error, data = await refused(editor)
-    assert data["reason"] == "tls" and "not trusted" in error

@@ -33,7 +33,7 @@ from goose_ls.testing.script import (
     write_script,
 )
 from goose_ls.testing.terminal import MISSING, TMUX, Terminal, answers_once_idle
-from goose_ls.testing.turns import PLANS_AND_COMPACTION, STEERED_TURN
+from goose_ls.testing.turns import PLANS_AND_COMPACTION, STEERED_TURN, check_plans_drawn
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))
@@ -382,20 +382,7 @@ def test_plans_compactions_tool_names_and_the_title_are_drawn_in_place(
     nvim: str, tmp_path: Path
 ) -> None:
     result = _run(nvim, tmp_path, "plans", {"turns": [PLANS_AND_COMPACTION]})
-    text = result["text"]
-    assert "🔧 Read app.py · `fs_read` — completed\n    def add\n" in text, "its own name"
-    assert "🔧 shell · ls — completed\n    app.py\n" in text, "a name that is the title: once"
-    plan = "**Plan**\n- [x] Read the parser\n- [ ] Write the test\n- [ ] Run it\n"
-    assert plan in text and text.count("Read the parser") == 1, "drawn again, in place"
-    assert text.index("def add") < text.index(plan) < text.index("shell · ls"), text
-    assert "**Plan**\n\n1. Split `parse`\n2. Test it\n" in text
-    assert "_Plan removed._" in text and "Draft step" not in text, "the removed plan says so"
-    assert text.index("Reading.") < text.index("1. Split") < text.index("_Plan removed._")
-    assert "_🗜 The conversation was compacted._\n\n> We split the parser and kept the alias.\n" in (
-        text
-    )
-    assert "Compacting the conversation…" not in text, "the line was redrawn"
-    assert text.rstrip().endswith("Carrying on.")
+    check_plans_drawn(result["text"])
     assert result["name"] == "goose://Parser refactor", "the buffer follows the chat's title"
 
 

@@ -74,5 +74,24 @@ and one whose name is its title; a plan drawn, then drawn again in place (one li
 after output was added above it, with a tool call below it that changes after; a plan by
 id in markdown; one by id removed; a compaction whose summary streams; a title."""
 
+
+def check_plans_drawn(text: str) -> None:
+    """What a plugin's chat shows of :data:`PLANS_AND_COMPACTION` (Neovim and Emacs draw
+    the same text): each plan and the compaction line drawn again in place, tool names
+    once, the removed plan saying so."""
+    assert "🔧 Read app.py · `fs_read` — completed\n    def add\n" in text, "its own name"
+    assert "🔧 shell · ls — completed\n    app.py\n" in text, "a name that is the title: once"
+    plan = "**Plan**\n- [x] Read the parser\n- [ ] Write the test\n- [ ] Run it\n"
+    assert plan in text and text.count("Read the parser") == 1, "drawn again, in place"
+    assert text.index("def add") < text.index(plan) < text.index("shell · ls"), text
+    assert "**Plan**\n\n1. Split `parse`\n2. Test it\n" in text
+    assert "_Plan removed._" in text and "Draft step" not in text, "the removed plan says so"
+    assert text.index("Reading.") < text.index("1. Split") < text.index("_Plan removed._")
+    summary = "_🗜 The conversation was compacted._\n\n> We split the parser and kept the alias.\n"
+    assert summary in text
+    assert "Compacting the conversation…" not in text, "the line was redrawn"
+    assert text.rstrip().endswith("Carrying on.")
+
+
 STEERED_TURN = [{"text": "Working on it."}, {"waitForSteer": True}, {"text": "Done, with that."}]
 """A turn that waits, once under way, until a message is sent into it (``steering``)."""
