@@ -8,6 +8,7 @@ goose when goose is installed, otherwise the scripted agent, and says which.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import tempfile
@@ -70,6 +71,22 @@ async def _choose_agent(scripted: bool, workdir: Path) -> tuple[dict[str, Any], 
     return {"agent": {"command": command}}, f"using the scripted demo agent ({reason})"
 
 
+READABLE = "GOOSE_LS_AGENT_SANDBOX_READABLE"
+
+
+def _demo_env(workdir: Path) -> dict[str, str]:
+    """goose-ls's environment, the demo's own folder (its script) added to what the
+    agent's sandbox may read: that setting's variable wins over any other."""
+    env = dict(os.environ)
+    try:
+        readable = json.loads(env.get(READABLE, "[]"))
+    except ValueError:
+        readable = []
+    readable = readable if isinstance(readable, list) else []
+    env[READABLE] = json.dumps([*readable, str(workdir)])
+    return env
+
+
 def _selection(path: Path, lines: int = 20) -> dict[str, Any]:
     text = "".join(path.read_text(encoding="utf-8").splitlines(keepends=True)[:lines])
     return {
@@ -110,7 +127,7 @@ async def _run(question: str, file: Path, scripted: bool) -> int:
         def on_message(params: types.ShowMessageParams) -> None:
             print(f"[message] {params.message}", file=sys.stderr, flush=True)
 
-        await client.start_io(sys.executable, "-m", "goose_ls", env=dict(os.environ))
+        await client.start_io(sys.executable, "-m", "goose_ls", env=_demo_env(Path(tmp)))
         try:
             await client.initialize_async(
                 types.InitializeParams(

@@ -24,9 +24,24 @@ from goose_ls.agent.profile import AgentProfile
 from goose_ls.agent.reach import read_token
 from goose_ls.agent.supervisor import AgentSupervisor
 from goose_ls.errors import AgentError, AgentUnavailable
-from goose_ls.paths import config_dir, data_dir, log_dir
+from goose_ls.paths import config_dir, data_dir, log_dir, own_folders
 from goose_ls.tasks import Tasks
 from goose_ls.workspace import sandbox
+from goose_ls.workspace.agent_sandbox import Bounds, bounds_for
+from goose_ls.workspace.confinement import Confinement, roots_of
+
+
+class HereTools(RefuseAll):
+    """No session, but the agent's sandbox as goose-ls opened on this folder makes it."""
+
+    def __init__(self, settings: settings_model.Settings) -> None:
+        self._settings = settings
+
+    async def sandbox_bounds(self) -> Bounds:
+        workspace = self._settings.workspace
+        confinement = Confinement(roots_of(os.getcwd(), workspace.extra_roots), workspace.secrets)
+        own = own_folders(self._settings.data_dir)
+        return await asyncio.to_thread(bounds_for, confinement, workspace.protected, own)
 
 
 def _line(label: str, value: str) -> None:
@@ -58,7 +73,7 @@ async def _check(raw_settings: Any, url: str | None) -> int:
     _line("config dir", str(config_dir()))
     _line("log dir", str(log_dir()))
     _line("data dir", str(data_dir(settings.data_dir)))
-    _line("sandbox", sandbox.choose(settings.terminal.sandbox).describe())
+    _line("terminals", sandbox.choose(settings.terminal.sandbox).describe())
     for warning in warnings:
         _line("warning", warning)
     agent = settings.agent
@@ -66,7 +81,7 @@ async def _check(raw_settings: Any, url: str | None) -> int:
     problem = await check(agent)
     if problem is not None:
         return _fail(*problem)
-    return await _handshake(agent)
+    return await _handshake(settings)
 
 
 async def _binary(agent: settings_model.AgentSettings) -> tuple[str, str] | None:
@@ -99,10 +114,11 @@ async def _server(agent: settings_model.AgentSettings) -> tuple[str, str] | None
     return None
 
 
-async def _handshake(agent: settings_model.AgentSettings) -> int:
+async def _handshake(settings: settings_model.Settings) -> int:
     """Start (or reach) the agent and shake hands, as goose-ls does."""
+    agent = settings.agent
     supervisor = AgentSupervisor(
-        agent, RefuseAll(), RefuseAll(), os.getcwd(), lambda _: None, Tasks()
+        agent, RefuseAll(), HereTools(settings), os.getcwd(), lambda _: None, Tasks()
     )
     started = time.monotonic()
     try:
@@ -120,6 +136,8 @@ async def _handshake(agent: settings_model.AgentSettings) -> int:
     elapsed = time.monotonic() - started
     if agent.url.strip():
         _line("auth", "token accepted")
+    if supervisor.status.sandbox:
+        _line("sandbox", supervisor.status.sandbox)
     if supervisor.status.shared:
         _line("shared", f"goose serve at {supervisor.status.url} (agent.share)")
     profile = conn.profile

@@ -33,3 +33,12 @@ def runtime_dir() -> Path | None:
 
 def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir(APP))
+
+
+def own_folders(data_setting: str) -> list[Path]:
+    """Every folder goose-ls keeps its own files in: chats, audit, logs, settings, the
+    shared servers' secrets. The agent's sandbox hides them."""
+    runtime = runtime_dir()
+    found = [data_dir(data_setting), config_dir(), log_dir(), cache_dir()]
+    found += [runtime] if runtime is not None else []
+    return [Path(os.path.abspath(folder)) for folder in dict.fromkeys(found)]

@@ -104,6 +104,19 @@ class AgentSettings:
         factory=list, metadata={"each": True, "secret": True}
     )
     """MCP servers offered to the agent with each session (see :mod:`goose_ls.mcp_servers`)."""
+    sandbox: Literal["workspace", "off"] = "workspace"
+    """``workspace``: the agent's own process runs in a bubblewrap sandbox (Linux) that
+    lets it write only the workspace roots and its own state, hides the home folder, the
+    secrets and goose-ls's files, and gives it a private /tmp; without bubblewrap it runs
+    unsandboxed, and status and doctor say so. ``off``: unsandboxed, on purpose."""
+    sandbox_readable: list[str] = attrs.Factory(list)
+    """More files and folders the sandboxed agent may read (``~`` is its home folder):
+    a toolchain or a cache its commands need."""
+    sandbox_writable: list[str] = attrs.Factory(list)
+    """More files and folders the sandboxed agent may write."""
+    sandbox_network: bool = True
+    """Whether the sandboxed agent reaches the network (its model's API needs it); off
+    cuts it off entirely, loopback included."""
 
 
 @attrs.define

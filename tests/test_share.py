@@ -34,6 +34,7 @@ from goose_ls.testing.harness import (
     Editor,
     gone,
     process_alive,
+    sandbox_env,
     server_env,
     start_editor,
     stop_editor,
@@ -58,10 +59,16 @@ class Share:
         self.windows: list[Editor] = []
 
     async def window(self, name: str, start: bool = True, grace: float = 30) -> Editor:
-        """A goose-ls with ``agent.share``, in a folder (and a data dir) of its own."""
+        """A goose-ls with ``agent.share``, in a folder (and a data dir) of its own, on
+        the one project: windows on other folders would each have a server, since the
+        server's sandbox lets it write its windows' folders only."""
         folder = self.tmp / name
         folder.mkdir()
-        editor = await start_editor(folder, XDG_RUNTIME_DIR=str(self.runtime))
+        # The fake goose, its script and its record are in the share's folder.
+        sandbox = sandbox_env([self.tmp])
+        editor = await start_editor(folder, XDG_RUNTIME_DIR=str(self.runtime), **sandbox)
+        editor.workspace = self.tmp / "workspace"
+        editor.workspace.mkdir(exist_ok=True)
         editor.record = self.record  # what the server received, checked against ACP at stop
         self.windows.append(editor)
         if start:
@@ -382,7 +389,10 @@ async def test_doctor_attaches_to_the_shared_server_and_names_it(share: Share) -
         "--settings",
         json.dumps(settings),
         stdout=asyncio.subprocess.PIPE,
-        env=server_env(share.tmp / "doctor", XDG_RUNTIME_DIR=str(share.runtime)),
+        env=server_env(
+            share.tmp / "doctor", XDG_RUNTIME_DIR=str(share.runtime), **sandbox_env([share.tmp])
+        ),
+        cwd=share.tmp / "workspace",  # run in the project, as a user does
     )
     out = (await doctor.communicate())[0].decode()
     assert doctor.returncode == 0, out

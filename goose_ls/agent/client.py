@@ -41,7 +41,10 @@ from goose_ls.agent.cancelling import Serving
 from goose_ls.agent.goose_notices import SESSION_UPDATE, status_note
 from goose_ls.agent.interface import AgentCallbacks, ClientRefusal, ClientTools, model_json
 from goose_ls.agent.unstable_updates import CARRIED_NAME
+from goose_ls.paths import own_folders
 from goose_ls.wire import WireError, from_wire
+from goose_ls.workspace.agent_sandbox import Bounds
+from goose_ls.workspace.sandbox import Survey
 
 log = logging.getLogger(__name__)
 
@@ -284,6 +287,9 @@ class RefuseAll:
 
     def directories(self) -> list[str]:
         return []
+
+    async def sandbox_bounds(self) -> Bounds:
+        return Bounds([], Survey([], []), own_folders(""))
 
     def refusal(self, session_id: str, action: str, path: str, why: str) -> ClientRefusal:
         return ClientRefusal(ClientRefusal.DENIED, why)

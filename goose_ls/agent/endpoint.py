@@ -11,12 +11,13 @@ permissions, the agent's file and terminal requests, recovery) nothing knows whi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from goose_ls.agent.transport import Frames
 from goose_ls.settings import AgentSettings
 from goose_ls.tasks import Tasks
+from goose_ls.workspace.agent_sandbox import Bounds
 
 
 class Channel(Protocol):
@@ -78,9 +79,11 @@ def endpoint_for(
     cwd: str,
     tasks: Tasks,
     warn: Callable[[str], None],
+    bounds: Callable[[], Awaitable[Bounds]],
 ) -> Endpoint:
     """``agent.url`` when set (``warn`` tells the user what they should hear of it), else
-    the shared goose serve with ``agent.share``, else the agent's command."""
+    the shared goose serve with ``agent.share``, else the agent's command. ``bounds``
+    says what a sandboxed agent process may write and must not see."""
     if settings.url.strip():
         from goose_ls.agent.network import NetworkEndpoint
 
@@ -88,7 +91,7 @@ def endpoint_for(
     if settings.share:
         from goose_ls.agent.shared import SharedEndpoint
 
-        return SharedEndpoint(settings, environ)
+        return SharedEndpoint(settings, environ, bounds)
     from goose_ls.agent.spawned import ProcessEndpoint
 
-    return ProcessEndpoint(settings, environ, cwd, tasks)
+    return ProcessEndpoint(settings, environ, cwd, tasks, bounds)

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import attrs
 
 from goose_ls import events
+from goose_ls.workspace.agent_sandbox import Bounds
 
 
 class AgentCallbacks(Protocol):
@@ -49,6 +50,10 @@ class ClientTools(Protocol):
     def directories(self) -> list[str]:
         """The folders besides a session's ``cwd`` the agent may work in, absolute
         (ACP's ``additionalDirectories``), confined like the workspace."""
+
+    async def sandbox_bounds(self) -> Bounds:
+        """What the agent's own process may write, and what it must not see, in the
+        workspace and the home folder (surveyed anew at each start)."""
 
     def refusal(self, session_id: str, action: str, path: str, why: str) -> ClientRefusal:
         """The error for a request refused before it reached these tools (``action``:

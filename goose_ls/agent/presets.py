@@ -1,12 +1,36 @@
 """The agents goose-ls knows by name, and what each needs.
 
 ``agent.preset`` picks one; ``agent.command`` (when set) replaces its command line.
-Only goose has a minimum version; each preset has an install hint for doctor.
+Only goose has a minimum version; each preset has an install hint for doctor, and the
+places it keeps its own state, which its sandbox leaves writable (see :func:`reach_of`).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
 import attrs
+
+from goose_ls.settings import AgentSettings
+from goose_ls.workspace.agent_sandbox import TOOLCHAINS, Reach, path_folders, program_paths
+
+
+@attrs.frozen
+class StatePlace:
+    """A folder (or file) where an agent keeps its configuration, sign-in and chats."""
+
+    default: str
+    """Relative to the home folder (or to ``base``'s folder when that variable is set)."""
+    variable: str | None = None
+    """An environment variable naming the place itself instead (``CODEX_HOME``)."""
+    base: tuple[str, str] | None = None
+    """An XDG variable and its default under home: ``default`` lies under it."""
+    file: bool = False
+    unless: str | None = None
+    """A variable that, when set, moves this place elsewhere (``CLAUDE_CONFIG_DIR``)."""
+
 
 MINIMUM_GOOSE_VERSION = (1, 16, 0)
 MINIMUM_SERVE_VERSION = (1, 30, 0)
@@ -19,6 +43,11 @@ class Preset:
     command: tuple[str, ...]
     install: str
     minimum_version: tuple[int, int, int] | None = None
+    state: tuple[StatePlace, ...] = ()
+
+
+def _xdg(variable: str, under_home: str, name: str) -> StatePlace:
+    return StatePlace(name, base=(variable, under_home))
 
 
 PRESETS = {
@@ -28,21 +57,103 @@ PRESETS = {
         "Install goose 1.16.0 or newer (its installer puts it in ~/.local/bin), "
         "then run `goose configure`.",
         MINIMUM_GOOSE_VERSION,
+        (
+            _xdg("XDG_CONFIG_HOME", ".config", "goose"),
+            _xdg("XDG_DATA_HOME", ".local/share", "goose"),
+            _xdg("XDG_STATE_HOME", ".local/state", "goose"),
+            _xdg("XDG_CACHE_HOME", ".cache", "goose"),
+        ),
     ),
     "claude": Preset(
         "claude",
         ("claude-agent-acp",),
         "Install it with `npm install -g @agentclientprotocol/claude-agent-acp`, then sign in "
         "with `claude /login` or set ANTHROPIC_API_KEY.",
+        state=(
+            StatePlace(".claude", variable="CLAUDE_CONFIG_DIR"),
+            StatePlace(".claude.json", file=True, unless="CLAUDE_CONFIG_DIR"),
+        ),
     ),
     "codex": Preset(
         "codex",
         ("codex-acp",),
         "Install it with `npm install -g @zed-industries/codex-acp`, then sign in with `codex login`.",
+        state=(StatePlace(".codex", variable="CODEX_HOME"),),
     ),
     "gemini": Preset(
         "gemini",
         ("gemini", "--experimental-acp"),
         "Install it with `npm install -g @google/gemini-cli`, then run `gemini` once to sign in.",
+        state=(StatePlace(".gemini"),),
     ),
 }
+
+
+def _home_of(environ: Mapping[str, str]) -> Path | None:
+    home = environ.get("HOME")
+    return Path(os.path.realpath(home)) if home and os.path.isabs(home) else None
+
+
+def state_paths(preset: Preset, environ: Mapping[str, str]) -> list[tuple[Path, bool]]:
+    """Where ``preset``'s agent keeps its state, given its environment: (path, is a file)."""
+    home = _home_of(environ)
+    found: list[tuple[Path, bool]] = []
+    for place in preset.state:
+        if place.unless and environ.get(place.unless):
+            continue
+        named = environ.get(place.variable) if place.variable else None
+        if named and os.path.isabs(named):
+            found.append((Path(named), place.file))
+            continue
+        base = environ.get(place.base[0]) if place.base else None
+        if base and os.path.isabs(base):
+            found.append((Path(base) / place.default, place.file))
+        elif home is not None:
+            under = Path(place.base[1]) if place.base else Path()
+            found.append((home / under / place.default, place.file))
+    return found
+
+
+def _made(path: Path, is_file: bool) -> Path | None:
+    """The state place, made (private to the user) if missing; None if it cannot be."""
+    try:
+        if is_file:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not path.exists():
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                os.write(fd, b"{}")  # the agents that keep a JSON file read an empty one
+                os.close(fd)
+        else:
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    return path
+
+
+def reach_of(settings: AgentSettings, binary: str, environ: Mapping[str, str]) -> Reach:
+    """What the agent's sandbox leaves it: its program, its state, the toolchains and
+    what the user added (``agent.sandboxReadable``/``sandboxWritable``)."""
+    preset = PRESETS[settings.preset]
+    homes = [h for h in (_home_of(os.environ), _home_of(environ)) if h is not None]
+    homes = list(dict.fromkeys(homes))
+    state = [p for p, f in state_paths(preset, environ) if _made(p, f) is not None]
+    toolchains = [home / name for home in homes for name in TOOLCHAINS]
+    home = homes[-1] if homes else None
+
+    def placed(paths: list[str]) -> list[Path]:
+        """Absolute paths, ``~`` being the agent's home folder."""
+        return [
+            Path(os.path.abspath(str(home) + p[1:] if p.startswith("~") and home else p))
+            for p in paths
+        ]
+
+    return Reach(
+        program=program_paths(binary, environ, homes),
+        state=state,
+        readable=[*toolchains, *path_folders(environ), *placed(settings.sandbox_readable)],
+        writable=placed(settings.sandbox_writable),
+        homes=homes,
+        network=settings.sandbox_network,
+    )

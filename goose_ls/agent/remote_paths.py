@@ -19,6 +19,7 @@ import attrs
 
 from goose_ls import events
 from goose_ls.agent.interface import AgentCallbacks, ClientRefusal, ClientTools
+from goose_ls.workspace.agent_sandbox import Bounds
 from goose_ls.workspace.path_map import Convert, PathMap, map_uri
 
 Call = TypeVar("Call", bound="events.ToolCall | events.ToolCallUpdate")
@@ -167,6 +168,9 @@ class MappedTools:
 
     def refusal(self, session_id: str, action: str, path: str, why: str) -> ClientRefusal:
         return self._tools.refusal(session_id, action, path, why)
+
+    async def sandbox_bounds(self) -> Bounds:
+        return await self._tools.sandbox_bounds()  # the process runs here: local paths
 
     def _local(self, session_id: str, path: str, action: str) -> str:
         local = self._paths.to_local(path)

@@ -98,9 +98,11 @@ def share_root() -> Path:
     return _folder(base / "share")
 
 
-def share_key(argv: list[str], env: Mapping[str, str]) -> str:
-    """One key per goose command line and extra environment."""
+def share_key(argv: list[str], env: Mapping[str, str], sandbox: str = "") -> str:
+    """One key per goose command line, extra environment and sandbox (the roots a
+    sandboxed server may write: one server per project then)."""
     text = json.dumps({"argv": argv, "env": sorted(env.items())})
+    text += f"\0{sandbox}" if sandbox else ""
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -111,8 +113,8 @@ class SharePlace:
         self.folder = folder
 
     @classmethod
-    def of(cls, argv: list[str], env: Mapping[str, str]) -> SharePlace:
-        return cls(_folder(share_root() / share_key(argv, env)))
+    def of(cls, argv: list[str], env: Mapping[str, str], sandbox: str = "") -> SharePlace:
+        return cls(_folder(share_root() / share_key(argv, env, sandbox)))
 
     @property
     def log(self) -> Path:

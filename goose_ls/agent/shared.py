@@ -21,25 +21,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from websockets.exceptions import InvalidHandshake, InvalidStatus
 
 from goose_ls import logs
 from goose_ls.agent import share_server
-from goose_ls.agent.discovery import is_goose, parse_version, resolve
+from goose_ls.agent.discovery import Launch, is_goose, parse_version, resolve
 from goose_ls.agent.loopback_owner import check_own
 from goose_ls.agent.network import CONNECT_TIMEOUT, NetworkChannel, unreached
 from goose_ls.agent.presets import MINIMUM_SERVE_VERSION
 from goose_ls.agent.reach import Target
 from goose_ls.agent.share_place import ServerState, SharePlace
+from goose_ls.agent.spawned import sandboxed
 from goose_ls.agent.websocket import WebSocketFrames, open_websocket
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.process_identity import process_alive
 from goose_ls.settings import AgentSettings
+from goose_ls.workspace.agent_sandbox import Bounds
 
 log = logging.getLogger(__name__)
 
@@ -50,9 +54,15 @@ class SharedEndpoint:
     lost = "disconnected"
     fix = "goose-ls reconnects by itself, starting the shared goose serve again if it is gone."
 
-    def __init__(self, settings: AgentSettings, environ: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        settings: AgentSettings,
+        environ: Mapping[str, str],
+        bounds: Callable[[], Awaitable[Bounds]],
+    ) -> None:
         self._settings = settings
         self._environ = environ
+        self._bounds = bounds
         self._facts: dict[str, Any] = {"shared": True}
         self.command: list[str] = []
 
@@ -71,9 +81,8 @@ class SharedEndpoint:
         self._facts.update(binary=launch.binary, version=launch.version)
         self.command = launch.argv  # goose's own: a terminal sign-in runs it here
         _check_goose(launch.binary, launch.version)
-        command = share_server.serve_command(launch.argv)
+        place, command = await self._place(launch)
         try:
-            place = await asyncio.to_thread(SharePlace.of, command, settings.env)
             state, secret, lease = await self._server(place, command)
         except OSError as exc:
             raise AgentError(f"cannot share goose serve: {exc}") from exc
@@ -95,9 +104,7 @@ class SharedEndpoint:
     async def stop_server(self, grace: float) -> bool:
         """Stop the shared goose serve (the windows attached to it reconnect to the next
         one, as after a crash)."""
-        launch = await resolve(self._settings, self._environ)
-        command = share_server.serve_command(launch.argv)
-        place = await asyncio.to_thread(SharePlace.of, command, self._settings.env)
+        place, _ = await self._place(await resolve(self._settings, self._environ))
         async with place.held(self._settings.session_timeout):
             state = place.state()
             if state is None or not process_alive(state.process):
@@ -106,6 +113,22 @@ class SharedEndpoint:
             await share_server.stop(state, grace)
             place.forget(state.pid)
         return True
+
+    async def _place(self, launch: Launch) -> tuple[SharePlace, list[str]]:
+        """The share this window belongs to, and the server's command line in its
+        sandbox: windows whose sandbox lets the server write the same roots share one."""
+        serve = Launch(share_server.serve_command(launch.argv), launch.binary, launch.version)
+        env = {**self._environ, **self._settings.env}
+        bounds = await self._bounds()
+        command, self._facts["sandbox"] = await sandboxed(
+            self._settings, serve, env, str(Path.home()), bounds
+        )
+        scope = "" if command == serve.argv else json.dumps([str(r) for r in bounds.roots])
+        try:
+            place = await asyncio.to_thread(SharePlace.of, serve.argv, self._settings.env, scope)
+        except OSError as exc:
+            raise AgentError(f"cannot share goose serve: {exc}") from exc
+        return place, command
 
     async def _server(self, place: SharePlace, command: list[str]) -> tuple[ServerState, str, int]:
         """The running server (started if need be), its secret, and a lease on it; all

@@ -13,11 +13,12 @@ import asyncio
 import logging
 import signal
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from goose_ls.agent.discovery import Launch, resolve
 from goose_ls.agent.lines import READ_AHEAD, LineFrames
+from goose_ls.agent.presets import reach_of
 from goose_ls.agent.process import (
     end_of,
     kill_group_now,
@@ -29,6 +30,8 @@ from goose_ls.agent.transport import READER_GRACE
 from goose_ls.errors import AgentError
 from goose_ls.settings import AgentSettings, redact
 from goose_ls.tasks import Tasks
+from goose_ls.workspace import agent_sandbox, sandbox
+from goose_ls.workspace.agent_sandbox import Bounds
 
 log = logging.getLogger(__name__)
 agent_log = logging.getLogger("goose_ls.agent.stderr")
@@ -43,18 +46,27 @@ class ProcessEndpoint:
     fix = "Run `goose-ls doctor` to check the agent; the next request restarts it."
 
     def __init__(
-        self, settings: AgentSettings, environ: Mapping[str, str], cwd: str, tasks: Tasks
+        self,
+        settings: AgentSettings,
+        environ: Mapping[str, str],
+        cwd: str,
+        tasks: Tasks,
+        bounds: Callable[[], Awaitable[Bounds]],
     ) -> None:
         self._settings = settings
         self._environ = environ
         self._cwd = cwd
         self._tasks = tasks
+        self._bounds = bounds
         self._launch: Launch | None = None
+        self._sandbox: str | None = None
         self.command: list[str] = []
 
     def facts(self) -> dict[str, Any]:
         launch = self._launch
-        return {} if launch is None else {"binary": launch.binary, "version": launch.version}
+        if launch is None:
+            return {}
+        return {"binary": launch.binary, "version": launch.version, "sandbox": self._sandbox}
 
     async def stop_server(self, grace: float) -> bool:
         return False  # each open starts the agent anew
@@ -62,13 +74,17 @@ class ProcessEndpoint:
     async def open(self) -> ProcessChannel:
         launch = self._launch = await resolve(self._settings, self._environ)
         self.command = launch.argv
+        env = {**self._environ, **self._settings.env}
+        argv, self._sandbox = await sandboxed(
+            self._settings, launch, env, self._cwd, await self._bounds()
+        )
         try:
             process = await asyncio.create_subprocess_exec(
-                *launch.argv,
+                *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env={**self._environ, **self._settings.env},
+                env=env,
                 cwd=self._cwd,
                 limit=READ_AHEAD,
                 **new_process_group(),
@@ -76,19 +92,35 @@ class ProcessEndpoint:
         except OSError as exc:
             raise AgentError(f"could not run {launch.binary}: {exc.strerror or exc}") from exc
         log.info("started agent pid %s: %s", process.pid, redact(" ".join(launch.argv)))
-        channel = ProcessChannel(process, launch)
+        log.info("agent sandbox: %s", self._sandbox)
+        channel = ProcessChannel(process, launch, self._sandbox)
         assert process.stderr is not None
         self._tasks.run(channel.drain_stderr(process.stderr), f"agent {process.pid} stderr")
         return channel
 
 
+async def sandboxed(
+    settings: AgentSettings, launch: Launch, env: Mapping[str, str], cwd: str, bounds: Bounds
+) -> tuple[list[str], str]:
+    """The agent's command line in its sandbox (``agent.sandbox``), and what that means."""
+    jail = await asyncio.to_thread(sandbox.choose, settings.sandbox)
+    if not jail.active:
+        return launch.argv, agent_sandbox.describe(jail)
+    reach = await asyncio.to_thread(reach_of, settings, launch.binary, env)
+    argv = agent_sandbox.wrap_agent(jail, launch.argv, cwd, bounds, reach)
+    return argv, agent_sandbox.describe(jail, bounds, reach)
+
+
 class ProcessChannel:
     """A running agent process: its pipes, its stderr's last lines, its end."""
 
-    def __init__(self, process: asyncio.subprocess.Process, launch: Launch) -> None:
+    def __init__(
+        self, process: asyncio.subprocess.Process, launch: Launch, sandbox: str | None = None
+    ) -> None:
         assert process.stdin is not None and process.stdout is not None
         self._process = process
         self._launch = launch
+        self._sandbox = sandbox
         self._frames = LineFrames(process.stdout, process.stdin)
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL)
 
@@ -102,7 +134,13 @@ class ProcessChannel:
         return process.pid if process.returncode is None else None
 
     def facts(self) -> dict[str, Any]:
-        return {"binary": self._launch.binary, "version": self._launch.version, "pid": self.pid}
+        launch = self._launch
+        return {
+            "binary": launch.binary,
+            "version": launch.version,
+            "pid": self.pid,
+            "sandbox": self._sandbox,
+        }
 
     async def drain_stderr(self, stream: asyncio.StreamReader) -> None:
         while True:

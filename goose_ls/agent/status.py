@@ -44,5 +44,7 @@ class AgentStatus:
     shared: bool | None = None
     """``agent.share``: the server at ``url`` is the one all of the user's goose-ls share."""
     agent: dict[str, Any] | None = None
+    sandbox: str | None = None
+    """What the agent's own process may reach (``agent.sandbox``), when goose-ls starts it."""
     sign_in: tuple[SignIn, ...] | None = None
     """With reason ``auth_required``: the agent's terminal sign-ins, ready to run."""

@@ -109,9 +109,7 @@ class AgentSupervisor:
 
     async def _start(self) -> AgentConnection:
         self._set_status(AgentStatus(AgentState.STARTING, message="starting the agent"))
-        endpoint = self._endpoint = endpoint_for(
-            self.settings, self._environ, self._cwd, self._tasks, self._callbacks.warning
-        )
+        endpoint = self._endpoint = self._endpoint_now()
         self._generation += 1
         generation = self._generation
         self._channel = None
@@ -144,6 +142,17 @@ class AgentSupervisor:
                 )
             )
             raise
+
+    def _endpoint_now(self) -> Endpoint:
+        """Where the agent runs, as the settings say now."""
+        return endpoint_for(
+            self.settings,
+            self._environ,
+            self._cwd,
+            self._tasks,
+            self._callbacks.warning,
+            self._tools.sandbox_bounds,
+        )
 
     async def _connect(
         self, endpoint: Endpoint, channel: Channel, generation: int
@@ -274,10 +283,7 @@ class AgentSupervisor:
         self._gave_up = None
         await self.stop()
         if server:  # the server the settings name now, whether or not one was reached
-            endpoint = endpoint_for(
-                self.settings, self._environ, self._cwd, self._tasks, self._callbacks.warning
-            )
-            await endpoint.stop_server(self.settings.shutdown_timeout)
+            await self._endpoint_now().stop_server(self.settings.shutdown_timeout)
         return await self.connection()
 
     async def _terminate(self) -> None:

@@ -24,7 +24,7 @@ import attrs
 
 from goose_ls import events
 from goose_ls.agent.interface import ClientRefusal
-from goose_ls.paths import data_dir
+from goose_ls.paths import data_dir, own_folders
 from goose_ls.sessions.checkpoints import Change
 from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.proposed import with_diff
@@ -33,6 +33,7 @@ from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
 from goose_ls.tool_calls import merge
 from goose_ls.workspace import files, sandbox
+from goose_ls.workspace.agent_sandbox import Bounds, bounds_for
 from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.confinement import (
     BadPath,
@@ -87,6 +88,12 @@ class AgentTools:
         """Every root but the workspace: ``workspace.extraRoots`` and the editor's other
         folders, resolved (the agent is told of exactly what it is confined to)."""
         return [str(root) for root in dict.fromkeys(self.confinement().roots[1:])]
+
+    async def sandbox_bounds(self) -> Bounds:
+        settings = self._settings()
+        own = own_folders(settings.data_dir)
+        protected = settings.workspace.protected
+        return await asyncio.to_thread(bounds_for, self.confinement(), protected, own)
 
     async def _check(self, session_id: str, path: str, action: str, kind: str) -> Path:
         try:

@@ -117,8 +117,30 @@ class Editor:
         return [json.loads(line) for line in self.record.read_text(encoding="utf-8").splitlines()]
 
 
+CHECKOUT = Path(__file__).resolve().parents[2]
+"""The source the scripted agent and the wiretap import (an editable install)."""
+
+
+AGENTS = Path(os.environ.get("GOOSE_LS_AGENTS", Path.home() / ".cache" / "goose-ls" / "agents"))
+"""Where scripts/fetch-agents.sh puts the real agents the tests run."""
+
+
+def sandbox_env(
+    writable: list[Path], readable: tuple[Path, ...] = (CHECKOUT, AGENTS)
+) -> dict[str, str]:
+    """The agent's sandbox in tests: as a user's, with what the test's arrangement needs
+    besides (this checkout, which the scripted agent and the wiretap import; the
+    fetched agents, which the wiretap runs; the test's scripts and records)."""
+    return {
+        "GOOSE_LS_AGENT_SANDBOX_WRITABLE": json.dumps([str(p) for p in writable]),
+        "GOOSE_LS_AGENT_SANDBOX_READABLE": json.dumps([str(p) for p in readable]),
+    }
+
+
 def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """goose-ls's environment: logs, XDG dirs and a ``bin`` on PATH, all under ``tmp_path``."""
+    """goose-ls's environment: logs, XDG dirs and a ``bin`` on PATH, all under
+    ``tmp_path``, and the agent's sandbox (:func:`sandbox_env`: the test's folder is
+    writable; a test of the sandbox itself narrows it)."""
     env = {
         **os.environ,
         "GOOSE_LS_LOG_DIR": str(tmp_path / "logs"),
@@ -127,6 +149,7 @@ def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
         # Tests that need a goose on PATH put a fake one here.
         "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        **sandbox_env([tmp_path]),
     }
     env.update(extra)
     return env

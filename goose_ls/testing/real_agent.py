@@ -10,7 +10,6 @@ the scripted agent.
 
 from __future__ import annotations
 
-import os
 import shlex
 import stat
 import sys
@@ -18,9 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from goose_ls.testing import wiretap
-from goose_ls.testing.harness import Editor
-
-AGENTS = Path(os.environ.get("GOOSE_LS_AGENTS", Path.home() / ".cache" / "goose-ls" / "agents"))
+from goose_ls.testing.harness import AGENTS, Editor
 
 
 def installed(command: str) -> Path:

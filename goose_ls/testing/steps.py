@@ -111,6 +111,8 @@ class StepPlayer:
             await self.write_file(session_id, step["writeFile"])
         elif "terminal" in step:
             await self.run_terminal(session_id, step["terminal"])
+        elif "shell" in step:
+            await self.run_shell(session_id, step["shell"])
         elif "permission" in step:
             await self.ask_permission(session_id, step["permission"], cancel)
         elif "elicit" in step:
@@ -224,6 +226,21 @@ class StepPlayer:
             await self.say(session_id, "[written]")
         except RpcError as exc:
             await self.say(session_id, f"[write error {exc.code}: {exc}]")
+
+    async def run_shell(self, session_id: str, line: str) -> None:
+        """Run ``line`` in the agent's own process, as goose's shell tool does (no
+        ``terminal/*``), and say what it printed: ``[shell 0: ...]``."""
+        shell = await asyncio.create_subprocess_exec(
+            "sh",
+            "-c",
+            line,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        out, _ = await shell.communicate()
+        said = out.decode(errors="replace").strip()
+        await self.say(session_id, f"[shell {shell.returncode}: {said}]")
 
     async def run_terminal(self, session_id: str, spec: dict[str, Any]) -> None:
         """Create, wait (or kill after ``killAfter`` s), read and release a terminal;

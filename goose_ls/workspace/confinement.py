@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
+import stat as stat_module
 from collections.abc import Iterable
 from pathlib import Path, PurePath
 
@@ -45,6 +47,44 @@ DEFAULT_SECRETS = (
     ".pgpass",
     ".my.cnf",
 )
+
+CREDENTIAL_MARKS = (
+    ("a private key", re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----")),
+    ("a PuTTY private key", re.compile(rb"\APuTTY-User-Key-File-\d+:")),
+    ("a service-account key", re.compile(rb'"private_key"\s*:\s*"-----BEGIN')),
+    ("cloud credentials", re.compile(rb"(?im)^\s*aws_secret_access_key\s*=\s*\S")),
+)
+"""What makes a file a credential whatever its name: marks with no false friend in
+ordinary source (no guess from randomness, which would hide real files)."""
+SNIFF_BYTES = 16_384
+"""How much of a file is looked at for those marks."""
+SNIFF_LIMIT = 1 << 20
+"""Files larger than this are not looked into (no key file is)."""
+
+
+def credential_in(head: bytes) -> str | None:
+    """What kind of credential ``head`` (a file's first bytes) holds, if any."""
+    return next((what for what, mark in CREDENTIAL_MARKS if mark.search(head)), None)
+
+
+def credential_file(path: Path) -> str | None:
+    """What kind of credential the plain file at ``path`` holds (never following a
+    link, never blocking on a FIFO), if any."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat_module.S_ISREG(info.st_mode) or info.st_size > SNIFF_LIMIT:
+            return None
+        return credential_in(os.read(fd, SNIFF_BYTES))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
 
 PATH_MAX = 4096
 NAME_MAX = 255

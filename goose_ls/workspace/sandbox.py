@@ -25,7 +25,7 @@ from typing import Literal
 
 import attrs
 
-from goose_ls.workspace.confinement import HOME_DEPTH, Confinement, Denied
+from goose_ls.workspace.confinement import HOME_DEPTH, Confinement, Denied, credential_file
 from goose_ls.workspace.policy import protected_path
 
 log = logging.getLogger(__name__)
@@ -141,7 +141,9 @@ def _walk(
     skipped = set(skip)
     for folder, dirs, files in os.walk(top):
         here = Path(folder)
-        level = len(here.relative_to(top).parts)
+        inside = here.relative_to(top).parts
+        level = len(inside)
+        sniff = patterns is not None and ".git" not in inside  # git's objects are packed
         if depth is not None and level >= depth:
             dirs.clear()
         for name in [*dirs, *files]:
@@ -158,6 +160,8 @@ def _walk(
             rules = folders if name in dirs else patterns
             if rules and protected_path(str(top), rules, str(path)):
                 guarded.append(path)
+            elif sniff and name not in dirs and credential_file(path):
+                found.append(path)  # a key by its content, whatever its name
         dirs[:] = [d for d in dirs if here / d not in skipped and here / d not in found]
         if seen > WALK_LIMIT:
             log.warning("stopped looking for secrets in %s after %d entries", top, seen)
