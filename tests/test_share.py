@@ -31,6 +31,7 @@ from goose_ls.agent.share_place import SharePlace
 from goose_ls.process_identity import process_named
 from goose_ls.testing import write_fake_goose, write_script
 from goose_ls.testing.harness import (
+    SERVER_COMMAND,
     Editor,
     gone,
     process_alive,
@@ -65,8 +66,8 @@ class Share:
         folder = self.tmp / name
         folder.mkdir()
         # The fake goose, its script and its record are in the share's folder.
-        sandbox = sandbox_env([self.tmp])
-        editor = await start_editor(folder, XDG_RUNTIME_DIR=str(self.runtime), **sandbox)
+        env = {"XDG_RUNTIME_DIR": str(self.runtime), **sandbox_env([self.tmp])}
+        editor = await start_editor(folder, SERVER_COMMAND, **env)
         editor.workspace = self.tmp / "workspace"
         editor.workspace.mkdir(exist_ok=True)
         editor.record = self.record  # what the server received, checked against ACP at stop
