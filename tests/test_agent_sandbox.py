@@ -10,6 +10,7 @@ are tried the same way in ``test_agent_sandbox_real.py``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import subprocess
@@ -18,9 +19,26 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
-from goose_ls.testing.harness import CHECKOUT, start_editor, stop_editor
+from goose_ls.testing.claude import CLAUDE, claude_home, start_claude
+from goose_ls.testing.claude import MISSING as CLAUDE_MISSING
+from goose_ls.testing.codex import CODEX, start_codex
+from goose_ls.testing.codex import MISSING as CODEX_MISSING
+from goose_ls.testing.fake_anthropic import FakeAnthropic, ToolUse, tool_results
+from goose_ls.testing.fake_anthropic import Reply as ClaudeReply
+from goose_ls.testing.fake_model import Call, FakeModel, call_outputs, exec_command
+from goose_ls.testing.fake_model import Reply as CodexReply
+from goose_ls.testing.harness import (
+    AGENTS,
+    CHECKOUT,
+    SERVER_COMMAND,
+    Editor,
+    sandbox_env,
+    start_editor,
+    stop_editor,
+)
 from goose_ls.workspace import sandbox
 
 pytestmark = pytest.mark.skipif(
@@ -171,3 +189,188 @@ async def test_with_the_network_off_the_loopback_listener_is_out_of_reach(
     out = await _played(tmp_path, loopback, sandboxNetwork=False)
     assert "pong" not in out["loopback"], out["loopback"]
     assert "no network" in json.loads(out["status"])["agent"]["sandbox"]
+
+
+# --- the real agents, their own tools ---------------------------------------------
+
+
+def _real_sandbox(tmp: Path) -> dict[str, str]:
+    """The test's arrangement only: the wiretap (``bin``), this checkout and the
+    fetched agents readable, the wiretap's record writable."""
+    record = tmp / "agent-received.jsonl"
+    files = [record, *(record.with_suffix(s) for s in (".sent.jsonl", ".wire.jsonl"))]
+    for file in files:
+        file.touch()
+    (tmp / "codex-temp").mkdir()  # codex's TMPDIR in tests (see start_codex)
+    return sandbox_env([*files, tmp / "codex-temp"], (CHECKOUT, AGENTS, tmp / "bin"))
+
+
+async def _approving(editor: Editor) -> list[dict[str, Any]]:
+    """Answer every permission card with its allow (a user who says yes to all); the
+    cards answered, once the caller cancels."""
+    answered: list[dict[str, Any]] = []
+    try:
+        while True:
+            for card in editor.goose.of_kind("permission_request"):
+                if card in answered:
+                    continue
+                answered.append(card)
+                kinds = {o["kind"]: o["optionId"] for o in card["options"]}
+                allow = kinds.get("allow_once") or kinds.get("allow_always")
+                await editor.goose.request(
+                    "goose/permission", {"requestId": card["requestId"], "optionId": allow}
+                )
+            await asyncio.sleep(0.1)
+    except asyncio.CancelledError:
+        return answered
+
+
+@attrs.frozen
+class Trial:
+    """What one agent did with the eight actions: what its model was told its tools
+    returned, the cards goose-ls showed, the audit log's records, the sandbox said."""
+
+    results: str
+    cards: list[dict[str, Any]]
+    audit: list[dict[str, Any]]
+    sandbox: str
+
+
+async def _trial(
+    editor: Editor, start: Any, prompt: str, mode: str | None = None
+) -> tuple[list[dict[str, Any]], str]:
+    """Start the agent, run one turn approving every card (in ``mode``, set by the
+    agent's mode switch); the cards and the sandbox the status names."""
+    await start()
+    session_id = await editor.new_session()
+    if mode is not None:
+        await editor.goose.request("goose/setMode", {"sessionId": session_id, "modeId": mode})
+    approving = asyncio.ensure_future(_approving(editor))
+    try:
+        message_id = await editor.prompt(session_id, prompt)
+        end = await editor.goose.turn_end(message_id, timeout=120)
+        assert end["stopReason"] == "end_turn", end
+    finally:
+        approving.cancel()
+    cards = await approving
+    status = await editor.goose.request("goose/status", {})
+    return cards, str(status["agent"].get("sandbox"))
+
+
+def _audit(tmp: Path) -> list[dict[str, Any]]:
+    path = tmp / "data" / "audit.log"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [json.loads(line) for line in lines]
+
+
+def _claude_replies(places: Places, port: int) -> list[ClaudeReply]:
+    home, ws = places.home, places.workspace
+    tools = [
+        ToolUse("Read", {"file_path": f"{home}/.ssh/id_rsa"}),
+        ToolUse("Read", {"file_path": f"{ws}/.env"}),
+        ToolUse("Read", {"file_path": f"{ws}/gcp-key.json"}),
+        ToolUse("Read", {"file_path": f"{ws}/app.py"}),
+        ToolUse(
+            "Edit",
+            {"file_path": f"{ws}/app.py", "old_string": "hello", "new_string": "edited"},
+        ),
+        ToolUse("Bash", {"command": ACTIONS["bashrc"]}),
+        ToolUse("Write", {"file_path": f"{ws}/.git/hooks/pre-commit", "content": HOOK}),
+        ToolUse("Bash", {"command": ACTIONS["leak"]}),
+        ToolUse("Bash", {"command": f'python3 -c "{_CONNECT}" {port}'}),
+        ToolUse("Bash", {"command": ACTIONS["run the tests"]}),
+    ]
+    numbered = [ToolUse(t.name, t.input, id=f"toolu_{n:02}") for n, t in enumerate(tools)]
+    return [*(ClaudeReply(("On it.",), tool=t) for t in numbered), ClaudeReply(("Done.",))]
+
+
+HOOK = "#!/bin/sh\nrm -rf ~\n"
+
+
+async def _claude_trial(tmp: Path, port: int, mode: str | None) -> Trial:
+    editor = await start_editor(tmp, SERVER_COMMAND, **_real_sandbox(tmp))
+    places = Places(tmp)
+    try:
+        if mode is not None:
+            home = claude_home(editor)
+            home.mkdir(exist_ok=True)
+            settings = {"permissions": {"defaultMode": mode}}
+            (home / "settings.json").write_text(json.dumps(settings))
+        with FakeAnthropic(_claude_replies(places, port)) as api:
+            cards, said = await _trial(editor, lambda: start_claude(editor, api), "do it all")
+            results = "\n".join("\n".join(tool_results(r)) for r in api.turns())
+    finally:
+        await stop_editor(editor)
+    return Trial(results, cards, _audit(tmp), said)
+
+
+def _codex_replies(places: Places, port: int) -> list[CodexReply]:
+    home = places.home
+    patch_app = (
+        "*** Begin Patch\n*** Update File: app.py\n@@\n-print('hello')\n+print('edited')\n"
+        "*** End Patch\n"
+    )
+    hook = f"*** Begin Patch\n*** Add File: .git/hooks/pre-commit\n+{HOOK.splitlines()[1]}\n*** End Patch\n"
+    calls = [
+        exec_command(f"cat {home}/.ssh/id_rsa"),
+        exec_command(ACTIONS[".env"]),
+        exec_command(ACTIONS["key by content"]),
+        Call("apply_patch", input=patch_app),
+        exec_command(ACTIONS["bashrc"]),
+        Call("apply_patch", input=hook),
+        exec_command(ACTIONS["leak"]),
+        exec_command(f'python3 -c "{_CONNECT}" {port}'),
+        exec_command(ACTIONS["run the tests"]),
+    ]
+    return [*(CodexReply(("On it.",), call=c) for c in calls), CodexReply(("Done.",))]
+
+
+async def _codex_trial(tmp: Path, port: int, mode: str | None) -> Trial:
+    editor = await start_editor(tmp, SERVER_COMMAND, **_real_sandbox(tmp))
+    places = Places(tmp)
+    try:
+        with FakeModel(_codex_replies(places, port)) as model:
+
+            async def start() -> None:
+                await start_codex(editor, model)
+
+            cards, said = await _trial(editor, start, "do it all", mode)
+            results = "\n".join("\n".join(call_outputs(r)) for r in model.turns())
+    finally:
+        await stop_editor(editor)
+    return Trial(results, cards, _audit(tmp), said)
+
+
+def _held(trial: Trial, tmp: Path) -> None:
+    """The pass line of every trial: no secret read, nothing outside the roots written,
+    no hook planted, no leak, every card audited, normal work done."""
+    for secret in ("b3BlbnNzaC1rZXktdjEAAAAA", "s3cr3tCloudKey", "dotenv-secret-value"):
+        assert secret not in trial.results, f"the model was told a secret: {secret}"
+    workspace, home = tmp / "workspace", tmp / "home"
+    assert (home / ".bashrc").read_text() == "# mine\n"
+    assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
+    leak = workspace / "leak.txt"
+    assert not leak.exists() or "s3cr3t" not in leak.read_text()
+    assert "edited" in (workspace / "app.py").read_text(), trial.results
+    assert "tests-pass" in trial.results, trial.results
+    audited = {record.get("tool") for record in trial.audit}
+    for card in trial.cards:
+        assert card["toolCall"].get("title") in audited or audited, (card, trial.audit)
+    assert len(trial.audit) >= len(trial.cards), (trial.cards, trial.audit)
+    assert trial.sandbox.startswith("workspace (bubblewrap)"), trial.sandbox
+
+
+@pytest.mark.skipif(not CLAUDE.exists(), reason=CLAUDE_MISSING)
+@pytest.mark.parametrize("mode", ["default", "bypassPermissions"])
+async def test_claude_s_own_tools_stay_in_the_sandbox(
+    tmp_path: Path, loopback: int, mode: str | None
+) -> None:
+    _held(await _claude_trial(tmp_path, loopback, mode), tmp_path)
+
+
+@pytest.mark.skipif(not CODEX.exists(), reason=CODEX_MISSING)
+@pytest.mark.parametrize("mode", [None, "full-access"], ids=["preset", "full-access"])
+async def test_codex_s_own_tools_stay_in_the_sandbox(
+    tmp_path: Path, loopback: int, mode: str | None
+) -> None:
+    _held(await _codex_trial(tmp_path, loopback, mode), tmp_path)

@@ -156,4 +156,5 @@ def reach_of(settings: AgentSettings, binary: str, environ: Mapping[str, str]) -
         writable=placed(settings.sandbox_writable),
         homes=homes,
         network=settings.sandbox_network,
+        tmpdir=environ.get("TMPDIR"),
     )

@@ -23,6 +23,10 @@ def codex_home(editor: Editor) -> Path:
     return editor.tmp / "codex-home"
 
 
+def codex_temp(editor: Editor) -> Path:
+    return editor.tmp / "codex-temp"
+
+
 async def start_codex(
     editor: Editor, model: FakeModel, settings: dict[str, Any] | None = None, **env: str
 ) -> None:
@@ -30,9 +34,13 @@ async def start_codex(
     agent's environment, ``settings`` to goose-ls's."""
     tap(editor, "codex-acp")
     (editor.tmp / "home").mkdir(exist_ok=True)
+    codex_temp(editor).mkdir(exist_ok=True)
     agent_env = {
         "CODEX_HOME": str(model.codex_home(codex_home(editor))),
         "HOME": str(editor.tmp / "home"),
+        # codex makes its sandbox helper in CODEX_HOME, but not in the temporary folder,
+        # where a test's CODEX_HOME is: a TMPDIR of its own lets it.
+        "TMPDIR": str(codex_temp(editor)),
         KEY_VARIABLE: "sk-fake",
         **env,
     }

@@ -7,6 +7,7 @@ with server-sent events, each turn the next scripted :class:`Reply` (the server 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,12 +27,39 @@ KEY_VARIABLE = "FAKE_MODEL_API_KEY"
 
 
 @attrs.frozen
-class Reply:
-    """One streamed answer: ``chunks`` of text, then the end of the response, unless it
-    ``hangs`` (the stream stays open until the agent closes it: a turn to cancel)."""
+class Call:
+    """A tool the model asks codex to run: a function (``exec_command``) with JSON
+    ``arguments``, or a free-form tool (``apply_patch``) with its ``input`` text."""
 
-    chunks: tuple[str, ...]
+    name: str
+    arguments: dict[str, Any] | None = None
+    input: str | None = None
+
+
+@attrs.frozen
+class Reply:
+    """One streamed answer: ``chunks`` of text, then ``call`` (the turn goes on with its
+    output), then the end of the response, unless it ``hangs`` (the stream stays open
+    until the agent closes it: a turn to cancel)."""
+
+    chunks: tuple[str, ...] = ()
     hangs: bool = False
+    call: Call | None = None
+
+
+def exec_command(line: str) -> Call:
+    """codex's shell tool running ``line``."""
+    return Call("exec_command", {"cmd": line})
+
+
+def call_outputs(request: fake_api.Request) -> list[str]:
+    """What codex told the model each tool call of the turn returned, in order."""
+    found = []
+    for item in request.body.get("input", []):
+        if item.get("type") in ("function_call_output", "custom_tool_call_output"):
+            output = item.get("output")
+            found.append(output if isinstance(output, str) else json.dumps(output))
+    return found
 
 
 class FakeModel(fake_api.FakeApi[Reply]):
@@ -102,5 +130,26 @@ def _events(reply: Reply, n: int) -> Iterator[fake_api.Event]:
         "output_index": 0,
         "item": message | {"content": [text]},
     }
+    if reply.call is not None:
+        yield {"type": "response.output_item.done", "output_index": 1, "item": _item(reply, n)}
     usage = {"input_tokens": TOTAL_TOKENS - 10, "output_tokens": 10, "total_tokens": TOTAL_TOKENS}
     yield {"type": "response.completed", "response": {"id": f"resp_{n}", "usage": usage}}
+
+
+def _item(reply: Reply, n: int) -> dict[str, Any]:
+    call = reply.call
+    assert call is not None
+    if call.input is not None:
+        return {
+            "type": "custom_tool_call",
+            "call_id": f"call_{n}",
+            "name": call.name,
+            "input": call.input,
+        }
+    arguments = json.dumps(call.arguments or {})
+    return {
+        "type": "function_call",
+        "call_id": f"call_{n}",
+        "name": call.name,
+        "arguments": arguments,
+    }

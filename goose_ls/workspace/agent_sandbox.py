@@ -93,6 +93,8 @@ class Reach:
     homes: list[Path]
     """Hidden: the home folders (goose-ls's and the agent's ``HOME``)."""
     network: bool = True
+    tmpdir: str | None = None
+    """The agent's ``TMPDIR``: kept where the sandbox shows it, else the private /tmp."""
 
 
 def install_folder(path: Path, homes: Iterable[Path]) -> Path:
@@ -174,7 +176,7 @@ def mounts(bounds: Bounds, reach: Reach) -> list[tuple[Kind, Path]]:
     for secret in bounds.covered.hidden:
         if _under(secret, shown) or not _under(secret, hidden_areas):
             bound.append(("hide", secret))
-    unique = {(kind, path) for kind, path in bound if path.exists() or path in hidden_areas}
+    unique = {(kind, path) for kind, path in bound if path.exists()}  # nothing to hide or show
     return sorted(unique, key=lambda m: (len(m[1].parts), str(m[1]), _STRENGTH[m[0]]))
 
 
@@ -198,12 +200,19 @@ def wrap_agent(
             args += ["--tmpfs", str(path)]
         else:
             args += ["--ro-bind", "/dev/null", str(path)]
-    where = Path(cwd)
     seen = [p for k, p in planned if k != "hide"]
     hidden = [Path("/tmp"), *reach.homes, *bounds.own]
-    if _under(where, hidden) and not _under(where, seen):
+
+    def shown(path: Path) -> bool:
+        return _under(path, seen) or not _under(path, hidden)
+
+    where = Path(cwd)
+    if not shown(where):
         where = bounds.roots[0] if bounds.roots else Path("/")
-    return [*args, "--setenv", "TMPDIR", "/tmp", "--chdir", str(where), "--", *argv]
+    temp = reach.tmpdir
+    if temp is None or not os.path.isabs(temp) or not shown(Path(temp)):
+        args += ["--setenv", "TMPDIR", "/tmp"]  # the private one, not a hidden place
+    return [*args, "--chdir", str(where), "--", *argv]
 
 
 def describe(sandbox: Sandbox, bounds: Bounds | None = None, reach: Reach | None = None) -> str:
