@@ -248,6 +248,42 @@ async def startup(tmp: Path) -> list[Figure]:
     ]
 
 
+async def agent_start(tmp: Path) -> list[Figure]:
+    """From ``initialize`` to the agent running, in its sandbox against without one, in
+    alternated runs; in an empty workspace and in one of 10,000 files (the sandbox
+    surveys the workspace for secrets at each start)."""
+    command = agent_command(tmp, {"turns": [[{"text": "ok"}]]})
+    big = fresh(tmp)
+    for n in range(10_000):
+        folder = big / f"pkg{n // 100}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"mod{n}.py").write_text(f"VALUE = {n}\n")
+    figures = []
+    for label, workspace in (("empty workspace", None), ("10,000 files", big)):
+        runs: dict[str, list[float]] = {"workspace": [], "off": []}
+        for _ in range(5):
+            for mode, times in runs.items():
+                workdir = workspace or fresh(tmp)
+                side = GooseLsSide(
+                    command,
+                    workdir,
+                    Arrivals(0),
+                    lazy=False,
+                    data_dir=fresh(tmp) / "data",
+                    options={"agent": {"command": command, "sandbox": mode}},
+                )
+                await side.start()
+                started = time.perf_counter()
+                await side.agent_running()
+                times.append(time.perf_counter() - started)
+                await side.stop()
+        sandboxed, bare = (statistics.median(runs[m]) for m in ("workspace", "off"))
+        figures.append(
+            Figure("agent-start", f"sandboxed vs not, {label}", "s", sandboxed, bare, ratio=True)
+        )
+    return figures
+
+
 BARE_PYGLS = (str(Path(__file__).with_name("bare_pygls.py")),)
 """A pygls server that only answers ``initialize``: the floor of a Python language server."""
 
@@ -338,6 +374,7 @@ RELAY_CASES: dict[str, Callable[[Path], Awaitable[list[Figure]]]] = {
     "large": lambda tmp: throughput(tmp, 100, 100_000),
     "transcript": transcript_streaming,
     "startup": startup,
+    "agent-start": agent_start,
     "history": history,
     "scale": scale,
 }

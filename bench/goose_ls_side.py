@@ -15,6 +15,7 @@ from arrivals import Arrivals
 from editor import SERVER, BenchEditor
 
 from goose_ls.tasks import within
+from goose_ls.testing.harness import sandbox_env
 
 
 class GooseLsSide:
@@ -53,9 +54,9 @@ class GooseLsSide:
     async def start(self) -> float:
         """Spawn and initialize goose-ls; the seconds until ``initialize`` answered."""
         started = time.perf_counter()
-        await self.editor.start(
-            env={"GOOSE_LS_LOG_DIR": str(self.workdir / "logs")}, server=self.server
-        )
+        # The agent's sandbox shows it the bench's folder: its scripts are there.
+        env = {"GOOSE_LS_LOG_DIR": str(self.workdir / "logs"), **sandbox_env([self.workdir.parent])}
+        await self.editor.start(env=env, server=self.server)
         agent: dict[str, Any] = {"command": self.command}
         if self.lazy:
             agent["start"] = "lazy"

@@ -205,6 +205,12 @@ def _real_sandbox(tmp: Path) -> dict[str, str]:
     return sandbox_env([*files, tmp / "codex-temp"], (CHECKOUT, AGENTS, tmp / "bin"))
 
 
+def _allow(card: dict[str, Any]) -> str:
+    """The card's "allow once" (else "allow always") option."""
+    kinds = {o["kind"]: o["optionId"] for o in card["options"]}
+    return str(kinds.get("allow_once") or kinds["allow_always"])
+
+
 async def _approving(editor: Editor) -> list[dict[str, Any]]:
     """Answer every permission card with its allow (a user who says yes to all); the
     cards answered, once the caller cancels."""
@@ -215,10 +221,9 @@ async def _approving(editor: Editor) -> list[dict[str, Any]]:
                 if card in answered:
                     continue
                 answered.append(card)
-                kinds = {o["kind"]: o["optionId"] for o in card["options"]}
-                allow = kinds.get("allow_once") or kinds.get("allow_always")
                 await editor.goose.request(
-                    "goose/permission", {"requestId": card["requestId"], "optionId": allow}
+                    "goose/permission",
+                    {"requestId": card["requestId"], "optionId": _allow(card)},
                 )
             await asyncio.sleep(0.1)
     except asyncio.CancelledError:
@@ -353,10 +358,10 @@ def _held(trial: Trial, tmp: Path) -> None:
     assert not leak.exists() or "s3cr3t" not in leak.read_text()
     assert "edited" in (workspace / "app.py").read_text(), trial.results
     assert "tests-pass" in trial.results, trial.results
-    audited = {record.get("tool") for record in trial.audit}
+    by_user = [(r["tool"], r["outcome"]) for r in trial.audit if r.get("by") == "user"]
     for card in trial.cards:
-        assert card["toolCall"].get("title") in audited or audited, (card, trial.audit)
-    assert len(trial.audit) >= len(trial.cards), (trial.cards, trial.audit)
+        call = card["toolCall"]
+        assert (call.get("title") or call.get("kind"), _allow(card)) in by_user, (card, trial.audit)
     assert trial.sandbox.startswith("workspace (bubblewrap)"), trial.sandbox
 
 

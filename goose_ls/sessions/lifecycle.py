@@ -65,7 +65,17 @@ class Lifecycle:
         session.options = options
         self._library.created(session_id, cwd, conn.profile.name)
         self._registry.flush_early(session)
+        self._say_sandbox(session)
         return session
+
+    def _say_sandbox(self, session: Session) -> None:
+        """Say at the top of a new chat what the agent's process may reach: a chat read
+        later tells where its agent ran."""
+        said = self._link.sandbox()
+        if said is None:
+            return  # a server goose-ls did not start: its own host decides
+        caged = said.startswith("workspace")
+        self._registry.note(session, "info" if caged else "warning", f"Agent sandbox: {said}")
 
     async def load_session(self, session_id: str, tab_id: str | None = None) -> Session:
         """Open a stored (or agent-listed) session.

@@ -53,6 +53,11 @@ class AgentLink:
         """The running agent, started if need be."""
         return await self.supervisor.connection()
 
+    def sandbox(self) -> str | None:
+        """What the running agent's process may reach; None for a server goose-ls did
+        not start."""
+        return self.supervisor.status.sandbox
+
     async def signed_in(self, conn: AgentConnection, action: Callable[[], Awaitable[T]]) -> T:
         """Run ``action``; if the agent wants a sign-in first, sign in when possible and retry."""
         try:
