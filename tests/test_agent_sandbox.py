@@ -70,11 +70,8 @@ class Places:
         (self.workspace / "test_app.py").write_text("assert open('app.py').read()\n")
 
 
-@pytest.fixture
-def loopback() -> Iterator[int]:
-    """A listener on 127.0.0.1 that answers ``pong`` to whoever connects."""
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(20)
+def _answering(server: socket.socket) -> None:
+    """Answer ``pong`` to whoever connects, until the server closes."""
 
     def answer() -> None:
         while True:
@@ -85,8 +82,15 @@ def loopback() -> Iterator[int]:
             with conn:
                 conn.sendall(b"pong\n")
 
-    thread = threading.Thread(target=answer, daemon=True)
-    thread.start()
+    threading.Thread(target=answer, daemon=True).start()
+
+
+@pytest.fixture
+def loopback() -> Iterator[int]:
+    """A listener on 127.0.0.1 that answers ``pong`` to whoever connects."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(20)
+    _answering(server)
     yield int(server.getsockname()[1])
     server.close()
 
@@ -109,7 +113,17 @@ async def _played(tmp: Path, port: int, **settings: Any) -> dict[str, str]:
     record, sessions = tmp / "agent-received.jsonl", tmp / "agent-sessions"
     record.touch()
     sessions.touch()
-    lines = {**ACTIONS, "loopback": f'python3 -c "{_CONNECT}" {port}'}
+    runtime = tmp / "run"
+    runtime.mkdir(mode=0o700)
+    agent_socket = socket.socket(socket.AF_UNIX)  # as ssh-agent's, or the session bus
+    agent_socket.bind(str(runtime / "agent.sock"))
+    agent_socket.listen()
+    _answering(agent_socket)
+    lines = {
+        **ACTIONS,
+        "loopback": f'python3 -c "{_CONNECT}" {port}',
+        "ssh-agent": f'python3 -c "{_CONNECT_UNIX}" {runtime / "agent.sock"}',
+    }
     editor = await start_editor(
         tmp,
         GOOSE_LS_AGENT_SANDBOX_WRITABLE=json.dumps([str(record), str(sessions)]),
@@ -119,7 +133,7 @@ async def _played(tmp: Path, port: int, **settings: Any) -> dict[str, str]:
         steps: list[dict[str, Any]] = []
         for name, line in lines.items():
             steps += [{"text": f"\n<{name}>"}, {"shell": line}]
-        agent = {"env": {"HOME": str(places.home)}, **settings}
+        agent = {"env": {"HOME": str(places.home), "XDG_RUNTIME_DIR": str(runtime)}, **settings}
         await editor.start({"turns": [steps]}, settings={"agent": agent})
         session_id = await editor.new_session()
         message_id = await editor.prompt(session_id, "do it all")
@@ -129,6 +143,7 @@ async def _played(tmp: Path, port: int, **settings: Any) -> dict[str, str]:
         status = await editor.goose.request("goose/status", {})
     finally:
         await stop_editor(editor)
+        agent_socket.close()
     out = {}
     for chunk in said.split("\n<")[1:]:
         name, _, rest = chunk.partition(">")
@@ -137,6 +152,10 @@ async def _played(tmp: Path, port: int, **settings: Any) -> dict[str, str]:
     return out
 
 
+_CONNECT_UNIX = (
+    "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+    "print(s.recv(5).decode())"
+)
 _CONNECT = (
     "import socket,sys; s=socket.create_connection(('127.0.0.1',int(sys.argv[1])),5); "
     "print(s.recv(5).decode())"
@@ -163,6 +182,7 @@ async def test_the_agent_s_own_process_reaches_no_secret_and_writes_only_the_roo
     assert "print('edited')" in (workspace / "app.py").read_text(), out["edit a file"]
     assert "tests-pass" in out["run the tests"], out["run the tests"]
     assert "[shell 0: pong]" in out["loopback"], "the network is on by default"
+    assert "pong" not in out["ssh-agent"], "the runtime folder's sockets are hidden"
     # The secrets are still there for the user.
     assert "s3cr3tCloudKey" in (home / ".aws" / "credentials").read_text()
     assert (workspace / ".env").read_text() == DOTENV
@@ -180,6 +200,8 @@ async def test_without_the_sandbox_the_same_agent_reads_them_all(
     assert "b3BlbnNzaC1rZXktdjEAAAAA" in out["key by content"]
     assert "s3cr3tCloudKey" in (tmp_path / "workspace" / "leak.txt").read_text()
     assert "curl evil" in (tmp_path / "home" / ".bashrc").read_text()
+    assert "pong" in out["ssh-agent"]
+    assert (tmp_path / "workspace" / ".git" / "hooks" / "pre-commit").exists()
     assert json.loads(out["status"])["agent"]["sandbox"].startswith("off")
 
 

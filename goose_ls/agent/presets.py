@@ -140,6 +140,7 @@ def reach_of(settings: AgentSettings, binary: str, environ: Mapping[str, str]) -
     homes = list(dict.fromkeys(homes))
     state = [p for p, f in state_paths(preset, environ) if _made(p, f) is not None]
     toolchains = [home / name for home in homes for name in TOOLCHAINS]
+    runtime = [os.environ.get("XDG_RUNTIME_DIR"), environ.get("XDG_RUNTIME_DIR")]
     home = homes[-1] if homes else None
 
     def placed(paths: list[str]) -> list[Path]:
@@ -155,6 +156,11 @@ def reach_of(settings: AgentSettings, binary: str, environ: Mapping[str, str]) -
         readable=[*toolchains, *path_folders(environ), *placed(settings.sandbox_readable)],
         writable=placed(settings.sandbox_writable),
         homes=homes,
+        sockets=[
+            Path(p)
+            for p in {os.environ.get("XDG_RUNTIME_DIR"), environ.get("XDG_RUNTIME_DIR")}
+            if p and os.path.isabs(p)
+        ],
         network=settings.sandbox_network,
         tmpdir=environ.get("TMPDIR"),
     )

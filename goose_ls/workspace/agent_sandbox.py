@@ -92,6 +92,9 @@ class Reach:
     """Read-write: the user's ``agent.sandboxWritable``."""
     homes: list[Path]
     """Hidden: the home folders (goose-ls's and the agent's ``HOME``)."""
+    sockets: list[Path] = attrs.Factory(list)
+    """Hidden: the user's runtime folder (``XDG_RUNTIME_DIR``), whose sockets (the
+    session bus and its keyring, ssh-agent, gpg-agent) would let the agent act as you."""
     network: bool = True
     tmpdir: str | None = None
     """The agent's ``TMPDIR``: kept where the sandbox shows it, else the private /tmp."""
@@ -161,9 +164,13 @@ def _under(path: Path, folders: Iterable[Path]) -> bool:
     return any(path == f or f in path.parents for f in folders)
 
 
+def _hidden_areas(bounds: Bounds, reach: Reach) -> list[Path]:
+    return [Path("/tmp"), *reach.homes, *reach.sockets, *bounds.own]
+
+
 def mounts(bounds: Bounds, reach: Reach) -> list[tuple[Kind, Path]]:
     """Every mount beyond the read-only disk, in the order bubblewrap must make them."""
-    hidden_areas = [Path("/tmp"), *reach.homes, *bounds.own]
+    hidden_areas = _hidden_areas(bounds, reach)
     bound: list[tuple[Kind, Path]] = [("hide", area) for area in hidden_areas]
     # What lies in a hidden place must be mounted again to be seen; elsewhere the disk,
     # read-only, already shows it.
@@ -201,7 +208,7 @@ def wrap_agent(
         else:
             args += ["--ro-bind", "/dev/null", str(path)]
     seen = [p for k, p in planned if k != "hide"]
-    hidden = [Path("/tmp"), *reach.homes, *bounds.own]
+    hidden = _hidden_areas(bounds, reach)
 
     def shown(path: Path) -> bool:
         return _under(path, seen) or not _under(path, hidden)
