@@ -32,9 +32,11 @@ import attrs
 from goose_ls.workspace.confinement import Confinement, too_broad
 from goose_ls.workspace.sandbox import Sandbox, Survey, survey
 
-Kind = Literal["hide", "read", "write"]
-_STRENGTH = {"write": 0, "read": 1, "hide": 2}
-"""At one path the stronger mount comes last, and so wins."""
+Kind = Literal["cover", "hide", "read", "write"]
+_STRENGTH = {"cover": 0, "write": 1, "read": 2, "hide": 3}
+"""At one path the stronger mount comes last, and so wins: a place the agent is shown
+on purpose (a root, its state, the user's additions) over a covered one (the home
+folder, ``/tmp``), and a secret or goose-ls's own files over all."""
 
 TOOLCHAINS = (
     ".gitconfig",
@@ -171,14 +173,15 @@ def _hidden_areas(bounds: Bounds, reach: Reach) -> list[Path]:
 def mounts(bounds: Bounds, reach: Reach) -> list[tuple[Kind, Path]]:
     """Every mount beyond the read-only disk, in the order bubblewrap must make them."""
     hidden_areas = _hidden_areas(bounds, reach)
-    bound: list[tuple[Kind, Path]] = [("hide", area) for area in hidden_areas]
+    bound: list[tuple[Kind, Path]] = [("hide", folder) for folder in bounds.own]
+    bound += [("cover", area) for area in hidden_areas if area not in bounds.own]
     # What lies in a hidden place must be mounted again to be seen; elsewhere the disk,
     # read-only, already shows it.
     writable = [*reach.state, *reach.writable, *bounds.roots]
     readable = [*reach.program, *reach.readable]
     bound += [("read", p) for p in readable if _under(p, hidden_areas) and not _under(p, writable)]
     bound += [("write", p) for p in writable]
-    shown = [p for kind, p in bound if kind != "hide"]
+    shown = [p for kind, p in bound if kind in ("read", "write")]
     bound += [("read", p) for p in bounds.covered.read_only]
     for secret in bounds.covered.hidden:
         if _under(secret, shown) or not _under(secret, hidden_areas):
@@ -207,7 +210,7 @@ def wrap_agent(
             args += ["--tmpfs", str(path)]
         else:
             args += ["--ro-bind", "/dev/null", str(path)]
-    seen = [p for k, p in planned if k != "hide"]
+    seen = [p for k, p in planned if k in ("read", "write")]
     hidden = _hidden_areas(bounds, reach)
 
     def shown(path: Path) -> bool:
