@@ -39,7 +39,7 @@ from goose_ls.testing.harness import (
     start_editor,
     stop_editor,
 )
-from goose_ls.workspace import sandbox
+from goose_ls.workspace import landlock, sandbox
 
 pytestmark = pytest.mark.skipif(
     not sandbox.choose("workspace").active, reason="BUBBLEWRAP IS MISSING: no agent sandbox here"
@@ -203,6 +203,30 @@ async def test_without_the_sandbox_the_same_agent_reads_them_all(
     assert "pong" in out["ssh-agent"]
     assert (tmp_path / "workspace" / ".git" / "hooks" / "pre-commit").exists()
     assert json.loads(out["status"])["agent"]["sandbox"].startswith("off")
+
+
+@pytest.mark.skipif(landlock.abi() < 1, reason="LANDLOCK IS MISSING: its fallback is not tried")
+async def test_without_user_namespaces_landlock_still_hides_the_home_folder(
+    tmp_path: Path, loopback: int
+) -> None:
+    """Where bubblewrap cannot make namespaces (here: a ``bwrap`` first on PATH that
+    fails as it does under such a kernel), the agent runs under Landlock: weaker, and it
+    says how."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    out = await _played(tmp_path, loopback)
+    said = json.loads(out["status"])["agent"]["sandbox"]
+    assert said.startswith("workspace (Landlock"), said
+    assert "NOT hidden: secrets inside the workspace" in said
+    assert "b3BlbnNzaC1rZXktdjEAAAAA" not in out["ssh key"], out["ssh key"]
+    assert (tmp_path / "home" / ".bashrc").read_text() == "# mine\n"
+    leak = tmp_path / "workspace" / "leak.txt"
+    assert "s3cr3t" not in leak.read_text()
+    assert "print('edited')" in (tmp_path / "workspace" / "app.py").read_text()
+    assert "tests-pass" in out["run the tests"], out["run the tests"]
 
 
 async def test_with_the_network_off_the_loopback_listener_is_out_of_reach(

@@ -104,11 +104,10 @@ async def sandboxed(
 ) -> tuple[list[str], str]:
     """The agent's command line in its sandbox (``agent.sandbox``), and what that means."""
     jail = await asyncio.to_thread(sandbox.choose, settings.sandbox)
-    if not jail.active:
+    if jail.mode == "off":
         return launch.argv, agent_sandbox.describe(jail)
     reach = await asyncio.to_thread(reach_of, settings, launch.binary, env)
-    argv = agent_sandbox.wrap_agent(jail, launch.argv, cwd, bounds, reach)
-    return argv, agent_sandbox.describe(jail, bounds, reach)
+    return await asyncio.to_thread(agent_sandbox.confine, jail, launch.argv, cwd, bounds, reach)
 
 
 class ProcessChannel:

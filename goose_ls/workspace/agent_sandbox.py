@@ -29,6 +29,7 @@ from typing import Literal
 
 import attrs
 
+from goose_ls.workspace import landlock
 from goose_ls.workspace.confinement import Confinement, too_broad
 from goose_ls.workspace.sandbox import Sandbox, Survey, survey
 
@@ -223,6 +224,42 @@ def wrap_agent(
     if temp is None or not os.path.isabs(temp) or not shown(Path(temp)):
         args += ["--setenv", "TMPDIR", "/tmp"]  # the private one, not a hidden place
     return [*args, "--chdir", str(where), "--", *argv]
+
+
+DEVICES = ("/dev/null", "/dev/zero", "/dev/tty", "/dev/pts", "/dev/ptmx", "/dev/shm")
+"""What a process writes to that is no file of the user's."""
+
+
+def confine(
+    sandbox: Sandbox, argv: list[str], cwd: str, bounds: Bounds, reach: Reach
+) -> tuple[list[str], str]:
+    """``argv`` in the strongest sandbox this machine makes (bubblewrap, else Landlock),
+    and what that means; unchanged, and said so, with none."""
+    if sandbox.active:
+        return wrap_agent(sandbox, argv, cwd, bounds, reach), describe(sandbox, bounds, reach)
+    version = landlock.abi() if sandbox.mode != "off" else 0
+    if version < 1:
+        return argv, describe(sandbox)
+    hidden = [*reach.homes, *reach.sockets, *bounds.own]
+    shown = [p for p in [*reach.program, *reach.readable] if _under(p, hidden)]
+    writable = [*bounds.roots, *reach.state, *reach.writable, Path("/tmp")]
+    writable += [Path(d) for d in DEVICES]
+    # Landlock only grants: a grant holding a hidden place is split around it (in odd
+    # setups only: a home folder under /tmp, goose-ls's files in a root).
+    writable = [
+        part
+        for p in writable
+        for part in landlock.split_around([h for h in hidden if p in h.parents], p)
+        if part.exists()
+    ]
+    readable = landlock.split_around(hidden) + shown
+    wrapped = landlock.wrap(argv, readable, writable)
+    roots = ", ".join(str(r) for r in bounds.roots) or "none"
+    said = (
+        f"workspace (Landlock {version}, as {sandbox.problem}): writes only to {roots}, its "
+        "own state and /tmp; home folder hidden; NOT hidden: secrets inside the workspace"
+    )
+    return wrapped, said
 
 
 def describe(sandbox: Sandbox, bounds: Bounds | None = None, reach: Reach | None = None) -> str:
