@@ -156,11 +156,7 @@ def reach_of(settings: AgentSettings, binary: str, environ: Mapping[str, str]) -
         readable=[*toolchains, *path_folders(environ), *placed(settings.sandbox_readable)],
         writable=placed(settings.sandbox_writable),
         homes=homes,
-        sockets=[
-            Path(p)
-            for p in {os.environ.get("XDG_RUNTIME_DIR"), environ.get("XDG_RUNTIME_DIR")}
-            if p and os.path.isabs(p)
-        ],
+        sockets=[Path(p) for p in dict.fromkeys(runtime) if p and os.path.isabs(p)],
         network=settings.sandbox_network,
         tmpdir=environ.get("TMPDIR"),
     )
