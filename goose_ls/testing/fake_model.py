@@ -7,6 +7,7 @@ with server-sent events, each turn the next scripted :class:`Reply` (the server 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,12 +27,24 @@ KEY_VARIABLE = "FAKE_MODEL_API_KEY"
 
 
 @attrs.frozen
+class Call:
+    """A tool the model calls: a function with JSON ``input`` (``exec_command``), or a
+    freeform tool with text ``input`` (``apply_patch``)."""
+
+    name: str
+    input: dict[str, Any] | str
+    id: str = "call_1"
+
+
+@attrs.frozen
 class Reply:
-    """One streamed answer: ``chunks`` of text, then the end of the response, unless it
-    ``hangs`` (the stream stays open until the agent closes it: a turn to cancel)."""
+    """One streamed answer: ``chunks`` of text, then ``call`` (the next request carries
+    its output), then the end of the response; unless it ``hangs`` after its text (the
+    stream stays open until the agent closes it: a turn to cancel)."""
 
     chunks: tuple[str, ...]
     hangs: bool = False
+    call: Call | None = None
 
 
 class FakeModel(fake_api.FakeApi[Reply]):
@@ -46,10 +59,12 @@ class FakeModel(fake_api.FakeApi[Reply]):
     def stream(self, reply: Reply, n: int, request: fake_api.Request) -> Iterator[fake_api.Event]:
         return _events(reply, n)
 
-    def codex_home(self, path: Path) -> Path:
+    def codex_home(self, path: Path, trusted: Path | None = None) -> Path:
         """A ``CODEX_HOME`` whose config.toml makes this server codex's model provider, its
-        key read from ``KEY_VARIABLE``, with no retries: a failure shows at once."""
+        key read from ``KEY_VARIABLE``, with no retries: a failure shows at once. With
+        ``trusted``, that folder is a project the user trusts (codex asks it once)."""
         path.mkdir(parents=True, exist_ok=True)
+        trust = f'[projects."{trusted}"]\ntrust_level = "trusted"\n' if trusted else ""
         (path / "config.toml").write_text(
             f'model = "{MODEL}"\n'
             'model_provider = "fake"\n'
@@ -59,7 +74,7 @@ class FakeModel(fake_api.FakeApi[Reply]):
             'wire_api = "responses"\n'
             f'env_key = "{KEY_VARIABLE}"\n'
             "request_max_retries = 0\n"
-            "stream_max_retries = 0\n",
+            "stream_max_retries = 0\n" + trust,
             encoding="utf-8",
         )
         return path
@@ -102,5 +117,19 @@ def _events(reply: Reply, n: int) -> Iterator[fake_api.Event]:
         "output_index": 0,
         "item": message | {"content": [text]},
     }
+    if reply.call is not None:
+        yield {
+            "type": "response.output_item.done",
+            "output_index": 1,
+            "item": _call_item(reply.call),
+        }
     usage = {"input_tokens": TOTAL_TOKENS - 10, "output_tokens": 10, "total_tokens": TOTAL_TOKENS}
     yield {"type": "response.completed", "response": {"id": f"resp_{n}", "usage": usage}}
+
+
+def _call_item(call: Call) -> dict[str, Any]:
+    """The output item of a tool call, whole (codex reads the finished item)."""
+    item = {"id": f"fc_{call.id}", "call_id": call.id, "name": call.name, "status": "completed"}
+    if isinstance(call.input, str):
+        return item | {"type": "custom_tool_call", "input": call.input}
+    return item | {"type": "function_call", "arguments": json.dumps(call.input)}
