@@ -111,3 +111,34 @@ async def test_a_new_codex_chat_starts_read_only_and_asks_before_it_writes(
         end = await editor.goose.turn_end(message_id)
         assert end["stopReason"] == "cancelled", "codex's No (to give feedback) ends the turn"
         assert not made.exists()
+
+
+async def test_codex_takes_a_chat_back_in_its_own_mode_and_goose_ls_puts_it_back(
+    editor: Editor,
+) -> None:
+    """codex resumes every chat in its default preset (``auto`` in a trusted project):
+    after an agent restart, and when the chat is opened again, goose-ls sets it back to
+    the mode that asks."""
+    with FakeModel([Reply(("One.",)), Reply(("Two.",))]) as model:
+        await start_codex(editor, model, trusted=True)
+        sid = (await editor.goose.request("goose/newSession", {}))["sessionId"]
+        await editor.goose.turn_end(await editor.prompt(sid, "One"))
+
+        await editor.goose.request("goose/restart", {})
+        await editor.goose.turn_end(await editor.prompt(sid, "Two"))
+        (resumed,) = answers(editor, "session/resume")
+        assert mode_option(resumed["result"])["currentValue"] == "auto", "codex's own"
+        (summary,) = (await editor.goose.request("goose/status", {}))["sessions"]
+        assert mode_option(summary)["currentValue"] == "read-only"
+
+        await editor.goose.request("goose/closeSession", {"sessionId": sid})
+        reopened = await editor.goose.request("goose/loadSession", {"sessionId": sid})
+        assert mode_option(reopened)["currentValue"] == "read-only"
+
+        sent = [m["params"]["value"] for m in editor.received("session/set_config_option")]
+        assert sent == ["read-only"] * 3, "at the start, after the restart, when reopened"
+        said = [
+            mode_option(a["result"])["currentValue"]
+            for a in answers(editor, "session/set_config_option")
+        ]
+        assert said == ["read-only"] * 3

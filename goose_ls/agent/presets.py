@@ -37,6 +37,9 @@ class Preset:
     """The agent's mode that asks before edits and commands, which new sessions start in
     (``agent.mode``); None: the agent's own default is left alone."""
     own_choice: OwnChoice | None = None
+    forgets_mode: bool = False
+    """The agent takes a chat back (``session/resume``, ``session/load``) in its own
+    default mode, not the one the chat was in."""
     reads_buffers: bool = False
     """The agent reads files with ``fs/read_text_file`` when goose-ls offers it."""
 
@@ -66,6 +69,7 @@ PRESETS = {
         "Install it with `npm install -g @zed-industries/codex-acp`, then sign in with `codex login`.",
         agent_name="codex-acp",
         asking_mode="read-only",
+        forgets_mode=True,
     ),
     "gemini": Preset(
         "gemini",

@@ -1,7 +1,7 @@
 """A chat's life at the agent: new, opened again (resumed or loaded), closed, deleted.
 
 A new chat is put in the mode it starts in (:mod:`.modes`); one opened again keeps the
-mode the agent brings it back in.
+mode the agent brings it back in, unless that agent forgets it.
 
 An agent that advertises ``session/resume`` takes a chat back without replaying it; a
 chat goose-ls has journaled is resumed there, its history read from the journal. Other
@@ -114,6 +114,8 @@ class Lifecycle:
             self._drop(session_id)
             raise
         self._library.created(session_id, cwd, profile.name)
+        if session.forgotten is None:
+            await self._modes.reopened(session, conn)
         return session
 
     def _expect_replay(self, session: Session) -> None:

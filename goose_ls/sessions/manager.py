@@ -103,7 +103,9 @@ class SessionManager:
             settings.agent, self, self.tools, cwd, self._agent_status, tasks
         )
         self.modes = Modes(self.registry, lambda: self.settings.agent)
-        self.link = AgentLink(self.supervisor, self.registry, lambda: self.settings.agent)
+        self.link = AgentLink(
+            self.supervisor, self.registry, lambda: self.settings.agent, self.modes
+        )
         self.turns = Turns(
             self.registry,
             self.link,

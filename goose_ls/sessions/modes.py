@@ -1,4 +1,5 @@
-"""A session's mode: switched when the user asks, and chosen for a new chat.
+"""A session's mode: switched when the user asks, chosen for a new chat, kept across
+an agent restart.
 
 A switch goes through the agent's config option of category ``mode`` when it has one
 (ACP prefers it), else through ``session/set_mode``. A new chat starts in ``agent.mode``:
@@ -6,6 +7,12 @@ empty means the agent's mode that asks before edits and commands (Claude's ``def
 codex's ``read-only``: see :mod:`goose_ls.agent.presets`), unless the user chose a mode
 in the agent's own settings; ``agent`` leaves the agent's own default. A mode the agent
 does not offer is said once, and the chat goes on in the agent's.
+
+An agent restarted under an open chat may take it back in another mode than it had
+(codex always comes back in its own default): the chat is put back in its mode, or the
+user is told which it is in now. A chat opened again is left in the mode the agent
+brings it back in, unless the agent is one that forgets it (codex): then it starts
+again as a new chat does.
 """
 
 from __future__ import annotations
@@ -78,6 +85,42 @@ class Modes:
             )
             return
         log.info("%s started in mode %s (the agent's was %s)", session.session_id, wanted, now)
+
+    async def reopened(self, session: Session, conn: AgentConnection) -> None:
+        """A chat opened again: an agent that forgets its mode gets it as a new chat."""
+        preset = presets.of_agent(conn.profile.name)
+        if preset is not None and preset.forgets_mode:
+            await self.start(session, conn)
+
+    async def taken_back(
+        self, session: Session, conn: AgentConnection, options: SessionOptions
+    ) -> None:
+        """A restarted agent took the chat back with ``options``: put it back in the mode
+        it had; else show the one it is in now."""
+        was, now = current(session.options), current(options)
+        if was is None or now is None or now == was:
+            return
+        session.options = options
+        why = f"{conn.profile.name} does not offer it any more"
+        if was in offered(options):
+            try:
+                await self.switch(session, conn, was)
+                log.info("%s back in mode %s after the restart", session.session_id, was)
+                return
+            except AgentError as exc:
+                why = str(exc)
+        if options.config_options is not None:
+            self._registry.record(
+                session, events.ConfigOptions(config_options=options.config_options)
+            )
+        elif options.modes is not None:
+            self._registry.record(session, events.CurrentMode(current_mode_id=now))
+        self._registry.note(
+            session,
+            "warning",
+            f"The restarted agent took this chat back in its mode {now}, not {was}, and it "
+            f"could not be switched back ({why}).",
+        )
 
     async def _wanted(self, agent: str, cwd: str) -> str | None:
         """The mode a new chat of ``agent`` in ``cwd`` starts in; None: the agent's."""
