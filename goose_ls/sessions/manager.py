@@ -33,6 +33,7 @@ from goose_ls.sessions.session import IndexedEvent
 from goose_ls.sessions.steering import Steering
 from goose_ls.sessions.tools import AgentTools
 from goose_ls.sessions.turns import Turns
+from goose_ls.sessions.unsaved import UnsavedFiles
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
 from goose_ls.workspace.audit import AuditLog
@@ -114,6 +115,11 @@ class SessionManager:
             tasks,
             lambda: self.settings.agent,
             cwd,
+            UnsavedFiles(
+                editor,
+                lambda: self.settings.workspace.max_read_bytes,
+                lambda: data_dir(self.settings.data_dir),
+            ),
         )
         self.steering = Steering(self.registry, self.link, tasks)
         self.lifecycle = Lifecycle(
