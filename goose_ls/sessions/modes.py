@@ -144,13 +144,15 @@ class Modes:
         if (agent, wanted) in self._told:
             return
         self._told.add((agent, wanted))
-        modes = ", ".join(offered(session.options)) or "none"
+        modes = ", ".join(offered(session.options))
         why = "agent.mode" if self._settings().mode.strip() else "its mode that asks"
         self._registry.note(
             session,
             "warning",
             f"{agent} offers no mode {wanted} ({why}), so new chats start in its own "
-            f"mode {now}. Its modes: {modes}.",
+            f"mode {now}. Its modes: {modes}."
+            if modes
+            else f"{agent} has no modes, so new chats cannot start in {wanted} ({why}).",
         )
 
 
