@@ -7,6 +7,7 @@ such note, unless ``agent.clientFs`` is off; Claude Code reads the disk.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -60,6 +61,13 @@ async def test_claude_s_turn_names_the_unsaved_files_before_it_answers(editor: E
         kinds = [u["sessionUpdate"] for u in _turn(editor, first)]
         assert kinds.index("note") < kinds.index("agent_message_chunk"), "before the answer"
         assert "unsaved" not in str(api.turns()[0].body["messages"]), "said to the user only"
+        (summary,) = (await editor.goose.request("goose/status", {}))["sessions"]
+        transcript = Path(summary["transcript"].removeprefix("file://"))
+        text = await editor.goose.wait_for(
+            lambda: t if "It says" in (t := transcript.read_text(encoding="utf-8")) else None,
+            what="the reply in the transcript",
+        )
+        assert text.index(f"> **Note:** app.py {UNSAVED}") < text.index("It says a = 1.")
 
         buffers.save(app)
         buffers.save(other)
