@@ -49,6 +49,10 @@ class AgentSettings:
     """Check that goose is at least the minimum version before starting it."""
     start: Literal["eager", "lazy"] = "eager"
     """``eager`` starts the agent right after ``initialize``; ``lazy`` on first use."""
+    mode: str = ""
+    """The mode new sessions start in: a mode id the agent offers; empty for the
+    preset's mode that asks before edits and commands (unless the user chose a mode in
+    the agent's own settings); ``agent`` for the agent's own default."""
     request_timeout: float = 60.0
     """Seconds to wait for the agent's answer to ``initialize``, ``authenticate``, each
     ``session/list`` page, ``session/close``, ``session/set_mode`` and

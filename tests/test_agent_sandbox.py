@@ -373,7 +373,8 @@ def _codex_replies(places: Places, port: int) -> list[CodexReply]:
         exec_command(f'python3 -c "{_CONNECT}" {port}'),
         exec_command(ACTIONS["run the tests"]),
     ]
-    return [*(CodexReply(("On it.",), call=c) for c in calls), CodexReply(("Done.",))]
+    numbered = [Call(c.name, c.input, f"call_{n:02}") for n, c in enumerate(calls)]
+    return [*(CodexReply(("On it.",), call=c) for c in numbered), CodexReply(("Done.",))]
 
 
 async def _codex_trial(tmp: Path, port: int, mode: str | None) -> Trial:

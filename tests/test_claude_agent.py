@@ -166,7 +166,7 @@ async def test_claude_s_options_are_offered_and_what_they_are_set_to_reaches_the
         await start_claude(editor, api)
         session = await editor.goose.request("goose/newSession", {})
         sid = session["sessionId"]
-        assert _option(session, "mode")["currentValue"] == "auto"
+        assert _option(session, "mode")["currentValue"] == "default", "goose-ls's start"
         assert _option(session, "mode")["category"] == "mode"
         assert {"haiku", "sonnet"} <= {o["value"] for o in _option(session, "model")["options"]}
         assert _option(session, "fast")["type"] == "boolean"

@@ -9,14 +9,16 @@ the ``codex`` preset, with a CODEX_HOME of the test's own whose model provider i
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from goose_ls.testing.codex import CODEX, MISSING, start_codex
-from goose_ls.testing.fake_model import MODEL, TOTAL_TOKENS, FakeModel, Reply
+from goose_ls.testing.fake_model import MODEL, TOTAL_TOKENS, Call, FakeModel, Reply
 from goose_ls.testing.harness import Editor
+from goose_ls.testing.real_agent import answers
 
 pytestmark = pytest.mark.skipif(not CODEX.exists(), reason=MISSING)
 
@@ -74,3 +76,69 @@ async def test_codex_s_mode_option_then_a_cancelled_turn_then_another(editor: Ed
         assert (await editor.goose.turn_end(again))["stopReason"] == "end_turn"
         assert editor.goose.text(again) == "Still here."
         assert len(model.turns()) == 2
+
+
+async def test_a_new_codex_chat_starts_read_only_and_asks_before_it_writes(
+    editor: Editor,
+) -> None:
+    """In a project the user trusts, codex starts in its ``auto`` preset (it writes the
+    workspace and runs commands in its sandbox without asking); goose-ls starts each new
+    chat in ``read-only``, where an edit waits for the user's answer."""
+    made = editor.workspace / "made.txt"
+    patch = "*** Begin Patch\n*** Add File: made.txt\n+x\n*** End Patch\n"
+    with FakeModel([Reply(("Writing.",), call=Call("apply_patch", patch))]) as model:
+        await start_codex(editor, model, trusted=True)
+        session = await editor.goose.request("goose/newSession", {})
+        sid = session["sessionId"]
+
+        assert mode_option(session)["currentValue"] == "read-only"
+        (sent,) = editor.received("session/set_config_option")
+        assert sent["params"] == {"sessionId": sid, "configId": "mode", "value": "read-only"}
+        (answer,) = answers(editor, "session/set_config_option")
+        assert mode_option(answer["result"])["currentValue"] == "read-only", "codex says so"
+
+        message_id = await editor.prompt(sid, "Write made.txt")
+        (asked,) = await editor.goose.wait_for(
+            lambda: editor.goose.of_kind("permission_request"), what="codex asking to write"
+        )
+        assert asked["toolCall"]["kind"] == "edit"
+        assert "without sandbox" not in json.dumps(asked), "asked first, not after a failure"
+        assert not made.exists(), "nothing is written before the user answers"
+        reject = next(o for o in asked["options"] if o["kind"] == "reject_once")
+        await editor.goose.request(
+            "goose/permission", {"requestId": asked["requestId"], "optionId": reject["optionId"]}
+        )
+        end = await editor.goose.turn_end(message_id)
+        assert end["stopReason"] == "cancelled", "codex's No (to give feedback) ends the turn"
+        assert not made.exists()
+
+
+async def test_codex_takes_a_chat_back_in_its_own_mode_and_goose_ls_puts_it_back(
+    editor: Editor,
+) -> None:
+    """codex resumes every chat in its default preset (``auto`` in a trusted project):
+    after an agent restart, and when the chat is opened again, goose-ls sets it back to
+    the mode that asks."""
+    with FakeModel([Reply(("One.",)), Reply(("Two.",))]) as model:
+        await start_codex(editor, model, trusted=True)
+        sid = (await editor.goose.request("goose/newSession", {}))["sessionId"]
+        await editor.goose.turn_end(await editor.prompt(sid, "One"))
+
+        await editor.goose.request("goose/restart", {})
+        await editor.goose.turn_end(await editor.prompt(sid, "Two"))
+        (resumed,) = answers(editor, "session/resume")
+        assert mode_option(resumed["result"])["currentValue"] == "auto", "codex's own"
+        (summary,) = (await editor.goose.request("goose/status", {}))["sessions"]
+        assert mode_option(summary)["currentValue"] == "read-only"
+
+        await editor.goose.request("goose/closeSession", {"sessionId": sid})
+        reopened = await editor.goose.request("goose/loadSession", {"sessionId": sid})
+        assert mode_option(reopened)["currentValue"] == "read-only"
+
+        sent = [m["params"]["value"] for m in editor.received("session/set_config_option")]
+        assert sent == ["read-only"] * 3, "at the start, after the restart, when reopened"
+        said = [
+            mode_option(a["result"])["currentValue"]
+            for a in answers(editor, "session/set_config_option")
+        ]
+        assert said == ["read-only"] * 3

@@ -139,6 +139,8 @@ class AcpClient:
         self._pages: dict[str, tuple[str, str]] = {}
         """The session and message of each URL question asked, by its ``elicitationId``,
         until the agent says it is complete (the last :data:`PAGES_KEPT`)."""
+        self.read_a_file = False
+        """The agent has read a file through goose-ls (``fs/read_text_file``)."""
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         # No await before the hand-off: updates must reach the session in arrival order.
@@ -209,6 +211,7 @@ class AcpClient:
         limit: int | None = None,
         **_: Any,
     ) -> ReadTextFileResponse:
+        self.read_a_file = True
         with _refusals():
             text = await self._serve(self._tools.read_text_file(session_id, path, line, limit))
         return ReadTextFileResponse(content=text)

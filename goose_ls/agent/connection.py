@@ -42,7 +42,7 @@ from acp.utils import request_model_from_dict
 from pydantic import BaseModel
 
 from goose_ls import __version__
-from goose_ls.agent import steering
+from goose_ls.agent import presets, steering
 from goose_ls.agent.cancelling import Withdraw
 from goose_ls.agent.client import AcpClient
 from goose_ls.agent.interface import AgentCallbacks, ClientTools, SessionOptions, model_json
@@ -86,10 +86,13 @@ class AgentConnection:
         withdraw: Withdraw | None = None,
         directories: Callable[[], list[str]] = list,
         paths: PathMap = NO_MAP,
+        client: AcpClient | None = None,
     ) -> None:
         """``directories`` are sent as ``additionalDirectories`` to an agent that takes
-        them; ``paths`` spells local paths as the agent sees them (``agent.pathMap``)."""
+        them; ``paths`` spells local paths as the agent sees them (``agent.pathMap``);
+        ``client`` serves the agent's requests."""
         self._conn = conn
+        self._client = client
         self.profile = profile
         self._settings = settings
         self.generation = generation
@@ -114,6 +117,18 @@ class AgentConnection:
     @property
     def alive(self) -> bool:
         return not self._gone.done()
+
+    @property
+    def reads_buffers(self) -> bool:
+        """Whether the agent reads files through goose-ls, and so sees what the editor
+        has not saved: goose-ls offers it ``fs/read_text_file`` (``agent.clientFs``) and
+        the agent is known to use it (goose), or has since it started. ACP has the agent
+        say nothing of it: Claude Code and codex read the disk themselves."""
+        if not self._settings.client_fs:
+            return False
+        preset = presets.of_agent(self.profile.name)
+        known = preset is not None and preset.reads_buffers
+        return known or (self._client is not None and self._client.read_a_file)
 
     async def new_session(self, cwd: str) -> tuple[str, SessionOptions]:
         response = await self._call(
@@ -310,13 +325,15 @@ class AgentConnection:
 
 def connect(
     transport: AgentTransport, callbacks: AgentCallbacks, tools: ClientTools
-) -> ClientSideConnection:
-    """The SDK's connection over the agent's pipes, through goose-ls's transport."""
+) -> tuple[ClientSideConnection, AcpClient]:
+    """The SDK's connection over the agent's pipes, through goose-ls's transport, and
+    what serves the agent's requests on it."""
     # AcpClient implements the part of the SDK's Client that goose-ls advertises.
     client = AcpClient(callbacks, tools, transport.serving)
     # The SDK routes elicitation/create (stable in ACP since 1.7.0) only under its unstable
     # switch; no other request of an agent to its client is behind it.
-    return connect_to_agent(cast("Client", client), transport, use_unstable_protocol=True)
+    conn = connect_to_agent(cast("Client", client), transport, use_unstable_protocol=True)
+    return conn, client
 
 
 async def handshake(
@@ -327,6 +344,7 @@ async def handshake(
     withdraw: Withdraw | None = None,
     directories: Callable[[], list[str]] = list,
     paths: PathMap = NO_MAP,
+    client: AcpClient | None = None,
 ) -> AgentConnection:
     """``initialize``: say what goose-ls offers, learn what the agent does."""
     response = await call_agent(
@@ -358,5 +376,13 @@ async def handshake(
         withdraw,
     )
     return AgentConnection(
-        conn, AgentProfile(response), settings, generation, gone, withdraw, directories, paths
+        conn,
+        AgentProfile(response),
+        settings,
+        generation,
+        gone,
+        withdraw,
+        directories,
+        paths,
+        client,
     )

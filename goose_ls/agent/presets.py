@@ -3,16 +3,22 @@
 ``agent.preset`` picks one; ``agent.command`` (when set) replaces its command line.
 Only goose has a minimum version; each preset has an install hint for doctor, and the
 places it keeps its own state, which its sandbox leaves writable (see :func:`reach_of`).
+Only goose has a minimum version; each preset has an install hint for doctor.
+
+A running agent is recognised by the name it gives in ``initialize`` (whatever command
+started it): that says which mode of its own asks before it changes anything, and
+whether it reads files through goose-ls (so sees unsaved buffers) or the disk itself.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import attrs
 
+from goose_ls.agent.claude_settings import chosen_mode
 from goose_ls.settings import AgentSettings
 from goose_ls.workspace.agent_sandbox import TOOLCHAINS, Reach, path_folders, program_paths
 
@@ -36,6 +42,10 @@ MINIMUM_GOOSE_VERSION = (1, 16, 0)
 MINIMUM_SERVE_VERSION = (1, 30, 0)
 """The first goose whose ``goose serve`` speaks ACP over a WebSocket (``agent.share``)."""
 
+OwnChoice = Callable[[str, Mapping[str, str]], "str | None"]
+"""The mode the user chose in the agent's own settings, for a session in ``cwd`` with the
+agent's environment; None when they chose none."""
+
 
 @attrs.frozen
 class Preset:
@@ -44,6 +54,17 @@ class Preset:
     install: str
     minimum_version: tuple[int, int, int] | None = None
     state: tuple[StatePlace, ...] = ()
+    agent_name: str | None = None
+    """``agentInfo.name`` of its agent's ``initialize`` answer."""
+    asking_mode: str | None = None
+    """The agent's mode that asks before edits and commands, which new sessions start in
+    (``agent.mode``); None: the agent's own default is left alone."""
+    own_choice: OwnChoice | None = None
+    forgets_mode: bool = False
+    """The agent takes a chat back (``session/resume``, ``session/load``) in its own
+    default mode, not the one the chat was in."""
+    reads_buffers: bool = False
+    """The agent reads files with ``fs/read_text_file`` when goose-ls offers it."""
 
 
 def _xdg(variable: str, under_home: str, name: str) -> StatePlace:
@@ -63,6 +84,8 @@ PRESETS = {
             _xdg("XDG_STATE_HOME", ".local/state", "goose"),
             _xdg("XDG_CACHE_HOME", ".cache", "goose"),
         ),
+        agent_name="goose",
+        reads_buffers=True,
     ),
     "claude": Preset(
         "claude",
@@ -73,12 +96,18 @@ PRESETS = {
             StatePlace(".claude", variable="CLAUDE_CONFIG_DIR"),
             StatePlace(".claude.json", file=True, unless="CLAUDE_CONFIG_DIR"),
         ),
+        agent_name="@agentclientprotocol/claude-agent-acp",
+        asking_mode="default",
+        own_choice=chosen_mode,
     ),
     "codex": Preset(
         "codex",
         ("codex-acp",),
         "Install it with `npm install -g @zed-industries/codex-acp`, then sign in with `codex login`.",
         state=(StatePlace(".codex", variable="CODEX_HOME"),),
+        agent_name="codex-acp",
+        asking_mode="read-only",
+        forgets_mode=True,
     ),
     "gemini": Preset(
         "gemini",
@@ -160,3 +189,8 @@ def reach_of(settings: AgentSettings, binary: str, environ: Mapping[str, str]) -
         network=settings.sandbox_network,
         tmpdir=environ.get("TMPDIR"),
     )
+
+
+def of_agent(agent_name: str) -> Preset | None:
+    """The preset whose agent calls itself ``agent_name`` in ``initialize``."""
+    return next((p for p in PRESETS.values() if p.agent_name == agent_name), None)

@@ -166,13 +166,20 @@ class AgentSupervisor:
         paths = self.settings.path_map  # read once: the connection and its client agree
         callbacks, tools = mapped(self._callbacks, self._tools, paths, self._foreign)
         transport = AgentTransport(channel.frames, callbacks.session_event, offer_unstable)
-        conn = connect(transport, callbacks, tools)
+        conn, client = connect(transport, callbacks, tools)
         self._tasks.run(
             self._wait_for_end(endpoint, channel, transport, generation, gone, conn),
             f"agent {generation} end",
         )
         connection = await handshake(
-            conn, self.settings, generation, gone, transport.withdraw, tools.directories, paths
+            conn,
+            self.settings,
+            generation,
+            gone,
+            transport.withdraw,
+            tools.directories,
+            paths,
+            client,
         )
         profile = connection.profile
         self._connection = connection

@@ -70,6 +70,11 @@ class Editor:
         uris = [*self._server.workspace.text_documents, *self._kept]
         return [Path(path_of(uri)) for uri in uris if uri.startswith("file:")]
 
+    def open_files(self) -> list[Path]:
+        """The files of the user's open buffers: not the transcripts goose-ls follows."""
+        uris = self._server.workspace.text_documents
+        return [Path(path_of(uri)) for uri in uris if uri.startswith("file:")]
+
     def document(self, uri: str) -> TextDocument:
         """The open buffer at ``uri``, else the file on disk (OSError when unreadable)."""
         kept = self._kept.get(uri)

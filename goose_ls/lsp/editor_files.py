@@ -20,6 +20,9 @@ class EditorFileAccess:
     def buffer_text(self, path: Path) -> str | None:
         return self._editor.buffer_text(path.as_uri())
 
+    def open_files(self) -> list[Path]:
+        return self._editor.open_files()
+
     async def replace_buffer(self, path: Path, content: str) -> str | None:
         if not self._editor.can_apply_edits():
             return "the editor cannot apply edits (no workspace/applyEdit)"

@@ -14,6 +14,7 @@ import logging
 import os
 from typing import Any
 
+import attrs
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
@@ -219,7 +220,10 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
         """Recompute the settings from every source; env overrides stay on top."""
         sessions = services().sessions
         new = configuration.load(source)
-        agent_changed = new.agent != sessions.settings.agent
+        # agent.mode applies to the next new chat, not at the agent's next start.
+        agent_changed = attrs.evolve(new.agent, mode="") != attrs.evolve(
+            sessions.settings.agent, mode=""
+        )
         sessions.update_settings(new)
         if agent_changed and sessions.supervisor.status.state is AgentState.RUNNING:
             editor.show(

@@ -1,5 +1,8 @@
 """A chat's life at the agent: new, opened again (resumed or loaded), closed, deleted.
 
+A new chat is put in the mode it starts in (:mod:`.modes`); one opened again keeps the
+mode the agent brings it back in, unless that agent forgets it.
+
 An agent that advertises ``session/resume`` takes a chat back without replaying it; a
 chat goose-ls has journaled is resumed there, its history read from the journal. Other
 chats, and agents without resume, go through ``session/load`` and its replay, of which
@@ -19,6 +22,7 @@ from goose_ls.agent.interface import SessionOptions
 from goose_ls.errors import AgentError, UnknownSession
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.link import AgentLink
+from goose_ls.sessions.modes import Modes
 from goose_ls.sessions.reconcile import Reconciler
 from goose_ls.sessions.records import events_of
 from goose_ls.sessions.registry import Registry
@@ -40,6 +44,7 @@ class Lifecycle:
         library: SessionLibrary,
         link: AgentLink,
         turns: Turns,
+        modes: Modes,
         terminals: Terminals,
         folder: Path,
         cwd: str,
@@ -51,6 +56,7 @@ class Lifecycle:
         self._library = library
         self._link = link
         self._turns = turns
+        self._modes = modes
         self._terminals = terminals
         self._folder = folder
         self._cwd = cwd
@@ -66,6 +72,7 @@ class Lifecycle:
         self._library.created(session_id, cwd, conn.profile.name)
         self._registry.flush_early(session)
         self._say_sandbox(session)
+        await self._modes.start(session, conn)
         return session
 
     def _say_sandbox(self, session: Session) -> None:
@@ -117,6 +124,8 @@ class Lifecycle:
             self._drop(session_id)
             raise
         self._library.created(session_id, cwd, profile.name)
+        if session.forgotten is None:
+            await self._modes.reopened(session, conn)
         return session
 
     def _expect_replay(self, session: Session) -> None:

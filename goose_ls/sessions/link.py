@@ -2,7 +2,7 @@
 
 A session belongs to the agent process (its *generation*) that created or loaded it; a
 restarted agent knows nothing of it until it is taken back with ``session/resume`` (or
-``session/load``, where the agent cannot resume).
+``session/load``, where the agent cannot resume), in the mode it was in.
 When the agent answers that it wants a sign-in, a method that can succeed on its own
 (an environment variable that is set) is tried before the request is repeated; else the
 user is told how, and a plugin is given the agent's terminal sign-ins to run.
@@ -27,6 +27,7 @@ from goose_ls.agent.auth import (
 )
 from goose_ls.agent.supervisor import AgentSupervisor
 from goose_ls.errors import AgentError, Refused
+from goose_ls.sessions.modes import Modes
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session
 from goose_ls.settings import AgentSettings
@@ -44,10 +45,12 @@ class AgentLink:
         supervisor: AgentSupervisor,
         registry: Registry,
         settings: Callable[[], AgentSettings],
+        modes: Modes,
     ) -> None:
         self.supervisor = supervisor
         self._registry = registry
         self._settings = settings
+        self._modes = modes
 
     async def connection(self) -> AgentConnection:
         """The running agent, started if need be."""
@@ -138,11 +141,11 @@ class AgentLink:
             if session.generation == conn.generation:
                 return conn
             if conn.profile.session_capability("resume"):
-                await conn.resume_session(session.session_id, session.cwd)
+                options = await conn.resume_session(session.session_id, session.cwd)
             elif conn.profile.load_session:
                 session.replaying = True
                 try:
-                    await conn.load_session(session.session_id, session.cwd)
+                    options = await conn.load_session(session.session_id, session.cwd)
                 finally:
                     session.replaying = False
                     self._registry.drop_early(session.session_id)
@@ -156,6 +159,7 @@ class AgentLink:
             self._registry.record(
                 session, events.Note("info", "The agent was restarted; this chat was reloaded.")
             )
+            await self._modes.taken_back(session, conn, options)
             return conn
 
     async def reload_open_sessions(self) -> None:

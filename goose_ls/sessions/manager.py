@@ -24,6 +24,7 @@ from goose_ls.sessions.elicitations import Answer, Elicitations
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.lifecycle import Lifecycle
 from goose_ls.sessions.link import AgentLink
+from goose_ls.sessions.modes import Modes
 from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.recovery import Recovery
 from goose_ls.sessions.registry import Registry
@@ -32,6 +33,7 @@ from goose_ls.sessions.session import IndexedEvent
 from goose_ls.sessions.steering import Steering
 from goose_ls.sessions.tools import AgentTools
 from goose_ls.sessions.turns import Turns
+from goose_ls.sessions.unsaved import UnsavedFiles
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
 from goose_ls.workspace.audit import AuditLog
@@ -101,7 +103,10 @@ class SessionManager:
         self.supervisor = AgentSupervisor(
             settings.agent, self, self.tools, cwd, self._agent_status, tasks
         )
-        self.link = AgentLink(self.supervisor, self.registry, lambda: self.settings.agent)
+        self.modes = Modes(self.registry, lambda: self.settings.agent)
+        self.link = AgentLink(
+            self.supervisor, self.registry, lambda: self.settings.agent, self.modes
+        )
         self.turns = Turns(
             self.registry,
             self.link,
@@ -110,6 +115,11 @@ class SessionManager:
             tasks,
             lambda: self.settings.agent,
             cwd,
+            UnsavedFiles(
+                editor,
+                lambda: self.settings.workspace.max_read_bytes,
+                lambda: data_dir(self.settings.data_dir),
+            ),
         )
         self.steering = Steering(self.registry, self.link, tasks)
         self.lifecycle = Lifecycle(
@@ -117,6 +127,7 @@ class SessionManager:
             self.library,
             self.link,
             self.turns,
+            self.modes,
             self.tools.terminals,
             folder,
             cwd,
@@ -203,23 +214,12 @@ class SessionManager:
             )
 
     async def set_mode(self, session_id: str, mode_id: str) -> None:
-        """Switch mode: through the ``mode`` config option when there is one (preferred)."""
         session = self.registry.get(session_id)
-        conn = await self.link.attach(session)
-        option = next(
-            (o for o in session.options.config_options or [] if o.get("category") == "mode"), None
-        )
-        if option is not None:
-            await self.set_config_option(session_id, str(option["id"]), mode_id)
-        else:
-            await conn.set_mode(session_id, mode_id)
+        await self.modes.switch(session, await self.link.attach(session), mode_id)
 
     async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> None:
         session = self.registry.get(session_id)
-        conn = await self.link.attach(session)
-        options = await conn.set_config_option(session_id, config_id, value)
-        if options != session.options.config_options:  # the agent did not send the update
-            self.registry.record(session, events.ConfigOptions(config_options=options))
+        await self.modes.set_option(session, await self.link.attach(session), config_id, value)
 
     async def restart(self, server: bool = False) -> None:
         """Restart the agent now (even after goose-ls gave up) and load the open sessions;

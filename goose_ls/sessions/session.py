@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from pathlib import Path
 
 import attrs
 
@@ -129,6 +130,9 @@ class Session:
         """goose-ls ended a cancelled turn the agent did not end (``agent.cancelTimeout``):
         the agent may still run it, and refuse the next prompt while it does."""
         self.last_event_at = time.monotonic()
+        self.unsaved_told: frozenset[Path] = frozenset()
+        """The open files with unsaved changes at the last turn's start (see
+        :mod:`.unsaved`): the others are named again only when they change."""
 
     def number(
         self, event: SessionEvent, replay: bool = False, message_id: str | None = None

@@ -4,7 +4,9 @@ The agent takes one prompt per session, so later prompts wait in order. A cancel
 turn is reported as cancelled whatever the agent answers, its waiting questions to the
 user (permission requests, elicitations) are answered ``cancelled``, and if the agent does not end it within
 ``agent.cancelTimeout`` goose-ls ends it itself. A turn that hears nothing from the
-agent for ``agent.stallTimeout`` seconds gets a note offering cancel and restart.
+agent for ``agent.stallTimeout`` seconds gets a note offering cancel and restart. Before
+an agent that reads the disk answers, a note names the open files it cannot see the
+unsaved changes of (:mod:`.unsaved`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.link import AgentLink
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session, Turn
+from goose_ls.sessions.unsaved import UnsavedFiles
 from goose_ls.settings import AgentSettings
 from goose_ls.tasks import Tasks
 
@@ -57,8 +60,10 @@ class Turns:
         tasks: Tasks,
         settings: Callable[[], AgentSettings],
         cwd: str,
+        unsaved: UnsavedFiles,
     ) -> None:
         self._registry = registry
+        self._unsaved = unsaved
         self._link = link
         self._questions = questions
         self._library = library
@@ -132,6 +137,8 @@ class Turns:
             blocks = to_blocks(turn.prompt, turn.context, embedded, conn.agent_path)
             for block in blocks:
                 self._registry.record(session, events.UserMessageChunk(content=block))
+            if not conn.reads_buffers:
+                await self._tell_unsaved(session, turn)
             self._watch(session, turn)
             stop, used = await self._prompt(session, turn, conn, blocks)
         except AgentError as exc:
@@ -140,6 +147,12 @@ class Turns:
             return events.TurnEnded(error=str(exc))
         # goose may answer end_turn for a cancelled turn: trust what we sent, not that.
         return events.TurnEnded(stop_reason="cancelled" if turn.cancelled else stop, usage=used)
+
+    async def _tell_unsaved(self, session: Session, turn: Turn) -> None:
+        """The agent reads the disk: name the open files it will see as last saved."""
+        note = await self._unsaved.note(session, turn.context)
+        if note is not None:
+            self._registry.note(session, "warning", note)
 
     async def _prompt(
         self, session: Session, turn: Turn, conn: AgentConnection, blocks: list[dict[str, Any]]

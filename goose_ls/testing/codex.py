@@ -28,15 +28,22 @@ def codex_temp(editor: Editor) -> Path:
 
 
 async def start_codex(
-    editor: Editor, model: FakeModel, settings: dict[str, Any] | None = None, **env: str
+    editor: Editor,
+    model: FakeModel,
+    settings: dict[str, Any] | None = None,
+    trusted: bool = False,
+    **env: str,
 ) -> None:
     """Start ``editor``'s goose-ls with the ``codex`` preset; ``env`` is added to the
-    agent's environment, ``settings`` to goose-ls's."""
+    agent's environment, ``settings`` to goose-ls's. ``trusted``: the workspace is a
+    project the user told codex to trust, as most are."""
     tap(editor, "codex-acp")
     (editor.tmp / "home").mkdir(exist_ok=True)
     codex_temp(editor).mkdir(exist_ok=True)
     agent_env = {
-        "CODEX_HOME": str(model.codex_home(codex_home(editor))),
+        "CODEX_HOME": str(
+            model.codex_home(codex_home(editor), editor.workspace if trusted else None)
+        ),
         "HOME": str(editor.tmp / "home"),
         # codex makes its sandbox helper in CODEX_HOME, but not in the temporary folder,
         # where a test's CODEX_HOME is: a TMPDIR of its own lets it.

@@ -28,28 +28,28 @@ KEY_VARIABLE = "FAKE_MODEL_API_KEY"
 
 @attrs.frozen
 class Call:
-    """A tool the model asks codex to run: a function (``exec_command``) with JSON
-    ``arguments``, or a free-form tool (``apply_patch``) with its ``input`` text."""
+    """A tool the model calls: a function with JSON ``input`` (``exec_command``), or a
+    freeform tool with text ``input`` (``apply_patch``)."""
 
     name: str
-    arguments: dict[str, Any] | None = None
-    input: str | None = None
+    input: dict[str, Any] | str
+    id: str = "call_1"
 
 
 @attrs.frozen
 class Reply:
-    """One streamed answer: ``chunks`` of text, then ``call`` (the turn goes on with its
-    output), then the end of the response, unless it ``hangs`` (the stream stays open
-    until the agent closes it: a turn to cancel)."""
+    """One streamed answer: ``chunks`` of text, then ``call`` (the next request carries
+    its output), then the end of the response; unless it ``hangs`` after its text (the
+    stream stays open until the agent closes it: a turn to cancel)."""
 
     chunks: tuple[str, ...] = ()
     hangs: bool = False
     call: Call | None = None
 
 
-def exec_command(line: str) -> Call:
+def exec_command(line: str, id: str = "call_1") -> Call:
     """codex's shell tool running ``line``."""
-    return Call("exec_command", {"cmd": line})
+    return Call("exec_command", {"cmd": line}, id)
 
 
 def call_outputs(request: fake_api.Request) -> list[str]:
@@ -74,10 +74,12 @@ class FakeModel(fake_api.FakeApi[Reply]):
     def stream(self, reply: Reply, n: int, request: fake_api.Request) -> Iterator[fake_api.Event]:
         return _events(reply, n)
 
-    def codex_home(self, path: Path) -> Path:
+    def codex_home(self, path: Path, trusted: Path | None = None) -> Path:
         """A ``CODEX_HOME`` whose config.toml makes this server codex's model provider, its
-        key read from ``KEY_VARIABLE``, with no retries: a failure shows at once."""
+        key read from ``KEY_VARIABLE``, with no retries: a failure shows at once. With
+        ``trusted``, that folder is a project the user trusts (codex asks it once)."""
         path.mkdir(parents=True, exist_ok=True)
+        trust = f'[projects."{trusted}"]\ntrust_level = "trusted"\n' if trusted else ""
         (path / "config.toml").write_text(
             f'model = "{MODEL}"\n'
             'model_provider = "fake"\n'
@@ -87,7 +89,7 @@ class FakeModel(fake_api.FakeApi[Reply]):
             'wire_api = "responses"\n'
             f'env_key = "{KEY_VARIABLE}"\n'
             "request_max_retries = 0\n"
-            "stream_max_retries = 0\n",
+            "stream_max_retries = 0\n" + trust,
             encoding="utf-8",
         )
         return path
@@ -131,25 +133,18 @@ def _events(reply: Reply, n: int) -> Iterator[fake_api.Event]:
         "item": message | {"content": [text]},
     }
     if reply.call is not None:
-        yield {"type": "response.output_item.done", "output_index": 1, "item": _item(reply, n)}
+        yield {
+            "type": "response.output_item.done",
+            "output_index": 1,
+            "item": _call_item(reply.call),
+        }
     usage = {"input_tokens": TOTAL_TOKENS - 10, "output_tokens": 10, "total_tokens": TOTAL_TOKENS}
     yield {"type": "response.completed", "response": {"id": f"resp_{n}", "usage": usage}}
 
 
-def _item(reply: Reply, n: int) -> dict[str, Any]:
-    call = reply.call
-    assert call is not None
-    if call.input is not None:
-        return {
-            "type": "custom_tool_call",
-            "call_id": f"call_{n}",
-            "name": call.name,
-            "input": call.input,
-        }
-    arguments = json.dumps(call.arguments or {})
-    return {
-        "type": "function_call",
-        "call_id": f"call_{n}",
-        "name": call.name,
-        "arguments": arguments,
-    }
+def _call_item(call: Call) -> dict[str, Any]:
+    """The output item of a tool call, whole (codex reads the finished item)."""
+    item = {"id": f"fc_{call.id}", "call_id": call.id, "name": call.name, "status": "completed"}
+    if isinstance(call.input, str):
+        return item | {"type": "custom_tool_call", "input": call.input}
+    return item | {"type": "function_call", "arguments": json.dumps(call.input)}

@@ -39,6 +39,9 @@ class EditorFiles(Protocol):
     def buffer_text(self, path: Path) -> str | None:
         """The unsaved text of ``path`` when the editor has it open, else None."""
 
+    def open_files(self) -> list[Path]:
+        """The files the user has open in the editor (not goose-ls's chat transcripts)."""
+
     async def replace_buffer(self, path: Path, content: str) -> str | None:
         """Replace an open buffer's text through the editor; None when done, else why not."""
 
