@@ -7,7 +7,9 @@ from goose_ls.testing.harness import Editor
 
 
 def _notes(editor: Editor, session_id: str) -> list[str]:
-    return [u["text"] for u in editor.goose.of_kind("note", session_id)]
+    """The chat's notes on its mode (not the one every chat opens with on its sandbox)."""
+    notes = [u["text"] for u in editor.goose.of_kind("note", session_id)]
+    return [text for text in notes if not text.startswith("Agent sandbox:")]
 
 
 async def test_a_new_chat_starts_in_agent_mode_through_set_mode(editor: Editor) -> None:
