@@ -1,12 +1,14 @@
 """A fake model API on 127.0.0.1, so that a real agent (codex-acp) runs a turn offline.
 
 It speaks the OpenAI Responses API as codex streams it: ``POST {base}/responses`` answered
-with server-sent events, each turn the next scripted :class:`Reply` (the server itself is
-:class:`~goose_ls.testing.fake_api.FakeApi`).
+with server-sent events, each turn the next scripted :class:`Reply`: text, or a tool the
+model asks codex to run (the next request carries its output), or a stream that hangs (the
+server itself is :class:`~goose_ls.testing.fake_api.FakeApi`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,12 +28,53 @@ KEY_VARIABLE = "FAKE_MODEL_API_KEY"
 
 
 @attrs.frozen
+class ToolCall:
+    """A tool the model asks codex to run: a function (``exec_command``) with its
+    ``arguments``, or a free-form tool (``apply_patch``) with its ``input`` text."""
+
+    name: str
+    arguments: dict[str, Any] | None = None
+    input: str | None = None
+    call_id: str = "call_1"
+
+    def item(self, item_id: str) -> dict[str, Any]:
+        """The response's output item that asks for it."""
+        if self.input is not None:
+            return {
+                "type": "custom_tool_call",
+                "id": item_id,
+                "call_id": self.call_id,
+                "name": self.name,
+                "input": self.input,
+            }
+        return {
+            "type": "function_call",
+            "id": item_id,
+            "call_id": self.call_id,
+            "name": self.name,
+            "arguments": json.dumps(self.arguments or {}),
+        }
+
+
+def exec_command(cmd: str, **arguments: Any) -> ToolCall:
+    """codex's shell tool, asked to run ``cmd`` (``workdir``, ``sandbox_permissions``...)."""
+    return ToolCall("exec_command", {"cmd": cmd, **arguments})
+
+
+def apply_patch(patch: str) -> ToolCall:
+    """codex's file-editing tool, given a whole ``*** Begin Patch`` text."""
+    return ToolCall("apply_patch", input=patch)
+
+
+@attrs.frozen
 class Reply:
-    """One streamed answer: ``chunks`` of text, then the end of the response, unless it
-    ``hangs`` (the stream stays open until the agent closes it: a turn to cancel)."""
+    """One streamed answer: ``chunks`` of text, then ``tool`` (the turn goes on with its
+    output), then the end of the response, unless it ``hangs`` (the stream stays open
+    until the agent closes it: a turn to cancel)."""
 
     chunks: tuple[str, ...]
     hangs: bool = False
+    tool: ToolCall | None = None
 
 
 class FakeModel(fake_api.FakeApi[Reply]):
@@ -76,8 +119,21 @@ def conversation(request: fake_api.Request) -> list[tuple[str, str]]:
     return said
 
 
+def tool_outputs(request: fake_api.Request) -> list[str]:
+    """The output of each tool the ``request``'s input reports run: what codex told the
+    model its tools answered."""
+    kinds = ("function_call_output", "custom_tool_call_output")
+    found = []
+    for item in request.body.get("input", []):
+        if item.get("type") in kinds:
+            output = item.get("output")
+            found.append(output if isinstance(output, str) else json.dumps(output))
+    return found
+
+
 def _events(reply: Reply, n: int) -> Iterator[fake_api.Event]:
-    """The Responses API's stream for ``reply``, the ``n``th: an assistant message item."""
+    """The Responses API's stream for ``reply``, the ``n``th: an assistant message item,
+    then the tool it asks for."""
     item = f"msg_{n}"
     yield {"type": "response.created", "response": {"id": f"resp_{n}"}}
     message: dict[str, Any] = {"type": "message", "role": "assistant", "id": item}
@@ -102,5 +158,9 @@ def _events(reply: Reply, n: int) -> Iterator[fake_api.Event]:
         "output_index": 0,
         "item": message | {"content": [text]},
     }
+    if reply.tool is not None:
+        call = reply.tool.item(f"tool_{n}")
+        yield {"type": "response.output_item.added", "output_index": 1, "item": call}
+        yield {"type": "response.output_item.done", "output_index": 1, "item": call}
     usage = {"input_tokens": TOTAL_TOKENS - 10, "output_tokens": 10, "total_tokens": TOTAL_TOKENS}
     yield {"type": "response.completed", "response": {"id": f"resp_{n}", "usage": usage}}
