@@ -122,7 +122,8 @@ class Permissions:
         session = self._registry.find(session_id)
         if session is None or session.active is None or session.active.cancelled:
             return None
-        target = ToolTarget.of(tool_call if own else session.tool_calls.apply(tool_call))
+        merged = tool_call if own else session.tool_calls.apply(tool_call)
+        target = ToolTarget.of(merged, None if own else session.cwd)
         tool = tool_call.title or target.kind
         policy, problem = self._policy()
         if problem:
@@ -151,7 +152,8 @@ class Permissions:
             )
         if own:
             session.tool_calls.apply(tool_call)
-        offers_own = _option(options, "allow_once") and not foreign
+        # goose-ls cannot tell one unseen call from another: it grants none for later
+        offers_own = _option(options, "allow_once") and not (foreign or target.unseen)
         offer = _Offer(list(options), _own_option(options) if offers_own else None)
         warning = _foreign_warning(foreign) or _warning(policy, target)
         with self._asking.ask(session_id, offer) as (request_id, asked):
@@ -222,7 +224,7 @@ class Permissions:
         decision = policy.decide(target)
         if foreign:  # a rule's paths are local ones: it may refuse, never allow
             return decision if decision.action == "deny" else Decision("ask", "foreign path")
-        if decision.action == "ask" and target in session.allowed:
+        if decision.action == "ask" and not target.unseen and target in session.allowed:
             decision = Decision("allow", "allowed for this session")
         if decision.action == "ask" and policy.would_allow_if_trusted(target):
             self._registry.note(
