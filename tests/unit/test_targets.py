@@ -5,12 +5,14 @@ allows an unseen call (issue 26, point 2)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from goose_ls.events import ToolCallUpdate
 from goose_ls.workspace import targets
+from goose_ls.workspace.confinement import Confinement, Verdict
 from goose_ls.workspace.policy import Policy, Rule, ToolTarget
 from goose_ls.workspace.shell import argv_line
 
@@ -207,3 +209,26 @@ def test_no_rule_allows_what_goose_ls_cannot_see_but_a_deny_rule_still_refuses()
     assert policy.decide(_target({"to": "/etc/x"}, locations=where)).action == "deny"
     assert policy.decide(_target(None, locations=where)).action == "deny"
     assert policy.decide(_target(None, locations=[{"path": "/w/a"}])).action == "allow"
+
+
+def test_the_confinement_judges_a_request_s_paths_as_it_judges_fs_requests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, home = tmp_path / "w", tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))  # where a hard link's other names are looked for
+    (root / "sub").mkdir(parents=True)
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("KEY\n")
+    os.link(home / ".ssh" / "id_rsa", root / "notes.txt")
+    confinement = Confinement([root])
+    inside = [str(root / "sub" / "a.py"), str(root)]
+    assert confinement.judge(inside, "deny") == Verdict()
+    for secret in (home / ".ssh" / "id_rsa", root / ".env", root / "sub" / "x.pem"):
+        verdict = confinement.judge([*inside, str(secret)], "ask")
+        assert verdict.refused is not None and "secret" in verdict.refused, secret
+    elsewhere = str(tmp_path / "elsewhere.txt")
+    assert "outside the workspace" in str(confinement.judge([elsewhere], "deny").refused)
+    assert confinement.judge([elsewhere, *inside], "ask").outside == (elsewhere,)
+    linked = confinement.judge([str(root / "notes.txt")], "deny").refused
+    assert linked is not None and "hard link to a secret" in linked
+    assert Confinement([]).judge(inside, "ask").refused is not None, "no workspace, no path"
