@@ -173,8 +173,8 @@ def _any(raw: Any) -> _Input:
     if not isinstance(raw, dict):
         return _Input(unseen=UNKNOWN_SHAPE)
     unreadable = [k for k in MAPPED_KEYS if raw.get(k) is not None and not isinstance(raw[k], str)]
-    paths = [raw[key] for key in PATH_KEYS if isinstance(raw.get(key), str)]
-    cwd = raw.get("cwd") if isinstance(raw.get("cwd"), str) else None
+    paths = [raw[key] for key in PATH_KEYS if isinstance(raw.get(key), str) and raw[key]]
+    cwd = raw.get("cwd") if isinstance(raw.get("cwd"), str) and raw["cwd"] else None
     command, runs = raw.get("command"), False
     if isinstance(command, list) and command and all(isinstance(w, str) for w in command):
         command, runs = shell.argv_line(command), True

@@ -82,6 +82,7 @@ def test_claude_s_bash_runs_its_command_line() -> None:
         (None, {"command": {"argv": ["rm"]}}),
         (None, {"command": ["rm", 1]}),
         (None, {"changes": ["/etc/passwd"]}),
+        (None, {"path": "", "cwd": ""}),
         (None, "rm -rf /"),
         (None, None),
         (None, {}),
