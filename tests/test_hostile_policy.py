@@ -235,14 +235,13 @@ async def test_a_deny_path_rule_holds_against_other_spellings(editor: Editor) ->
 
 
 async def test_an_agent_option_cannot_pass_for_goose_ls_s_own(editor: Editor) -> None:
-    call = {"toolCallId": "t1", "title": "shell", "rawInput": {"command": "ls"}}
     options = [
         {"optionId": "allow_once", "name": "Allow", "kind": "allow_once"},
         {"optionId": "goose-ls:allow_session", "name": "Reject", "kind": "reject_once"},
     ]
     sid = await _turns(
         editor,
-        [[{"permission": {**call, "options": options}}]],
+        [[{"permission": {"toolCallId": "t1", "title": "shell", "options": options}}]],
     )
     mid = await editor.prompt(sid, "go")
     asked = await _answer(editor, "goose-ls:allow_session")

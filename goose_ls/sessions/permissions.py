@@ -6,7 +6,7 @@ agent's ``fs/*`` and ``terminal/*`` requests are. A secret, or a path outside th
 with ``workspace.outside: deny``, is refused without asking; a path outside with ``ask``
 and a protected path are asked, the card saying why, with no choice that would let the
 agent stop asking. A request whose target goose-ls cannot see is asked, never allowed
-by a rule.
+by a rule (the user's "for this session" then covers only the very same call).
 
 A request the policy settles is answered at once, with a note saying so. Any other is
 recorded as a ``permission_request`` event and waits for the editor's answer; goose-ls
@@ -189,7 +189,7 @@ class Permissions:
         # must see every such call: it could judge none of the later ones.
         lasting = bool(protected or verdict.outside)
         agent = [o for o in options if not (lasting and o.kind == "allow_always")]
-        grants = not (foreign or protected or target.unseen)
+        grants = not (foreign or protected)
         offers_own = _option(agent, "allow_once") and grants
         offer = _Offer(agent, _own_option(agent) if offers_own else None)
         warnings = (
@@ -283,7 +283,7 @@ class Permissions:
         decision = policy.decide(target)
         if foreign:  # a rule's paths are local ones: it may refuse, never allow
             return decision if decision.action == "deny" else Decision("ask", "foreign path")
-        granted = not (protected or target.unseen) and target in session.allowed
+        granted = not protected and target in session.allowed
         if decision.action == "ask" and granted:
             decision = Decision("allow", "allowed for this session")
         if decision.action == "ask" and policy.would_allow_if_trusted(target):

@@ -90,13 +90,15 @@ class ToolTarget:
     """Where the command runs: confined, but matched by no path rule."""
     unseen: str | None = None
     """Why goose-ls cannot see all the call would touch: then no rule allows it."""
+    said: str | None = None
+    """All an unseen call said, so that it equals only the very same call."""
 
     @classmethod
     def of(cls, call: ToolCallState, folder: str | None = None) -> ToolTarget:
         """What a tool call says it would do (see :mod:`goose_ls.workspace.targets`);
         relative paths from the session's ``folder``."""
         seen = targets.read(call, folder)
-        return cls(seen.kind, seen.paths, seen.command, seen.cwd, seen.unseen)
+        return cls(seen.kind, seen.paths, seen.command, seen.cwd, seen.unseen, seen.said)
 
     def describe(self) -> str:
         """The target as the audit log and the notes name it: all that was judged."""

@@ -18,6 +18,7 @@ judges what was seen, but nothing allows it without asking.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from typing import Any
@@ -68,6 +69,10 @@ class Seen:
     (a command in ``src`` may touch anything)."""
     unseen: str | None = None
     """Why goose-ls cannot see all it would touch (None: it can)."""
+    said: str | None = None
+    """All an unseen call said (its name, title, kind and input): two unseen calls are
+    the same call only when they said the same (a grant "for this session" is for that
+    very call)."""
 
 
 @attrs.frozen
@@ -97,7 +102,13 @@ def read(call: ToolCallState, folder: str | None = None) -> Seen:
     if unseen is None and not spelt and found.command is None:
         unseen = NOTHING_NAMED
     cwd = _spelt(found.cwd, folder) if found.cwd is not None else None
-    return Seen(_kind(call, claude, found.runs), spelt, found.command, cwd, unseen)
+    said = None if unseen is None else _said(call)
+    return Seen(_kind(call, claude, found.runs), spelt, found.command, cwd, unseen, said)
+
+
+def _said(call: ToolCallState) -> str:
+    fields = [call.name, call.title, call.kind, call.raw_input]
+    return json.dumps(fields, sort_keys=True, default=repr)
 
 
 def raw_paths(raw: Any) -> list[str]:

@@ -92,6 +92,16 @@ def test_a_shape_goose_ls_cannot_read_is_unseen(name: str | None, raw: Any) -> N
     assert _seen(raw, name).unseen is not None
 
 
+def test_an_unseen_call_is_the_same_call_only_when_it_said_the_same() -> None:
+    """So that "Allow for this session" on one fetch allows that fetch again, no other."""
+    fetch = {"url": "https://example.org", "prompt": "read it"}
+    first, again = _target(fetch, "WebFetch"), _target(dict(fetch), "WebFetch")
+    other = _target({**fetch, "url": "https://evil.example"}, "WebFetch")
+    assert first == again and first != other
+    assert _target(None, title="shell") != _target(None, title="shell · rm -rf ~")
+    assert _target({"command": "ls"}).said is None, "a seen call is judged by what it names"
+
+
 def test_locations_alone_are_seen_but_an_unknown_input_beside_them_is_not() -> None:
     where = [{"path": "/w/a.py", "line": 3}]
     assert _seen(None, locations=where) == targets.Seen("other", ("/w/a.py",))
