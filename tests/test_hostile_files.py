@@ -58,9 +58,11 @@ async def test_a_fifo_named_policy_json_does_not_freeze_the_permission_check(
 ) -> None:
     (editor.workspace / ".goose-ls").mkdir()
     os.mkfifo(editor.workspace / ".goose-ls" / "policy.json")
+    read = {"toolCallId": "c1", "title": "read", "kind": "read"}
+    where = [{"path": str(editor.workspace / "a.py")}]  # a call that names nothing is asked
     text = await _turn(
         editor,
-        [{"permission": {"toolCall": {"toolCallId": "c1", "title": "read", "kind": "read"}}}],
+        [{"permission": {"toolCall": {**read, "locations": where}}}],
         policy={"rules": [{"action": "allow", "kind": "read"}]},
     )
     assert "[permission: allow" in text and text.endswith("[alive]"), text

@@ -51,7 +51,8 @@ async def test_a_terminal_asks_first_and_a_refusal_is_audited(editor: Editor) ->
     await editor.goose.turn_end(mid)
     text = editor.goose.text(mid)
     assert "[terminal error -32003: permission denied: `echo ran` refused by the user]" in text
-    assert [(a["target"], a["outcome"]) for a in _audit(editor)] == [("echo ran", "reject_once")]
+    judged = f"echo ran (in {editor.workspace})"
+    assert [(a["target"], a["outcome"]) for a in _audit(editor)] == [(judged, "reject_once")]
 
 
 async def test_a_denied_command_never_runs(editor: Editor) -> None:

@@ -19,14 +19,11 @@ import attrs
 
 from goose_ls import events
 from goose_ls.agent.interface import AgentCallbacks, ClientRefusal, ClientTools
+from goose_ls.workspace import targets
 from goose_ls.workspace.agent_sandbox import Bounds
 from goose_ls.workspace.path_map import Convert, PathMap, map_uri
 
 Call = TypeVar("Call", bound="events.ToolCall | events.ToolCallUpdate")
-
-RAW_INPUT_PATHS = ("path", "file", "file_path")
-"""The ``rawInput`` keys goose-ls reads a path from (the policy, a proposed diff, the
-transcript): goose's editor tool, claude-code-acp's Write and Edit."""
 
 
 def _path(path: str, convert: Convert) -> str:
@@ -55,12 +52,9 @@ def _tool_content(item: events.Json, convert: Convert) -> events.Json:
 
 
 def _raw_input(raw: Any, convert: Convert) -> Any:
-    if not isinstance(raw, dict):
-        return raw
-    return {
-        key: _path(value, convert) if key in RAW_INPUT_PATHS and isinstance(value, str) else value
-        for key, value in raw.items()
-    }
+    """``rawInput`` with the paths the policy reads from it converted (see
+    :mod:`goose_ls.workspace.targets`)."""
+    return targets.map_raw_paths(raw, lambda path: _path(path, convert))
 
 
 def _location(location: events.Json, convert: Convert) -> events.Json:
@@ -84,8 +78,7 @@ def foreign_paths(call: events.ToolCall | events.ToolCallUpdate, convert: Conver
     """The paths a tool call reports that map nowhere: files on the agent's side only."""
     reported = [i.get("path") for i in call.locations or []]
     reported += [i.get("path") for i in call.content or [] if i.get("type") == "diff"]
-    if isinstance(call.raw_input, dict):
-        reported += [call.raw_input.get(key) for key in RAW_INPUT_PATHS]
+    reported += targets.raw_paths(call.raw_input)
     return [path for path in reported if isinstance(path, str) and convert(path) is None]
 
 

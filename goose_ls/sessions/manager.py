@@ -37,6 +37,7 @@ from goose_ls.sessions.unsaved import UnsavedFiles
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
 from goose_ls.workspace.audit import AuditLog
+from goose_ls.workspace.confinement import Confinement
 from goose_ls.workspace.files import EditorFiles
 from goose_ls.workspace.policy import Policy, Untrusted
 from goose_ls.workspace.trust import PolicyTrust
@@ -86,7 +87,10 @@ class SessionManager:
         )
         self.trust = PolicyTrust(folder / "trusted-policies.json", listener.cannot_write)
         self.permissions = Permissions(
-            self.registry, self._policy, AuditLog(folder / "audit.log", listener.cannot_write)
+            self.registry,
+            self._policy,
+            AuditLog(folder / "audit.log", listener.cannot_write),
+            self._confinement,
         )
         self.elicitations = Elicitations(self.registry)
         self.tools = AgentTools(
@@ -143,6 +147,9 @@ class SessionManager:
     def _policy(self) -> tuple[Policy, str | None]:
         rules, protected = self.settings.policy.rules, self.settings.workspace.protected
         return Policy.load(self.cwd, rules, protected, self.trust)
+
+    def _confinement(self) -> tuple[Confinement, str]:
+        return self.tools.confinement(), self.settings.workspace.outside
 
     def untrusted_policy(self) -> Untrusted | None:
         """The workspace policy file whose loosening rules wait for the user's trust."""

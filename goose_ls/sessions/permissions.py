@@ -1,5 +1,13 @@
 """The agent asks before it acts: the policy decides what it can, the user the rest.
 
+One set of rules for every request: an agent that acts in its own process (Claude Code,
+codex) is judged by what its request names (:mod:`goose_ls.workspace.targets`) as an
+agent's ``fs/*`` and ``terminal/*`` requests are. A secret, or a path outside the roots
+with ``workspace.outside: deny``, is refused without asking; a path outside with ``ask``
+and a protected path are asked, the card saying why, with no choice that would let the
+agent stop asking. A request whose target goose-ls cannot see is asked, never allowed
+by a rule (the user's "for this session" then covers only the very same call).
+
 A request the policy settles is answered at once, with a note saying so. Any other is
 recorded as a ``permission_request`` event and waits for the editor's answer; goose-ls
 adds its own "Allow for this session" choice when the agent offers an "allow once". Every
@@ -24,6 +32,7 @@ from goose_ls.sessions.asking import Asking
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session
 from goose_ls.workspace.audit import AuditLog
+from goose_ls.workspace.confinement import Confinement, Verdict
 from goose_ls.workspace.policy import Decision, Policy, ToolTarget
 
 ALLOW_FOR_SESSION = events.PermissionOption(
@@ -41,6 +50,8 @@ ALLOWING = ("allow_once", "allow_always")
 
 PolicySource = Callable[[], "tuple[Policy, str | None]"]
 """The policy in force now, and a problem with the project's policy file, if any."""
+ConfinementSource = Callable[[], "tuple[Confinement, str]"]
+"""The roots and secrets in force now, and ``workspace.outside`` ("deny" or "ask")."""
 
 
 def _option(options: list[events.PermissionOption], kind: str) -> str | None:
@@ -51,14 +62,22 @@ def _find(options: list[events.PermissionOption], option_id: str) -> events.Perm
     return next(o for o in options if o.option_id == option_id)
 
 
-def _warning(policy: Policy, target: ToolTarget) -> str | None:
+def _warning(path: str | None) -> str | None:
     """What the card must say before the user allows a protected path."""
-    path = policy.protected_path(target)
     if path is None:
         return None
     return (
         f"{path} is a protected path: it makes your tools run code later (hooks, editor or "
         "build configuration). Check what the agent writes before you allow it."
+    )
+
+
+def _outside_warning(outside: tuple[str, ...]) -> str | None:
+    if not outside:
+        return None
+    return (
+        f"{', '.join(outside)} is outside the workspace and its extra roots "
+        "(workspace.outside is ask): allow it only if you meant the agent to go there."
     )
 
 
@@ -100,9 +119,16 @@ Chosen = tuple[bool, str] | None
 
 
 class Permissions:
-    def __init__(self, registry: Registry, policy: PolicySource, audit: AuditLog) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        policy: PolicySource,
+        audit: AuditLog,
+        confinement: ConfinementSource,
+    ) -> None:
         self._registry = registry
         self._policy = policy
+        self._confinement = confinement
         self.audit = audit
         self._asking: Asking[_Offer, Chosen] = Asking()
 
@@ -122,12 +148,19 @@ class Permissions:
         session = self._registry.find(session_id)
         if session is None or session.active is None or session.active.cancelled:
             return None
-        target = ToolTarget.of(tool_call if own else session.tool_calls.apply(tool_call))
+        merged = tool_call if own else session.tool_calls.apply(tool_call)
+        target = ToolTarget.of(merged, None if own else session.cwd)
         tool = tool_call.title or target.kind
         policy, problem = self._policy()
         if problem:
             self._registry.note(session, "warning", problem)
-        decision = self._decide(session, policy, target, foreign)
+        # goose-ls's own calls name paths it has confined already
+        verdict = Verdict() if own else await self._confined(target, foreign)
+        protected = policy.protected_path(target)
+        if verdict.refused is not None:
+            decision = Decision("deny", "confinement")
+        else:
+            decision = self._decide(session, policy, target, foreign, protected)
         if decision.action != "ask":
             kind = "allow_once" if decision.action == "allow" else "reject_once"
             chosen = _option(options, kind) or _option(options, kind.replace("once", "always"))
@@ -136,11 +169,12 @@ class Permissions:
             )
             if written or decision.action == "deny":
                 verb = "Allowed" if decision.action == "allow" else "Refused"
+                why = verdict.refused or decision.reason
                 if not (own and decision.action == "allow"):  # an allowed command shows itself
                     self._registry.note(
                         session,
-                        "info",
-                        f"{verb} without asking ({decision.reason}): {tool} {target.describe()}",
+                        "warning" if verdict.refused else "info",
+                        f"{verb} without asking ({why}): {tool} {target.describe()}",
                     )
                 return chosen
             self._registry.note(
@@ -151,9 +185,19 @@ class Permissions:
             )
         if own:
             session.tool_calls.apply(tool_call)
-        offers_own = _option(options, "allow_once") and not foreign
-        offer = _Offer(list(options), _own_option(options) if offers_own else None)
-        warning = _foreign_warning(foreign) or _warning(policy, target)
+        # Choices that would make the agent stop asking are not offered where goose-ls
+        # must see every such call: it could judge none of the later ones.
+        lasting = bool(protected or verdict.outside)
+        agent = [o for o in options if not (lasting and o.kind == "allow_always")]
+        grants = not (foreign or protected)
+        offers_own = _option(agent, "allow_once") and grants
+        offer = _Offer(agent, _own_option(agent) if offers_own else None)
+        warnings = (
+            _foreign_warning(foreign),
+            _outside_warning(verdict.outside),
+            _warning(protected),
+        )
+        warning = " ".join(w for w in warnings if w) or None
         with self._asking.ask(session_id, offer) as (request_id, asked):
             self._registry.record(
                 session, events.PermissionRequested(request_id, tool_call, offer.options, warning)
@@ -216,13 +260,31 @@ class Permissions:
             return f"refused by {decision.reason}"
         return "refused by the user" if chosen else "the request was cancelled"
 
+    async def _confined(self, target: ToolTarget, foreign: tuple[str, ...]) -> Verdict:
+        """What the confinement says of the paths an agent's call names: judged as its
+        ``fs/*`` requests are, except the agent's own files (``foreign``), which goose-ls
+        cannot resolve: those are judged by their names as secrets, and always asked."""
+        confinement, outside = self._confinement()
+        for path in foreign:
+            if pattern := confinement.secret(path):
+                return Verdict(refused=f"{path} looks like a secret ({pattern})")
+        named = [*target.paths, *filter(None, [target.cwd])]
+        local = [path for path in named if path not in foreign]
+        return await asyncio.to_thread(confinement.judge, local, outside)
+
     def _decide(
-        self, session: Session, policy: Policy, target: ToolTarget, foreign: tuple[str, ...]
+        self,
+        session: Session,
+        policy: Policy,
+        target: ToolTarget,
+        foreign: tuple[str, ...],
+        protected: str | None,
     ) -> Decision:
         decision = policy.decide(target)
         if foreign:  # a rule's paths are local ones: it may refuse, never allow
             return decision if decision.action == "deny" else Decision("ask", "foreign path")
-        if decision.action == "ask" and target in session.allowed:
+        granted = not protected and target in session.allowed
+        if decision.action == "ask" and granted:
             decision = Decision("allow", "allowed for this session")
         if decision.action == "ask" and policy.would_allow_if_trusted(target):
             self._registry.note(

@@ -1,8 +1,9 @@
 """A fake model API on 127.0.0.1, so that a real agent (codex-acp) runs a turn offline.
 
 It speaks the OpenAI Responses API as codex streams it: ``POST {base}/responses`` answered
-with server-sent events, each turn the next scripted :class:`Reply` (the server itself is
-:class:`~goose_ls.testing.fake_api.FakeApi`).
+with server-sent events, each turn the next scripted :class:`Reply`: text, or a tool the
+model asks codex to run (the next request carries its output), or a stream that hangs (the
+server itself is :class:`~goose_ls.testing.fake_api.FakeApi`).
 """
 
 from __future__ import annotations
@@ -47,9 +48,14 @@ class Reply:
     call: Call | None = None
 
 
-def exec_command(line: str, id: str = "call_1") -> Call:
-    """codex's shell tool running ``line``."""
-    return Call("exec_command", {"cmd": line}, id)
+def exec_command(line: str, id: str = "call_1", **arguments: Any) -> Call:
+    """codex's shell tool asked to run ``line`` (``workdir``, ``sandbox_permissions``...)."""
+    return Call("exec_command", {"cmd": line, **arguments}, id)
+
+
+def apply_patch(patch: str, id: str = "call_1") -> Call:
+    """codex's file-editing tool, given a whole ``*** Begin Patch`` text."""
+    return Call("apply_patch", patch, id)
 
 
 def call_outputs(request: fake_api.Request) -> list[str]:
@@ -107,7 +113,8 @@ def conversation(request: fake_api.Request) -> list[tuple[str, str]]:
 
 
 def _events(reply: Reply, n: int) -> Iterator[fake_api.Event]:
-    """The Responses API's stream for ``reply``, the ``n``th: an assistant message item."""
+    """The Responses API's stream for ``reply``, the ``n``th: an assistant message item,
+    then the tool it asks for."""
     item = f"msg_{n}"
     yield {"type": "response.created", "response": {"id": f"resp_{n}"}}
     message: dict[str, Any] = {"type": "message", "role": "assistant", "id": item}

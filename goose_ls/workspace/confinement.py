@@ -12,9 +12,11 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import stat as stat_module
+import stat as stats
 from collections.abc import Iterable
 from pathlib import Path, PurePath
+
+import attrs
 
 DEFAULT_SECRETS = (
     ".env",
@@ -77,7 +79,7 @@ def credential_file(path: Path) -> str | None:
         return None
     try:
         info = os.fstat(fd)
-        if not stat_module.S_ISREG(info.st_mode) or info.st_size > SNIFF_LIMIT:
+        if not stats.S_ISREG(info.st_mode) or info.st_size > SNIFF_LIMIT:
             return None
         return credential_in(os.read(fd, SNIFF_BYTES))
     except OSError:
@@ -107,6 +109,17 @@ class Denied(Exception):
 
 class BadPath(ValueError):
     """Not a path goose-ls can use at all (NUL byte, too long): the agent's request is invalid."""
+
+
+@attrs.frozen
+class Verdict:
+    """What the confinement says of the paths a permission request names."""
+
+    refused: str | None = None
+    """Why the call may not run at all: a secret, a path outside the roots (with
+    ``workspace.outside: deny``), no workspace, a path no file can have."""
+    outside: tuple[str, ...] = ()
+    """Paths outside the roots, resolved, that the user is to be asked about."""
 
 
 LINK_SEARCH_LIMIT = 200_000
@@ -214,6 +227,40 @@ class Confinement:
         if secret := self._secret(resolved):
             raise Denied(f"{path} looks like a secret ({secret}); goose-ls does not hand those out")
         return resolved
+
+    def judge(self, paths: Iterable[str], outside: str) -> Verdict:
+        """The absolute ``paths`` of a call the agent makes itself, judged as its ``fs/*``
+        requests are: secrets refused (hard links too), paths outside the roots refused,
+        or asked about with ``outside`` "ask". Blocking (it resolves, and may search for
+        a file's other names): run it in a thread."""
+        beyond: list[str] = []
+        for path in paths:
+            try:
+                try:
+                    resolved = self.check(path)
+                except Denied as exc:
+                    if exc.outside is None or outside != "ask":
+                        raise
+                    resolved = exc.outside
+                    beyond.append(str(resolved))
+                self._check_named(resolved)
+            except (Denied, BadPath) as exc:
+                return Verdict(refused=str(exc))
+        return Verdict(outside=tuple(beyond))
+
+    def secret(self, path: str) -> str | None:
+        """The secrets pattern ``path`` matches by its name alone (not resolved: it may
+        name a file on the agent's side, which goose-ls cannot resolve)."""
+        return self._secret(Path(path))
+
+    def _check_named(self, path: Path) -> None:
+        """A regular file with several names is refused when one of them is a secret."""
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return  # none yet: a file to be written has no other name
+        if stats.S_ISREG(stat.st_mode):
+            self.check_links(path, stat)
 
     def _secret(self, path: Path) -> str | None:
         relative = next((path.relative_to(r) for r in self.roots if r in path.parents), path)

@@ -25,7 +25,7 @@ import attrs
 
 from goose_ls.tool_calls import ToolCallState
 from goose_ls.wire import WireError, from_wire
-from goose_ls.workspace import shell
+from goose_ls.workspace import shell, targets
 from goose_ls.workspace.confinement import Denied
 from goose_ls.workspace.files import FileProblem, read_disk
 from goose_ls.workspace.trust import PolicyTrust, digest
@@ -79,10 +79,6 @@ class Rule:
         return f"{self.action} ({', '.join(parts) or 'everything'})"
 
 
-GOOSE_TOOL_KINDS = {"shell": "execute", "edit": "edit", "write": "edit", "read": "read"}
-"""goose asks with kind "other"; its developer tools are named in the title."""
-
-
 @attrs.frozen
 class ToolTarget:
     """What a tool call would do, as far as the policy is concerned."""
@@ -90,24 +86,24 @@ class ToolTarget:
     kind: str
     paths: tuple[str, ...] = ()
     command: str | None = None
+    cwd: str | None = None
+    """Where the command runs: confined, but matched by no path rule."""
+    unseen: str | None = None
+    """Why goose-ls cannot see all the call would touch: then no rule allows it."""
+    said: str | None = None
+    """All an unseen call said, so that it equals only the very same call."""
 
     @classmethod
-    def of(cls, call: ToolCallState) -> ToolTarget:
-        """What a tool call says it would do: its kind, paths and command."""
-        title = call.title or ""
-        kind = call.kind or "other"
-        if kind == "other":
-            kind = GOOSE_TOOL_KINDS.get(title.split(" ", 1)[0].split(":", 1)[0], "other")
-        raw = call.raw_input if isinstance(call.raw_input, dict) else {}
-        paths = [str(loc.get("path")) for loc in call.locations or [] if loc.get("path")]
-        for key in ("path", "file"):
-            if isinstance(raw.get(key), str) and raw[key] not in paths:
-                paths.append(raw[key])
-        command = raw.get("command") if isinstance(raw.get("command"), str) else None
-        return cls(kind, tuple(paths), command)
+    def of(cls, call: ToolCallState, folder: str | None = None) -> ToolTarget:
+        """What a tool call says it would do (see :mod:`goose_ls.workspace.targets`);
+        relative paths from the session's ``folder``."""
+        seen = targets.read(call, folder)
+        return cls(seen.kind, seen.paths, seen.command, seen.cwd, seen.unseen, seen.said)
 
     def describe(self) -> str:
-        return self.command or ", ".join(self.paths) or self.kind
+        """The target as the audit log and the notes name it: all that was judged."""
+        said = ", ".join(filter(None, [self.command, *self.paths])) or self.kind
+        return f"{said} (in {self.cwd})" if self.cwd else said
 
 
 @attrs.frozen
@@ -189,6 +185,8 @@ class Policy:
                 return Decision("deny", f"policy rule {rule.describe()}")
         if target.command is not None and parsed is None:
             return Decision("ask", "the command could not be parsed")
+        if target.unseen is not None:
+            return Decision("ask", f"goose-ls cannot see all the call would touch: {target.unseen}")
         if not matching:
             return Decision("ask", "no policy rule")
         rule = matching[0]
@@ -199,7 +197,7 @@ class Policy:
 
     def would_allow_if_trusted(self, target: ToolTarget) -> bool:
         """Whether an ignored rule of the untrusted workspace policy matches ``target``."""
-        if self.untrusted is None:
+        if self.untrusted is None or target.unseen is not None:
             return False
         parsed = shell.parse(target.command) if target.command is not None else None
         return any(self._matches(rule, target, parsed) for rule in self.untrusted.rules)

@@ -8,7 +8,8 @@ bash's own grammar); what it cannot parse is :data:`None`, and the policy asks.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import shlex
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -68,6 +69,15 @@ def parse(line: str, depth: int = 0) -> Parsed | None:
             continue
         simple = False
     return Parsed(commands, simple, tuple(targets))
+
+
+def argv_line(argv: Sequence[str]) -> str:
+    """The shell line an argv runs, to be judged as one: ``["bash", "-lc", LINE]`` (any
+    shell, ``-c`` or ``-lc``) is LINE; any other argv is its words quoted (``shlex.join``),
+    so that ``["curl", "x"]`` is ``curl x``."""
+    if len(argv) == 3 and os.path.basename(argv[0]) in SHELLS and argv[1] in ("-c", "-lc"):
+        return argv[2]
+    return shlex.join(argv)
 
 
 def program(words: tuple[str, ...]) -> tuple[str, ...]:

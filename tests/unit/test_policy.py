@@ -95,7 +95,8 @@ def test_a_rule_without_conditions_matches_everything() -> None:
 
 
 def test_targets_describe_themselves_by_command_then_paths_then_kind() -> None:
-    assert ToolTarget("execute", ("/w/a",), "make").describe() == "make"
+    assert ToolTarget("execute", ("/w/a",), "make").describe() == "make, /w/a", "all it judged"
+    assert ToolTarget("execute", (), "make", "/w").describe() == "make (in /w)"
     assert ToolTarget("edit", ("/w/a", "/w/b")).describe() == "/w/a, /w/b"
     assert ToolTarget("think").describe() == "think"
 
