@@ -137,7 +137,8 @@ async def _handshake(settings: settings_model.Settings) -> int:
     if agent.url.strip():
         _line("auth", "token accepted")
     if supervisor.status.sandbox:
-        _line("sandbox", supervisor.status.sandbox)
+        # As goose-ls makes it when the editor opens this folder as the workspace.
+        _line("sandbox", f"{supervisor.status.sandbox} (with {os.getcwd()} opened)")
     if supervisor.status.shared:
         _line("shared", f"goose serve at {supervisor.status.url} (agent.share)")
     profile = conn.profile

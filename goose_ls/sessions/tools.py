@@ -93,7 +93,8 @@ class AgentTools:
         settings = self._settings()
         own = own_folders(settings.data_dir)
         protected = settings.workspace.protected
-        return await asyncio.to_thread(bounds_for, self.confinement(), protected, own)
+        confinement = self.confinement()
+        return await asyncio.to_thread(bounds_for, confinement, protected, own, self._cwd)
 
     async def _check(self, session_id: str, path: str, action: str, kind: str) -> Path:
         try:

@@ -69,16 +69,24 @@ class Bounds:
     """Secrets to hide and protected paths to keep read-only, found in the roots and home."""
     own: list[Path]
     """goose-ls's own folders (data, config, logs, the shared servers' secrets): hidden."""
+    unrooted: Path | None = None
+    """Read-only: where sessions run when the editor opened no folder (then there are no
+    roots and the agent may write nothing, but it must see where it starts)."""
 
 
-def bounds_for(confinement: Confinement, protected: list[str], own: list[Path]) -> Bounds:
+def bounds_for(
+    confinement: Confinement, protected: list[str], own: list[Path], cwd: str | None = None
+) -> Bounds:
     """The bounds for these roots: their secrets and protected paths (and the home
     folder's secrets) surveyed now. It walks the roots: run it in a thread."""
     try:
         home: Path | None = Path(os.path.realpath(Path.home()))
     except (RuntimeError, KeyError):
         home = None
-    return Bounds(confinement.roots, survey(confinement, home, protected, own), own)
+    covered = survey(confinement, home, protected, own)
+    start = Path(os.path.realpath(cwd)) if cwd and not confinement.roots else None
+    unrooted = start if start is not None and not too_broad(start) else None
+    return Bounds(confinement.roots, covered, own, unrooted)
 
 
 @attrs.frozen
@@ -167,6 +175,10 @@ def _under(path: Path, folders: Iterable[Path]) -> bool:
     return any(path == f or f in path.parents for f in folders)
 
 
+def _unrooted(bounds: Bounds) -> list[Path]:
+    return [bounds.unrooted] if bounds.unrooted is not None else []
+
+
 def _hidden_areas(bounds: Bounds, reach: Reach) -> list[Path]:
     return [Path("/tmp"), *reach.homes, *reach.sockets, *bounds.own]
 
@@ -179,7 +191,7 @@ def mounts(bounds: Bounds, reach: Reach) -> list[tuple[Kind, Path]]:
     # What lies in a hidden place must be mounted again to be seen; elsewhere the disk,
     # read-only, already shows it.
     writable = [*reach.state, *reach.writable, *bounds.roots]
-    readable = [*reach.program, *reach.readable]
+    readable = [*reach.program, *reach.readable, *_unrooted(bounds)]
     bound += [("read", p) for p in readable if _under(p, hidden_areas) and not _under(p, writable)]
     bound += [("write", p) for p in writable]
     shown = [p for kind, p in bound if kind in ("read", "write")]
@@ -241,7 +253,7 @@ def confine(
     if version < 1:
         return argv, describe(sandbox)
     hidden = [*reach.homes, *reach.sockets, *bounds.own]
-    shown = [p for p in [*reach.program, *reach.readable] if _under(p, hidden)]
+    shown = [p for p in [*reach.program, *reach.readable, *_unrooted(bounds)] if _under(p, hidden)]
     writable = [*bounds.roots, *reach.state, *reach.writable, Path("/tmp")]
     writable += [Path(d) for d in DEVICES]
     # Landlock only grants: a grant holding a hidden place is split around it (in odd
@@ -254,10 +266,10 @@ def confine(
     ]
     readable = landlock.split_around(hidden) + shown
     wrapped = landlock.wrap(argv, readable, writable)
-    roots = ", ".join(str(r) for r in bounds.roots) or "none"
     said = (
-        f"workspace (Landlock {version}, as {sandbox.problem}): writes only to {roots}, its "
-        "own state and /tmp; home folder hidden; NOT hidden: secrets inside the workspace"
+        f"workspace (Landlock {version}, as {sandbox.problem}): writes only to "
+        f"{_writes(bounds)}, its own state and /tmp; home folder hidden; NOT hidden: "
+        "secrets inside the workspace"
     )
     return wrapped, said
 
@@ -269,9 +281,16 @@ def describe(sandbox: Sandbox, bounds: Bounds | None = None, reach: Reach | None
             return "off (agent.sandbox is off): the agent reads, writes and runs as you do"
         return f"none ({sandbox.problem}): the agent runs UNSANDBOXED, as you do"
     net = "" if reach is None or reach.network else ", no network"
-    roots = ", ".join(str(r) for r in bounds.roots) if bounds and bounds.roots else "none"
     state = ", ".join(str(p) for p in reach.state) if reach and reach.state else "none"
     return (
-        f"workspace (bubblewrap): writes only to {roots} and its own state ({state}); "
-        f"home folder and secrets hidden{net}"
+        f"workspace (bubblewrap): writes only to {_writes(bounds)} and its own state "
+        f"({state}); home folder and secrets hidden{net}"
     )
+
+
+def _writes(bounds: Bounds | None) -> str:
+    """The roots, or why there are none."""
+    if bounds is not None and bounds.roots:
+        return ", ".join(str(r) for r in bounds.roots)
+    seen = f"; it may read {bounds.unrooted}" if bounds and bounds.unrooted else ""
+    return f"no folder (the editor opened none: open a project folder{seen})"

@@ -6,8 +6,17 @@ import os
 from pathlib import Path
 
 from goose_ls.workspace import landlock
-from goose_ls.workspace.agent_sandbox import Bounds, Reach, install_folder, mounts, program_paths
-from goose_ls.workspace.sandbox import Survey
+from goose_ls.workspace.agent_sandbox import (
+    Bounds,
+    Reach,
+    bounds_for,
+    describe,
+    install_folder,
+    mounts,
+    program_paths,
+)
+from goose_ls.workspace.confinement import Confinement
+from goose_ls.workspace.sandbox import Sandbox, Survey
 
 
 def _layout(tmp: Path) -> tuple[Bounds, Reach]:
@@ -82,3 +91,21 @@ def test_landlock_s_split_shows_all_but_the_hidden_place_and_follows_no_link(
     (tmp_path / "lib").symlink_to(tmp_path / "home" / "me")
     shown = landlock.split_around([tmp_path / "home" / "me"], tmp_path)
     assert set(shown) == {tmp_path / "home" / "other", tmp_path / "usr"}
+
+
+def test_without_a_workspace_folder_the_agent_sees_where_it_starts_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    """An editor that opens no folder (Neovim's bare config): the agent must see the
+    folder its sessions start in, or it cannot start one; it may write none of it."""
+    start = tmp_path / "proj"
+    start.mkdir()
+    bounds = bounds_for(Confinement([]), [], [], str(start))
+    assert bounds.roots == [] and bounds.unrooted == start
+    reach = Reach([], [], [], [], homes=[])
+    planned = dict((path, kind) for kind, path in mounts(bounds, reach))
+    assert planned[start] == "read", planned
+    said = describe(Sandbox("workspace", "/usr/bin/bwrap"), bounds, reach)
+    assert f"no folder (the editor opened none: open a project folder; it may read {start})" in said
+    home = Path.home()
+    assert bounds_for(Confinement([]), [], [], str(home)).unrooted is None, "never the home"
