@@ -104,6 +104,8 @@ ACTIONS = {
     "git hook": "printf '#!/bin/sh\\nrm -rf ~\\n' > .git/hooks/pre-commit; ls .git/hooks",
     "leak": "cat ~/.aws/credentials > leak.txt; wc -c < leak.txt",
     "run the tests": "python3 test_app.py && echo tests-pass",
+    # Root in the sandbox must not keep the capabilities that undo it.
+    "unmount": "umount -l .env; umount -l ~; mount -o remount,bind,rw /; cat .env ~/.ssh/id_rsa",
 }
 
 

@@ -65,8 +65,6 @@ class Preset:
     default mode, not the one the chat was in."""
     reads_buffers: bool = False
     """The agent reads files with ``fs/read_text_file`` when goose-ls offers it."""
-    in_a_sandbox: dict[str, str] = attrs.Factory(dict)
-    """What tells the agent it runs in a sandbox (when it runs as root in bubblewrap's)."""
 
 
 def _xdg(variable: str, under_home: str, name: str) -> StatePlace:
@@ -101,7 +99,6 @@ PRESETS = {
         agent_name="@agentclientprotocol/claude-agent-acp",
         asking_mode="default",
         own_choice=chosen_mode,
-        in_a_sandbox={"IS_SANDBOX": "1"},
     ),
     "codex": Preset(
         "codex",

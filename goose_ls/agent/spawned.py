@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
@@ -19,7 +18,7 @@ from typing import Any
 
 from goose_ls.agent.discovery import Launch, resolve
 from goose_ls.agent.lines import READ_AHEAD, LineFrames
-from goose_ls.agent.presets import PRESETS, reach_of
+from goose_ls.agent.presets import reach_of
 from goose_ls.agent.process import (
     end_of,
     kill_group_now,
@@ -79,10 +78,6 @@ class ProcessEndpoint:
         argv, self._sandbox = await sandboxed(
             self._settings, launch, env, self._cwd, await self._bounds()
         )
-        if self._sandbox.startswith("workspace (bubblewrap)") and os.geteuid() == 0:
-            # Run as root, Claude Code refuses its modes that ask nothing outside a sandbox
-            # it is told of; this is one.
-            env = {**PRESETS[self._settings.preset].in_a_sandbox, **env}
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,

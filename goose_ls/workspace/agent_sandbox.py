@@ -55,6 +55,9 @@ TOOLCHAINS = (
 """What the agent's commands commonly need from the home folder, read-only (those that
 exist): git's configuration and the language toolchains installed per user."""
 
+AS_UID = 1000
+"""The user a root goose-ls's agent runs as, in its namespace (root outside)."""
+
 LINK_HOPS = 16
 """Links and interpreters followed from the agent's command before giving up."""
 
@@ -210,6 +213,12 @@ def wrap_agent(
     if sandbox.bwrap is None:
         return argv
     args = [sandbox.bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc"]
+    if os.geteuid() == 0:
+        # Root keeps every capability in bubblewrap, enough to unmount what hides the
+        # secrets. As a plain user of a namespace of its own, without any, it cannot;
+        # what it writes is still root's outside, and its own sandboxes still nest.
+        args += ["--unshare-user", "--uid", str(AS_UID), "--gid", str(AS_UID)]
+    args += ["--cap-drop", "ALL"]
     if not reach.network:
         args.append("--unshare-net")
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
