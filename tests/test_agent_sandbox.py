@@ -106,6 +106,7 @@ ACTIONS = {
     "run the tests": "python3 test_app.py && echo tests-pass",
     # Root in the sandbox must not keep the capabilities that undo it.
     "unmount": "umount -l .env; umount -l ~; mount -o remount,bind,rw /; cat .env ~/.ssh/id_rsa",
+    "capabilities": "grep CapEff /proc/self/status",
 }
 
 
@@ -185,6 +186,7 @@ async def test_the_agent_s_own_process_reaches_no_secret_and_writes_only_the_roo
     assert "tests-pass" in out["run the tests"], out["run the tests"]
     assert "[shell 0: pong]" in out["loopback"], "the network is on by default"
     assert "pong" not in out["ssh-agent"], "the runtime folder's sockets are hidden"
+    assert "CapEff:\t0000000000000000" in out["capabilities"], out["capabilities"]
     # The secrets are still there for the user.
     assert "s3cr3tCloudKey" in (home / ".aws" / "credentials").read_text()
     assert (workspace / ".env").read_text() == DOTENV
@@ -229,6 +231,7 @@ async def test_without_user_namespaces_landlock_still_hides_the_home_folder(
     assert "s3cr3t" not in leak.read_text()
     assert "print('edited')" in (tmp_path / "workspace" / "app.py").read_text()
     assert "tests-pass" in out["run the tests"], out["run the tests"]
+    assert "CapEff:\t0000000000000000" in out["capabilities"], out["capabilities"]
 
 
 async def test_with_the_network_off_the_loopback_listener_is_out_of_reach(

@@ -249,6 +249,8 @@ def wrap_agent(
 
 DEVICES = ("/dev/null", "/dev/zero", "/dev/tty", "/dev/pts", "/dev/ptmx", "/dev/shm")
 """What a process writes to that is no file of the user's."""
+READ_DEVICES = ("/dev/random", "/dev/urandom", "/dev/full")
+"""What it only reads."""
 
 
 def confine(
@@ -273,7 +275,9 @@ def confine(
         for part in landlock.split_around([h for h in hidden if p in h.parents], p)
         if part.exists()
     ]
-    readable = landlock.split_around(hidden) + shown
+    # Of /dev only what a program needs: never a disk, which root would read raw.
+    devices = [Path(d) for d in (*DEVICES, *READ_DEVICES)]
+    readable = landlock.split_around([*hidden, Path("/dev")]) + shown + devices
     wrapped = landlock.wrap(argv, readable, writable)
     said = (
         f"workspace (Landlock {version}, as {sandbox.problem}): writes only to "

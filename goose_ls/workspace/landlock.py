@@ -30,6 +30,10 @@ CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446
 VERSION_FLAG = 1
 RULE_PATH_BENEATH = 1
 PR_SET_NO_NEW_PRIVS = 38
+PR_CAPBSET_DROP = 24
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+CAPABILITY_VERSION_3 = 0x20080522
+LAST_CAPABILITY = 63
 
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 READ = EXECUTE | READ_FILE | READ_DIR
@@ -37,6 +41,30 @@ WRITE_V1 = (1 << 13) - 1  # every right of ABI 1: write, remove, make entries of
 REFER, TRUNCATE = 1 << 13, 1 << 14
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE
 """The rights a rule on a file (not a folder) may carry."""
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def drop_capabilities(libc: ctypes.CDLL) -> None:
+    """Give up every capability for good: root would otherwise read a raw disk or
+    reach round the rules some other way."""
+    for cap in range(LAST_CAPABILITY + 1):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # EPERM for a plain user: it has none
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = _CapHeader(CAPABILITY_VERSION_3, 0)
+    nothing = (_CapData * 2)()
+    if libc.capset(ctypes.byref(header), nothing) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
 
 
 class _Ruleset(ctypes.Structure):
@@ -122,6 +150,7 @@ def restrict(readable: Iterable[str], writable: Iterable[str]) -> None:
             raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "no_new_privs failed")
+    drop_capabilities(libc)
     if libc.syscall(RESTRICT_SELF, ruleset, 0) != 0:
         raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
     os.close(ruleset)
