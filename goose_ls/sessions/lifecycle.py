@@ -81,8 +81,8 @@ class Lifecycle:
         said = self._link.sandbox()
         if said is None:
             return  # a server goose-ls did not start: its own host decides
-        caged = said.startswith("workspace")
-        self._registry.note(session, "info" if caged else "warning", f"Agent sandbox: {said}")
+        whole = said.startswith("workspace") and "NOT " not in said
+        self._registry.note(session, "info" if whole else "warning", f"Agent sandbox: {said}")
 
     async def load_session(self, session_id: str, tab_id: str | None = None) -> Session:
         """Open a stored (or agent-listed) session.

@@ -31,7 +31,7 @@ import attrs
 
 from goose_ls.workspace import landlock
 from goose_ls.workspace.confinement import Confinement, too_broad
-from goose_ls.workspace.sandbox import Sandbox, Survey, survey
+from goose_ls.workspace.sandbox import WALK_LIMIT, Sandbox, Survey, survey
 
 Kind = Literal["cover", "hide", "read", "write"]
 _STRENGTH = {"cover": 0, "write": 1, "read": 2, "hide": 3}
@@ -297,7 +297,16 @@ def describe(sandbox: Sandbox, bounds: Bounds | None = None, reach: Reach | None
     state = ", ".join(str(p) for p in reach.state) if reach and reach.state else "none"
     return (
         f"workspace (bubblewrap): writes only to {_writes(bounds)} and its own state "
-        f"({state}); home folder and secrets hidden{net}"
+        f"({state}); home folder and secrets hidden{net}{_cut(bounds)}"
+    )
+
+
+def _cut(bounds: Bounds | None) -> str:
+    if bounds is None or bounds.covered.cut is None:
+        return ""
+    return (
+        f"; but {bounds.covered.cut} is too big to look at whole: secrets past its first "
+        f"{WALK_LIMIT:,} entries are NOT hidden"
     )
 
 

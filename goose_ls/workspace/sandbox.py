@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
@@ -99,10 +100,24 @@ class Survey:
     """What the sandbox must cover in the roots and the home folder."""
 
     hidden: list[Path]
-    """The secrets list's files and folders: replaced by empty ones."""
+    """The secrets list's files and folders, the files whose content is a credential
+    and the other names of a secret's inode: replaced by empty ones."""
     read_only: list[Path]
     """goose-ls's own files and the protected paths that exist: bound read-only, so that
     even an allowed command cannot grant the agent more or plant code that runs later."""
+    cut: Path | None = None
+    """A root too big to look at whole (:data:`WALK_LIMIT`): secrets deep in it may be
+    shown, and the sandbox says so."""
+
+
+@attrs.define
+class _Found:
+    hidden: list[Path] = attrs.Factory(list)
+    guarded: list[Path] = attrs.Factory(list)
+    linked: dict[tuple[int, int], list[Path]] = attrs.Factory(dict)
+    """Files with more than one name, by (device, inode): one of the others may be a secret."""
+    secret_inodes: set[tuple[int, int]] = attrs.Factory(set)
+    complete: bool = True
 
 
 def survey(
@@ -110,63 +125,97 @@ def survey(
 ) -> Survey:
     """The secrets, protected paths and goose-ls's own files under the roots (and secrets
     in the home folder)."""
-    hidden: list[Path] = []
     resolved = [Path(os.path.realpath(path)) for path in own]
     read_only = [path for path in resolved if path.exists() and confinement.contains(path)]
     patterns = list(protected)
     folders = [pattern.rsplit("/", 1)[0] for pattern in patterns if "/" in pattern]
+    found = _Found()
+    cut = None
     for root in confinement.roots:
-        read_only += [root / ".goose-ls"] if (root / ".goose-ls").is_dir() else []
-        found, guarded = _walk(root, confinement, None, patterns=patterns, folders=folders)
-        hidden += found
-        read_only += guarded
+        ours = root / ".goose-ls"
+        read_only += [ours] if ours.is_dir() and not ours.is_symlink() else []
+        if not _walk(root, confinement, None, found, patterns=patterns, folders=folders):
+            cut = cut or root
     if home is not None and home.is_dir():
-        hidden += _walk(home, confinement, HOME_DEPTH, skip=set(confinement.roots))[0]
-    return Survey(list(dict.fromkeys(hidden)), list(dict.fromkeys(read_only)))
+        _walk(home, confinement, HOME_DEPTH, found, skip=set(confinement.roots))
+    for inode, names in found.linked.items():
+        if inode in found.secret_inodes:
+            found.hidden += names  # another name of a secret (a hard link made to read it)
+    hidden, read_only = list(dict.fromkeys(found.hidden)), [*read_only, *found.guarded]
+    return Survey(hidden, list(dict.fromkeys(read_only)), cut)
 
 
 def _walk(
     top: Path,
     confinement: Confinement,
     depth: int | None,
+    found: _Found,
     skip: Iterable[Path] = (),
     patterns: list[str] | None = None,
     folders: list[str] | None = None,
-) -> tuple[list[Path], list[Path]]:
-    """Secrets under ``top``, and the files matching ``patterns`` and folders matching
-    ``folders`` (``.git/hooks`` for ``.git/hooks/*``: new hooks must not be created)."""
-    found: list[Path] = []
-    guarded: list[Path] = []
+) -> bool:
+    """Note in ``found`` the secrets under ``top``, and the files matching ``patterns``
+    and folders matching ``folders`` (``.git/hooks`` for ``.git/hooks/*``: new hooks must
+    not be created). Breadth first, so that what lies near the top is seen first; False
+    when it stopped at :data:`WALK_LIMIT` entries."""
     seen = 0
     skipped = set(skip)
-    for folder, dirs, files in os.walk(top):
-        here = Path(folder)
-        inside = here.relative_to(top).parts
-        level = len(inside)
-        sniff = patterns is not None and ".git" not in inside  # git's objects are packed
-        if depth is not None and level >= depth:
-            dirs.clear()
-        for name in [*dirs, *files]:
+    pending: deque[tuple[Path, int]] = deque([(top, 0)])
+    while pending:
+        here, level = pending.popleft()
+        sniff = patterns is not None and ".git" not in here.relative_to(top).parts
+        try:
+            entries = list(os.scandir(here))
+        except OSError:
+            continue
+        for entry in entries:
             seen += 1
-            path = here / name
-            if path in skipped or path.is_symlink():
+            if seen > WALK_LIMIT:
+                log.warning("stopped looking for secrets in %s after %d entries", top, seen)
+                return False
+            path = Path(entry.path)
+            if path in skipped or entry.is_symlink():
                 continue
+            is_dir = entry.is_dir(follow_symlinks=False)
             try:
                 confinement.check(str(path))
             except Denied as exc:
-                if exc.outside is None:
-                    found.append(path)
+                if exc.outside is None:  # a secret: hidden whole, not looked into
+                    found.hidden.append(path)
+                    _note_inode(entry, found.secret_inodes)
+                elif is_dir and (depth is None or level + 1 < depth):
+                    pending.append((path, level + 1))  # the home folder: outside the roots
                 continue
-            rules = folders if name in dirs else patterns
+            rules = folders if is_dir else patterns
             if rules and protected_path(str(top), rules, str(path)):
-                guarded.append(path)
-            elif sniff and name not in dirs and credential_file(path):
-                found.append(path)  # a key by its content, whatever its name
-        dirs[:] = [d for d in dirs if here / d not in skipped and here / d not in found]
-        if seen > WALK_LIMIT:
-            log.warning("stopped looking for secrets in %s after %d entries", top, seen)
-            break
-    return found, guarded
+                found.guarded.append(path)
+            elif sniff and not is_dir and credential_file(path):
+                found.hidden.append(path)  # a key by its content, whatever its name
+                _note_inode(entry, found.secret_inodes)
+            elif patterns is not None and not is_dir:
+                _note_linked(entry, path, found.linked)
+            if is_dir and (depth is None or level + 1 < depth):
+                pending.append((path, level + 1))
+    return True
+
+
+def _note_inode(entry: os.DirEntry[str], inodes: set[tuple[int, int]]) -> None:
+    try:
+        info = entry.stat(follow_symlinks=False)
+    except OSError:
+        return
+    inodes.add((info.st_dev, info.st_ino))
+
+
+def _note_linked(
+    entry: os.DirEntry[str], path: Path, linked: dict[tuple[int, int], list[Path]]
+) -> None:
+    try:
+        info = entry.stat(follow_symlinks=False)
+    except OSError:
+        return
+    if info.st_nlink > 1:
+        linked.setdefault((info.st_dev, info.st_ino), []).append(path)
 
 
 def wrap(

@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from goose_ls.workspace import landlock
+from goose_ls.workspace import sandbox as sandbox_module
 from goose_ls.workspace.agent_sandbox import (
     Bounds,
     Reach,
@@ -16,7 +19,7 @@ from goose_ls.workspace.agent_sandbox import (
     program_paths,
 )
 from goose_ls.workspace.confinement import Confinement
-from goose_ls.workspace.sandbox import Sandbox, Survey
+from goose_ls.workspace.sandbox import Sandbox, Survey, survey
 
 
 def _layout(tmp: Path) -> tuple[Bounds, Reach]:
@@ -109,3 +112,31 @@ def test_without_a_workspace_folder_the_agent_sees_where_it_starts_and_writes_no
     assert f"no folder (the editor opened none: open a project folder; it may read {start})" in said
     home = Path.home()
     assert bounds_for(Confinement([]), [], [], str(home)).unrooted is None, "never the home"
+
+
+def test_a_hard_link_in_a_root_to_a_secret_in_the_home_folder_is_hidden(tmp_path: Path) -> None:
+    home, root = tmp_path / "home", tmp_path / "home" / "proj"
+    root.mkdir(parents=True)
+    (home / ".npmrc").write_text("//registry/:_authToken=npm_secret\n")
+    os.link(home / ".npmrc", root / "npm-copy")
+    (root / "plain").write_text("x")
+    os.link(root / "plain", root / "plain-too")  # both names inside: nothing to hide
+    found = survey(Confinement([root]), home, [], [])
+    assert root / "npm-copy" in found.hidden
+    assert root / "plain" not in found.hidden and root / "plain-too" not in found.hidden
+
+
+def test_a_root_too_big_to_look_at_whole_is_said_not_to_hide_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "proj"
+    (root / "deep" / "er").mkdir(parents=True)
+    for n in range(10):
+        (root / f"f{n}").write_text("x")
+    (root / "deep" / "er" / ".env").write_text("X=1")
+    monkeypatch.setattr(sandbox_module, "WALK_LIMIT", 5)
+    found = survey(Confinement([root]), None, [], [])
+    assert found.cut == root
+    bounds = Bounds([root], found, [])
+    said = describe(Sandbox("workspace", "/usr/bin/bwrap"), bounds, Reach([], [], [], [], []))
+    assert f"{root} is too big to look at whole" in said and "NOT hidden" in said
