@@ -326,6 +326,14 @@ def env_overrides(environ: Mapping[str, str] | None = None) -> tuple[dict[str, A
     return result, warnings
 
 
+def agent_environment(environ: Mapping[str, str], agent: AgentSettings) -> dict[str, str]:
+    """What the agent runs with: the editor's environment without goose-ls's own
+    variables (a ``GOOSE_LS_AGENT_TOKEN`` is goose-ls's, not the agent's), and
+    ``agent.env``."""
+    kept = {name: value for name, value in environ.items() if not name.startswith(ENV_PREFIX)}
+    return {**kept, **agent.env}
+
+
 def _wants_string(kind: Any) -> bool:
     return kind is str or getattr(kind, "__origin__", None) is Literal
 

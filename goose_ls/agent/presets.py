@@ -20,7 +20,13 @@ import attrs
 
 from goose_ls.agent.claude_settings import chosen_mode
 from goose_ls.settings import AgentSettings
-from goose_ls.workspace.agent_sandbox import TOOLCHAINS, Reach, path_folders, program_paths
+from goose_ls.workspace.agent_sandbox import (
+    TOOLCHAINS,
+    Reach,
+    control_sockets,
+    path_folders,
+    program_paths,
+)
 
 
 @attrs.frozen
@@ -185,7 +191,10 @@ def reach_of(settings: AgentSettings, binary: str, environ: Mapping[str, str]) -
         readable=[*toolchains, *path_folders(environ), *placed(settings.sandbox_readable)],
         writable=placed(settings.sandbox_writable),
         homes=homes,
-        sockets=[Path(p) for p in dict.fromkeys(runtime) if p and os.path.isabs(p)],
+        sockets=[
+            *(Path(p) for p in dict.fromkeys(runtime) if p and os.path.isabs(p)),
+            *control_sockets(),
+        ],
         network=settings.sandbox_network,
         tmpdir=environ.get("TMPDIR"),
     )

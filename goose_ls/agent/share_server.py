@@ -25,7 +25,7 @@ from goose_ls.agent.process import signal_group
 from goose_ls.agent.share_place import ServerState, SharePlace
 from goose_ls.errors import AgentError
 from goose_ls.process_identity import process_alive
-from goose_ls.settings import AgentSettings
+from goose_ls.settings import AgentSettings, agent_environment
 from goose_ls.tasks import within
 from goose_ls.workspace import reaper
 
@@ -106,7 +106,7 @@ async def start(
     """Start a server (and its keeper), wait for ``/status``, write its state; the state
     and the server's new secret."""
     secret = place.new_secret()
-    env = {**environ, **settings.env, SECRET_VARIABLE: secret}
+    env = {**agent_environment(environ, settings), SECRET_VARIABLE: secret}
     for attempt in range(1, START_TRIES + 1):
         port = free_port()
         serve = [*command, "--host", LOOPBACK, "--port", str(port)]

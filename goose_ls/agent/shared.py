@@ -42,7 +42,7 @@ from goose_ls.agent.spawned import sandboxed
 from goose_ls.agent.websocket import WebSocketFrames, open_websocket
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.process_identity import process_alive
-from goose_ls.settings import AgentSettings
+from goose_ls.settings import AgentSettings, agent_environment
 from goose_ls.workspace.agent_sandbox import Bounds
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ class SharedEndpoint:
         """The share this window belongs to, and the server's command line in its
         sandbox: windows whose sandbox lets the server write the same roots share one."""
         serve = Launch(share_server.serve_command(launch.argv), launch.binary, launch.version)
-        env = {**self._environ, **self._settings.env}
+        env = agent_environment(self._environ, self._settings)
         bounds = await self._bounds()
         command, self._facts["sandbox"] = await sandboxed(
             self._settings, serve, env, str(Path.home()), bounds

@@ -28,7 +28,7 @@ from goose_ls.agent.process import (
 )
 from goose_ls.agent.transport import READER_GRACE
 from goose_ls.errors import AgentError
-from goose_ls.settings import AgentSettings, redact
+from goose_ls.settings import AgentSettings, agent_environment, redact
 from goose_ls.tasks import Tasks
 from goose_ls.workspace import agent_sandbox, sandbox
 from goose_ls.workspace.agent_sandbox import Bounds
@@ -74,7 +74,7 @@ class ProcessEndpoint:
     async def open(self) -> ProcessChannel:
         launch = self._launch = await resolve(self._settings, self._environ)
         self.command = launch.argv
-        env = {**self._environ, **self._settings.env}
+        env = agent_environment(self._environ, self._settings)
         argv, self._sandbox = await sandboxed(
             self._settings, launch, env, self._cwd, await self._bounds()
         )

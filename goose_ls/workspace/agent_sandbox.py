@@ -55,6 +55,16 @@ TOOLCHAINS = (
 """What the agent's commands commonly need from the home folder, read-only (those that
 exist): git's configuration and the language toolchains installed per user."""
 
+CONTROL_SOCKETS = (
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/podman/podman.sock",
+    "/run/containerd/containerd.sock",
+    "/run/libvirt/libvirt-sock",
+)
+"""Sockets that give whoever connects root on this machine (a container started with
+the host's disk), for members of their group: hidden."""
+
 AS_UID = 1000
 """The user a root goose-ls's agent runs as, in its namespace (root outside)."""
 
@@ -108,7 +118,8 @@ class Reach:
     """Hidden: the home folders (goose-ls's and the agent's ``HOME``)."""
     sockets: list[Path] = attrs.Factory(list)
     """Hidden: the user's runtime folder (``XDG_RUNTIME_DIR``), whose sockets (the
-    session bus and its keyring, ssh-agent, gpg-agent) would let the agent act as you."""
+    session bus and its keyring, ssh-agent, gpg-agent) would let the agent act as you,
+    and the container engines' sockets (:data:`CONTROL_SOCKETS`)."""
     network: bool = True
     tmpdir: str | None = None
     """The agent's ``TMPDIR``: kept where the sandbox shows it, else the private /tmp."""
@@ -165,6 +176,12 @@ def program_paths(binary: str, environ: Mapping[str, str], homes: Iterable[Path]
             pending.append(os.path.join(path.parent, os.readlink(path)))
         elif (interpreter := _interpreter(path, environ)) is not None:
             pending.append(interpreter)
+    return list(dict.fromkeys(found))
+
+
+def control_sockets() -> list[Path]:
+    """Those of :data:`CONTROL_SOCKETS` that are here, as real paths."""
+    found = (Path(os.path.realpath(p)) for p in CONTROL_SOCKETS if os.path.exists(p))
     return list(dict.fromkeys(found))
 
 

@@ -48,6 +48,10 @@ DEFAULT_SECRETS = (
     "client_secret*.json",
     ".pgpass",
     ".my.cnf",
+    ".config/git/credentials",
+    ".cargo/credentials*",
+    ".config/gcloud/*",
+    ".azure/*",
 )
 
 CREDENTIAL_MARKS = (
@@ -58,7 +62,7 @@ CREDENTIAL_MARKS = (
 )
 """What makes a file a credential whatever its name: marks with no false friend in
 ordinary source (no guess from randomness, which would hide real files)."""
-SNIFF_BYTES = 16_384
+SNIFF_BYTES = 65_536
 """How much of a file is looked at for those marks."""
 SNIFF_LIMIT = 1 << 20
 """Files larger than this are not looked into (no key file is)."""
