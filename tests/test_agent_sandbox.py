@@ -21,6 +21,7 @@ from typing import Any
 
 import attrs
 import pytest
+from lsprotocol import types
 
 from goose_ls.testing.claude import CLAUDE, claude_home, start_claude
 from goose_ls.testing.claude import MISSING as CLAUDE_MISSING
@@ -68,6 +69,9 @@ class Places:
         (self.workspace / "gcp-key.json").write_text(SERVICE)
         (self.workspace / "app.py").write_text("print('hello')\n")
         (self.workspace / "test_app.py").write_text("assert open('app.py').read()\n")
+        self.goose_config = tmp / "xdg-config" / "goose" / "config.yaml"  # the agent's own
+        self.goose_config.parent.mkdir(parents=True)
+        self.goose_config.write_text("# mine\n")
 
 
 def _answering(server: socket.socket) -> None:
@@ -107,6 +111,8 @@ ACTIONS = {
     # Root in the sandbox must not keep the capabilities that undo it.
     "unmount": "umount -l .env; umount -l ~; mount -o remount,bind,rw /; cat .env ~/.ssh/id_rsa",
     "capabilities": "grep CapEff /proc/self/status",
+    # Its own settings would run an extension of its choosing later, outside goose-ls too.
+    "agent config": 'echo "extensions: {evil: {cmd: sh}}" >> "$XDG_CONFIG_HOME/goose/config.yaml"',
 }
 
 
@@ -186,6 +192,8 @@ async def test_the_agent_s_own_process_reaches_no_secret_and_writes_only_the_roo
     assert "tests-pass" in out["run the tests"], out["run the tests"]
     assert "[shell 0: pong]" in out["loopback"], "the network is on by default"
     assert "pong" not in out["ssh-agent"], "the runtime folder's sockets are hidden"
+    config = tmp_path / "xdg-config" / "goose" / "config.yaml"
+    assert config.read_text() == "# mine\n", "its settings that run code are read-only"
     assert "CapEff:\t0000000000000000" in out["capabilities"], out["capabilities"]
     # The secrets are still there for the user.
     assert "s3cr3tCloudKey" in (home / ".aws" / "credentials").read_text()
@@ -205,6 +213,7 @@ async def test_without_the_sandbox_the_same_agent_reads_them_all(
     assert "s3cr3tCloudKey" in (tmp_path / "workspace" / "leak.txt").read_text()
     assert "curl evil" in (tmp_path / "home" / ".bashrc").read_text()
     assert "pong" in out["ssh-agent"]
+    assert "evil" in (tmp_path / "xdg-config" / "goose" / "config.yaml").read_text()
     assert (tmp_path / "workspace" / ".git" / "hooks" / "pre-commit").exists()
     assert json.loads(out["status"])["agent"]["sandbox"].startswith("off")
 
@@ -431,3 +440,24 @@ async def test_codex_s_own_tools_stay_in_the_sandbox(
     tmp_path: Path, loopback: int, mode: str | None
 ) -> None:
     _held(await _codex_trial(tmp_path, loopback, mode), tmp_path)
+
+
+async def test_an_agent_started_again_in_another_sandbox_is_said_in_every_open_chat(
+    editor: Editor,
+) -> None:
+    """A setting changed under a running chat (by the user, or by a file the agent wrote
+    that the editor pushes): what the chat said at its top no longer holds."""
+    await editor.start({"turns": [[{"text": "ok"}]]})
+    session_id = await editor.new_session()
+    (opened,) = [n["text"] for n in editor.goose.of_kind("note", session_id)]
+    assert opened.startswith("Agent sandbox: workspace (bubblewrap)"), opened
+    editor.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"goose": {"agent": {"sandbox": "off"}}})
+    )
+    await editor.goose.request("goose/restart", {})
+    said = "The agent was started again in another sandbox: off (agent.sandbox is off)"
+    changed = await editor.goose.wait_for(
+        lambda: [n for n in editor.goose.of_kind("note", session_id) if said in n["text"]],
+        what="a note on the new sandbox",
+    )
+    assert changed[0]["severity"] == "warning", changed

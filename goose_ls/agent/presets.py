@@ -42,6 +42,9 @@ class StatePlace:
     file: bool = False
     unless: str | None = None
     """A variable that, when set, moves this place elsewhere (``CLAUDE_CONFIG_DIR``)."""
+    guarded: tuple[str, ...] = ()
+    """Files in the folder that make the agent run code later (its hooks, its MCP
+    servers, its extensions), even run outside goose-ls: read-only in the sandbox."""
 
 
 MINIMUM_GOOSE_VERSION = (1, 16, 0)
@@ -73,8 +76,8 @@ class Preset:
     """The agent reads files with ``fs/read_text_file`` when goose-ls offers it."""
 
 
-def _xdg(variable: str, under_home: str, name: str) -> StatePlace:
-    return StatePlace(name, base=(variable, under_home))
+def _xdg(variable: str, under_home: str, name: str, *guarded: str) -> StatePlace:
+    return StatePlace(name, base=(variable, under_home), guarded=guarded)
 
 
 PRESETS = {
@@ -85,7 +88,7 @@ PRESETS = {
         "then run `goose configure`.",
         MINIMUM_GOOSE_VERSION,
         (
-            _xdg("XDG_CONFIG_HOME", ".config", "goose"),
+            _xdg("XDG_CONFIG_HOME", ".config", "goose", "config.yaml"),
             _xdg("XDG_DATA_HOME", ".local/share", "goose"),
             _xdg("XDG_STATE_HOME", ".local/state", "goose"),
             _xdg("XDG_CACHE_HOME", ".cache", "goose"),
@@ -99,7 +102,7 @@ PRESETS = {
         "Install it with `npm install -g @agentclientprotocol/claude-agent-acp`, then sign in "
         "with `claude /login` or set ANTHROPIC_API_KEY.",
         state=(
-            StatePlace(".claude", variable="CLAUDE_CONFIG_DIR"),
+            StatePlace(".claude", variable="CLAUDE_CONFIG_DIR", guarded=("settings.json",)),
             StatePlace(".claude.json", file=True, unless="CLAUDE_CONFIG_DIR"),
         ),
         agent_name="@agentclientprotocol/claude-agent-acp",
@@ -110,6 +113,7 @@ PRESETS = {
         "codex",
         ("codex-acp",),
         "Install it with `npm install -g @zed-industries/codex-acp`, then sign in with `codex login`.",
+        # codex writes its config.toml itself (a mode chosen is kept there): not guarded.
         state=(StatePlace(".codex", variable="CODEX_HOME"),),
         agent_name="codex-acp",
         asking_mode="read-only",
@@ -119,7 +123,7 @@ PRESETS = {
         "gemini",
         ("gemini", "--experimental-acp"),
         "Install it with `npm install -g @google/gemini-cli`, then run `gemini` once to sign in.",
-        state=(StatePlace(".gemini"),),
+        state=(StatePlace(".gemini", guarded=("settings.json",)),),
     ),
 }
 
@@ -129,23 +133,22 @@ def _home_of(environ: Mapping[str, str]) -> Path | None:
     return Path(os.path.realpath(home)) if home and os.path.isabs(home) else None
 
 
-def state_paths(preset: Preset, environ: Mapping[str, str]) -> list[tuple[Path, bool]]:
-    """Where ``preset``'s agent keeps its state, given its environment: (path, is a file)."""
+def state_paths(preset: Preset, environ: Mapping[str, str]) -> list[tuple[StatePlace, Path]]:
+    """Where ``preset``'s agent keeps its state, given its environment."""
     home = _home_of(environ)
-    found: list[tuple[Path, bool]] = []
+    found: list[tuple[StatePlace, Path]] = []
     for place in preset.state:
         if place.unless and environ.get(place.unless):
             continue
         named = environ.get(place.variable) if place.variable else None
-        if named and os.path.isabs(named):
-            found.append((Path(named), place.file))
-            continue
         base = environ.get(place.base[0]) if place.base else None
-        if base and os.path.isabs(base):
-            found.append((Path(base) / place.default, place.file))
+        if named and os.path.isabs(named):
+            found.append((place, Path(named)))
+        elif base and os.path.isabs(base):
+            found.append((place, Path(base) / place.default))
         elif home is not None:
             under = Path(place.base[1]) if place.base else Path()
-            found.append((home / under / place.default, place.file))
+            found.append((place, home / under / place.default))
     return found
 
 
@@ -173,7 +176,9 @@ def reach_of(settings: AgentSettings, binary: str, environ: Mapping[str, str]) -
     preset = PRESETS[settings.preset]
     homes = [h for h in (_home_of(os.environ), _home_of(environ)) if h is not None]
     homes = list(dict.fromkeys(homes))
-    state = [p for p, f in state_paths(preset, environ) if _made(p, f) is not None]
+    places = state_paths(preset, environ)
+    state = [path for place, path in places if _made(path, place.file) is not None]
+    guarded = [path / name for place, path in places for name in place.guarded]
     toolchains = [home / name for home in homes for name in TOOLCHAINS]
     runtime = [os.environ.get("XDG_RUNTIME_DIR"), environ.get("XDG_RUNTIME_DIR")]
     home = homes[-1] if homes else None
@@ -189,6 +194,7 @@ def reach_of(settings: AgentSettings, binary: str, environ: Mapping[str, str]) -
         program=program_paths(binary, environ, homes),
         state=state,
         readable=[*toolchains, *path_folders(environ), *placed(settings.sandbox_readable)],
+        guarded=guarded,
         writable=placed(settings.sandbox_writable),
         homes=homes,
         sockets=[

@@ -27,7 +27,7 @@ from goose_ls.agent.process import (
     terminate_group,
 )
 from goose_ls.agent.transport import READER_GRACE
-from goose_ls.errors import AgentError
+from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.settings import AgentSettings, agent_environment, redact
 from goose_ls.tasks import Tasks
 from goose_ls.workspace import agent_sandbox, sandbox
@@ -107,7 +107,12 @@ async def sandboxed(
     if jail.mode == "off":
         return launch.argv, agent_sandbox.describe(jail)
     reach = await asyncio.to_thread(reach_of, settings, launch.binary, env)
-    return await asyncio.to_thread(agent_sandbox.confine, jail, launch.argv, cwd, bounds, reach)
+    try:
+        return await asyncio.to_thread(agent_sandbox.confine, jail, launch.argv, cwd, bounds, reach)
+    except agent_sandbox.Unsafe as exc:
+        raise AgentUnavailable(
+            "unusable", str(exc), "Set dataDir to a folder outside the workspace."
+        ) from None
 
 
 class ProcessChannel:

@@ -138,6 +138,8 @@ class SessionManager:
             listener.warning,
         )
         self.recovery = Recovery(self.registry, self.link, tasks)
+        self._sandbox: str | None = None
+        """The sandbox the agent last ran in (``goose/agentStatus``'s ``sandbox``)."""
 
     def update_settings(self, settings: Settings) -> None:
         """New settings; the agent ones apply from the agent's next start."""
@@ -198,6 +200,17 @@ class SessionManager:
         self._listener.agent_status(status, announce=not repeat)
         if crashed:
             self.recovery.agent_died(status.message or "the agent stopped")
+        if status.state is AgentState.RUNNING:
+            self._sandbox_now(status.sandbox)
+
+    def _sandbox_now(self, sandbox: str | None) -> None:
+        """Tell every open chat when the agent comes back in another sandbox (settings
+        changed under it, perhaps by a file the agent wrote): what a chat said at its
+        top no longer holds."""
+        before, self._sandbox = self._sandbox, sandbox
+        if before is not None and sandbox != before:
+            changed = f"The agent was started again in another sandbox: {sandbox or 'none'}."
+            self.registry.note_all("warning", changed)
 
     # --- sessions ----------------------------------------------------------------
     async def list_sessions(self) -> list[dict[str, Any]]:

@@ -116,6 +116,8 @@ class Reach:
     """Read-write: the user's ``agent.sandboxWritable``."""
     homes: list[Path]
     """Hidden: the home folders (goose-ls's and the agent's ``HOME``)."""
+    guarded: list[Path] = attrs.Factory(list)
+    """Read-only, in its state: its settings that run code later (hooks, MCP servers)."""
     sockets: list[Path] = attrs.Factory(list)
     """Hidden: the user's runtime folder (``XDG_RUNTIME_DIR``), whose sockets (the
     session bus and its keyring, ssh-agent, gpg-agent) would let the agent act as you,
@@ -123,6 +125,10 @@ class Reach:
     network: bool = True
     tmpdir: str | None = None
     """The agent's ``TMPDIR``: kept where the sandbox shows it, else the private /tmp."""
+
+
+class Unsafe(Exception):
+    """The agent cannot be sandboxed safely with these settings; the message says why."""
 
 
 def install_folder(path: Path, homes: Iterable[Path]) -> Path:
@@ -215,7 +221,7 @@ def mounts(bounds: Bounds, reach: Reach) -> list[tuple[Kind, Path]]:
     bound += [("read", p) for p in readable if _under(p, hidden_areas) and not _under(p, writable)]
     bound += [("write", p) for p in writable]
     shown = [p for kind, p in bound if kind in ("read", "write")]
-    bound += [("read", p) for p in bounds.covered.read_only]
+    bound += [("read", p) for p in [*bounds.covered.read_only, *reach.guarded]]
     for secret in bounds.covered.hidden:
         if _under(secret, shown) or not _under(secret, hidden_areas):
             bound.append(("hide", secret))
@@ -274,7 +280,14 @@ def confine(
     sandbox: Sandbox, argv: list[str], cwd: str, bounds: Bounds, reach: Reach
 ) -> tuple[list[str], str]:
     """``argv`` in the strongest sandbox this machine makes (bubblewrap, else Landlock),
-    and what that means; unchanged, and said so, with none."""
+    and what that means; unchanged, and said so, with none. :class:`Unsafe` when
+    goose-ls's own files lie where the agent may write."""
+    inside = [own for own in bounds.own if _under(own, bounds.roots)]
+    if inside:
+        raise Unsafe(
+            f"goose-ls keeps its files in {inside[0]}, inside the workspace: the agent could "
+            "rename the folder around them and write its own (a policy, its trust)"
+        )
     if sandbox.active:
         return wrap_agent(sandbox, argv, cwd, bounds, reach), describe(sandbox, bounds, reach)
     version = landlock.abi() if sandbox.mode != "off" else 0

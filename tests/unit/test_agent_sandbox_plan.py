@@ -12,7 +12,9 @@ from goose_ls.workspace import sandbox as sandbox_module
 from goose_ls.workspace.agent_sandbox import (
     Bounds,
     Reach,
+    Unsafe,
     bounds_for,
+    confine,
     describe,
     install_folder,
     mounts,
@@ -140,3 +142,17 @@ def test_a_root_too_big_to_look_at_whole_is_said_not_to_hide_all(
     bounds = Bounds([root], found, [])
     said = describe(Sandbox("workspace", "/usr/bin/bwrap"), bounds, Reach([], [], [], [], []))
     assert f"{root} is too big to look at whole" in said and "NOT hidden" in said
+
+
+def test_goose_ls_s_files_inside_a_root_refuse_the_sandbox(tmp_path: Path) -> None:
+    """The agent could rename the folder around them and write its own (a policy and the
+    trust in it): no sandbox is made then, so the agent does not start."""
+    root = tmp_path / "proj"
+    (root / "tools" / "data").mkdir(parents=True)
+    bounds = Bounds([root], Survey([], []), own=[root / "tools" / "data"])
+    with pytest.raises(Unsafe, match="inside the workspace"):
+        confine(Sandbox("workspace", "/usr/bin/bwrap"), ["agent"], str(root), bounds, _reach())
+
+
+def _reach() -> Reach:
+    return Reach([], [], [], [], homes=[])
