@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import socket
 import subprocess
 import threading
@@ -132,6 +134,8 @@ async def _played(tmp: Path, port: int, **settings: Any) -> dict[str, str]:
         **ACTIONS,
         "loopback": f'python3 -c "{_CONNECT}" {port}',
         "ssh-agent": f'python3 -c "{_CONNECT_UNIX}" {runtime / "agent.sock"}',
+        # A process of its own session, out of its group: named by the port, one per test.
+        "orphan": f"setsid sh -c 'exec sleep {port}' </dev/null >/dev/null 2>&1 & echo left",
     }
     editor = await start_editor(
         tmp,
@@ -171,6 +175,19 @@ _CONNECT = (
 )
 
 
+def _running(command: str) -> list[int]:
+    """The pids of processes whose command line is ``command``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+        except OSError:
+            continue
+        if line == command:
+            found.append(int(entry.name))
+    return found
+
+
 def _outputs_hold_no_secret(out: dict[str, str], places: Path) -> None:
     shown = "\n".join(out.values())
     for secret in ("b3BlbnNzaC1rZXktdjEAAAAA", "s3cr3tCloudKey", "dotenv-secret-value"):
@@ -194,6 +211,7 @@ async def test_the_agent_s_own_process_reaches_no_secret_and_writes_only_the_roo
     assert "pong" not in out["ssh-agent"], "the runtime folder's sockets are hidden"
     config = tmp_path / "xdg-config" / "goose" / "config.yaml"
     assert config.read_text() == "# mine\n", "its settings that run code are read-only"
+    assert not _running(f"sleep {loopback}"), "what the agent left running died with it"
     assert "CapEff:\t0000000000000000" in out["capabilities"], out["capabilities"]
     # The secrets are still there for the user.
     assert "s3cr3tCloudKey" in (home / ".aws" / "credentials").read_text()
@@ -213,6 +231,8 @@ async def test_without_the_sandbox_the_same_agent_reads_them_all(
     assert "s3cr3tCloudKey" in (tmp_path / "workspace" / "leak.txt").read_text()
     assert "curl evil" in (tmp_path / "home" / ".bashrc").read_text()
     assert "pong" in out["ssh-agent"]
+    for pid in _running(f"sleep {loopback}"):
+        os.kill(pid, signal.SIGKILL)  # goose-ls, as the subreaper, should have already
     assert "evil" in (tmp_path / "xdg-config" / "goose" / "config.yaml").read_text()
     assert (tmp_path / "workspace" / ".git" / "hooks" / "pre-commit").exists()
     assert json.loads(out["status"])["agent"]["sandbox"].startswith("off")
@@ -449,8 +469,11 @@ async def test_an_agent_started_again_in_another_sandbox_is_said_in_every_open_c
     that the editor pushes): what the chat said at its top no longer holds."""
     await editor.start({"turns": [[{"text": "ok"}]]})
     session_id = await editor.new_session()
-    (opened,) = [n["text"] for n in editor.goose.of_kind("note", session_id)]
-    assert opened.startswith("Agent sandbox: workspace (bubblewrap)"), opened
+    await editor.goose.turn_end(await editor.prompt(session_id, "hi"))
+    (summary,) = (await editor.goose.request("goose/status", {}))["sessions"]
+    transcript = Path(summary["transcript"].removeprefix("file://")).read_text()
+    head = transcript.splitlines()[2]
+    assert head.startswith("> Agent sandbox: workspace (bubblewrap)"), transcript[:300]
     editor.client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"goose": {"agent": {"sandbox": "off"}}})
     )

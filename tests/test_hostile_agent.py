@@ -20,6 +20,11 @@ from goose_ls.sessions.library import SessionLibrary
 from goose_ls.testing.harness import Editor, gone
 
 FAST_RESTARTS = {"agent": {"restartDelay": 0.05, "restartLimit": 3, "restartWindow": 60}}
+UNSANDBOXED = {"agent": {**FAST_RESTARTS["agent"], "sandbox": "off"}}
+"""For what goose-ls must see of the agent's process itself: in its sandbox the agent's
+pids are its own namespace's, and bubblewrap keeps the pipes open (there, a wedged agent
+is flagged by agent.stallTimeout, and its processes die with the namespace:
+test_agent_sandbox.py)."""
 
 
 async def test_a_1000_deep_json_line_is_skipped_and_the_turn_goes_on(editor: Editor) -> None:
@@ -44,7 +49,7 @@ async def test_an_agent_that_closes_its_stdout_but_lives_is_killed_and_restarted
             "turns": [[{"text": "bye"}, {"closeStdout": True}]],
             "byPrompt": {"again?": [{"text": "back"}]},
         },
-        settings=FAST_RESTARTS,
+        settings=UNSANDBOXED,
     )
     sid = await editor.new_session()
     first_pid = (await editor.goose.request("goose/status", {}))["agent"]["pid"]
@@ -70,7 +75,7 @@ async def test_a_crash_is_seen_while_a_child_of_the_agent_holds_its_pipes(
     editor: Editor,
 ) -> None:
     await editor.start(
-        {"turns": [[{"orphanCrash": {"code": 7, "childSleeps": 60}}]]}, settings=FAST_RESTARTS
+        {"turns": [[{"orphanCrash": {"code": 7, "childSleeps": 60}}]]}, settings=UNSANDBOXED
     )
     sid = await editor.new_session()
     mid = await editor.prompt(sid)

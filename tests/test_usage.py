@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,8 @@ async def test_the_transcript_shows_the_context_under_its_heading_and_at_each_tu
         what="the second turn in the file",
     )
     drawn = path.read_text(encoding="utf-8")
-    assert drawn.startswith(f"# goose chat · {session_id}\n\n_context 0 / 200,000_\n\n## You\n")
+    head = f"# goose chat · {session_id}\n\n> Agent sandbox: [^\n]+\n\n"
+    assert re.match(f"{head}_context 0 / 200,000_\n\n## You\n", drawn), drawn[:400]
     assert "first answer\n\n_context 12,345 / 200,000 · $0.42_\n\n## You\n" in drawn
     assert "second answer\n\n_context 23,456 / 200,000_\n\n" in drawn
     await editor.client.shutdown_session()

@@ -32,6 +32,9 @@ def test_the_extension_builds_and_its_node_tests_pass(tmp_path: Path) -> None:
         GOOSE_FORM=json.dumps(FORM_QUESTION),
         GOOSE_PLANS=json.dumps(PLANS_AND_COMPACTION),
         GOOSE_STEERED=json.dumps(STEERED_TURN),
+        # The tests' scratch folder (the scripted agent's script and record) in the
+        # test's folder, which the agent's sandbox shows it.
+        TMPDIR=str(tmp_path),
     )
     for step in (["ci", "--no-audit", "--no-fund", "--loglevel=error"], ["test"]):
         done = subprocess.run(

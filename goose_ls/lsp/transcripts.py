@@ -86,13 +86,20 @@ class Transcripts:
     def by_uri(self, uri: str) -> Transcript | None:
         return self._by_uri.get(uri)
 
+    def _head(self, session_id: str) -> str:
+        """The title, and where the agent runs: a reader of the file knows what it could
+        reach while this chat went on."""
+        sandbox = self._sessions.sandbox()
+        where = f"> Agent sandbox: {sandbox}\n\n" if sandbox else ""
+        return f"# goose chat · {session_id}\n\n{where}"
+
     def for_session(self, session_id: str) -> Transcript:
         """The session's transcript, created (and written to disk) on first use."""
         existing = self._by_session.get(session_id)
         if existing is not None:
             return existing
         path = self.path_for(session_id)
-        text = TranscriptText(f"# goose chat · {session_id}\n\n", self._editor.units)
+        text = TranscriptText(self._head(session_id), self._editor.units)
         transcript: Transcript
         streamer = TranscriptStreamer(
             path.as_uri(),

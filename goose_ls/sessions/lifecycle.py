@@ -71,18 +71,8 @@ class Lifecycle:
         session.options = options
         self._library.created(session_id, cwd, conn.profile.name)
         self._registry.flush_early(session)
-        self._say_sandbox(session)
         await self._modes.start(session, conn)
         return session
-
-    def _say_sandbox(self, session: Session) -> None:
-        """Say at the top of a new chat what the agent's process may reach: a chat read
-        later tells where its agent ran."""
-        said = self._link.sandbox()
-        if said is None:
-            return  # a server goose-ls did not start: its own host decides
-        whole = said.startswith("workspace") and "NOT " not in said
-        self._registry.note(session, "info" if whole else "warning", f"Agent sandbox: {said}")
 
     async def load_session(self, session_id: str, tab_id: str | None = None) -> Session:
         """Open a stored (or agent-listed) session.

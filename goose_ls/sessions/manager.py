@@ -203,6 +203,11 @@ class SessionManager:
         if status.state is AgentState.RUNNING:
             self._sandbox_now(status.sandbox)
 
+    def sandbox(self) -> str | None:
+        """Where the agent's process runs now (``agent.sandbox``); None when goose-ls did
+        not start it (a server's host decides) or it has not started yet."""
+        return self.link.sandbox()
+
     def _sandbox_now(self, sandbox: str | None) -> None:
         """Tell every open chat when the agent comes back in another sandbox (settings
         changed under it, perhaps by a file the agent wrote): what a chat said at its

@@ -52,6 +52,8 @@ class Editor:
     def script(self, script: dict[str, Any]) -> list[str]:
         """Write ``script`` (recording what the agent receives) and return its command."""
         defaults = {"record": str(self.record), "sessionsFile": str(self.tmp / "agent-sessions")}
+        for made in (self.record, self.tmp / "agent-sessions"):
+            made.touch()  # there before the agent: a Landlock sandbox lets it write no new file here
         path = write_script(self.tmp / "script.json", {**defaults, **script})
         return scripted_agent_command(path)
 
