@@ -54,6 +54,9 @@ async def test_the_agent_cannot_write_goose_ls_s_own_files(editor: Editor) -> No
         [[{"writeFile": {"path": str(p), "content": json.dumps(ALLOW_ALL)}} for p in paths]],
         policy={"rules": [{"action": "allow", "kind": "edit"}]},
         workspace={"outside": "ask", "extraRoots": [str(editor.tmp / "data")]},
+        # The data dir in a root: the agent's sandbox refuses that setup (it would not
+        # start); here the fs/* checks alone are tried.
+        agent={"sandbox": "off"},
     )
     mid = await editor.prompt(sid, "go")
     await editor.goose.turn_end(mid)

@@ -142,7 +142,15 @@ async def test_an_allowed_command_cannot_grant_itself_or_plant_code(editor: Edit
         "echo '[core] fsmonitor = evil' >> .git/config; echo 'all: ; evil' > sub/Makefile; "
         "echo x > data/audit.log; echo fine > notes.txt; echo done"
     )
-    text = await _run(editor, [{"terminal": {"command": line}}], policy=RUN_ALL, dataDir=str(data))
+    # The data dir in the workspace: the agent's own sandbox refuses that setup (it would
+    # not start); here the terminal's sandbox alone is tried.
+    text = await _run(
+        editor,
+        [{"terminal": {"command": line}}],
+        policy=RUN_ALL,
+        dataDir=str(data),
+        agent={"sandbox": "off"},
+    )
     (result,) = _said(text, "terminal")
     refused = [
         line for line in result["output"].splitlines()
