@@ -2,16 +2,20 @@
 
 stdout carries the LSP stream; a stray print there would corrupt it. No secret reaches
 either: the agent's token (:func:`hide`) and any ``"token": "..."`` in a message (pygls
-logs whole LSP messages at debug level, settings included) are replaced.
+logs whole LSP messages at debug level, settings included) are replaced. The log file and
+its folder are the user's alone (0600 in 0700): they hold what was said in every chat.
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import logging.handlers
+import os
 import re
 from pathlib import Path
 
+from goose_ls.files import PRIVATE_FILE, private_folder, tighten
 from goose_ls.paths import log_dir
 
 LEVELS = ("debug", "info", "warning", "error")
@@ -58,6 +62,16 @@ class Secrets(logging.Filter):
         return True
 
 
+class PrivateRotatingFile(logging.handlers.RotatingFileHandler):
+    """Each log file made 0600 whatever the umask (an older one tightened)."""
+
+    def _open(self) -> io.TextIOWrapper:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(self.baseFilename, flags, PRIVATE_FILE)
+        tighten(fd, PRIVATE_FILE)
+        return open(fd, "a", encoding=self.encoding, errors=self.errors)
+
+
 def setup(level: str = "info", log_file: str | None = None) -> Path | None:
     """Configure the root logger; returns the log file used (None if it could not be opened)."""
     root = logging.getLogger()
@@ -75,10 +89,11 @@ def setup(level: str = "info", log_file: str | None = None) -> Path | None:
 
     path = Path(log_file) if log_file else log_dir() / "goose-ls.log"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        to_file = logging.handlers.RotatingFileHandler(
-            path, maxBytes=5_000_000, backupCount=3, encoding="utf-8"
-        )
+        if log_file:  # a file the user named: its folder is theirs to set
+            path.parent.mkdir(parents=True, exist_ok=True)
+        else:
+            private_folder(path.parent)
+        to_file = PrivateRotatingFile(path, maxBytes=5_000_000, backupCount=3, encoding="utf-8")
     except OSError as exc:
         logging.getLogger(__name__).warning("cannot write the log file %s: %s", path, exc)
         return None

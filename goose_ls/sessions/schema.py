@@ -14,10 +14,12 @@ from the events already there).
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from goose_ls.files import PRIVATE_FILE, create_private, private_folder, tighten
 from goose_ls.sessions import texts
 
 BUSY_TIMEOUT_MS = 5000
@@ -97,8 +99,13 @@ def connect_in_memory() -> sqlite3.Connection:
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    """The database at ``path``, made if need be, its settings applied."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """The database at ``path``, made if need be (0600 in a 0700 folder, its WAL files
+    too, whatever the umask: it holds every chat), its settings applied."""
+    private_folder(path.parent)
+    create_private(path)
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(f"{path}{suffix}"):
+            tighten(f"{path}{suffix}", PRIVATE_FILE)
     db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

@@ -1,0 +1,108 @@
+"""goose-ls's files at rest: what it keeps on disk is the user's alone, its log holds no
+secret, and a data dir that goes wrong under it loses no chat (issue 28, point 12).
+
+The invariants:
+
+- the data dir and the log dir are 0700, every file goose-ls writes there 0600,
+  whatever the umask;
+- no value of ``agent.env``, of an MCP server's ``env`` or ``headers``, nor the agent's
+  token, reaches the log, at any level;
+- only a journal that is really corrupt is set aside; one that is busy is waited for,
+  one that cannot be written is read, and one deleted under a running goose-ls is made
+  again with the chats it had open; the user is told once.
+"""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+from lsprotocol import types
+
+from goose_ls.testing.harness import SERVER_COMMAND, start_editor, stop_editor
+
+SECRETS = ("plain-env-value-1", "plain-mcp-env-2", "plain-header-3", "pushed-env-4")
+"""Values that look like nothing in particular: secret by where they are, not by shape."""
+
+
+def _with_umask(umask: str, command: list[str] = SERVER_COMMAND) -> list[str]:
+    quoted = " ".join(f"'{part}'" for part in command)
+    return ["sh", "-c", f"umask {umask} && exec {quoted}"]
+
+
+def _modes(folder: Path) -> dict[str, str]:
+    """Each folder and file under ``folder`` (itself included) and its mode, in octal."""
+    found = {".": oct(stat.S_IMODE(folder.stat().st_mode))}
+    for path in folder.rglob("*"):
+        found[str(path.relative_to(folder))] = oct(stat.S_IMODE(path.lstat().st_mode))
+    return found
+
+
+async def test_the_data_and_log_dirs_are_the_user_s_alone_whatever_the_umask(
+    tmp_path: Path,
+) -> None:
+    editor = await start_editor(tmp_path, _with_umask("022"))
+    try:
+        await editor.start(
+            {
+                "turns": [
+                    [
+                        {
+                            "permission": {
+                                "toolCallId": "t1",
+                                "title": "shell",
+                                "rawInput": {"command": "make"},
+                            }
+                        },
+                        {"text": "x" * 200, "chunks": 20},
+                    ]
+                ]
+            },
+            settings={"policy": {"rules": [{"action": "deny", "kind": "execute"}]}},
+        )
+        await editor.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="goose.openChat", arguments=[])
+        )
+        session_id = (await editor.goose.request("goose/listSessions", {}))["sessions"][0][
+            "sessionId"
+        ]
+        await editor.goose.turn_end(await editor.prompt(session_id))
+        data = editor.tmp / "data"
+        await editor.goose.wait_for(
+            lambda: (data / "audit.log").exists() and (data / "journal.sqlite3-wal").exists(),
+            what="the audit log and the journal's WAL",
+        )
+        modes = _modes(data)
+        assert {"audit.log", "journal.sqlite3", "journal.sqlite3-wal", "transcripts"} <= set(modes)
+        wrong = {
+            name: mode
+            for name, mode in modes.items()
+            if mode != ("0o700" if (data / name).is_dir() else "0o600")
+        }
+        assert not wrong, f"the data dir holds what others may read: {wrong}"
+        logs = _modes(editor.tmp / "logs")
+        assert logs == {".": "0o700", "goose-ls.log": "0o600"}, logs
+    finally:
+        await stop_editor(editor)
+
+
+async def test_an_existing_data_dir_others_could_read_is_closed(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir(mode=0o755)
+    data.chmod(0o755)
+    for name in ("journal.sqlite3", "audit.log"):
+        (data / name).touch()
+        (data / name).chmod(0o644)
+    (tmp_path / "logs").mkdir(mode=0o755)
+    (tmp_path / "logs" / "goose-ls.log").write_text("an old log\n")
+    (tmp_path / "logs" / "goose-ls.log").chmod(0o644)
+    editor = await start_editor(tmp_path)
+    try:
+        await editor.start({"turns": [[{"text": "hi"}]]})
+        await editor.goose.turn_end(await editor.prompt(await editor.new_session()))
+    finally:
+        await stop_editor(editor)
+    assert oct(stat.S_IMODE(data.stat().st_mode)) == "0o700"
+    assert oct(stat.S_IMODE((data / "journal.sqlite3").stat().st_mode)) == "0o600"
+    assert oct(stat.S_IMODE((tmp_path / "logs").stat().st_mode)) == "0o700"
+    assert oct(stat.S_IMODE((tmp_path / "logs" / "goose-ls.log").stat().st_mode)) == "0o600"
