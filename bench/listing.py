@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from goose_ls.workspace import listing
@@ -56,10 +57,10 @@ def git_files(root: Path, *args: str) -> list[str]:
     return [name for name in done.stdout.decode().split("\0") if name]
 
 
-def timed(run: object) -> tuple[float, list[str]]:
+def timed(run: Callable[[], list[str]]) -> tuple[float, list[str]]:
     start = time.perf_counter()
-    found = run()  # type: ignore[operator]
-    return time.perf_counter() - start, found  # type: ignore[return-value]
+    found = run()
+    return time.perf_counter() - start, found
 
 
 def main() -> None:
@@ -70,8 +71,13 @@ def main() -> None:
         root = Path(tmp) / "tree"
         build(root)
         os.environ["XDG_CONFIG_HOME"] = str(Path(tmp) / "xdg")  # no user ignore file
-        walk = lambda: listing.files(root, 20_000, 60)  # noqa: E731
-        untracked = lambda: git_files(root, "--others")  # noqa: E731
+
+        def walk() -> list[str]:
+            return listing.files(root, 20_000, 60)
+
+        def untracked() -> list[str]:
+            return git_files(root, "--others")
+
         times: dict[str, list[float]] = {"walk": [], "git --others": [], "git --cached": []}
         for _ in range(repeat):
             for name, run in (("walk", walk), ("git --others", untracked)):
