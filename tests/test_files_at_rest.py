@@ -15,6 +15,7 @@ The invariants:
 from __future__ import annotations
 
 import stat
+import sys
 from pathlib import Path
 
 from lsprotocol import types
@@ -106,3 +107,40 @@ async def test_an_existing_data_dir_others_could_read_is_closed(tmp_path: Path) 
     assert oct(stat.S_IMODE((data / "journal.sqlite3").stat().st_mode)) == "0o600"
     assert oct(stat.S_IMODE((tmp_path / "logs").stat().st_mode)) == "0o700"
     assert oct(stat.S_IMODE((tmp_path / "logs" / "goose-ls.log").stat().st_mode)) == "0o600"
+
+
+async def test_no_secret_setting_reaches_the_log_even_at_debug_level(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "goose_ls", "--log-level", "debug"]
+    editor = await start_editor(tmp_path, command)
+    pushed = {"agent": {"env": {"PUSHED_KEY": SECRETS[3]}, "requestTimeout": 61}}
+    editor.client.set_configuration(pushed, section="goose")  # the editor's answer
+    try:
+        await editor.start(
+            {"turns": [[{"text": "hi"}]]},
+            settings={
+                "agent": {
+                    "env": {"API_KEY": SECRETS[0]},
+                    "mcpServers": [
+                        {"name": "local", "command": "true", "env": {"TOKEN": SECRETS[1]}},
+                        {
+                            "type": "http",
+                            "name": "remote",
+                            "url": "https://mcp.example/",
+                            "headers": [{"name": "Authorization", "value": SECRETS[2]}],
+                        },
+                    ],
+                }
+            },
+        )
+        session_id = await editor.new_session()
+        await editor.goose.turn_end(await editor.prompt(session_id))
+        (new,) = editor.received("session/new")
+        assert SECRETS[1] in str(new["params"]["mcpServers"]), "the agent gets them"
+    finally:
+        await stop_editor(editor)
+    text = "".join(
+        log.read_text(encoding="utf-8", errors="replace") for log in (tmp_path / "logs").iterdir()
+    )
+    assert "Sending data" in text or "DEBUG" in text, "the log is the debug one"
+    leaked = [secret for secret in SECRETS if secret in text]
+    assert not leaked, f"the log holds {leaked}"
