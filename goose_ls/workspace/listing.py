@@ -27,8 +27,9 @@ from pathspec import GitIgnoreSpec
 
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", ".venv", "venv", "target"})
 """Build folders skipped outside a git work tree, where no ignore file names them."""
-IGNORE_FILE_MAX = 1 << 20
-"""Bytes of one ignore file read at most."""
+IGNORE_FILE_MAX = 64 * 1024
+"""Bytes of one ignore file read at most: about 3,000 patterns, 0.2 s to compile. Real
+ones hold a few hundred; a hostile one of megabytes would take seconds per folder."""
 
 Rules = list[tuple[str, GitIgnoreSpec]]
 """Ignore rules in force, lowest precedence first: each with the folder (relative,
@@ -62,6 +63,8 @@ def _walk(root: Path, deadline: float) -> Iterator[str]:
             continue
         folders: list[tuple[str, Path, Rules]] = []
         for entry in entries:
+            if time.monotonic() > deadline:  # each name is matched against every rule
+                return
             name = relative + entry.name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,16 @@ def test_the_listing_stops_at_its_limit(tmp_path: Path) -> None:
     for index in range(30):
         (tmp_path / f"f{index:02}.txt").write_text("")
     assert listing.files(tmp_path, 10, 10) == [f"f{index:02}.txt" for index in range(10)]
+
+
+def test_a_hostile_ignore_file_of_megabytes_does_not_hold_the_listing(tmp_path: Path) -> None:
+    """Every name is matched against every pattern: 60,000 patterns over 2,000 files took
+    31 s, the server frozen meanwhile. The walk keeps to its time."""
+    (tmp_path / ".git").mkdir()
+    patterns = "".join(f"**/dir{index}/**/*.x{index}\n" for index in range(60_000))
+    (tmp_path / ".gitignore").write_text(patterns)
+    for index in range(2000):
+        (tmp_path / f"f{index}.txt").write_text("")
+    start = time.monotonic()
+    listing.files(tmp_path, 20_000, 1.0)
+    assert time.monotonic() - start < 5.0
