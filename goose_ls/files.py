@@ -7,6 +7,7 @@ import logging
 import os
 import re
 import secrets
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -19,14 +20,63 @@ TEMP_NAME = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
 STALE_AFTER = 60.0
 """Seconds after which such a file is a leftover (a write takes milliseconds)."""
 
+PRIVATE_FOLDER = 0o700
+PRIVATE_FILE = 0o600
+"""goose-ls's own folders and files: they hold every chat, its audit and its log, so
+they are the user's alone whatever the umask (a umask of 022 would make them readable
+by every local user)."""
+
 WriteFailed = Callable[[Path, OSError], None]
 """Told when goose-ls could not write one of its files (a full or read-only data dir):
 the user hears of it, and the work goes on without the file."""
 
 
+def private_folder(folder: Path) -> None:
+    """Make ``folder`` and its missing parents 0700; an existing ``folder`` of this
+    user's that others may enter is closed to them. Raises OSError as mkdir does."""
+    missing: list[Path] = []
+    for path in (folder, *folder.parents):
+        if os.path.isdir(path):
+            break
+        missing.append(path)
+    for path in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another goose-ls made it meanwhile
+            os.mkdir(path, PRIVATE_FOLDER)
+    tighten(folder, PRIVATE_FOLDER)
+
+
+def tighten(path: Path | str | int, mode: int) -> None:
+    """Take from ``path`` (a path or an open descriptor) every permission ``mode`` does
+    not give, if it is this user's: never adds one, never touches another's file."""
+    try:
+        info = os.stat(path)
+        loose = stat.S_IMODE(info.st_mode) & ~mode
+        if loose and info.st_uid == _uid():
+            os.chmod(path, stat.S_IMODE(info.st_mode) & mode)
+    except OSError as exc:
+        log.warning("cannot restrict the permissions of %s: %s", path, exc)
+
+
+def _uid() -> int:
+    getuid = getattr(os, "getuid", None)  # not on Windows, where modes mean little
+    return getuid() if getuid is not None else -1
+
+
+def create_private(path: Path) -> None:
+    """Make ``path`` as an empty file readable by this user alone, if it does not exist
+    (SQLite then gives its ``-wal`` and ``-shm`` the same mode); tighten it if it does."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE)
+    try:
+        tighten(fd, PRIVATE_FILE)
+    finally:
+        os.close(fd)
+
+
 def atomic_write(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder, fsync, then rename over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write via a temporary file in the same folder, fsync, then rename over ``path``.
+    Only for goose-ls's own files: the file is 0600 (``mkstemp``'s mode) and a folder
+    made for it 0700."""
+    private_folder(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:

@@ -19,6 +19,7 @@ from typing import Any, Literal, get_origin
 
 import attrs
 
+from goose_ls import logs
 from goose_ls.mcp_servers import REDACTED, McpServer
 from goose_ls.wire import camel, converter, describe_error, to_wire
 from goose_ls.workspace.confinement import DEFAULT_SECRETS
@@ -357,7 +358,19 @@ def load(
     env_data, env_warnings = env_overrides(environ)
     warnings += env_warnings
     warnings += apply(settings, env_data, "environment")
+    for secret in secret_values(settings):
+        logs.hide(secret)
     return settings, warnings
+
+
+def secret_values(settings: Settings) -> Iterator[str]:
+    """The values no log may hold: ``agent.env``'s, the MCP servers' env and header
+    values, the agent's token."""
+    agent = settings.agent
+    yield from agent.env.values()
+    for server in agent.mcp_servers:
+        yield from (pair.value for pair in (*server.env, *server.headers))
+    yield agent.token
 
 
 TOKEN_LIKE = re.compile(

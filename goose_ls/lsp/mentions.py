@@ -3,15 +3,14 @@ buffers first), and sent as file context with the message that names them."""
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
-import subprocess
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from goose_ls.sessions import ContextItem
+from goose_ls.workspace import listing
 
 MENTION = re.compile(r"(?<![\w@/])@([\w.~+/-]*[\w/])")
 """``@`` then a path, not inside a word or an e-mail address; a sentence's full stop
@@ -22,7 +21,6 @@ LISTED_MAX = 20_000
 """Workspace files considered for completion at most (a huge tree is cut, not walked)."""
 OFFERED_MAX = 200
 """Completion items at most; the list says it is incomplete, so typing asks again."""
-SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "target"})
 
 
 def typed(prefix: str) -> str | None:
@@ -66,46 +64,24 @@ def mentioned(draft: str, root: Path) -> list[ContextItem]:
 
 
 def workspace_files(root: Path) -> list[str]:
-    """The workspace's files, relative: git's list (ignored files left out) in a git
-    work tree, else a walk that skips hidden and build folders; at most LISTED_MAX.
+    """The workspace's files, relative, those git ignores left out; at most LISTED_MAX.
+    No git runs (:mod:`goose_ls.workspace.listing` says why).
 
     Completion asks again at every key typed after the ``@``: the list is made once
-    and kept for :data:`LISTING_SECONDS`, not made again (a subprocess) per key."""
+    and kept for :data:`LISTING_SECONDS`, not walked again per key."""
     kept = _listed.get(root)  # (not a time of 0 for "never": clocks start near 0 at boot)
     if kept is not None and time.monotonic() - kept[0] <= LISTING_SECONDS:
         return kept[1]
-    listed = _git_files(root)
-    files = list(itertools.islice(listed if listed is not None else _walk(root), LISTED_MAX))
+    files = listing.files(root, LISTED_MAX, WALK_SECONDS)
     _listed[root] = (time.monotonic(), files)
     return files
 
 
 LISTING_SECONDS = 5.0
 """How long a workspace's file list serves completion before it is made again."""
+WALK_SECONDS = 2.0
+"""The longest one listing walks; a tree too big for that is cut."""
 _listed: dict[Path, tuple[float, list[str]]] = {}
-
-
-def _git_files(root: Path) -> list[str] | None:
-    try:
-        done = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root,
-            capture_output=True,
-            timeout=2,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if done.returncode != 0:
-        return None
-    return [name for name in done.stdout.decode(errors="replace").split("\0") if name]
-
-
-def _walk(root: Path) -> Iterator[str]:
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
-        for name in sorted(files):
-            yield os.path.relpath(os.path.join(folder, name), root)
 
 
 def _relative(root: Path, paths: Iterable[Path]) -> Iterator[str]:

@@ -15,7 +15,7 @@ import logging
 import os
 from pathlib import Path
 
-from goose_ls.files import WriteFailed
+from goose_ls.files import PRIVATE_FILE, WriteFailed, private_folder, tighten
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +39,11 @@ class AuditLog:
         }
         line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            private_folder(self.path.parent)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
             try:
                 if self._torn is None:
+                    tighten(fd, PRIVATE_FILE)  # an older goose-ls's may be 0644
                     self._torn = _ends_torn(fd)
                     if self._torn:
                         log.warning("%s ends with a torn record; it is kept as it is", self.path)
