@@ -11,6 +11,7 @@ from lsprotocol import types
 from pytest_lsp import client_capabilities
 
 from goose_ls.lsp.transcript.text import SENTINEL
+from goose_ls.lsp.versions import SKIP_WAIT
 from goose_ls.testing.buffers import EditorBuffers
 from goose_ls.testing.harness import Editor, disconnect, start_editor
 
@@ -647,16 +648,34 @@ async def test_changes_the_editor_sends_out_of_order_are_applied_in_order(editor
     assert prompt["params"]["prompt"] == [{"type": "text", "text": "".join(TYPED)}]
 
 
-async def test_a_change_that_never_arrives_sends_nothing_until_the_file_is_saved(
+async def test_changes_that_skip_versions_are_sent_at_once(editor: Editor) -> None:
+    """LSP versions grow but need not be consecutive (Neovim numbers its batches by its
+    change counter): no number is waited for."""
+    buffers = await _start(editor, "neovim", {"turns": [[{"text": "ok"}]]})
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Open chat"])
+    transcript = await _open_transcript(editor, buffers)
+    buffers.type_in_pieces(transcript, TYPED, order=list(range(len(TYPED))), skip=3)
+    await _run(editor, (await _actions(editor, transcript, _range(0, 0)))["Goose: Send"])
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    (prompt,) = editor.received("session/prompt")
+    assert prompt["params"]["prompt"] == [{"type": "text", "text": "".join(TYPED)}]
+
+
+async def test_a_change_that_comes_too_late_sends_nothing_until_the_file_is_saved(
     editor: Editor,
 ) -> None:
+    """A change that comes after the ones that follow it were taken as skipping it cannot
+    be put in its place: Send refuses, rather than send a text the user never wrote."""
     buffers = await _start(editor, "helix", {"turns": [[{"text": "ok"}]]})
     uri = _source(editor, buffers)
     await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Open chat"])
     transcript = await _open_transcript(editor, buffers)
-    buffers.type_in_pieces(transcript, TYPED, order=[0, 1, 3, 4, 5])  # the third is lost
+    (late,) = buffers.type_in_pieces(transcript, TYPED, order=[0, 1, 3, 4, 5])
+    await asyncio.sleep(SKIP_WAIT * 3)
+    buffers.send(late)
     await _run(editor, (await _actions(editor, transcript, _range(0, 0)))["Goose: Send"])
-    message = await editor.shown("never reached goose-ls")
+    message = await editor.shown("came out of order")
     assert "Save the file" in message
     assert not editor.received("session/prompt"), "nothing was sent"
     buffers.save(transcript)
