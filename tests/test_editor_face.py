@@ -14,6 +14,7 @@ from goose_ls.lsp.transcript.text import SENTINEL
 from goose_ls.lsp.versions import SKIP_WAIT
 from goose_ls.testing.buffers import EditorBuffers
 from goose_ls.testing.harness import Editor, disconnect, start_editor
+from goose_ls.testing.script import edit_call
 
 HELIX = types.ClientCapabilities(
     workspace=types.WorkspaceClientCapabilities(
@@ -720,6 +721,44 @@ async def test_a_permission_for_an_edit_shows_its_minimal_diff_once_before_the_c
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     assert len(editor.goose.of_kind("permission_request")) == 1, "a secret is refused unasked"
     assert "hunter2" not in buffers.texts[transcript], "and its text never read for a diff"
+
+
+async def test_a_diff_of_text_without_a_final_newline_keeps_its_lines_apart(
+    editor: Editor,
+) -> None:
+    """An edit of a file that does not end in a newline: the card's diff shows the old and
+    the new last line each on its own line, marked as git marks them, under a header that
+    names the file as the workspace has it (not its absolute path)."""
+    old = "def add(a, b):\n    return a + b"
+    new = "def add(a, b):\n    return a + b  # edited"
+    (editor.workspace / "pkg").mkdir()
+    edit = edit_call(editor.workspace / "pkg" / "calc.py", old, new)
+    steps = [
+        {"text": "Editing calc.py.", "chunks": 4, "delay": 0.1},  # the transcript opens first
+        {"permission": {"toolCall": edit}},
+    ]
+    buffers = await _start(editor, "neovim", {"turns": [steps]})
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    transcript = await _open_transcript(editor, buffers)
+    asked = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
+    await editor.goose.wait_for(lambda: "```diff" in buffers.texts[transcript], what="the diff")
+    text = buffers.texts[transcript]
+    diff = text[text.index("```diff\n") + 8 : text.index("```", text.index("```diff") + 7)]
+    assert diff == (
+        "--- a/pkg/calc.py\n"
+        "+++ b/pkg/calc.py\n"
+        "@@ -1,2 +1,2 @@\n"
+        " def add(a, b):\n"
+        "-    return a + b\n"
+        "\\ No newline at end of file\n"
+        "+    return a + b  # edited\n"
+        "\\ No newline at end of file\n"
+    ), diff
+    await editor.goose.request(
+        "goose/permission", {"requestId": asked[0]["requestId"], "optionId": "reject_once"}
+    )
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
 
 
 async def test_a_question_of_one_choice_through_a_popup(editor: Editor) -> None:
