@@ -310,6 +310,7 @@ async def test_review_shows_the_turn_and_revert_restores_it(editor: Editor) -> N
     review = await editor.goose.wait_for(lambda: editor.client.shown_documents[1:])
     text = Path(review[0].uri.removeprefix("file://")).read_text()
     assert "-a = 1\n+a = 2" in text and "-b = 1\n+b = 2" in text
+    assert "--- a/open.py\n+++ b/open.py\n" in text, "named from the workspace"
     assert (chat.take_focus, review[0].take_focus) == (False, True), "a chat beside, no split more"
 
     await editor.client.workspace_execute_command_async(

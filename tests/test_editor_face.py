@@ -11,8 +11,10 @@ from lsprotocol import types
 from pytest_lsp import client_capabilities
 
 from goose_ls.lsp.transcript.text import SENTINEL
+from goose_ls.lsp.versions import SKIP_WAIT
 from goose_ls.testing.buffers import EditorBuffers
 from goose_ls.testing.harness import Editor, disconnect, start_editor
+from goose_ls.testing.script import edit_call
 
 HELIX = types.ClientCapabilities(
     workspace=types.WorkspaceClientCapabilities(
@@ -647,16 +649,34 @@ async def test_changes_the_editor_sends_out_of_order_are_applied_in_order(editor
     assert prompt["params"]["prompt"] == [{"type": "text", "text": "".join(TYPED)}]
 
 
-async def test_a_change_that_never_arrives_sends_nothing_until_the_file_is_saved(
+async def test_changes_that_skip_versions_are_sent_at_once(editor: Editor) -> None:
+    """LSP versions grow but need not be consecutive (Neovim numbers its batches by its
+    change counter): no number is waited for."""
+    buffers = await _start(editor, "neovim", {"turns": [[{"text": "ok"}]]})
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Open chat"])
+    transcript = await _open_transcript(editor, buffers)
+    buffers.type_in_pieces(transcript, TYPED, order=list(range(len(TYPED))), skip=3)
+    await _run(editor, (await _actions(editor, transcript, _range(0, 0)))["Goose: Send"])
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    (prompt,) = editor.received("session/prompt")
+    assert prompt["params"]["prompt"] == [{"type": "text", "text": "".join(TYPED)}]
+
+
+async def test_a_change_that_comes_too_late_sends_nothing_until_the_file_is_saved(
     editor: Editor,
 ) -> None:
+    """A change that comes after the ones that follow it were taken as skipping it cannot
+    be put in its place: Send refuses, rather than send a text the user never wrote."""
     buffers = await _start(editor, "helix", {"turns": [[{"text": "ok"}]]})
     uri = _source(editor, buffers)
     await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Open chat"])
     transcript = await _open_transcript(editor, buffers)
-    buffers.type_in_pieces(transcript, TYPED, order=[0, 1, 3, 4, 5])  # the third is lost
+    (late,) = buffers.type_in_pieces(transcript, TYPED, order=[0, 1, 3, 4, 5])
+    await asyncio.sleep(SKIP_WAIT * 3)
+    buffers.send(late)
     await _run(editor, (await _actions(editor, transcript, _range(0, 0)))["Goose: Send"])
-    message = await editor.shown("never reached goose-ls")
+    message = await editor.shown("came out of order")
     assert "Save the file" in message
     assert not editor.received("session/prompt"), "nothing was sent"
     buffers.save(transcript)
@@ -701,6 +721,44 @@ async def test_a_permission_for_an_edit_shows_its_minimal_diff_once_before_the_c
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     assert len(editor.goose.of_kind("permission_request")) == 1, "a secret is refused unasked"
     assert "hunter2" not in buffers.texts[transcript], "and its text never read for a diff"
+
+
+async def test_a_diff_of_text_without_a_final_newline_keeps_its_lines_apart(
+    editor: Editor,
+) -> None:
+    """An edit of a file that does not end in a newline: the card's diff shows the old and
+    the new last line each on its own line, marked as git marks them, under a header that
+    names the file as the workspace has it (not its absolute path)."""
+    old = "def add(a, b):\n    return a + b"
+    new = "def add(a, b):\n    return a + b  # edited"
+    (editor.workspace / "pkg").mkdir()
+    edit = edit_call(editor.workspace / "pkg" / "calc.py", old, new)
+    steps = [
+        {"text": "Editing calc.py.", "chunks": 4, "delay": 0.1},  # the transcript opens first
+        {"permission": {"toolCall": edit}},
+    ]
+    buffers = await _start(editor, "neovim", {"turns": [steps]})
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    transcript = await _open_transcript(editor, buffers)
+    asked = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
+    await editor.goose.wait_for(lambda: "```diff" in buffers.texts[transcript], what="the diff")
+    text = buffers.texts[transcript]
+    diff = text[text.index("```diff\n") + 8 : text.index("```", text.index("```diff") + 7)]
+    assert diff == (
+        "--- a/pkg/calc.py\n"
+        "+++ b/pkg/calc.py\n"
+        "@@ -1,2 +1,2 @@\n"
+        " def add(a, b):\n"
+        "-    return a + b\n"
+        "\\ No newline at end of file\n"
+        "+    return a + b  # edited\n"
+        "\\ No newline at end of file\n"
+    ), diff
+    await editor.goose.request(
+        "goose/permission", {"requestId": asked[0]["requestId"], "optionId": "reject_once"}
+    )
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
 
 
 async def test_a_question_of_one_choice_through_a_popup(editor: Editor) -> None:

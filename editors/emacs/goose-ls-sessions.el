@@ -107,11 +107,11 @@ every window then reconnects to a new one, as after `goose configure'."
 
 ;;;###autoload
 (defun goose-ls-new-chat ()
-  "Start a new chat and open its compose buffer."
+  "Start a new chat and open its compose buffer.
+The new chat is handed to `goose-ls-compose' by name: from a chat or its compose
+buffer, that buffer's own chat would be taken instead."
   (interactive)
-  (let ((server (goose-ls--server)))
-    (goose-ls--new-session server)
-    (goose-ls-compose)))
+  (goose-ls-compose (goose-ls--new-session (goose-ls--server))))
 
 ;;;###autoload
 (defun goose-ls-cancel ()

@@ -114,7 +114,7 @@ class EditorChat:
     async def review(self, uri: str | None = None) -> None:
         """Show the last turn's changes of a chat as a diff document."""
         transcript, session, message_id = await self._last_changes(uri)
-        text = review(message_id, session.checkpoints.turns[message_id])
+        text = review(message_id, session.checkpoints.turns[message_id], session.cwd)
         path = transcript.path.with_name(f"{transcript.path.stem}.review-{message_id[:8]}.md")
         atomic_write(path, text)
         await self._editor.show_document(path)

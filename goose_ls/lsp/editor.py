@@ -28,8 +28,8 @@ from goose_ls.tasks import within
 log = logging.getLogger(__name__)
 
 CATCH_UP_SECONDS = 2.0
-"""How long a change that came out of order may take to close its gap (Helix's come
-within milliseconds)."""
+"""How long Send waits for the changes held back by the version gate (each is held a
+tenth of a second at most, unless the event loop is starved)."""
 
 
 class Editor:
@@ -84,13 +84,13 @@ class Editor:
         return TextDocument(uri, kept.source, kept.version, position_codec=workspace.position_codec)
 
     async def caught_up(self, uri: str) -> None:
-        """Wait until every change the editor sent to ``uri`` is applied, in order; refused
-        when one never comes (then nothing can be read from it as the user sees it)."""
+        """Wait until the changes the editor sent to ``uri`` are applied, in order; refused
+        when one came too late to be (then nothing can be read from it as the user sees
+        it). Short: Helix's status line cuts a long message before its advice."""
         missing = await self._server.protocol.versions.caught_up(uri, CATCH_UP_SECONDS)
         if missing is not None:
             raise Refused(
-                f"change {missing} of {Path(path_of(uri)).name} never reached goose-ls, so "
-                "the text it holds may not be what you see; nothing was sent",
+                f"change {missing} of {Path(path_of(uri)).name} came out of order; nothing was sent",
                 "Save the file, then send again",
             )
 

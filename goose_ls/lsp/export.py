@@ -53,11 +53,14 @@ def target(root: Path, given: str | None, title: str, day: datetime.date) -> Pat
     return path
 
 
-def render(rows: list[EventRow], title: str, session_id: str, day: datetime.date) -> str:
-    """The conversation as markdown, under a heading with the chat's title."""
+def render(
+    rows: list[EventRow], title: str, session_id: str, day: datetime.date, root: str | None = None
+) -> str:
+    """The conversation as markdown, under a heading with the chat's title (diffs name
+    files from ``root``, the chat's workspace folder)."""
     text = TranscriptText(head="")
     tool_calls = ToolCalls()
-    renderer = Renderer(text, lambda: tool_calls, interactive=False)
+    renderer = Renderer(text, lambda: tool_calls, interactive=False, root=lambda: root)
     with renderer.replaying():  # the chat's tool calls merged as the session merged them
         for _, event in events_of(rows):
             renderer.render(event)
@@ -76,7 +79,7 @@ def export(library: SessionLibrary, root: Path, session_id: str, given: str | No
     day = datetime.date.today()
     path = target(root, given, record.title, day)
     try:
-        write_disk(path, root.resolve(), render(rows, record.title, session_id, day))
+        write_disk(path, root.resolve(), render(rows, record.title, session_id, day, record.cwd))
     except (FileProblem, Denied) as exc:
         raise Refused(str(exc)) from None
     return path

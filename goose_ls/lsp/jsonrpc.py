@@ -69,20 +69,22 @@ class GooseProtocol(LanguageServerProtocol):
     applied in version order (:mod:`goose_ls.lsp.versions`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.versions = VersionGate()
+        self.versions = VersionGate(self._changed)
         super().__init__(*args, **kwargs)
 
     def _handle_notification(self, method_name: str, params: Any) -> None:
         """Document changes go on in version order, before any handler sees them."""
         if method_name == TEXT_DOCUMENT_DID_CHANGE:
-            for ready in self.versions.arrived(params):
-                super()._handle_notification(method_name, ready)
+            self.versions.arrived(params)
             return
         if method_name == TEXT_DOCUMENT_DID_OPEN:
             self.versions.opened(params.text_document.uri, params.text_document.version)
         elif method_name == TEXT_DOCUMENT_DID_CLOSE:
             self.versions.closed(params.text_document.uri)
         super()._handle_notification(method_name, params)
+
+    def _changed(self, params: DidChangeTextDocumentParams) -> None:
+        super()._handle_notification(TEXT_DOCUMENT_DID_CHANGE, params)
 
     def resync(self, uri: str, text: str) -> None:
         """Take ``text`` as the whole of an open document (read back from its file), past

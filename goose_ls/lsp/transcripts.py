@@ -121,6 +121,7 @@ class Transcripts:
             outputs=OutputFiles(
                 path.parent.parent / "outputs" / path.stem, path.parent, self._editor.cannot_write
             ),
+            root=lambda: self._cwd_of(session_id),
         )
         transcript = Transcript(session_id, path, text, renderer, streamer)
         self._draw_history(transcript)
@@ -141,6 +142,14 @@ class Transcripts:
                 if isinstance(event, TurnEnded):
                     self._rotate_if_long(transcript)
         transcript.drawn_through = rows[-1].idx if rows else 0
+
+    def _cwd_of(self, session_id: str) -> str | None:
+        """The chat's workspace folder (its ACP ``cwd``), when known."""
+        session = self._sessions.registry.find(session_id)
+        if session is not None:
+            return session.cwd
+        record = self._sessions.library.record(session_id)
+        return record.cwd if record is not None else None
 
     def _tool_calls(self, session_id: str) -> ToolCalls | None:
         session = self._sessions.registry.find(session_id)

@@ -5,7 +5,7 @@ reported through :class:`AgentStatus`, its failures raise :mod:`goose_ls.errors`
 """
 
 from goose_ls.agent.status import AgentState, AgentStatus
-from goose_ls.sessions.checkpoints import Change, review
+from goose_ls.sessions.checkpoints import Change, in_workspace, review, unified_diff
 from goose_ls.sessions.context import ContextItem, path_of
 from goose_ls.sessions.elicitations import Elicitations, choices
 from goose_ls.sessions.manager import SessionListener, SessionManager
@@ -31,6 +31,8 @@ __all__ = [
     "SessionManager",
     "choices",
     "events_of",
+    "in_workspace",
     "path_of",
     "review",
+    "unified_diff",
 ]

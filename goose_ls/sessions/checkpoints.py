@@ -48,22 +48,52 @@ class Checkpoints:
         return None
 
 
-def diff(path: Path, change: Change) -> str:
-    old = (change.before or "").splitlines(keepends=True)
-    new = change.after.splitlines(keepends=True)
-    label = "/dev/null" if change.before is None and change.kept else f"a{path}"
-    text = "".join(difflib.unified_diff(old, new, label, f"b{path}"))
-    return text if text.endswith("\n") or not text else text + "\n"
+NO_NEWLINE = "\\ No newline at end of file\n"
 
 
-def review(message_id: str, changes: dict[Path, Change]) -> str:
-    """A markdown document with one diff per changed file."""
+def unified_diff(old: str, new: str, name: str, created: bool = False) -> str:
+    """``old`` to ``new`` as a unified diff of the file ``name`` (3 lines of context).
+
+    A last line without a newline is followed by git's marker: difflib ran it into the
+    next line of the diff (``-    return a + b+    return a + b  # edited``). Lines are
+    split at newlines only, as an editor splits them."""
+    label = "/dev/null" if created else _label("a", name)
+    lines = difflib.unified_diff(_lines(old), _lines(new), label, _label("b", name))
+    return "".join(line if line.endswith("\n") else f"{line}\n{NO_NEWLINE}" for line in lines)
+
+
+def _label(side: str, name: str) -> str:
+    """``a/app.py`` for a path in the workspace; a path outside it stays as it is."""
+    return name if Path(name).is_absolute() else f"{side}/{name}"
+
+
+def _lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    return [f"{line}\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+
+
+def in_workspace(path: str, root: str | None) -> str:
+    """``path`` relative to the workspace folder ``root`` when it is inside, else whole."""
+    if root and Path(path).is_relative_to(root) and Path(path) != Path(root):
+        return Path(path).relative_to(root).as_posix()
+    return path
+
+
+def diff(path: Path, change: Change, root: str | None = None) -> str:
+    created = change.before is None and change.kept
+    return unified_diff(change.before or "", change.after, in_workspace(str(path), root), created)
+
+
+def review(message_id: str, changes: dict[Path, Change], root: str | None = None) -> str:
+    """A markdown document with one diff per changed file (named from ``root``, the
+    chat's workspace folder)."""
     parts = [f"# goose: changes of turn {message_id}\n"]
     for path, change in changes.items():
         state = "created" if change.before is None else "changed"
         if not change.kept:
             state = "replaced; its earlier content was not text goose-ls could keep"
-        parts.append(f"\n## `{path}` ({state})\n\n```diff\n{diff(path, change)}```\n")
+        shown = in_workspace(str(path), root)
+        parts.append(f"\n## `{shown}` ({state})\n\n```diff\n{diff(path, change, root)}```\n")
     if not changes:
         parts.append("\n_This turn changed no file through goose-ls._\n")
     return "".join(parts)

@@ -134,14 +134,18 @@ class EditorBuffers:
             ),
         )
 
-    def type_in_pieces(self, uri: str, pieces: list[str], order: list[int]) -> None:
+    def type_in_pieces(
+        self, uri: str, pieces: list[str], order: list[int], skip: int = 0
+    ) -> list[types.DidChangeTextDocumentParams]:
         """The user types ``pieces`` at the end, an incremental change each, and the editor
-        sends the changes in ``order`` (Helix does, typing fast); one left out is lost."""
+        sends the changes in ``order`` (Helix 25.01 does, typing fast), numbering them
+        ``skip`` versions apart (Neovim numbers its batches so). Those left out of ``order``
+        are returned, for :meth:`send` later."""
         changes = []
         for piece in pieces:
             old = self.texts[uri]
             end = position_of(old, len(old), self.encoding)
-            self.versions[uri] += 1
+            self.versions[uri] += 1 + skip
             self.texts[uri] = old + piece
             changes.append(
                 types.DidChangeTextDocumentParams(
@@ -156,7 +160,11 @@ class EditorBuffers:
                 )
             )
         for n in order:
-            self.client.protocol.notify(types.TEXT_DOCUMENT_DID_CHANGE, changes[n])
+            self.send(changes[n])
+        return [change for n, change in enumerate(changes) if n not in order]
+
+    def send(self, change: types.DidChangeTextDocumentParams) -> None:
+        self.client.protocol.notify(types.TEXT_DOCUMENT_DID_CHANGE, change)
 
     def save(self, uri: str) -> None:
         """The user writes the buffer to its file (``:w``)."""

@@ -3,15 +3,16 @@ call names, an excerpt of its output, the diff of an edit."""
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
 
 from goose_ls import events
-from goose_ls.sessions import choices, path_of
+from goose_ls.sessions import choices, in_workspace, path_of, unified_diff
 
+NOTHING_CHANGED = "\n"
+"""The body of a diff block whose old and new text are the same."""
 EXCERPT_LINES = 12
 EXCERPT_CHARS = 1200
 TerminalOutput = Callable[[str], "str | None"]
@@ -102,18 +103,16 @@ def excerpt(output: str) -> str:
     return cut + ("\n…" if cut != text else "")
 
 
-def diffs(content: list[events.Json] | None) -> str:
+def diffs(content: list[events.Json] | None, root: str | None = None) -> str:
+    """The diffs of a tool call, each file named from ``root`` (the chat's workspace)."""
     out = ""
     for item in content or []:
         if item.get("type") != "diff":
             continue
-        old = (item.get("oldText") or "").splitlines(keepends=True)
-        new = (item.get("newText") or "").splitlines(keepends=True)
-        path = short_path(str(item.get("path", "")))  # a header that fits a split
-        diff = "".join(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}"))
-        if not diff.endswith("\n"):
-            diff += "\n"
-        out += f"\n```diff\n{diff}```\n"
+        name = in_workspace(str(item.get("path", "")), root)
+        old, new = item.get("oldText"), item.get("newText") or ""
+        diff = unified_diff(old or "", new, name, created=old is None)  # ACP: null is new
+        out += f"\n```diff\n{diff or NOTHING_CHANGED}```\n"
     return out
 
 

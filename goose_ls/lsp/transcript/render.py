@@ -54,9 +54,12 @@ class Renderer:
         terminal_output: blocks.TerminalOutput = lambda _: None,
         interactive: bool = True,
         outputs: OutputFiles | None = None,
+        root: Callable[[], str | None] = lambda: None,
     ) -> None:
-        """``outputs`` keeps the whole output of a call whose block shows an excerpt."""
+        """``outputs`` keeps the whole output of a call whose block shows an excerpt;
+        ``root`` is the chat's workspace folder, that diffs name files from."""
         self.text = text
+        self._root = root
         self._interactive = interactive
         """Whether permission cards carry what answers them (a marker, the choices): not
         in a chat exported as plain markdown."""
@@ -272,7 +275,7 @@ class Renderer:
         if excerpt != output.strip() and self._outputs is not None:
             link = self._outputs.link(state.tool_call_id, output)
             text += f"{link}\n" if link else ""
-        return text + blocks.diffs(state.content)
+        return text + blocks.diffs(state.content, self._root())
 
     def _compaction(self, event: events.Compaction | events.CompactionSummaryChunk) -> None:
         """A compaction's line, with its summary as it streams, drawn in place."""
@@ -301,7 +304,7 @@ class Renderer:
     def _card(self, event: events.PermissionRequested) -> None:
         """The question, with the change it would allow shown once, before the choices."""
         state = self._state(event.tool_call)
-        diff = blocks.diffs(state.content)
+        diff = blocks.diffs(state.content, self._root())
         if self._block == f"tool:{state.tool_call_id}" and diff and self.text.endswith(diff):
             diff = ""  # the call's block just above shows it already
         self._new_block("card", "goose")
