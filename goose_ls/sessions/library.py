@@ -32,7 +32,7 @@ from goose_ls.sessions.records import (
 )
 from goose_ls.sessions.search import Hit
 from goose_ls.sessions.session import IndexedEvent
-from goose_ls.sessions.store import SessionStore
+from goose_ls.sessions.store import Notice, SessionStore
 from goose_ls.sessions.texts import SPEAKERS, Piece, piece_of_event
 from goose_ls.tasks import Tasks
 
@@ -83,10 +83,17 @@ class _Run:
 
 
 class SessionLibrary:
-    def __init__(self, folder: Path, write_failed: WriteFailed, tasks: Tasks | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        write_failed: WriteFailed,
+        tasks: Tasks | None = None,
+        notice: Notice | None = None,
+    ) -> None:
         """``tasks`` run the journal's checkpoint when a turn ends (without them, SQLite's
-        own safety net does, inside a commit)."""
-        self.store = SessionStore(folder / JOURNAL, write_failed, legacy=folder / LEGACY)
+        own safety net does, inside a commit); ``notice`` tells the user of a journal lost
+        or back while running."""
+        self.store = SessionStore(folder / JOURNAL, write_failed, folder / LEGACY, notice)
         self.store.load()
         self._tasks = tasks
         self._checkpoint: asyncio.Task[None] | None = None
@@ -147,6 +154,7 @@ class SessionLibrary:
             record.title = title_from_prompt(str(event.content.get("text", "")))
             self.store.put(record)
         elif isinstance(event, events.TurnEnded):
+            self.store.look(retry_now=True)  # a stand-in's chats, into the journal if it is back
             self.store.put(record)
             self.write_events()  # before the editor hears of it: a whole turn survives a kill
             self._checkpoint_soon()

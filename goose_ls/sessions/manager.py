@@ -78,7 +78,7 @@ class SessionManager:
         folder = data_dir(settings.data_dir)
         for leftovers in (folder, folder / "transcripts"):
             remove_stale_temps(leftovers)
-        self.library = SessionLibrary(folder, listener.cannot_write, tasks)
+        self.library = SessionLibrary(folder, listener.cannot_write, tasks, listener.warning)
         self.registry = Registry(self.library, listener.session_event)
         self.retention = Retention(
             self.library.store,

@@ -98,17 +98,22 @@ def connect_in_memory() -> sqlite3.Connection:
     return sqlite3.connect(":memory:", isolation_level=None)
 
 
-def connect(path: Path) -> sqlite3.Connection:
+class NewerSchema(sqlite3.DatabaseError):
+    """The journal was written by a newer goose-ls: sound, but not for this one to use."""
+
+
+def connect(path: Path, busy_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
     """The database at ``path``, made if need be (0600 in a 0700 folder, its WAL files
-    too, whatever the umask: it holds every chat), its settings applied."""
+    too, whatever the umask: it holds every chat), its settings applied; ``busy_ms``
+    is how long it waits for another process's transaction (:func:`patient` sets it back)."""
     private_folder(path.parent)
     create_private(path)
     for suffix in ("-wal", "-shm"):
         if os.path.exists(f"{path}{suffix}"):
             tighten(f"{path}{suffix}", PRIVATE_FILE)
-    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    db = sqlite3.connect(path, timeout=busy_ms / 1000, isolation_level=None)
     try:
-        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        db.execute(f"PRAGMA busy_timeout = {busy_ms}")
         # Only a new database takes it (before its first table): pruning can then give
         # the space back to the disk a few pages at a time (see retention.py).
         db.execute("PRAGMA auto_vacuum = INCREMENTAL")
@@ -119,6 +124,31 @@ def connect(path: Path) -> sqlite3.Connection:
         db.close()
         raise
     return db
+
+
+def patient(db: sqlite3.Connection) -> None:
+    """Wait the usual time for other processes' transactions from now on."""
+    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
+def read_only_copy(path: Path) -> sqlite3.Connection | None:
+    """The journal at ``path`` copied into memory, read without writing anything beside
+    it (a read-only folder cannot take the ``-shm`` SQLite would make: ``immutable``
+    then reads the file alone); None when it cannot be read."""
+    if not path.is_file():
+        return None
+    for options in ("mode=ro", "mode=ro&immutable=1"):
+        uri = f"{path.absolute().as_uri()}?{options}"
+        memory = connect_in_memory()
+        try:
+            with contextlib.closing(
+                sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+            ) as disk:
+                disk.backup(memory)
+            return memory
+        except sqlite3.Error:
+            memory.close()
+    return None
 
 
 def checkpoint(path: Path) -> None:
@@ -132,7 +162,7 @@ def migrate(db: sqlite3.Connection) -> int:
     """Bring the schema up to date, in the caller's transaction; the version it had."""
     version = int(db.execute("PRAGMA user_version").fetchone()[0])
     if version > len(MIGRATIONS):
-        raise sqlite3.DatabaseError(
+        raise NewerSchema(
             f"schema version {version}, newer than this goose-ls knows ({len(MIGRATIONS)})"
         )
     for number, step in enumerate(MIGRATIONS[version:], version + 1):

@@ -5,10 +5,12 @@ that uses that data dir: each change is a transaction on its own row, so two edi
 windows never erase each other's sessions. WAL mode lets one process read while
 another writes; ``busy_timeout`` makes a writer wait its turn instead of failing. The
 schema is versioned (``PRAGMA user_version``) and migrated forward. ``sessions.json``,
-the store of earlier versions, is imported once and kept as a backup. A database that
-cannot be read is moved aside with a timestamp and reported, never overwritten; when
-the data dir cannot be written, sessions are kept in memory for the run and the user
-told once.
+the store of earlier versions, is imported once and kept as a backup. A database SQLite
+finds corrupt is moved aside with a timestamp and reported, never overwritten. Any other
+trouble (busy, read-only, written by a newer goose-ls, deleted while running) leaves the
+journal where it is: the store works on a stand-in (:mod:`.standby`), shows the chats it
+could read, tries the journal again now and then and, once it opens, writes this run's
+chats into it. The user is told once of each.
 
 Over 300 lines on purpose: the one owner of the database connection, so every table's
 reads and writes (records, events, which window holds a session) go through the same
@@ -22,6 +24,7 @@ import json
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,7 +32,7 @@ import attrs
 
 from goose_ls.files import WriteFailed
 from goose_ls.process_identity import process_alive, this_process
-from goose_ls.sessions import blobs, schema, search
+from goose_ls.sessions import blobs, schema, search, standby
 from goose_ls.sessions.blobs import BlobRef
 from goose_ls.sessions.records import (
     SCHEMA_VERSION,
@@ -44,13 +47,27 @@ from goose_ls.wire import WireError, from_wire
 
 log = logging.getLogger(__name__)
 
+RETRY_SECONDS = 2.0
+"""How often, at most, writes on a stand-in try the journal again."""
+RETRY_BUSY_MS = 200
+"""How long a new try of a busy journal waits for it (the first waited the usual time)."""
+Notice = Callable[[str], None]
+"""Tells the user something once (the journal was lost, or is back)."""
+
 
 class SessionStore:
-    def __init__(self, path: Path, write_failed: WriteFailed, legacy: Path | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        write_failed: WriteFailed,
+        legacy: Path | None = None,
+        notice: Notice | None = None,
+    ) -> None:
         self.path = path
         self.legacy = legacy
         """``sessions.json`` of earlier versions, imported into a new database."""
         self._write_failed = write_failed
+        self._notice = notice or (lambda message: None)
         self.problem: str | None = None
         """Why the database could not be used (and what was done about it), if it could not."""
         self._db: sqlite3.Connection | None = None
@@ -61,7 +78,17 @@ class SessionStore:
         self._last_active: dict[str, str] = {}
         self._told = False
         self.in_memory = False
-        """The journal could not be opened: a database in memory stands in, for this run."""
+        """The journal is not in use: a stand-in (a copy in memory, or the journal's file
+        deleted under this process) keeps the chats until it is again."""
+        self._stay_in_memory = False
+        """The journal is a newer goose-ls's: never tried again."""
+        self._identity: tuple[int, int] | None = None
+        """The journal's file as opened, to notice it deleted or replaced."""
+        self._next_try = 0.0
+        self._touched: set[str] = set()
+        """Sessions written to the stand-in, to write into the journal once it is back."""
+        self._removed: set[str] = set()
+        """Sessions deleted from the stand-in, to delete from the journal then."""
         self._texts = TextIndex()
 
     @property
@@ -70,24 +97,29 @@ class SessionStore:
         return self._db is not None and not self.in_memory
 
     def load(self) -> None:
+        """Open the journal; when it cannot be, say why and put a stand-in in its place."""
         try:
             self._db = self._open()
-        except sqlite3.DatabaseError as exc:
-            self._set_aside(exc)
-            try:
-                self._db = self._open()
-            except (sqlite3.Error, OSError) as again:
-                self._in_memory(again)
-        except OSError as exc:
-            self._in_memory(exc)
+        except (sqlite3.Error, OSError) as exc:
+            kind = standby.fault(exc)
+            if kind == "corrupt" and self._set_aside(exc):
+                try:
+                    self._db = self._open()
+                except (sqlite3.Error, OSError) as again:
+                    self._stand_in(again, standby.fault(again))
+            else:
+                self._stand_in(exc, kind)
+        if self._db is not None and not self.in_memory:
+            self._identity = standby.identity(self.path)
 
-    def _open(self) -> sqlite3.Connection:
-        db = schema.connect(self.path)
+    def _open(self, busy_ms: int = schema.BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+        db = schema.connect(self.path, busy_ms)
         try:
             with schema.transaction(db):
                 if schema.migrate(db) == 0:
                     self._import(db)
                 search.prepare(db)
+            schema.patient(db)
         except BaseException:
             db.close()
             raise
@@ -116,10 +148,16 @@ class SessionStore:
             db.execute("INSERT OR REPLACE INTO last_active VALUES (?, ?)", (workspace, session_id))
         log.info("imported %d sessions from %s", len(old.sessions), self.legacy)
 
-    def _set_aside(self, error: Exception) -> None:
+    def _set_aside(self, error: Exception) -> bool:
+        """Move a corrupt journal aside; False when it cannot be moved (it stays)."""
         stamp = now().replace(":", "")
         kept = self.path.with_name(f"{self.path.name}.{stamp}.bak")
-        for suffix in ("", "-wal", "-shm"):
+        try:
+            os.replace(self.path, kept)
+        except OSError as exc:
+            log.error("cannot move the corrupt session store %s aside: %s", self.path, exc)
+            return False
+        for suffix in ("-wal", "-shm"):
             with contextlib.suppress(OSError):
                 os.replace(f"{self.path}{suffix}", f"{kept}{suffix}")
         self.problem = (
@@ -127,19 +165,116 @@ class SessionStore:
             f"it was kept as {kept.name} and a new one started"
         )
         log.error("%s", self.problem)
+        return True
 
-    def _in_memory(self, error: BaseException) -> None:
-        self._db = schema.connect_in_memory()
-        with schema.transaction(self._db):
-            schema.migrate(self._db)
-            search.prepare(self._db)
-        self.in_memory = True
+    def _stand_in(self, error: BaseException, kind: standby.Fault) -> None:
+        """Work on a copy of the journal in memory (empty if it cannot be read); say why,
+        and what becomes of this run's chats."""
         reason = getattr(error, "strerror", None) or str(error)
-        self.problem = (
-            f"cannot open the session store {self.path} ({reason}); "
-            "sessions are kept in memory only, for this run"
+        if name := getattr(error, "sqlite_errorname", None):  # SQLITE_IOERR_WRITE...
+            reason = f"{reason}, {name}"
+        copy = None if kind in ("newer", "corrupt") else schema.read_only_copy(self.path)
+        if copy is not None:
+            try:
+                with schema.transaction(copy):
+                    schema.migrate(copy)
+                    search.prepare(copy)
+            except sqlite3.Error:
+                copy.close()
+                copy = None
+        shown = (
+            "its chats are shown from a copy" if copy is not None else "its chats cannot be shown"
         )
+        if copy is None:
+            copy = schema.connect_in_memory()
+            with schema.transaction(copy):
+                schema.migrate(copy)
+                search.prepare(copy)
+        self._db, self.in_memory = copy, True
+        if kind in ("newer", "corrupt"):  # corrupt: and it could not be moved aside
+            self._stay_in_memory = True
+            self.problem = (
+                f"cannot use the session store {self.path} ({reason}); it is left as it "
+                "is, and this window's chats are kept in memory only, for this run"
+            )
+        elif kind == "busy":
+            self.problem = (
+                f"the session store {self.path} is busy: another process holds it ({reason}); "
+                f"{shown}, and this window's chats are saved into it once it is free"
+            )
+        else:
+            self.problem = (
+                f"cannot open the session store {self.path} to write ({reason}): {shown}, "
+                "and this window's chats are kept in memory only until it can be written"
+            )
         log.error("%s", self.problem)
+
+    def look(self, retry_now: bool = False) -> None:
+        """Before each write: check that the journal is still the file opened (a stat);
+        on a stand-in, try the journal again, every :data:`RETRY_SECONDS` at most
+        (``retry_now``: now, at a turn's end, the next write may be long off)."""
+        if self._db is None:
+            return
+        if not self.in_memory:
+            if standby.identity(self.path) != self._identity:
+                self._lost()
+            return
+        moment = time.monotonic()
+        if self._stay_in_memory or (moment < self._next_try and not retry_now):
+            return
+        self._next_try = moment + RETRY_SECONDS
+        if self._back():
+            self._notice(
+                f"the session store {self.path} can be written again: "
+                "this window's chats are saved in it"
+            )
+
+    def _lost(self) -> None:
+        """The journal was deleted or replaced under this process: the file it still has
+        open stands in, and the journal is made again with this window's chats."""
+        self.in_memory = True
+        self._touched |= set(self._mine)
+        count = len(self._touched)
+        gone = f"the session store {self.path} was deleted or replaced while goose-ls ran"
+        log.error("%s", gone)
+        if self._back():
+            self._notice(f"{gone}; it was made again, with this window's {count} chats")
+        else:
+            self._notice(
+                f"{gone}, and cannot be made again; this window's chats are kept in memory "
+                "until it can"
+            )
+
+    def _back(self) -> bool:
+        """Open the journal (made anew if it is gone), write the stand-in's chats of this
+        run into it, and use it again; False when it cannot be yet."""
+        assert self._db is not None
+        try:
+            disk = self._open(RETRY_BUSY_MS)
+        except (sqlite3.Error, OSError) as exc:
+            self._stay_in_memory = standby.fault(exc) == "newer"
+            log.debug("the session store %s cannot be used yet: %s", self.path, exc)
+            return False
+        try:
+            with schema.transaction(self._db):
+                self._texts.add(self._db, [], [], every=True)  # the text still waiting
+            with schema.transaction(disk):
+                for session_id in self._removed:
+                    delete_rows(disk, session_id)
+                kept = self._touched - self._removed
+                standby.copy_sessions(self._db, disk, kept, this_process())
+        except sqlite3.Error as exc:
+            disk.close()
+            log.warning("cannot write this run's chats into %s yet: %s", self.path, exc)
+            return False
+        self._db.close()
+        self._db, self.in_memory = disk, False
+        self._identity = standby.identity(self.path)
+        self._texts.reset()  # its open rows are the stand-in's
+        self._touched.clear()
+        self._removed.clear()
+        log.info("the session store %s is in use again", self.path)
+        return True
 
     # --- records ------------------------------------------------------------------
     def get(self, session_id: str) -> SessionRecord | None:
@@ -157,7 +292,7 @@ class SessionStore:
     def put(self, record: SessionRecord) -> None:
         record.updated_at = now()
         self._mine[record.session_id] = record
-        self._write(lambda db: _upsert(db, record))
+        self._write(lambda db: _upsert(db, record), record.session_id)
 
     def save(self, release: bool = False) -> None:
         """Write what is only in memory (the last indices of this process's sessions);
@@ -180,6 +315,8 @@ class SessionStore:
         record = self.get(session_id)
         self.forget([session_id])
         self._write(lambda db: delete_rows(db, session_id))
+        if self.in_memory:
+            self._removed.add(session_id)
         return record
 
     def forget(self, session_ids: list[str]) -> None:
@@ -200,7 +337,8 @@ class SessionStore:
         self._write(
             lambda db: db.execute(
                 "INSERT OR REPLACE INTO last_active VALUES (?, ?)", (workspace, session_id)
-            )
+            ),
+            session_id,
         )
 
     # --- events ----------------------------------------------------------------------
@@ -216,7 +354,7 @@ class SessionStore:
             self._texts.add(db, rows, pieces)
             blobs.insert(db, refs or [])
 
-        written = self._write(write)
+        written = self._write(write, *{row.session_id for row in rows})
         if not written:
             self._texts.reset()
         return written
@@ -306,6 +444,7 @@ class SessionStore:
 
     def close(self) -> None:
         self.write_texts()
+        self.look(retry_now=True)  # this run's chats, into a journal lost or back meanwhile
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -322,12 +461,16 @@ class SessionStore:
             log.warning("cannot read the session store %s: %s", self.path, exc)
             return None
 
-    def _write(self, change: Callable[[sqlite3.Connection], object]) -> bool:
+    def _write(self, change: Callable[[sqlite3.Connection], object], *sessions: str) -> bool:
+        """Make ``change`` in one transaction (``sessions``: whose rows it writes)."""
+        self.look()
         if self._db is None:
             return False
         try:
             with schema.transaction(self._db):
                 change(self._db)
+            if self.in_memory:
+                self._touched.update(sessions)
             return True
         except sqlite3.Error as exc:
             name = getattr(exc, "sqlite_errorname", None)  # SQLITE_FULL, SQLITE_IOERR_WRITE...
