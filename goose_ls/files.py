@@ -65,11 +65,16 @@ def _uid() -> int:
 def create_private(path: Path) -> None:
     """Make ``path`` as an empty file readable by this user alone, if it does not exist
     (SQLite then gives its ``-wal`` and ``-shm`` the same mode); tighten it if it does."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     try:
-        tighten(fd, PRIVATE_FILE)
-    finally:
-        os.close(fd)
+        fd = os.open(path, flags, PRIVATE_FILE)
+    except FileExistsError:
+        # By its path, never by a descriptor: closing one would drop the locks SQLite
+        # holds on the file for this process's other connections, and two processes'
+        # writes would then corrupt it.
+        tighten(path, PRIVATE_FILE)
+        return
+    os.close(fd)
 
 
 def atomic_write(path: Path, text: str) -> None:
