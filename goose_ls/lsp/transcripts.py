@@ -51,6 +51,22 @@ REPLY_EVENTS = (AgentMessageChunk, AgentThoughtChunk, ToolCall)
 """What the agent shows of a reply; the first of each turn is sent at once."""
 
 
+def headline(sandbox: str) -> str:
+    """The sandbox in a few words, for a line under the title (``goose/status`` and
+    doctor give it whole): its kind, and what a reader must not miss."""
+    kind = sandbox.split(": ", 1)[0]
+    warnings = [
+        said
+        for mark, said in (
+            ("the editor opened none", "the editor opened no folder: it may write none"),
+            ("NOT hidden", "some secrets NOT hidden"),
+            ("UNSANDBOXED", "the agent runs as you do"),
+        )
+        if mark in sandbox
+    ]
+    return "; ".join([kind, *warnings])
+
+
 class Transcripts:
     def __init__(
         self,
@@ -90,7 +106,7 @@ class Transcripts:
         """The title, and where the agent runs: a reader of the file knows what it could
         reach while this chat went on."""
         sandbox = self._sessions.sandbox()
-        where = f"> Agent sandbox: {sandbox}\n\n" if sandbox else ""
+        where = f"> Agent sandbox: {headline(sandbox)}\n\n" if sandbox else ""
         return f"# goose chat · {session_id}\n\n{where}"
 
     def for_session(self, session_id: str) -> Transcript:
