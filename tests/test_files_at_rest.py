@@ -204,7 +204,8 @@ async def test_a_read_only_data_dir_still_shows_its_chats(tmp_path: Path) -> Non
         await editor.start({"turns": [[{"text": "still here"}]]})
         assert old in await _listed(editor), "the old chat is listed"
         message = await editor.shown("session store")
-        assert "Read-only file system" in message and "shown from a copy" in message, message
+        read_only = ("Read-only file system", "readonly database")  # the OS's or SQLite's words
+        assert any(w in message for w in read_only) and "shown from a copy" in message, message
         editor.goose.updates.clear()
         result = await editor.goose.request("goose/replay", {"sessionId": old})
         assert result["count"] > 0
