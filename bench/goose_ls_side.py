@@ -33,12 +33,14 @@ class GooseLsSide:
         server: Sequence[str] = SERVER,
     ) -> None:
         """``options`` are more ``initializationOptions``; ``data_dir`` is
-        ``<workdir>/data`` unless given."""
+        ``<workdir>-data`` unless given."""
         self.command = command
         self.workdir = workdir
         self.arrivals = arrivals
         self.lazy = lazy
-        self.data_dir = data_dir or workdir / "data"
+        # Beside the workspace, not in it: the agent's sandbox refuses goose-ls's own
+        # files where the agent may write.
+        self.data_dir = data_dir or workdir.with_name(f"{workdir.name}-data")
         self.options = options or {}
         self.server = server
         self.messages: list[str] = []
@@ -55,7 +57,8 @@ class GooseLsSide:
         """Spawn and initialize goose-ls; the seconds until ``initialize`` answered."""
         started = time.perf_counter()
         # The agent's sandbox shows it the bench's folder: its scripts are there.
-        env = {"GOOSE_LS_LOG_DIR": str(self.workdir / "logs"), **sandbox_env([self.workdir.parent])}
+        logs = self.workdir.with_name(f"{self.workdir.name}-logs")
+        env = {"GOOSE_LS_LOG_DIR": str(logs), **sandbox_env([self.workdir.parent])}
         await self.editor.start(env=env, server=self.server)
         agent: dict[str, Any] = {"command": self.command}
         if self.lazy:

@@ -48,7 +48,7 @@ async def _stream(command: list[str], tmp: Path, chunks: int, journal: bool) -> 
     """One turn of ``chunks`` through a new goose-ls, with its journal or without it:
     chunks per second, and goose-ls's CPU seconds per chunk."""
     workdir = fresh(tmp)
-    data_dir = workdir / "data"
+    data_dir = workdir.with_name(f"{workdir.name}-data")
     server = SERVER if journal else NO_JOURNAL
     side = GooseLsSide(command, workdir, Arrivals(chunks), data_dir=data_dir, server=server)
     await side.start()

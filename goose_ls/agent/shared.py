@@ -119,11 +119,17 @@ class SharedEndpoint:
         sandbox: windows whose sandbox lets the server write the same roots share one."""
         serve = Launch(share_server.serve_command(launch.argv), launch.binary, launch.version)
         env = agent_environment(self._environ, self._settings)
-        bounds = await self._bounds()
+        surveyed: list[Bounds] = []
+
+        async def survey() -> Bounds:
+            surveyed.append(await self._bounds())
+            return surveyed[-1]
+
         command, self._facts["sandbox"] = await sandboxed(
-            self._settings, serve, env, str(Path.home()), bounds
+            self._settings, serve, env, str(Path.home()), survey
         )
-        scope = "" if command == serve.argv else json.dumps([str(r) for r in bounds.roots])
+        roots = [str(root) for root in surveyed[-1].roots] if surveyed else []
+        scope = "" if command == serve.argv else json.dumps(roots)
         try:
             place = await asyncio.to_thread(SharePlace.of, serve.argv, self._settings.env, scope)
         except OSError as exc:

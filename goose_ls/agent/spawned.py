@@ -75,9 +75,7 @@ class ProcessEndpoint:
         launch = self._launch = await resolve(self._settings, self._environ)
         self.command = launch.argv
         env = agent_environment(self._environ, self._settings)
-        argv, self._sandbox = await sandboxed(
-            self._settings, launch, env, self._cwd, await self._bounds()
-        )
+        argv, self._sandbox = await sandboxed(self._settings, launch, env, self._cwd, self._bounds)
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,
@@ -100,12 +98,18 @@ class ProcessEndpoint:
 
 
 async def sandboxed(
-    settings: AgentSettings, launch: Launch, env: Mapping[str, str], cwd: str, bounds: Bounds
+    settings: AgentSettings,
+    launch: Launch,
+    env: Mapping[str, str],
+    cwd: str,
+    surveyed: Callable[[], Awaitable[Bounds]],
 ) -> tuple[list[str], str]:
-    """The agent's command line in its sandbox (``agent.sandbox``), and what that means."""
+    """The agent's command line in its sandbox (``agent.sandbox``), and what that means;
+    the workspace is surveyed only for a sandbox."""
     jail = await asyncio.to_thread(sandbox.choose, settings.sandbox)
     if jail.mode == "off":
         return launch.argv, agent_sandbox.describe(jail)
+    bounds = await surveyed()
     reach = await asyncio.to_thread(reach_of, settings, launch.binary, env)
     try:
         return await asyncio.to_thread(agent_sandbox.confine, jail, launch.argv, cwd, bounds, reach)

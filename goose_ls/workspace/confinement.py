@@ -201,10 +201,32 @@ def checked_spelling(path: str) -> None:
         )
 
 
+class TrailingPatterns:
+    """Patterns (``.ssh/*``, ``*.pem``) matched against a path's last parts, one part to
+    one part, as a walk of thousands of files needs it: one regular expression over the
+    name first, the parts only for a name that could match."""
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        self._each = [(pattern, pattern.split("/")) for pattern in patterns]
+        names = "|".join(f"(?:{fnmatch.translate(parts[-1])})" for _, parts in self._each)
+        self._names = re.compile(names) if self._each else None
+
+    def match(self, parts: tuple[str, ...]) -> str | None:
+        """The first pattern matching ``parts`` from the right, if any."""
+        if self._names is None or not parts or not self._names.match(parts[-1]):
+            return None
+        for pattern, own in self._each:
+            tail = parts[-len(own) :]
+            if len(tail) == len(own) and all(map(fnmatch.fnmatchcase, tail, own)):
+                return pattern
+        return None
+
+
 class Confinement:
     def __init__(self, roots: Iterable[Path], secrets: Iterable[str] = DEFAULT_SECRETS) -> None:
         self.roots = [Path(os.path.realpath(root)) for root in roots]
         self.secrets = list(secrets)
+        self._by_name = TrailingPatterns(self.secrets)
 
     def root_of(self, resolved: Path) -> Path:
         """The root ``resolved`` lies in (its anchor for a path allowed from outside)."""
@@ -265,6 +287,11 @@ class Confinement:
             return  # none yet: a file to be written has no other name
         if stats.S_ISREG(stat.st_mode):
             self.check_links(path, stat)
+
+    def secret_named(self, path: Path) -> str | None:
+        """The secrets pattern ``path`` matches by its last parts, for a walk from a
+        resolved folder (its folders were looked at before it, links never taken)."""
+        return self._by_name.match(path.parts)
 
     def _secret(self, path: Path) -> str | None:
         relative = next((path.relative_to(r) for r in self.roots if r in path.parents), path)

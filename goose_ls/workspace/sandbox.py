@@ -26,8 +26,12 @@ from typing import Literal
 
 import attrs
 
-from goose_ls.workspace.confinement import HOME_DEPTH, Confinement, Denied, credential_file
-from goose_ls.workspace.policy import protected_path
+from goose_ls.workspace.confinement import (
+    HOME_DEPTH,
+    Confinement,
+    TrailingPatterns,
+    credential_file,
+)
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +164,8 @@ def _walk(
     when it stopped at :data:`WALK_LIMIT` entries."""
     seen = 0
     skipped = set(skip)
+    file_rules = TrailingPatterns(patterns) if patterns else None
+    folder_rules = TrailingPatterns(folders) if folders else None
     pending: deque[tuple[Path, int]] = deque([(top, 0)])
     while pending:
         here, level = pending.popleft()
@@ -177,17 +183,18 @@ def _walk(
             if path in skipped or entry.is_symlink():
                 continue
             is_dir = entry.is_dir(follow_symlinks=False)
-            try:
-                confinement.check(str(path))
-            except Denied as exc:
-                if exc.outside is None:  # a secret: hidden whole, not looked into
-                    found.hidden.append(path)
-                    _note_inode(entry, found.secret_inodes)
-                elif is_dir and (depth is None or level + 1 < depth):
-                    pending.append((path, level + 1))  # the home folder: outside the roots
+            # Walked from a resolved folder, links never taken: the path is its own real
+            # one, and its name alone says whether it is a secret.
+            if confinement.secret_named(path):  # hidden whole, not looked into
+                found.hidden.append(path)
+                _note_inode(entry, found.secret_inodes)
                 continue
-            rules = folders if is_dir else patterns
-            if rules and protected_path(str(top), rules, str(path)):
+            if not confinement.contains(path):  # the home folder: only its secrets
+                if is_dir and (depth is None or level + 1 < depth):
+                    pending.append((path, level + 1))
+                continue
+            rules = folder_rules if is_dir else file_rules
+            if rules is not None and rules.match(path.relative_to(top).parts):
                 found.guarded.append(path)
             elif sniff and not is_dir and credential_file(path):
                 found.hidden.append(path)  # a key by its content, whatever its name
