@@ -90,7 +90,9 @@ def choose(mode: Mode) -> Sandbox:
     if mode == "off":
         return Sandbox("off")
     if not sys.platform.startswith("linux"):
-        return Sandbox(mode, problem=f"no sandbox for terminals on {sys.platform} yet")
+        return Sandbox(
+            mode, problem=f"no sandbox on {sys.platform} yet (bubblewrap and Landlock are Linux's)"
+        )
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return Sandbox(mode, problem=f"bubblewrap (bwrap) is not installed; {INSTALL}")
