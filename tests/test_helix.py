@@ -77,6 +77,16 @@ def _script(tmp_path: Path, app: Path) -> dict[str, Any]:
     }
 
 
+def _configure(tmp_path: Path, agent: list[str], before_keys: str = "") -> None:
+    """Helix's config folder: goose-ls for every language, and the docs' key bindings
+    (with ``before_keys`` ahead of them)."""
+    config = tmp_path / "config" / "helix"
+    config.mkdir(parents=True)
+    (config / "languages.toml").write_text(_languages(agent, tmp_path / "data"))
+    keys = (ROOT / "editors" / "helix" / "config.toml").read_text(encoding="utf-8")
+    (config / "config.toml").write_text(f"{before_keys}{keys}")
+
+
 def _languages(agent: list[str], data: Path) -> str:
     """editors/helix/languages.toml with goose-ls and the agent of this test."""
     shipped = (ROOT / "editors" / "helix" / "languages.toml").read_text(encoding="utf-8")
@@ -179,11 +189,7 @@ def test_a_chat_in_real_helix(version: str, hx: Path, tmp_path: Path) -> None:
     app.write_text(APP)
     record = tmp_path / "agent.jsonl"
     agent = scripted_agent_command(write_script(tmp_path / "script.json", _script(tmp_path, app)))
-    config = tmp_path / "config" / "helix"
-    config.mkdir(parents=True)
-    (config / "languages.toml").write_text(_languages(agent, tmp_path / "data"))
-    keys = (ROOT / "editors" / "helix" / "config.toml").read_text(encoding="utf-8")
-    (config / "config.toml").write_text(f"[editor.soft-wrap]\nenable = true\n\n{keys}")
+    _configure(tmp_path, agent, "[editor.soft-wrap]\nenable = true\n\n")
     log = tmp_path / "logs" / "goose-ls.log"
 
     helix = _started(hx, workspace, tmp_path, f"goose-hx-{version}", "app.py")
@@ -320,12 +326,7 @@ def test_a_message_with_an_at_mention_accepted_from_completion_is_sent(
     record = tmp_path / "agent.jsonl"
     script = {"record": str(record), "turns": [[{"text": REPLY}], [{"text": "Looked."}]]}
     agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
-    config = tmp_path / "config" / "helix"
-    config.mkdir(parents=True)
-    (config / "languages.toml").write_text(_languages(agent, tmp_path / "data"))
-    (config / "config.toml").write_text(
-        (ROOT / "editors" / "helix" / "config.toml").read_text(encoding="utf-8")
-    )
+    _configure(tmp_path, agent)
     log = tmp_path / "logs" / "goose-ls.log"
     helix = _started(hx, workspace, tmp_path, f"goose-hx-{version}-mention", "app.py")
     t = helix.t

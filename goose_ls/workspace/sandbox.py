@@ -208,23 +208,25 @@ def _walk(
     return True
 
 
-def _note_inode(entry: os.DirEntry[str], inodes: set[tuple[int, int]]) -> None:
+def _inode(entry: os.DirEntry[str]) -> tuple[tuple[int, int], int] | None:
+    """The entry's (device, inode) and its count of names; None if it is gone."""
     try:
         info = entry.stat(follow_symlinks=False)
     except OSError:
-        return
-    inodes.add((info.st_dev, info.st_ino))
+        return None
+    return (info.st_dev, info.st_ino), info.st_nlink
+
+
+def _note_inode(entry: os.DirEntry[str], inodes: set[tuple[int, int]]) -> None:
+    if (found := _inode(entry)) is not None:
+        inodes.add(found[0])
 
 
 def _note_linked(
     entry: os.DirEntry[str], path: Path, linked: dict[tuple[int, int], list[Path]]
 ) -> None:
-    try:
-        info = entry.stat(follow_symlinks=False)
-    except OSError:
-        return
-    if info.st_nlink > 1:
-        linked.setdefault((info.st_dev, info.st_ino), []).append(path)
+    if (found := _inode(entry)) is not None and found[1] > 1:
+        linked.setdefault(found[0], []).append(path)
 
 
 def wrap(
