@@ -98,7 +98,7 @@ async def _binary(agent: settings_model.AgentSettings) -> tuple[str, str] | None
     if launch.version:
         _line("version", f"{launch.version} (minimum {format_version(MINIMUM_GOOSE_VERSION)}) ok")
     else:
-        _line("version", "not checked (not goose, or goose.agent.checkVersion is false)")
+        _line("version", "not checked (not goose, or agent.checkVersion is false)")
     return None
 
 

@@ -225,7 +225,7 @@ def apply(settings: Settings, data: Any, source: str) -> list[str]:
         return warnings
     if not isinstance(data, Mapping):
         return [f"{source}: settings must be an object, got {type(data).__name__}; ignored"]
-    _apply(settings, data, SECTION, source, warnings)
+    _apply(settings, data, "", source, warnings)  # keys as the docs name them
     return warnings
 
 
@@ -242,11 +242,11 @@ def unwrap_section(data: Any) -> Any:
 def _apply(target: Any, data: Mapping[str, Any], path: str, source: str, out: list[str]) -> None:
     fields = {camel(f.name): f for f in attrs.fields(type(target))}
     for key, value in data.items():
+        key_path = f"{path}.{key}" if path else key
         field = fields.get(key)
         if field is None:
-            out.append(f"{source}: unknown setting '{path}.{key}' ignored")
+            out.append(f"{source}: unknown setting '{key_path}' ignored")
             continue
-        key_path = f"{path}.{key}"
         current = getattr(target, field.name)
         if isinstance(value, str) and field.metadata.get("shorthand"):
             value = {field.metadata["shorthand"]: value}

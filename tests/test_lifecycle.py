@@ -77,9 +77,9 @@ async def test_bad_settings_are_named_in_a_warning_and_do_not_stop_the_server(
         settings={"agent": {"checkVersion": "yes", "colour": "blue"}, "dataDir": 42},
     )
     text = await editor.shown("goose-ls settings")
-    assert "goose.agent.checkVersion" in text and "expected bool" in text
-    assert "goose.agent.colour" in text and "unknown" in text
-    assert "goose.dataDir" in text
+    assert "agent.checkVersion" in text and "expected bool" in text
+    assert "agent.colour" in text and "unknown" in text
+    assert "dataDir" in text
     session_id = await editor.new_session()
     message_id = await editor.prompt(session_id)
     await editor.goose.turn_end(message_id)

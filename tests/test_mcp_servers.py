@@ -64,7 +64,7 @@ async def test_http_servers_wait_for_the_agents_capability(editor: Editor) -> No
 
 async def test_a_bad_entry_is_a_settings_warning_and_the_rest_works(editor: Editor) -> None:
     await editor.start({"agentInfo": CURRENT_GOOSE}, _settings({"name": "broken"}, GITHUB))
-    warning = await editor.shown("goose.agent.mcpServers[0]")
+    warning = await editor.shown("agent.mcpServers[0]")
     assert "command: a stdio server needs one" in warning
     session_id = await editor.new_session()
     (new,) = editor.received("session/new")

@@ -133,7 +133,7 @@ async def test_no_token_at_all_says_one_is_wanted(served: Started) -> None:
 async def test_a_remote_agent_s_sign_in_is_done_where_it_runs(served: Started) -> None:
     """A terminal sign-in runs the agent's own command, which goose-ls does not have for
     an agent at a URL: none is offered, asking for one says why, and the help names the
-    environment variable as the agent's to set, not goose.agent.env (never sent there)."""
+    environment variable as the agent's to set, not agent.env (never sent there)."""
     methods = [
         {"id": "key", "name": "API key", "type": "env_var", "vars": [{"name": "UNSET_KEY"}]},
         {"id": "login", "name": "Log in", "type": "terminal", "args": ["--login"]},
@@ -142,7 +142,7 @@ async def test_a_remote_agent_s_sign_in_is_done_where_it_runs(served: Started) -
     with pytest.raises(JsonRpcException, match="needs you to sign in") as raised:
         await editor.new_session()
     assert "set UNSET_KEY where the agent runs" in str(raised.value), raised.value
-    assert "goose.agent.env" not in str(raised.value)
+    assert "agent.env" not in str(raised.value)
     status = (await editor.goose.request("goose/status", {}))["agent"]
     assert status["reason"] == "auth_required" and "signIn" not in status, status
     with pytest.raises(JsonRpcException, match=f"runs at {server.url}: sign in there"):

@@ -92,7 +92,7 @@ def instructions(methods: list[dict[str, Any]], command: list[str]) -> str:
             text += f": {method['description']}"
         if method.get("type") == "env_var":
             names = ", ".join(v.get("name", "") for v in method.get("vars", []))
-            text += f" (set {names} {'in goose.agent.env' if command else 'where the agent runs'})"
+            text += f" (set {names} {'in agent.env' if command else 'where the agent runs'})"
         elif method.get("type") == "terminal" and command:
             text += f" (run in a terminal: {terminal_line(method, command)}; then goose.restart)"
         elif method.get("type") == "terminal":

@@ -142,7 +142,7 @@ async def resolve(settings: AgentSettings, environ: Mapping[str, str]) -> Launch
         raise AgentUnavailable(
             "missing",
             f"{name} was not found (looked in: {', '.join(searched)})",
-            f"{hint} Or set goose.agent.binaryPath to its full path.",
+            f"{hint} Or set agent.binaryPath to its full path.",
         )
     argv = [binary, *rest, *settings.args]
     if not (settings.check_version and is_goose(binary)):
@@ -153,7 +153,7 @@ async def resolve(settings: AgentSettings, environ: Mapping[str, str]) -> Launch
         raise AgentUnavailable(
             "unusable",
             f"{binary} --version failed: {exc or 'no answer within 5 s'}",
-            "Check that the binary runs from a terminal, or set goose.agent.checkVersion to false.",
+            "Check that the binary runs from a terminal, or set agent.checkVersion to false.",
         ) from exc
     version = parse_version(printed)
     minimum = format_version(MINIMUM_GOOSE_VERSION)
@@ -161,7 +161,7 @@ async def resolve(settings: AgentSettings, environ: Mapping[str, str]) -> Launch
         raise AgentUnavailable(
             "unusable",
             f"could not read a version from `{binary} --version` (it printed {printed.strip()!r})",
-            "Check the binary is goose, or set goose.agent.checkVersion to false.",
+            "Check the binary is goose, or set agent.checkVersion to false.",
         )
     if version < MINIMUM_GOOSE_VERSION:
         raise AgentUnavailable(

@@ -49,8 +49,8 @@ def offer(
     if sent and _replaces_extensions(agent, version) and not _with_developer(argv):
         warnings.append(
             f"goose {version} replaces its own extensions, developer tools included, with "
-            "the servers of goose.agent.mcpServers. Upgrade goose to 1.47 or newer, or add "
-            '"--with-builtin", "developer" to goose.agent.args to keep its developer tools.'
+            "the servers of agent.mcpServers. Upgrade goose to 1.47 or newer, or add "
+            '"--with-builtin", "developer" to agent.args to keep its developer tools.'
         )
     return McpOffer([server.to_acp() for server in sent], warnings)
 

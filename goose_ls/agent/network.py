@@ -77,7 +77,7 @@ class NetworkEndpoint:
         token, _ = read_token(settings, self._environ)
         if target.insecure:
             warning = (
-                f"goose.agent.allowInsecure: the token and the chat go to {target.host} "
+                f"agent.allowInsecure: the token and the chat go to {target.host} "
                 f"unencrypted ({target.url.partition(':')[0]}://)"
             )
             log.warning("%s", warning)
@@ -126,13 +126,13 @@ class NetworkEndpoint:
             return AgentUnavailable(
                 "unauthorized",
                 f"authentication failed: goose serve at {self.url} {given} (HTTP {status})",
-                "Set GOOSE_LS_AGENT_TOKEN (or goose.agent.tokenFile) to the "
+                "Set GOOSE_LS_AGENT_TOKEN (or agent.tokenFile) to the "
                 "GOOSE_SERVER__SECRET_KEY goose serve runs with.",
             )
         return AgentError(
             f"{self.url} answered HTTP {status} instead of taking ACP"
             f"{' (goose-ls follows no redirect)' if 300 <= status < 400 else ''}",
-            fix="Check goose.agent.url: goose serve takes ACP at /acp.",
+            fix="Check agent.url: goose serve takes ACP at /acp.",
         )
 
 
@@ -151,7 +151,7 @@ def unreached(url: str, host: str, exc: BaseException, timeout: float) -> AgentU
         return AgentUnavailable(
             "tls",
             f"the certificate of {host} is not trusted: {exc.verify_message}",
-            "Set goose.agent.tlsFingerprint to the GOOSED_CERT_FINGERPRINT goose serve "
+            "Set agent.tlsFingerprint to the GOOSED_CERT_FINGERPRINT goose serve "
             "printed, or give it a certificate your system trusts.",
         )
     if isinstance(exc, asyncio.TimeoutError):
@@ -161,7 +161,7 @@ def unreached(url: str, host: str, exc: BaseException, timeout: float) -> AgentU
     return AgentUnavailable(
         "unreachable",
         f"nothing answers at {url} ({why})",
-        "Start goose serve there (with GOOSE_SERVER__SECRET_KEY set), or correct goose.agent.url.",
+        "Start goose serve there (with GOOSE_SERVER__SECRET_KEY set), or correct agent.url.",
     )
 
 

@@ -33,7 +33,7 @@ from goose_ls.errors import AgentUnavailable
 from goose_ls.settings import AgentSettings
 
 TOKEN_VARIABLE = "GOOSE_LS_AGENT_TOKEN"
-_FIX_URL = "Set goose.agent.url to goose serve's WebSocket, e.g. ws://127.0.0.1:3284/acp."
+_FIX_URL = "Set agent.url to goose serve's WebSocket, e.g. ws://127.0.0.1:3284/acp."
 
 
 @attrs.frozen
@@ -65,23 +65,23 @@ async def check_url(settings: AgentSettings) -> Target:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
-        raise unusable(f"goose.agent.url is not a URL ({exc})", _FIX_URL) from None
+        raise unusable(f"agent.url is not a URL ({exc})", _FIX_URL) from None
     scheme = parts.scheme.lower()
     if scheme not in ("ws", "wss", "http", "https") or not parts.hostname:
         raise unusable(
-            f"goose.agent.url must be a ws://, wss://, http:// or https:// URL, not {url!r}",
+            f"agent.url must be a ws://, wss://, http:// or https:// URL, not {url!r}",
             _FIX_URL,
         )
     if parts.username is not None or parts.password is not None or "token" in parts.query:
         raise unusable(
-            "goose.agent.url carries a credential; goose-ls shows and logs URLs",
+            "agent.url carries a credential; goose-ls shows and logs URLs",
             f"Take it out of the URL and put the token in {TOKEN_VARIABLE} or "
-            "goose.agent.tokenFile.",
+            "agent.tokenFile.",
         )
     secure = scheme in ("wss", "https")
     if settings.tls_fingerprint and not secure:
         raise unusable(
-            "goose.agent.tlsFingerprint is set but goose.agent.url is not wss:// nor https://",
+            "agent.tlsFingerprint is set but agent.url is not wss:// nor https://",
             "Use wss:// or https:// (goose serve --tls), or remove the fingerprint.",
         )
     target = Target(
@@ -99,7 +99,7 @@ async def check_url(settings: AgentSettings) -> Target:
             "connection is not encrypted and the server is not on this machine",
             "Use wss:// or https:// (goose serve --tls) or an SSH tunnel to 127.0.0.1 (see the "
             "configuration docs); or, on a network that is yours alone, set "
-            "goose.agent.allowInsecure.",
+            "agent.allowInsecure.",
         )
     return attrs.evolve(target, insecure=True)
 
@@ -127,9 +127,9 @@ def read_token(settings: AgentSettings, environ: Mapping[str, str]) -> tuple[str
         found = token, TOKEN_VARIABLE
     elif settings.token_file:
         path = Path(os.path.expanduser(settings.token_file))
-        found = _token_from_file(path), f"goose.agent.tokenFile ({path})"
+        found = _token_from_file(path), f"agent.tokenFile ({path})"
     elif token := settings.token.strip():
-        found = token, "goose.agent.token"
+        found = token, "agent.token"
     else:
         found = "", "none"
     logs.hide(found[0])
@@ -154,7 +154,7 @@ def _token_from_file(path: Path) -> str:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise unusable(
-                    f"the token file {path} is not a plain file", "Check goose.agent.tokenFile."
+                    f"the token file {path} is not a plain file", "Check agent.tokenFile."
                 )
             if os.name == "posix" and info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
                 raise AgentUnavailable(
@@ -167,7 +167,7 @@ def _token_from_file(path: Path) -> str:
     except OSError as exc:
         raise unusable(
             f"cannot read the token file {path}: {exc.strerror or exc}",
-            "Check goose.agent.tokenFile.",
+            "Check agent.tokenFile.",
         ) from None
     if len(data) > TOKEN_FILE_LIMIT:
         raise unusable(f"the token file {path} is over 64 KiB: not a token", "Check it.")
@@ -190,7 +190,7 @@ def fingerprint(pin: str) -> bytes:
         digest = b""
     if len(digest) != hashlib.sha256().digest_size:
         raise unusable(
-            "goose.agent.tlsFingerprint is not a SHA-256 fingerprint",
+            "agent.tlsFingerprint is not a SHA-256 fingerprint",
             "Copy the GOOSED_CERT_FINGERPRINT=... value goose prints (64 hex digits).",
         )
     return digest
@@ -216,7 +216,7 @@ def check_pin(ssl_object: ssl.SSLObject | ssl.SSLSocket | None, pin: bytes, host
         raise AgentUnavailable(
             "tls",
             f"the certificate of {host} is not the pinned one (its fingerprint is {shown})",
-            "If goose serve made a new certificate, set goose.agent.tlsFingerprint to "
+            "If goose serve made a new certificate, set agent.tlsFingerprint to "
             "the GOOSED_CERT_FINGERPRINT it printed; otherwise something else answers "
             "at that address.",
         )

@@ -69,7 +69,7 @@ def refused(path: Path, why: str) -> AgentUnavailable:
         "insecure",
         f"goose-ls will not use {path} to share goose serve: {why}",
         f"Remove {path} (goose-ls makes it again, readable by you alone), or set "
-        "goose.agent.share to false.",
+        "agent.share to false.",
     )
 
 

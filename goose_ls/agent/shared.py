@@ -74,8 +74,8 @@ class SharedEndpoint:
         if os.name != "posix":
             raise AgentUnavailable(
                 "unusable",
-                "goose.agent.share works on Linux and macOS only",
-                "Set goose.agent.share to false.",
+                "agent.share works on Linux and macOS only",
+                "Set agent.share to false.",
             )
         launch = await resolve(settings, self._environ)
         self._facts.update(binary=launch.binary, version=launch.version)
@@ -182,8 +182,8 @@ def _check_goose(binary: str, version: str | None) -> None:
     if not is_goose(binary):
         raise AgentUnavailable(
             "unusable",
-            f"goose.agent.share runs goose serve, and {binary} is not goose",
-            "Set goose.agent.command to goose, or goose.agent.share to false.",
+            f"agent.share runs goose serve, and {binary} is not goose",
+            "Set agent.command to goose, or agent.share to false.",
         )
     found = parse_version(version) if version else None
     if found is not None and found < MINIMUM_SERVE_VERSION:
@@ -192,7 +192,7 @@ def _check_goose(binary: str, version: str | None) -> None:
             "outdated",
             f"goose {version} cannot serve (goose serve came with {minimum})",
             f"Update goose to {minimum} or newer (run `goose update`), or set "
-            "goose.agent.share to false.",
+            "agent.share to false.",
         )
 
 

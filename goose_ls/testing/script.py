@@ -192,7 +192,7 @@ def write_script(path: Path, script: dict[str, Any]) -> Path:
 
 
 def scripted_agent_command(script_path: Path | str) -> list[str]:
-    """The ``goose.agent.command`` setting that runs the scripted agent on a script."""
+    """The ``agent.command`` setting that runs the scripted agent on a script."""
     return [sys.executable, "-m", "goose_ls.testing", str(script_path)]
 
 

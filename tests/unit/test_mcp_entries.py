@@ -56,7 +56,7 @@ def test_a_bad_entry_is_named_and_skipped_and_the_others_kept(entry: object, pro
     loaded, warnings = settings.load([("x", {"agent": {"mcpServers": [STDIO, entry, HTTP]}})])
     assert [s.name for s in loaded.agent.mcp_servers] == ["github", "docs"]
     (warning,) = warnings
-    assert warning.startswith("x: 'goose.agent.mcpServers[1]' ") and problem in warning
+    assert warning.startswith("x: 'agent.mcpServers[1]' ") and problem in warning
 
 
 def test_env_and_header_values_never_reach_a_log_line() -> None:

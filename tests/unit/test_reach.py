@@ -92,6 +92,6 @@ def test_the_token_comes_from_the_variable_then_the_file_then_the_setting(
     assert read_token(both, {})[0] == "from-file"
     assert read_token(AgentSettings(token="from-setting"), {}) == (
         "from-setting",
-        "goose.agent.token",
+        "agent.token",
     )
     assert read_token(AgentSettings(), {}) == ("", "none")

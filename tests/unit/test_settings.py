@@ -33,9 +33,9 @@ def test_mistyped_settings_keep_their_defaults_and_say_why() -> None:
     )
     assert loaded.agent == settings.AgentSettings()
     joined = "\n".join(warnings)
-    assert "'goose.agent.start' expected one of 'eager', 'lazy', got 'later'" in joined
-    assert "'goose.agent.requestTimeout' expected float, got str" in joined
-    assert "goose.agent.env" in joined
+    assert "'agent.start' expected one of 'eager', 'lazy', got 'later'" in joined
+    assert "'agent.requestTimeout' expected float, got str" in joined
+    assert "agent.env" in joined
     assert "GOOSE_LS_AGENT_CHECK_VERSION" in joined
 
 
@@ -48,7 +48,7 @@ def test_settings_that_are_not_an_object_are_refused() -> None:
 def test_a_string_where_a_list_belongs_is_refused_not_split_into_characters() -> None:
     loaded, warnings = settings.load([("x", {"agent": {"args": "--with-builtin"}})], {})
     assert loaded.agent.args == []
-    assert "'goose.agent.args' expected a list, got str" in warnings[0]
+    assert "'agent.args' expected a list, got str" in warnings[0]
 
 
 def test_a_broken_json_command_in_the_environment_is_a_warning() -> None:
@@ -88,7 +88,7 @@ def test_a_later_source_wins_and_a_bad_later_value_keeps_the_earlier_one() -> No
     assert loaded.agent.request_timeout == 7.0
     assert loaded.agent.start == "lazy"
     assert warnings == [
-        "workspace/configuration: 'goose.agent.start' expected one of 'eager', 'lazy', "
+        "workspace/configuration: 'agent.start' expected one of 'eager', 'lazy', "
         "got 'later'; keeping \"lazy\""
     ]
 
@@ -145,9 +145,9 @@ def test_unknown_settings_and_sections_that_are_not_objects_are_named() -> None:
     )
     assert loaded == settings.Settings()
     assert warnings == [
-        "initializationOptions: unknown setting 'goose.agent.colour' ignored",
-        "initializationOptions: 'goose.transcript' must be an object; ignored",
-        "initializationOptions: unknown setting 'goose.x' ignored",
+        "initializationOptions: unknown setting 'agent.colour' ignored",
+        "initializationOptions: 'transcript' must be an object; ignored",
+        "initializationOptions: unknown setting 'x' ignored",
     ]
 
 
@@ -159,7 +159,7 @@ def test_policy_rules_are_read_and_a_bad_one_is_named() -> None:
     loaded, warnings = settings.load([("x", {"policy": {"rules": [{"action": "x"}]}})], {})
     assert loaded.policy.rules == []
     assert warnings == [
-        "x: 'goose.policy.rules' [0].action: expected one of 'allow', 'ask', 'deny', got 'x'; "
+        "x: 'policy.rules' [0].action: expected one of 'allow', 'ask', 'deny', got 'x'; "
         "keeping []"
     ]
 
@@ -171,7 +171,7 @@ def test_a_bad_rule_after_good_ones_keeps_the_good_ones() -> None:
         {},
     )
     assert loaded.policy.rules == [Rule("allow", kind="read")]
-    assert "'goose.policy.rules' [0].action" in warnings[0]
+    assert "'policy.rules' [0].action" in warnings[0]
 
 
 def test_the_effective_settings_are_described_in_camel_case() -> None:
@@ -211,9 +211,9 @@ def test_a_path_map_is_checked_whole_and_a_bad_one_keeps_the_earlier() -> None:
     )
     assert loaded.agent.path_map.to_local("/workspace/x") == "/home/me/proj/x"
     assert warnings == [
-        "x: 'goose.agent.pathMap' '/b': the agent's folder /w is mapped from /a too: its paths "
+        "x: 'agent.pathMap' '/b': the agent's folder /w is mapped from /a too: its paths "
         'would have two local meanings; keeping {"/home/me/proj": "/workspace"}',
-        "environment: 'goose.agent.pathMap' 'srv' -> '/srv': both folders must be absolute "
+        "environment: 'agent.pathMap' 'srv' -> '/srv': both folders must be absolute "
         'paths; keeping {"/home/me/proj": "/workspace"}',
     ]
     assert settings.describe(loaded)["agent"]["pathMap"] == {"/home/me/proj": "/workspace"}
