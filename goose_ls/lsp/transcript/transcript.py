@@ -45,6 +45,9 @@ class Transcript:
     """The last turn (message id) whose reply has started to show."""
     root: str | None = None
     """The chat's workspace folder, that paths are named from."""
+    sent_draft: str | None = None
+    """A draft sent whose clearing the editor has not reported yet (it batches its
+    changes): no longer the user's draft, to send again or to save as one."""
 
     @property
     def uri(self) -> str:
