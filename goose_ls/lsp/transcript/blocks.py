@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from goose_ls import events
+from goose_ls.inert import inert, inert_line
 from goose_ls.sessions import choices, in_workspace, path_of, unified_diff
 
 NOTHING_CHANGED = "\n"
@@ -18,6 +19,46 @@ EXCERPT_LINES = 12
 EXCERPT_CHARS = 1200
 TerminalOutput = Callable[[str], "str | None"]
 """A terminal's output so far, by its id (None once it is gone)."""
+
+
+OWN_OPENERS = (
+    "# ",
+    "<!--",
+    "**🔧",
+    "> **🔐",
+    "> **❓",
+    "> **Note:**",
+    "> **⚠",
+    "> ⚠",
+    "> 📎",
+    "> Answer with",
+    "> Agent sandbox",
+    "> _",
+    "_Permission",
+    "_Question",
+    "_Turn",
+)
+"""How goose-ls's own lines begin (titles, markers, tool blocks, cards, notes, context,
+answers): a line of agent text that begins so is escaped (see :func:`imitates`)."""
+OPENER_LENGTH = max(len(opener) for opener in OWN_OPENERS) + 40
+"""How much of a line decides whether it imitates (a heading with a long name too)."""
+
+
+def imitates(line: str, speakers: tuple[str, ...]) -> bool:
+    """Whether a line of agent text begins as goose-ls's own lines do (``speakers``: the
+    names goose-ls heads turns with, ``## You`` and the agent's)."""
+    if line.startswith(OWN_OPENERS):
+        return True
+    if line.startswith("## "):
+        name = line[3:]
+        return any(name.startswith(speaker) for speaker in speakers)
+    return False
+
+
+def quoted(line: str) -> str:
+    """A line of agent text to put after ``> ``, escaped if it would then begin as
+    goose-ls's own quoted lines do."""
+    return "\\" + line if imitates("> " + line, ()) else line
 
 
 def content_text(content: events.Json) -> str:
@@ -81,9 +122,11 @@ def target(raw_input: Any, locations: list[events.Json] | None, root: str | None
             value = raw_input.get(key)
             if isinstance(value, str):
                 shown = shown_path(value, root) if key in ("path", "file") else value
-                return code_span(shown)
+                return code_span(inert_line(shown))
     if locations:
-        return ", ".join(code_span(shown_path(str(loc.get("path", "")), root)) for loc in locations)
+        return ", ".join(
+            code_span(inert_line(shown_path(str(loc.get("path", "")), root))) for loc in locations
+        )
     return ""
 
 
@@ -151,16 +194,16 @@ def diffs(content: list[events.Json] | None, root: str | None = None) -> str:
         name = in_workspace(str(item.get("path", "")), root)
         old, new = item.get("oldText"), item.get("newText") or ""
         diff = unified_diff(old or "", new, name, created=old is None)  # ACP: null is new
-        out += "\n" + fenced((diff or NOTHING_CHANGED).removesuffix("\n"), "diff") + "\n"
+        out += "\n" + fenced(inert(diff or NOTHING_CHANGED).removesuffix("\n"), "diff") + "\n"
     return out
 
 
 def question(event: events.ElicitationRequested, agent: str) -> list[str]:
     """An agent's question as quoted lines: its message, then the page to open or each
     field of its form (its type, whether required, its choices)."""
-    lines = [f"> **❓ {agent} asks:** {event.message}"]
+    lines = [f"> **❓ {agent} asks:** {inert_line(event.message)}"]
     if event.url is not None:
-        return [*lines, f"> Open: <{event.url}>"]
+        return [*lines, f"> Open: <{inert_line(event.url)}>"]
     schema = event.requested_schema or {}
     required = set(schema.get("required") or [])
     for name, prop in (schema.get("properties") or {}).items():
@@ -168,7 +211,8 @@ def question(event: events.ElicitationRequested, agent: str) -> list[str]:
         label = prop.get("title") or prop.get("description") or ""
         values = choices(prop) or []
         offered = f": {', '.join(map(str, values))}" if values else ""
-        lines.append(f"> - **{name}** ({', '.join(about)}) {label}{offered}".rstrip())
+        field = f"> - **{name}** ({', '.join(about)}) {label}{offered}".rstrip()
+        lines.append(inert_line(field))
     return lines
 
 
@@ -177,7 +221,7 @@ def plan(title: str, entries: list[events.Json]) -> str:
     lines = [f"**{title}**"]
     for entry in entries:
         done = "x" if entry.get("status") == "completed" else " "
-        lines.append(f"- [{done}] {entry.get('content', '')}")
+        lines.append(f"- [{done}] {inert_line(str(entry.get('content', '')))}")
     return "\n".join(lines) + "\n"
 
 
@@ -207,5 +251,6 @@ def compaction(event: events.Compaction) -> str:
     text = f"_{COMPACTION_WORDS.get(event.status, f'🗜 Compaction: {event.status}')}_\n"
     summary = "".join(content_text(block) for block in event.summary or [])
     if summary.strip():
-        text += "\n> " + summary.strip().replace("\n", "\n> ") + "\n"
+        lines = inert(summary.strip()).split("\n")
+        text += "".join(f"\n> {quoted(line)}" for line in lines) + "\n"
     return text

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 import attrs
 
 from goose_ls import events
+from goose_ls.inert import inert, inert_line
 from goose_ls.lsp import usage
 from goose_ls.lsp.transcript import blocks
 from goose_ls.lsp.transcript.outputs import OutputFiles
@@ -29,6 +30,8 @@ REDRAW_LIMIT = 20_000
 """A tool call's block is drawn again in place when at most this much text follows it
 (the edit re-sends that text); further up, a change is a status line at the end."""
 STATUS_MARK = {"pending": "⏳", "in_progress": "⏳", "completed": "✓", "failed": "✗"}
+CHOICES = "> Answer with a code action on this card: "
+"""The last line of a card waiting for its answer."""
 AGENT = "agent"
 """The agent as a speaker; its heading is its own name (:class:`Renderer`'s ``agent``)."""
 USER = "You"
@@ -45,6 +48,16 @@ def question_marker(request_id: str) -> str:
 
 
 ToolCallLookup = Callable[[], "ToolCalls | None"]
+
+
+@attrs.frozen
+class _Line:
+    start: int
+    """Where the line begins in the body."""
+    head: str | None
+    """Its text so far (after ``lead``), up to what decides; None once escaped."""
+    lead: str
+    """What goose-ls puts before each line of the block (``> `` in a thought)."""
 
 
 class Renderer:
@@ -89,6 +102,9 @@ class Renderer:
         """The context usage the agent sent during a turn, drawn when the turn ends."""
         self._compactions: dict[str, tuple[events.Compaction | None, str]] = {}
         """Each compaction's last state and the summary streamed so far."""
+        self._line = _Line(0, "", "")
+        """The line agent text is being written on, while it may still be taken for one of
+        goose-ls's own (see :meth:`_agent_text`)."""
 
     @contextlib.contextmanager
     def replaying(self) -> Iterator[None]:
@@ -141,12 +157,14 @@ class Renderer:
         elif isinstance(event, events.AgentMessageChunk):
             if self._block != "text" or self._speaker != AGENT:
                 self._new_block("text", AGENT)
-            self.text.append(blocks.content_text(event.content))
+                self._line = _Line(self.text.length, "", "")
+            self._agent_text(blocks.content_text(event.content), "")
         elif isinstance(event, events.AgentThoughtChunk):
             if self._block != "thought":
                 self._new_block("thought", AGENT)
                 self.text.append("> 💭 ")
-            self.text.append(blocks.content_text(event.content).replace("\n", "\n> "))
+                self._line = _Line(self.text.length, "", "> ")
+            self._agent_text(blocks.content_text(event.content), "> ")
         elif isinstance(event, (events.ToolCall, events.ToolCallUpdate)):
             self._tool(event)
         elif isinstance(event, events.Plan):
@@ -186,7 +204,35 @@ class Renderer:
                 self._draw_usage()
         elif isinstance(event, events.Note):
             self._new_block("status")
-            self.text.append(f"> **Note:** {event.text}\n")
+            self.text.append(f"> **Note:** {inert_line(event.text)}\n")
+
+    def _agent_text(self, text: str, lead: str) -> None:
+        """Append text the agent controls: inert (:mod:`goose_ls.inert`), each line led by
+        ``lead``, and a line that begins as goose-ls's own lines do escaped with a
+        backslash, so no reply, thought or replayed message can pass for a card, a
+        marker or a turn's heading (whatever chunks it comes in)."""
+        text = inert(text)
+        if lead:
+            text = text.replace("\n", "\n" + lead)
+        at = self.text.length
+        self.text.append(text)
+        speakers = (USER, self._agent())
+        for n, piece in enumerate(text.split("\n")):
+            if n:  # a newline ended the line before
+                self._line = _Line(at, "", lead)
+                piece = piece[len(lead) :]
+                at += len(lead)
+            line = self._line
+            if line.head is not None and len(line.head) < blocks.OPENER_LENGTH:
+                head = line.head + piece
+                if blocks.imitates(line.lead + head, speakers):
+                    start = line.start + len(line.lead)
+                    self.text.rewrite_from(start, "\\" + self.text.body_text(start))
+                    at += 1
+                    self._line = _Line(line.start, None, line.lead)
+                else:
+                    self._line = _Line(line.start, head, line.lead)
+            at += len(piece) + 1
 
     def _draw_usage(self) -> None:
         """The context line, in place of the one just above it (usage sent twice between
@@ -214,7 +260,8 @@ class Renderer:
                 )
                 return
             self._new_block("user", USER)
-            self.text.append(text.rstrip("\n") + "\n")
+            self._line = _Line(self.text.length, "", "")
+            self._agent_text(text.rstrip("\n") + "\n", "")  # replayed by the agent, maybe
         elif kind == "resource":
             self._new_block("user", USER)
             uri = content.get("resource", {}).get("uri", "")
@@ -268,10 +315,10 @@ class Renderer:
 
     def _tool_block(self, state: ToolCallState) -> str:
         status = state.status or "pending"
-        kind = f" · {state.kind}" if state.kind else ""
+        kind = f" · {inert_line(state.kind)}" if state.kind else ""
         if state.name and state.name != state.title:
-            kind += f" · `{state.name}`"
-        title = state.title or state.tool_call_id
+            kind += f" · {blocks.code_span(inert_line(state.name))}"
+        title = inert_line(state.title or state.tool_call_id)
         lines = [f"**🔧 {title}**{kind} — {STATUS_MARK.get(status, '•')} {status}"]
         target = blocks.target(state.raw_input, state.locations, self._root())
         if target:
@@ -280,7 +327,7 @@ class Renderer:
         output = blocks.output(state.content, state.raw_output, self._terminal_output)
         excerpt = blocks.excerpt(output)
         if excerpt:
-            text += f"\n{blocks.fenced(excerpt)}\n"
+            text += f"\n{blocks.fenced(inert(excerpt))}\n"
         if excerpt != blocks.unwrapped(output).strip() and self._outputs is not None:
             link = self._outputs.link(state.tool_call_id, output)
             text += f"{link}\n" if link else ""
@@ -319,23 +366,24 @@ class Renderer:
         self._new_block(f"card:{event.request_id}", AGENT)
         marker = [permission_marker(event.request_id)] if self._interactive else []
         lines = [
-            f"> **🔐 Permission needed:** {state.title or state.tool_call_id} "
-            f"({state.kind or 'other'})"
+            f"> **🔐 Permission needed:** {inert_line(state.title or state.tool_call_id)} "
+            f"({inert_line(state.kind or 'other')})"
         ]
         target = blocks.target(state.raw_input, state.locations, self._root())
         if target:
             lines.append(f"> {target}")
         if event.warning:
-            lines.append(f"> **⚠️ Warning:** {event.warning}")
+            lines.append(f"> **⚠️ Warning:** {inert_line(event.warning)}")
         card = "\n".join(lines) + "\n" + (diff + "\n" if diff else "")
-        self._draw_card(event.request_id, card, marker, " · ".join(o.label for o in event.options))
+        choices = " · ".join(inert_line(o.label) for o in event.options)
+        self._draw_card(event.request_id, card, marker, choices)
 
     def _draw_card(self, request_id: str, card: str, marker: list[str], choices: str) -> None:
         """A card, its marker above it and how to answer it below; kept to be drawn again
         with its answer in place of the choices."""
         self._cards[request_id] = card
         head = "".join(f"{line}\n" for line in marker)
-        ask = f"> Answer with a code action on this card: {choices}\n" if self._interactive else ""
+        ask = f"{CHOICES}{choices}\n" if self._interactive else ""
         self.text.append(head + card + ask)
         self._spans[f"card:{request_id}"] = (self._block_start, self.text.length)
 
