@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 
 import attrs
 
+from goose_ls.inert import inert_line
 from goose_ls.wire import WireError, from_wire, to_wire
 
 Json = dict[str, Any]
@@ -164,11 +165,19 @@ KIND_LABELS = {
 }
 
 
+_SAYS_NOTHING_MORE = {"yes", "no", "ok", "allow", "deny", "reject", "cancel", "always"}
+
+
 def _label(option: PermissionOption) -> str:
-    """The agent's own name when it gave a real one (goose names options by their kind)."""
-    if option.name and option.name not in (option.kind, option.option_id):
-        return option.name
-    return KIND_LABELS.get(option.kind, option.name or option.option_id)
+    """goose-ls's wording for the option's kind, which alone says what choosing it does;
+    the agent's own name after it when that says more ("Allow always (Yes, allow all
+    edits during this session)"). An agent cannot make "Reject" mean allow."""
+    said = KIND_LABELS.get(option.kind, "Unknown choice")
+    name = option.name.strip()
+    plain = name.lower().rstrip(".!").strip()
+    if not name or plain in _SAYS_NOTHING_MORE or plain == said.lower() or name == option.kind:
+        return said
+    return f"{said} ({inert_line(name[:80])})"
 
 
 @attrs.frozen
@@ -191,6 +200,9 @@ class PermissionRequested:
     options: list[PermissionOption]
     warning: str | None = None
     """What the user must know before allowing (a protected path), shown on the card."""
+    action: str | None = None
+    """What answering yes lets happen, read from the request's own data (its command,
+    paths, URL), not from its title; says so when goose-ls cannot tell."""
 
 
 @attrs.frozen

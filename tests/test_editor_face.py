@@ -277,7 +277,13 @@ async def test_a_permission_through_the_card_in_helix(editor: Editor) -> None:
         {
             "turns": [
                 [
-                    {"toolCall": {"toolCallId": "t1", "title": "edit · app.py"}},
+                    {
+                        "toolCall": {
+                            "toolCallId": "t1",
+                            "title": "edit · app.py",
+                            "rawInput": {"command": "sed -i s/x/y/ app.py"},
+                        }
+                    },
                     {"permission": {"toolCallId": "t1", "title": "edit"}},
                     {"text": " done"},
                 ]
@@ -294,14 +300,15 @@ async def test_a_permission_through_the_card_in_helix(editor: Editor) -> None:
     lines = buffers.texts[transcript].split("\n")
     card = next(i for i, line in enumerate(lines) if "Permission needed" in line)
     actions = await _actions(editor, transcript, _range(card, card))
+    action = "sed -i s/x/y/ app.py"
     assert {
-        "Goose: Allow once",
-        "Goose: Allow always",
-        "Goose: Reject",
-        "Goose: Reject always",
-    } <= set(actions)
+        f"Goose: Allow once: {action}",
+        f"Goose: Allow always: {action}",
+        f"Goose: Reject: {action}",
+        f"Goose: Reject always: {action}",
+    } <= set(actions), "each choice names what it answers"
     assert "Goose: Send" in actions
-    await _run(editor, actions["Goose: Allow once"])
+    await _run(editor, actions[f"Goose: Allow once: {action}"])
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     assert editor.goose.of_kind("permission_resolved")[0]["optionId"] == "allow_once"
     await editor.goose.wait_for(

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from goose_ls.inert import inert_line
 from goose_ls.lsp.commands import COMMANDS
 from goose_ls.lsp.option_choices import CATEGORY_LABELS, choices
 from goose_ls.lsp.services import Services, ServicesSlot
@@ -97,13 +98,14 @@ def transcript_actions(
     session_id = transcript.session_id
     permissions = s.sessions.permissions
     for request_id in _cards_near(s, uri, params.range, session_id, permissions, permission_marker):
+        action = _short(permissions.action_of(request_id))
         answers = [
             _action(
                 "goose.permission",
                 types.CodeActionKind.QuickFix,
                 request_id,
                 option.option_id,
-                title=f"Goose: {option.label}",
+                title=f"Goose: {option.label}: {action}",
             )
             for option in permissions.offered(request_id)
         ]
@@ -121,6 +123,12 @@ def transcript_actions(
             for action in ("decline", "cancel")
         ]
     return actions
+
+
+def _short(action: str, length: int = 60) -> str:
+    """An action as a code action's title names it (a menu line)."""
+    action = inert_line(action)
+    return action if len(action) <= length else action[: length - 1] + "…"
 
 
 class _Waiting(Protocol):
@@ -233,22 +241,33 @@ def register(server: LanguageServer, services: ServicesSlot) -> None:
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False),
     )
-    def code_actions(_: LanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    async def code_actions(
+        _: LanguageServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction]:
         s = services()
         uri = params.text_document.uri
         if s.transcripts.by_uri(uri) is not None:
+            # The editor numbers its batches with gaps: the changes held for them may
+            # hold the card under the cursor.
+            await s.editor.settled(uri)
             return [*transcript_actions(s, uri, params), *trust_actions(s)]
-        if uri == index_path(s.settings.data_dir).as_uri():
-            return index_actions(s, params)
-        actions = [
-            *trust_actions(s),
-            *source_actions(params),
-            _action("goose.sessions", types.CodeActionKind.Refactor),
-        ]
-        try:
-            path = Path(path_of(uri)).resolve()
-        except (ValueError, OSError):  # no file there (a NUL byte in it): nothing to revert
-            return actions
-        if any(session.checkpoints.last_change(path) for session in s.sessions.registry):
-            actions.append(_action("goose.revertFile", types.CodeActionKind.Refactor, uri))
+        return file_actions(s, params)
+
+
+def file_actions(s: Services, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """Actions on any other file: the sessions index's lines, or a code file's."""
+    uri = params.text_document.uri
+    if uri == index_path(s.settings.data_dir).as_uri():
+        return index_actions(s, params)
+    actions = [
+        *trust_actions(s),
+        *source_actions(params),
+        _action("goose.sessions", types.CodeActionKind.Refactor),
+    ]
+    try:
+        path = Path(path_of(uri)).resolve()
+    except (ValueError, OSError):  # no file there (a NUL byte in it): nothing to revert
         return actions
+    if any(session.checkpoints.last_change(path) for session in s.sessions.registry):
+        actions.append(_action("goose.revertFile", types.CodeActionKind.Refactor, uri))
+    return actions

@@ -94,6 +94,10 @@ class Editor:
                 "Save the file, then send again",
             )
 
+    async def settled(self, uri: str) -> None:
+        """Wait (briefly) until the changes the editor sent to ``uri`` are applied."""
+        await self._server.protocol.versions.caught_up(uri, CATCH_UP_SECONDS)
+
     def saved(self, uri: str, text: str | None = None) -> None:
         """The editor wrote ``uri`` (``text``, when it says): if a change it sent came too
         late to be applied, what it saved is the truth."""

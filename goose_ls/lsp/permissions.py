@@ -16,6 +16,7 @@ import logging
 from lsprotocol import types
 
 from goose_ls import events
+from goose_ls.inert import inert_line
 from goose_ls.lsp.editor import Editor
 from goose_ls.sessions import Permissions
 from goose_ls.tasks import Tasks
@@ -43,8 +44,9 @@ class PermissionPrompts:
                 await self._prompt(request)
 
     async def _prompt(self, request: events.PermissionRequested) -> None:
-        title = request.tool_call.title or request.tool_call.tool_call_id
-        message = f"goose is waiting for your approval: {title}"
+        title = inert_line(request.tool_call.title or request.tool_call.tool_call_id)
+        action = inert_line(request.action or title)
+        message = f"The agent is waiting for your approval: {action} (it calls this “{title}”)"
         if not self._editor.has_popups():
             self._editor.show(
                 types.MessageType.Warning,

@@ -36,7 +36,10 @@ from goose_ls.workspace.confinement import Confinement, Verdict
 from goose_ls.workspace.policy import Decision, Policy, ToolTarget
 
 ALLOW_FOR_SESSION = events.PermissionOption(
-    option_id="goose-ls:allow_session", name="Allow for this session", kind="allow_always"
+    option_id="goose-ls:allow_session",
+    name="Allow for this session",
+    kind="allow_always",
+    label="Allow for this session",
 )
 """goose-ls's own choice: allow once now, and the same call again without asking. Its
 id is the one the editor sees unless an agent option has it (then one that none has)."""
@@ -93,6 +96,30 @@ def _foreign_warning(foreign: tuple[str, ...]) -> str | None:
     )
 
 
+def _offerable(options: list[events.PermissionOption]) -> list[events.PermissionOption]:
+    """The agent's options the user may be offered: those of a kind goose-ls knows (what
+    choosing one does is its kind, whatever it is called), each reading differently."""
+    offered: dict[str, events.PermissionOption] = {}
+    for option in options:
+        if option.kind in events.KIND_LABELS:
+            offered.setdefault(option.label, option)
+    return list(offered.values())
+
+
+ACTION_CHARS = 400
+"""The most of an unclear call's own data a prompt repeats."""
+
+
+def action_of(target: ToolTarget) -> str:
+    """What allowing the call lets happen, from its own data (never its title alone)."""
+    if target.unseen is None:
+        return target.describe()
+    said = target.said or ""
+    if len(said) > ACTION_CHARS:
+        said = said[:ACTION_CHARS] + "…"
+    return f"goose-ls cannot tell what this does ({target.unseen}); the request says: {said}"
+
+
 def _own_option(agent_options: list[events.PermissionOption]) -> events.PermissionOption:
     """goose-ls's choice, with an id no agent option has."""
     taken = {o.option_id for o in agent_options}
@@ -108,6 +135,8 @@ class _Offer:
     agent: list[events.PermissionOption]
     own: events.PermissionOption | None
     """goose-ls's own choice, as the editor sees it (never one of ``agent``'s ids)."""
+    action: str = ""
+    """What allowing lets happen (:func:`action_of`)."""
 
     @property
     def options(self) -> list[events.PermissionOption]:
@@ -188,10 +217,20 @@ class Permissions:
         # Choices that would make the agent stop asking are not offered where goose-ls
         # must see every such call: it could judge none of the later ones.
         lasting = bool(protected or verdict.outside)
-        agent = [o for o in options if not (lasting and o.kind == "allow_always")]
+        offerable = _offerable(options)
+        agent = [o for o in offerable if not (lasting and o.kind == "allow_always")]
+        if not agent:  # fail closed: nothing the user could be shown means anything
+            self.audit.record(session_id, tool, target.describe(), "cancelled", "no known choice")
+            self._registry.note(
+                session,
+                "warning",
+                f"Refused: the agent asked about {tool} with no choice goose-ls knows "
+                f"({', '.join(sorted({o.kind for o in options})) or 'none'}).",
+            )
+            return None
         grants = not (foreign or protected)
         offers_own = _option(agent, "allow_once") and grants
-        offer = _Offer(agent, _own_option(agent) if offers_own else None)
+        offer = _Offer(agent, _own_option(agent) if offers_own else None, action_of(target))
         warnings = (
             _foreign_warning(foreign),
             _outside_warning(verdict.outside),
@@ -200,7 +239,10 @@ class Permissions:
         warning = " ".join(w for w in warnings if w) or None
         with self._asking.ask(session_id, offer) as (request_id, asked):
             self._registry.record(
-                session, events.PermissionRequested(request_id, tool_call, offer.options, warning)
+                session,
+                events.PermissionRequested(
+                    request_id, tool_call, offer.options, warning, offer.action
+                ),
             )
             try:
                 answered = await asked.answer
@@ -314,6 +356,11 @@ class Permissions:
         """The choices of a waiting request (the agent's, plus goose-ls's own)."""
         asked = self._asking.waiting(request_id)
         return asked.question.options if asked else []
+
+    def action_of(self, request_id: str) -> str:
+        """What allowing a waiting request lets happen ("" when it waits no more)."""
+        asked = self._asking.waiting(request_id)
+        return asked.question.action if asked else ""
 
     def option_for(self, request_id: str, choice: str, by_kind: bool) -> str | None:
         """The optionId of the offered option with id ``choice``, else of kind ``choice``

@@ -369,8 +369,11 @@ class Renderer:
             f"> **🔐 Permission needed:** {inert_line(state.title or state.tool_call_id)} "
             f"({inert_line(state.kind or 'other')})"
         ]
-        target = blocks.target(state.raw_input, state.locations, self._root())
-        if target:
+        if event.action:
+            lines.append(
+                f"> Allowing lets this happen: {blocks.code_span(inert_line(event.action))}"
+            )
+        elif target := blocks.target(state.raw_input, state.locations, self._root()):
             lines.append(f"> {target}")
         if event.warning:
             lines.append(f"> **⚠️ Warning:** {inert_line(event.warning)}")
