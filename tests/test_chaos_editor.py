@@ -81,13 +81,6 @@ async def _send(
     if buffers.random.random() < 0.5:
         buffers.save(transcript)
     line = buffers.texts[transcript].count("\n")
-    print(
-        "BEFORE SEND",
-        repr(buffers.texts[transcript][-200:]),
-        buffers.versions[transcript],
-        buffers._pending,
-        buffers._held,
-    )
     await buffers.run((await buffers.code_actions(transcript, line))["Goose: Send"])
     await editor.goose.wait_for(
         lambda: len(editor.received("session/prompt")) > sent, what="the message at the agent"

@@ -132,7 +132,21 @@ async def test_a_repository_policy_loosens_only_once_trusted(editor: Editor) -> 
 
 
 async def test_files_that_run_code_later_are_always_asked(editor: Editor) -> None:
-    targets = [".git/hooks/pre-commit", ".vscode/tasks.json", ".envrc", "sub/Makefile"]
+    """Protected by class, wherever they sit: all of .git/ (commondir too), editor and
+    agents' settings, build files."""
+    targets = [
+        ".git/hooks/pre-commit",
+        ".git/commondir",
+        "vendor/lib/.git/hooks/post-checkout",
+        ".vscode/tasks.json",
+        ".envrc",
+        "sub/Makefile",
+        ".claude/settings.json",
+        ".mcp.json",
+        ".gemini/settings.json",
+        ".codex/config.toml",
+        "docs/.dir-locals.el",
+    ]
     paths = [editor.workspace / target for target in targets]
     for path in paths:
         path.parent.mkdir(parents=True, exist_ok=True)

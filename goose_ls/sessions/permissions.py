@@ -34,6 +34,7 @@ from goose_ls.sessions.session import Session
 from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.confinement import Confinement, Verdict
 from goose_ls.workspace.policy import Decision, Policy, ToolTarget
+from goose_ls.workspace.protected import protected_class
 
 ALLOW_FOR_SESSION = events.PermissionOption(
     option_id="goose-ls:allow_session",
@@ -70,8 +71,9 @@ def _warning(path: str | None) -> str | None:
     if path is None:
         return None
     return (
-        f"{path} is a protected path: it makes your tools run code later (hooks, editor or "
-        "build configuration). Check what the agent writes before you allow it."
+        f"{path} is a protected path ({protected_class(path) or 'your protected paths'}): "
+        "it makes your tools run code or decide later (git, editor, agent or build "
+        "settings). Check what the agent writes before you allow it."
     )
 
 

@@ -28,6 +28,7 @@ from goose_ls.wire import WireError, from_wire
 from goose_ls.workspace import shell, targets
 from goose_ls.workspace.confinement import Denied
 from goose_ls.workspace.files import FileProblem, read_disk
+from goose_ls.workspace.protected import protected_class
 from goose_ls.workspace.trust import PolicyTrust, digest
 
 Action = Literal["allow", "ask", "deny"]
@@ -114,11 +115,13 @@ class PolicyFile:
 
 
 def protected_path(root: str, patterns: Iterable[str], path: str) -> str | None:
-    """``path`` relative to ``root`` when a protected pattern matches it (from the right:
-    ``.git/hooks/*`` matches in nested repositories too)."""
+    """``path`` relative to ``root`` when it is protected: by its class
+    (:mod:`goose_ls.workspace.protected`: under ``.git/``, editor and agent settings,
+    build files, wherever they sit) or by one of the user's ``patterns`` (from the
+    right: ``.git/hooks/*`` matches in nested repositories too)."""
     resolved = os.path.realpath(os.path.join(root, path.removeprefix("file://")))
     relative = os.path.relpath(resolved, os.path.realpath(root))
-    return relative if any(PurePath(relative).match(p) for p in patterns) else None
+    return relative if protected_class(relative, patterns) else None
 
 
 @attrs.frozen
