@@ -243,7 +243,9 @@ def test_permission_choices_are_the_labels_goose_ls_sent(nvim: str, tmp_path: Pa
         "a resumed chat's <context ref> blocks and fenced selections show as 📎 lines"
     )
     (picked,) = result["sessions"]
-    assert re.fullmatch(r"What does this do\? · \d{4}-\d\d-\d\d \d\d:\d\d · open here", picked)
+    assert picked == "What does this do? · ~/workspace · just now · open here", (
+        "the chat's workspace, under the home folder, and its age"
+    )
 
 
 @EACH_NVIM
@@ -879,5 +881,98 @@ def test_real_nvim_without_the_plugin_sends_what_was_typed_in_the_transcript(
         print(f"the agent had the message {time.monotonic() - sent:.2f} s after Send")
         assert prompt_texts(record)[1] == TYPED_IN_TRANSCRIPT
         _past_messages(terminal, "Because it is short.")
+    finally:
+        terminal.stop()
+
+
+PICKER_LUA = """
+vim.opt.rtp:append(os.getenv("GOOSE_PLUGIN"))
+local sessions = require("goose_ls.sessions")
+local now = sessions.epoch("2026-07-19T12:00:00+00:00")
+local listed = vim.json.decode(os.getenv("GOOSE_LISTED"))
+local lines = {}
+for _, s in ipairs(sessions.order(listed, os.getenv("GOOSE_ROOT"))) do
+  table.insert(lines, sessions.format(s, now))
+end
+io.write(vim.json.encode(lines))
+"""
+
+
+@EACH_NVIM
+def test_the_session_picker_says_where_and_how_long_ago_this_workspace_first(
+    nvim: str, tmp_path: Path
+) -> None:
+    """Chats of every workspace, as goose/listSessions gives them (newest first), with the
+    same title: each line names its workspace under ~ and its age; this workspace's come
+    first, each group newest first."""
+    home = tmp_path / "home"
+    shop, blog = home / "projects" / "shop", home / "projects" / "blog"
+    listed = [
+        {"sessionId": "5", "title": "Fix it", "cwd": str(blog), "updatedAt": "2026-07-19T11:59:40+00:00"},
+        {"sessionId": "4", "title": "Fix it", "cwd": str(shop), "updatedAt": "2026-07-19T11:55:00.5+00:00", "loaded": True},
+        {"sessionId": "3", "title": "Fix it", "cwd": "/srv/www", "updatedAt": "2026-07-19T09:00:00Z"},
+        {"sessionId": "2", "title": "Fix it", "cwd": str(shop), "updatedAt": "", "createdAt": "2026-07-18T10:00:00+00:00"},
+        {"sessionId": "1", "title": "Old", "cwd": str(blog), "updatedAt": "2026-05-01T12:00:00+02:00", "openElsewhere": True},
+    ]  # fmt: skip
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "GOOSE_PLUGIN": str(ROOT / "editors" / "nvim"),
+        "GOOSE_LISTED": json.dumps(listed),
+        "GOOSE_ROOT": str(shop),
+    }
+    script = tmp_path / "picker.lua"
+    script.write_text(PICKER_LUA, encoding="utf-8")
+    done = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-l", str(script)],
+        capture_output=True, text=True, env=env, timeout=60, check=True,
+    )  # fmt: skip
+    assert json.loads(done.stdout) == [
+        "Fix it · ~/projects/shop · 5 min ago · open here",
+        "Fix it · ~/projects/shop · 1 day ago",
+        "Fix it · ~/projects/blog · just now",
+        "Fix it · /srv/www · 3 h ago",
+        "Old · ~/projects/blog · 2026-05-01 · open in another editor",
+    ]
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+def test_real_nvim_in_tmux_the_session_picker_tells_the_workspaces_apart(
+    nvim: str | None, tmp_path: Path
+) -> None:
+    """The same question asked in two workspaces, the shop's first: in the shop, the
+    picker lists its own chat first though the blog's is newer, and says which is which."""
+    projects = tmp_path / "projects"
+    for name in ("shop", "blog"):
+        (projects / name / ".git").mkdir(parents=True)
+        (projects / name / "app.py").write_text(APP)
+    script = {"sessionsFile": str(tmp_path / "agent-sessions"), "turns": [[{"text": ANSWER}]]}
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    command, env = _tmux_nvim(nvim, tmp_path, agent)
+    terminal = Terminal("goose-nvim-picker")
+    try:
+        for name in ("shop", "blog"):
+            terminal.start(command, projects / name, env)
+            terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start")
+            terminal.type("\\gs")
+            terminal.wait_for(lambda s: "-- INSERT --" in s, "the compose area did not open")
+            terminal.type(ASK)
+            terminal.keys("C-s")
+            terminal.wait_for(lambda s: ANSWER in _chat(s) and "goose: idle" in s, "no reply")
+            terminal.keys("Escape", ":qa!", "Enter")
+            deadline = time.monotonic() + 10
+            while terminal.alive():
+                assert time.monotonic() < deadline, "Neovim did not quit"
+                time.sleep(0.05)
+        terminal.start(command, projects / "shop", env)
+        terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start again")
+        terminal.type("\\gl")
+        screen = terminal.wait_for(lambda s: "Type number" in s, "no sessions to pick from")
+        listed = re.findall(rf"^\d+[:.] {re.escape(ASK)} · (.*?)\s*$", screen, re.MULTILINE)
+        assert [re.sub(r" · (just now|\d+ min ago)$", "", line) for line in listed] == [
+            "~/projects/shop",
+            "~/projects/blog",
+        ], screen
     finally:
         terminal.stop()
