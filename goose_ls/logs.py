@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 
 from goose_ls.files import PRIVATE_FILE, private_folder, tighten
+from goose_ls.inert import inert, inert_line
 from goose_ls.paths import log_dir
 
 LEVELS = ("debug", "info", "warning", "error")
@@ -135,6 +136,19 @@ class Secrets(logging.Filter):
         return True
 
 
+class OneLine(logging.Formatter):
+    """Each record on one line, what would act in a terminal shown escaped (a message
+    may carry the agent's text: ``tail -f`` must not run its escape sequences, nor a
+    ``\r`` or newline in it forge a record). A traceback keeps its lines, made inert."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = inert_line(record.message)
+        return super().formatMessage(record)
+
+    def formatException(self, ei: Any) -> str:
+        return inert(super().formatException(ei))
+
+
 class PrivateRotatingFile(logging.handlers.RotatingFileHandler):
     """Each log file made 0600 whatever the umask (an older one tightened)."""
 
@@ -152,7 +166,7 @@ def setup(level: str = "info", log_file: str | None = None) -> Path | None:
     for handler in list(root.handlers):
         root.removeHandler(handler)
     root.addFilter(ShortSchemaErrors())
-    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    fmt = OneLine("%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     stderr = logging.StreamHandler()
     stderr.setLevel(logging.WARNING)

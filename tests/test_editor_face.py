@@ -8,38 +8,12 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
-from pytest_lsp import client_capabilities
 
 from goose_ls.lsp.transcript.text import SENTINEL
 from goose_ls.lsp.versions import SKIP_WAIT
-from goose_ls.testing.buffers import EditorBuffers
+from goose_ls.testing.buffers import EDITORS, HELIX, EditorBuffers
 from goose_ls.testing.harness import Editor, disconnect, start_editor
 from goose_ls.testing.script import edit_call
-
-HELIX = types.ClientCapabilities(
-    workspace=types.WorkspaceClientCapabilities(
-        apply_edit=True,
-        configuration=True,
-        workspace_folders=True,
-        workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
-        execute_command=types.ExecuteCommandClientCapabilities(),
-    ),
-    window=types.WindowClientCapabilities(work_done_progress=True),
-    general=types.GeneralClientCapabilities(
-        position_encodings=[
-            types.PositionEncodingKind.Utf8,
-            types.PositionEncodingKind.Utf32,
-            types.PositionEncodingKind.Utf16,
-        ]
-    ),
-)
-
-EDITORS: dict[str, tuple[Any, str]] = {
-    "neovim": (client_capabilities("neovim@v0.11.0"), "utf-8"),
-    "emacs": (client_capabilities("emacs"), "utf-32"),
-    "vscode": (client_capabilities("visual_studio_code"), "utf-16"),
-    "helix": (HELIX, "utf-8"),
-}
 
 # Characters of 1 to 4 bytes and 1 or 2 UTF-16 units, so every encoding is exercised.
 REPLY = "Ça marche 👍🏽 — 你好，世界! The code adds 𝔁 to y.\nSecond line ✓ done."  # noqa: RUF001

@@ -23,6 +23,13 @@ class AgentProfile:
         return info.name if info else "agent"
 
     @property
+    def title(self) -> str:
+        """The name the agent gives itself for people (``agentInfo.title``, else its name):
+        what chats head its messages with."""
+        info = self.response.agent_info
+        return (info.title or info.name or "agent") if info else "agent"
+
+    @property
     def version(self) -> str | None:
         info = self.response.agent_info
         return info.version if info else None

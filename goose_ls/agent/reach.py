@@ -75,8 +75,7 @@ async def check_url(settings: AgentSettings) -> Target:
     if parts.username is not None or parts.password is not None or "token" in parts.query:
         raise unusable(
             "agent.url carries a credential; goose-ls shows and logs URLs",
-            f"Take it out of the URL and put the token in {TOKEN_VARIABLE} or "
-            "agent.tokenFile.",
+            f"Take it out of the URL and put the token in {TOKEN_VARIABLE} or agent.tokenFile.",
         )
     secure = scheme in ("wss", "https")
     if settings.tls_fingerprint and not secure:

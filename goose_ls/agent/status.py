@@ -44,6 +44,8 @@ class AgentStatus:
     shared: bool | None = None
     """``agent.share``: the server at ``url`` is the one all of the user's goose-ls share."""
     agent: dict[str, Any] | None = None
+    name: str | None = None
+    """The agent's name for people (``agentInfo.title``, else its name), once it runs."""
     sandbox: str | None = None
     """What the agent's own process may reach (``agent.sandbox``), when goose-ls starts it."""
     sign_in: tuple[SignIn, ...] | None = None

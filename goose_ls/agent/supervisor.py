@@ -191,8 +191,9 @@ class AgentSupervisor:
         self._set_status(
             AgentStatus(
                 AgentState.RUNNING,
-                message=f"{profile.name} {shown}".strip(),
+                message=f"{profile.title} {shown}".strip(),
                 agent=profile.describe(),
+                name=profile.title,
                 **facts,
             )
         )

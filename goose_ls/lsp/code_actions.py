@@ -17,7 +17,7 @@ from goose_ls.lsp.commands import COMMANDS
 from goose_ls.lsp.option_choices import CATEGORY_LABELS, choices
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.lsp.sessions_view import entry_at, index_path
-from goose_ls.lsp.transcript.render import permission_marker, question_marker
+from goose_ls.lsp.transcript.render import CHOICES, permission_marker, question_marker
 from goose_ls.sessions import path_of
 from goose_ls.wire import converter
 
@@ -135,7 +135,9 @@ def _cards_near(
     waiting: _Waiting,
     marker_of: Callable[[str], str],
 ) -> list[str]:
-    """Pending requests whose card the selection touches (any pending one as a fallback)."""
+    """Pending requests whose card the selection touches: from its marker line (which
+    agent text cannot write: it is escaped, and the id is goose-ls's own random one) to
+    its line of choices. Never another request: a code action answers the card it is on."""
     pending = waiting.pending_requests(session_id)
     transcript = s.transcripts.by_uri(uri)
     if not pending or transcript is None:
@@ -144,14 +146,16 @@ def _cards_near(
     near = []
     for request_id in pending:
         marker = marker_of(request_id)
-        for number, line in enumerate(lines):
-            if (
-                line == marker
-                and number - 1 <= selection.end.line
-                and selection.start.line <= number + 8
-            ):
+        for first, line in enumerate(lines):
+            if line != marker:
+                continue
+            last = next(
+                (n for n in range(first + 1, len(lines)) if lines[n].startswith(CHOICES)),
+                first,
+            )
+            if first <= selection.end.line and selection.start.line <= last:
                 near.append(request_id)
-    return near or pending[:1]
+    return near
 
 
 def index_actions(s: Services, params: types.CodeActionParams) -> list[types.CodeAction]:

@@ -40,4 +40,4 @@ def register(server: LanguageServer, services: ServicesSlot) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(_: LanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-        services().editor.saved(params.text_document.uri)
+        services().editor.saved(params.text_document.uri, params.text)

@@ -94,15 +94,17 @@ class Editor:
                 "Save the file, then send again",
             )
 
-    def saved(self, uri: str) -> None:
-        """The editor wrote ``uri``: if a change it sent is missing, the file is the truth."""
+    def saved(self, uri: str, text: str | None = None) -> None:
+        """The editor wrote ``uri`` (``text``, when it says): if a change it sent came too
+        late to be applied, what it saved is the truth."""
         if not self._server.protocol.versions.saved(uri):
             return
-        try:
-            text = Path(path_of(uri)).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            log.warning("cannot read %s back after a missing change: %s", uri, exc)
-            return
+        if text is None:
+            try:
+                text = Path(path_of(uri)).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                log.warning("cannot read %s back after a missing change: %s", uri, exc)
+                return
         self._server.protocol.resync(uri, text)
 
     def buffer_text(self, uri: str) -> str | None:

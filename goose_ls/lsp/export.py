@@ -54,17 +54,24 @@ def target(root: Path, given: str | None, title: str, day: datetime.date) -> Pat
 
 
 def render(
-    rows: list[EventRow], title: str, session_id: str, day: datetime.date, root: str | None = None
+    rows: list[EventRow],
+    title: str,
+    session_id: str,
+    day: datetime.date,
+    root: str | None = None,
+    agent: str = "agent",
 ) -> str:
-    """The conversation as markdown, under a heading with the chat's title (diffs name
-    files from ``root``, the chat's workspace folder)."""
+    """The conversation as markdown, under a heading with the chat's title (paths named
+    from ``root``, the chat's workspace folder; the agent's messages headed ``agent``)."""
     text = TranscriptText(head="")
     tool_calls = ToolCalls()
-    renderer = Renderer(text, lambda: tool_calls, interactive=False, root=lambda: root)
+    renderer = Renderer(
+        text, lambda: tool_calls, interactive=False, root=lambda: root, agent=lambda: agent
+    )
     with renderer.replaying():  # the chat's tool calls merged as the session merged them
         for _, event in events_of(rows):
             renderer.render(event)
-    heading = f"# {title}\n\n_goose chat `{session_id}`, exported {day.isoformat()}._\n\n"
+    heading = f"# {title}\n\n_{agent} chat `{session_id}`, exported {day.isoformat()}._\n\n"
     return heading + text.body.strip("\n") + "\n"
 
 
@@ -79,7 +86,11 @@ def export(library: SessionLibrary, root: Path, session_id: str, given: str | No
     day = datetime.date.today()
     path = target(root, given, record.title, day)
     try:
-        write_disk(path, root.resolve(), render(rows, record.title, session_id, day, record.cwd))
+        write_disk(
+            path,
+            root.resolve(),
+            render(rows, record.title, session_id, day, record.cwd, record.agent or "agent"),
+        )
     except (FileProblem, Denied) as exc:
         raise Refused(str(exc)) from None
     return path

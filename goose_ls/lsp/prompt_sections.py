@@ -37,9 +37,21 @@ class PromptSections:
     def section(self, transcript: Transcript) -> str | None:
         """The prompt section as the editor (else the file) has it; None if it has none."""
         if (kept := self._editor.kept(transcript.uri)) is not None:
-            return kept.prompt
+            return self._unsent(transcript, kept.prompt)
         parts = split_prompt(self.document_text(transcript), legacy=True)
         return parts[1] if parts else None
+
+    @staticmethod
+    def _unsent(transcript: Transcript, section: str | None) -> str | None:
+        """The section without the draft just sent, while the editor still shows it."""
+        sent = transcript.sent_draft
+        if sent is None or section is None:
+            return section
+        if not draft_of(section).startswith(sent):
+            transcript.sent_draft = None  # the editor has cleared it
+            return section
+        at = section.find(sent)
+        return section[:at] + section[at + len(sent) :]
 
     def draft(self, transcript: Transcript) -> str:
         section = self.section(transcript)
@@ -78,8 +90,12 @@ class PromptSections:
                         transcript.text.sentinel_line + section.count("\n"), units(last_line)
                     )
                 new_text = "".join(f"{line}\n" for line in lines) + "\n"
+            sent = None if keep_draft else draft_of(kept.prompt or "")
             if await self._apply_edit(transcript.uri, start, end, new_text):
                 transcript.chips_shown = len(lines)
+                if sent is not None:  # the file may hold the draft just sent, if it was saved
+                    transcript.sent_draft = sent or None
+                    transcript.streamer.save_section(prompt_section(lines))
                 return
         draft = self.draft(transcript) if keep_draft else ""
         try:

@@ -107,7 +107,7 @@ class Transcripts:
         reach while this chat went on."""
         sandbox = self._sessions.sandbox()
         where = f"> Agent sandbox: {headline(sandbox)}\n\n" if sandbox else ""
-        return f"# goose chat · {session_id}\n\n{where}"
+        return f"# {self._agent_of(session_id)} chat · {session_id}\n\n{where}"
 
     def for_session(self, session_id: str) -> Transcript:
         """The session's transcript, created (and written to disk) on first use."""
@@ -138,8 +138,11 @@ class Transcripts:
                 path.parent.parent / "outputs" / path.stem, path.parent, self._editor.cannot_write
             ),
             root=lambda: self._cwd_of(session_id),
+            agent=lambda: self._agent_of(session_id),
         )
-        transcript = Transcript(session_id, path, text, renderer, streamer)
+        transcript = Transcript(
+            session_id, path, text, renderer, streamer, root=self._cwd_of(session_id)
+        )
         self._draw_history(transcript)
         streamer.write_file()
         self._sessions.library.set_transcript(session_id, str(path))
@@ -166,6 +169,11 @@ class Transcripts:
             return session.cwd
         record = self._sessions.library.record(session_id)
         return record.cwd if record is not None else None
+
+    def _agent_of(self, session_id: str) -> str:
+        """The name the chat's agent gives itself (as the session store keeps it)."""
+        record = self._sessions.library.record(session_id)
+        return record.agent if record is not None and record.agent else "agent"
 
     def _tool_calls(self, session_id: str) -> ToolCalls | None:
         session = self._sessions.registry.find(session_id)

@@ -12,7 +12,8 @@ So a change that skips numbers is held for :data:`SKIP_WAIT`: the ones it skippe
 come meanwhile are applied before it, in order; the numbers still missing then were
 skipped. A change that comes after later ones were applied cannot be put back in its
 place: it is not applied, and until the document is saved (the editor then wrote what it
-shows, and the file is read back) the text may not be what the user sees. What must be
+shows, and the file is read back) the text may not be what the user sees. A save also
+ends every wait: the editor sent all its changes before it. What must be
 exactly what the user sees (a message being sent) waits while a change is held, and is
 refused while one came too late.
 """
@@ -120,16 +121,21 @@ class VersionGate:
         )
 
     def saved(self, uri: str) -> bool:
-        """The editor wrote the document: what it held or missed is in the file. Whether
-        the text here may differ (the caller then takes it from the disk)."""
+        """The editor wrote the document. It sent every change it made before saying so:
+        the changes held now are applied at once, in order (the numbers still missing were
+        skipped). Whether the text here may still differ, a change having come too late
+        (the caller then takes the text the editor saved)."""
         document = self._documents.get(uri)
-        if document is None or (not document.held and document.late is None):
+        if document is None:
             return False
-        if document.held:
-            document.applied = max(document.held)
-        document.late = None
+        while document.held:
+            version = min(document.held)
+            params, _ = document.held.pop(version)
+            document.applied = version
+            self._apply(params)
         document.stop()
-        return True
+        late, document.late = document.late, None
+        return late is not None
 
     async def caught_up(self, uri: str, wait: float) -> int | None:
         """Wait up to ``wait`` seconds for the changes held to be applied. None when the

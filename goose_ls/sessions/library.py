@@ -117,7 +117,8 @@ class SessionLibrary:
         return self.store.get(session_id)
 
     def created(self, session_id: str, cwd: str, agent: str) -> SessionRecord:
-        """A session was created or loaded (``agent`` names the agent that holds it)."""
+        """A session was created or loaded (``agent``: the name the agent that holds it
+        gives itself, which its messages are headed with)."""
         record = self.store.get(session_id) or SessionRecord(session_id, cwd, agent=agent)
         self.store.put(record)
         return record

@@ -69,7 +69,7 @@ class Lifecycle:
         self._library.hold(session_id)
         session = self._registry.open(session_id, cwd, conn.generation, tab_id=tab_id)
         session.options = options
-        self._library.created(session_id, cwd, conn.profile.name)
+        self._library.created(session_id, cwd, conn.profile.title)
         self._registry.flush_early(session)
         await self._modes.start(session, conn)
         return session
@@ -113,7 +113,7 @@ class Lifecycle:
         except BaseException:
             self._drop(session_id)
             raise
-        self._library.created(session_id, cwd, profile.name)
+        self._library.created(session_id, cwd, profile.title)
         if session.forgotten is None:
             await self._modes.reopened(session, conn)
         return session

@@ -10,6 +10,34 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pygls.client import JsonRPCClient
+from pytest_lsp import client_capabilities
+
+# Helix 25.07 as it starts a server (pytest-lsp has no Helix capabilities).
+HELIX = types.ClientCapabilities(
+    workspace=types.WorkspaceClientCapabilities(
+        apply_edit=True,
+        configuration=True,
+        workspace_folders=True,
+        workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
+        execute_command=types.ExecuteCommandClientCapabilities(),
+    ),
+    window=types.WindowClientCapabilities(work_done_progress=True),
+    general=types.GeneralClientCapabilities(
+        position_encodings=[
+            types.PositionEncodingKind.Utf8,
+            types.PositionEncodingKind.Utf32,
+            types.PositionEncodingKind.Utf16,
+        ]
+    ),
+)
+
+EDITORS: dict[str, tuple[Any, str]] = {
+    # name: (the capabilities it sends, the position encoding it settles on)
+    "neovim": (client_capabilities("neovim@v0.11.0"), "utf-8"),
+    "emacs": (client_capabilities("emacs"), "utf-32"),
+    "vscode": (client_capabilities("visual_studio_code"), "utf-16"),
+    "helix": (HELIX, "utf-8"),
+}
 
 
 def _units(char: str, encoding: str) -> int:

@@ -75,9 +75,10 @@ def test_the_markdown_holds_the_conversation_and_nothing_to_answer() -> None:
     rows = [_row(i, event) for i, event in enumerate(said, start=1)]
     rows.insert(2, EventRow("s1", 99, "m1", "future_kind", '{"sessionUpdate": "x"}', "t"))
     rows.insert(3, EventRow("s1", 98, "m1", "tool_call", "not json", "t"))
-    text = render(rows, "Files", "s1", DAY)
+    text = render(rows, "Files", "s1", DAY, agent="goose")
     assert text.startswith("# Files\n\n_goose chat `s1`, exported 2026-07-19._\n\n## You\n")
     assert "> **🔐 Permission needed:** shell · ls (other)\n" in text
+    assert "> _Permission answered: Allow once._\n" in text, "the answer on its card"
     merged = "**🔧 shell · ls** — ✓ completed\n`ls`\n"
     assert merged in text, "the call's fields merged, as the session does"
     assert text.endswith("Two files.\n")

@@ -159,8 +159,7 @@ def test_policy_rules_are_read_and_a_bad_one_is_named() -> None:
     loaded, warnings = settings.load([("x", {"policy": {"rules": [{"action": "x"}]}})], {})
     assert loaded.policy.rules == []
     assert warnings == [
-        "x: 'policy.rules' [0].action: expected one of 'allow', 'ask', 'deny', got 'x'; "
-        "keeping []"
+        "x: 'policy.rules' [0].action: expected one of 'allow', 'ask', 'deny', got 'x'; keeping []"
     ]
 
 

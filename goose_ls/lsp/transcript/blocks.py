@@ -4,11 +4,13 @@ call names, an excerpt of its output, the diff of an edit."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
-from pathlib import PurePath
+from pathlib import Path
 from typing import Any
 
 from goose_ls import events
+from goose_ls.inert import inert, inert_line
 from goose_ls.sessions import choices, in_workspace, path_of, unified_diff
 
 NOTHING_CHANGED = "\n"
@@ -17,6 +19,46 @@ EXCERPT_LINES = 12
 EXCERPT_CHARS = 1200
 TerminalOutput = Callable[[str], "str | None"]
 """A terminal's output so far, by its id (None once it is gone)."""
+
+
+OWN_OPENERS = (
+    "# ",
+    "<!--",
+    "**🔧",
+    "> **🔐",
+    "> **❓",
+    "> **Note:**",
+    "> **⚠",
+    "> ⚠",
+    "> 📎",
+    "> Answer with",
+    "> Agent sandbox",
+    "> _",
+    "_Permission",
+    "_Question",
+    "_Turn",
+)
+"""How goose-ls's own lines begin (titles, markers, tool blocks, cards, notes, context,
+answers): a line of agent text that begins so is escaped (see :func:`imitates`)."""
+OPENER_LENGTH = max(len(opener) for opener in OWN_OPENERS) + 40
+"""How much of a line decides whether it imitates (a heading with a long name too)."""
+
+
+def imitates(line: str, speakers: tuple[str, ...]) -> bool:
+    """Whether a line of agent text begins as goose-ls's own lines do (``speakers``: the
+    names goose-ls heads turns with, ``## You`` and the agent's)."""
+    if line.startswith(OWN_OPENERS):
+        return True
+    if line.startswith("## "):
+        name = line[3:]
+        return any(name.startswith(speaker) for speaker in speakers)
+    return False
+
+
+def quoted(line: str) -> str:
+    """A line of agent text to put after ``> ``, escaped if it would then begin as
+    goose-ls's own quoted lines do."""
+    return "\\" + line if imitates("> " + line, ()) else line
 
 
 def content_text(content: events.Json) -> str:
@@ -29,7 +71,7 @@ def content_text(content: events.Json) -> str:
         resource = content.get("resource", {})
         uri = str(resource.get("uri", ""))
         text = resource.get("text")
-        body = f"\n```\n{text}\n```\n" if isinstance(text, str) and text else ""
+        body = f"\n{fenced(text)}\n" if isinstance(text, str) and text else ""
         return f"📎 `{describe_uri(uri)}`{body}"
     return f"[{kind or 'content'}]"
 
@@ -45,19 +87,26 @@ def describe_uri(uri: str) -> str:
     return path
 
 
-def describe_heading(heading: str) -> str:
+def describe_heading(heading: str, root: str | None) -> str:
     """A selection's heading (``path:8-12``, as the agent was sent it) as shown."""
     path, _, lines = heading.rpartition(":")
     first, _, last = lines.partition("-")
     if path and first.isdigit() and last.isdigit():
-        return f"{short_path(path)}:{line_range(int(first), int(last))}"
-    return short_path(heading)
+        return f"{shown_path(path, root)}:{line_range(int(first), int(last))}"
+    return shown_path(heading, root)
 
 
-def short_path(path: str) -> str:
-    """A path as the transcript shows it, wherever it comes from: its last three parts."""
-    parts = PurePath(path).parts
-    return str(PurePath(*parts[-3:])) if len(parts) > 3 else path
+def shown_path(path: str, root: str | None) -> str:
+    """A path as the transcript shows it: relative to the chat's workspace folder
+    ``root`` when inside it, else whole (the home folder as ``~``), so the reader always
+    knows which file it is."""
+    inside = in_workspace(path, root)
+    if inside != path:
+        return inside
+    home = str(Path.home())
+    if home != "/" and (path == home or path.startswith(home.rstrip("/") + "/")):
+        return "~" + path[len(home.rstrip("/")) :]
+    return path
 
 
 def line_range(first: int, last: int) -> str:
@@ -65,14 +114,47 @@ def line_range(first: int, last: int) -> str:
     return str(first) if first == last else f"{first}-{last}"
 
 
-def target(raw_input: Any, locations: list[events.Json] | None) -> str:
+def target(raw_input: Any, locations: list[events.Json] | None, root: str | None) -> str:
+    """What a tool call acts on: its command, URL or query as given, its paths as
+    :func:`shown_path` shows them."""
     if isinstance(raw_input, dict):
         for key in ("command", "path", "file", "url", "query"):
-            if isinstance(raw_input.get(key), str):
-                return f"`{raw_input[key]}`"
+            value = raw_input.get(key)
+            if isinstance(value, str):
+                shown = shown_path(value, root) if key in ("path", "file") else value
+                return code_span(inert_line(shown))
     if locations:
-        return ", ".join(f"`{loc.get('path', '')}`" for loc in locations)
+        return ", ".join(
+            code_span(inert_line(shown_path(str(loc.get("path", "")), root))) for loc in locations
+        )
     return ""
+
+
+def code_span(text: str) -> str:
+    """``text`` as inline code, whatever backticks it holds (CommonMark: a longer run of
+    backticks around it, padded with spaces when it starts or ends with one)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def fenced(text: str, info: str = "") -> str:
+    """``text`` as a fenced block no line of it can close: the fence is longer than any
+    run of backticks in it."""
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+_WHOLE_FENCE = re.compile(r"\A(`{3,}|~{3,})[^\n`]*\n(?P<body>.*)\n\1[ \t]*\Z", re.DOTALL)
+
+
+def unwrapped(output: str) -> str:
+    """A tool's output without the one fence some agents put around all of it (Claude's
+    adapter does), so it is not shown as a block inside a block."""
+    match = _WHOLE_FENCE.match(output.strip())
+    return match.group("body") if match else output
 
 
 def output(
@@ -95,7 +177,7 @@ def output(
 
 
 def excerpt(output: str) -> str:
-    text = output.strip()
+    text = unwrapped(output).strip()
     if not text:
         return ""
     lines = text.splitlines()
@@ -112,16 +194,16 @@ def diffs(content: list[events.Json] | None, root: str | None = None) -> str:
         name = in_workspace(str(item.get("path", "")), root)
         old, new = item.get("oldText"), item.get("newText") or ""
         diff = unified_diff(old or "", new, name, created=old is None)  # ACP: null is new
-        out += f"\n```diff\n{diff or NOTHING_CHANGED}```\n"
+        out += "\n" + fenced(inert(diff or NOTHING_CHANGED).removesuffix("\n"), "diff") + "\n"
     return out
 
 
-def question(event: events.ElicitationRequested) -> list[str]:
+def question(event: events.ElicitationRequested, agent: str) -> list[str]:
     """An agent's question as quoted lines: its message, then the page to open or each
     field of its form (its type, whether required, its choices)."""
-    lines = [f"> **❓ goose asks:** {event.message}"]
+    lines = [f"> **❓ {agent} asks:** {inert_line(event.message)}"]
     if event.url is not None:
-        return [*lines, f"> Open: <{event.url}>"]
+        return [*lines, f"> Open: <{inert_line(event.url)}>"]
     schema = event.requested_schema or {}
     required = set(schema.get("required") or [])
     for name, prop in (schema.get("properties") or {}).items():
@@ -129,7 +211,8 @@ def question(event: events.ElicitationRequested) -> list[str]:
         label = prop.get("title") or prop.get("description") or ""
         values = choices(prop) or []
         offered = f": {', '.join(map(str, values))}" if values else ""
-        lines.append(f"> - **{name}** ({', '.join(about)}) {label}{offered}".rstrip())
+        field = f"> - **{name}** ({', '.join(about)}) {label}{offered}".rstrip()
+        lines.append(inert_line(field))
     return lines
 
 
@@ -138,7 +221,7 @@ def plan(title: str, entries: list[events.Json]) -> str:
     lines = [f"**{title}**"]
     for entry in entries:
         done = "x" if entry.get("status") == "completed" else " "
-        lines.append(f"- [{done}] {entry.get('content', '')}")
+        lines.append(f"- [{done}] {inert_line(str(entry.get('content', '')))}")
     return "\n".join(lines) + "\n"
 
 
@@ -151,7 +234,7 @@ def plan_document(update: events.PlanUpdate) -> str:
     if kind == "markdown":
         return f"**Plan**\n\n{str(body.get('content', '')).rstrip()}\n"
     uri = str(body.get("uri", ""))
-    return f"**Plan**: [{short_path(describe_uri(uri))}]({uri})\n"
+    return f"**Plan**: [{shown_path(describe_uri(uri), None)}]({uri})\n"
 
 
 COMPACTION_WORDS = {
@@ -168,5 +251,6 @@ def compaction(event: events.Compaction) -> str:
     text = f"_{COMPACTION_WORDS.get(event.status, f'🗜 Compaction: {event.status}')}_\n"
     summary = "".join(content_text(block) for block in event.summary or [])
     if summary.strip():
-        text += "\n> " + summary.strip().replace("\n", "\n> ") + "\n"
+        lines = inert(summary.strip()).split("\n")
+        text += "".join(f"\n> {quoted(line)}" for line in lines) + "\n"
     return text

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 import attrs
 
 from goose_ls import events
+from goose_ls.inert import inert, inert_line
 from goose_ls.lsp import usage
 from goose_ls.lsp.transcript import blocks
 from goose_ls.lsp.transcript.outputs import OutputFiles
@@ -29,6 +30,11 @@ REDRAW_LIMIT = 20_000
 """A tool call's block is drawn again in place when at most this much text follows it
 (the edit re-sends that text); further up, a change is a status line at the end."""
 STATUS_MARK = {"pending": "⏳", "in_progress": "⏳", "completed": "✓", "failed": "✗"}
+CHOICES = "> Answer with a code action on this card: "
+"""The last line of a card waiting for its answer."""
+AGENT = "agent"
+"""The agent as a speaker; its heading is its own name (:class:`Renderer`'s ``agent``)."""
+USER = "You"
 
 
 def permission_marker(request_id: str) -> str:
@@ -44,6 +50,16 @@ def question_marker(request_id: str) -> str:
 ToolCallLookup = Callable[[], "ToolCalls | None"]
 
 
+@attrs.frozen
+class _Line:
+    start: int
+    """Where the line begins in the body."""
+    head: str | None
+    """Its text so far (after ``lead``), up to what decides; None once escaped."""
+    lead: str
+    """What goose-ls puts before each line of the block (``> `` in a thought)."""
+
+
 class Renderer:
     """Renders one session's events; tool calls are read from the session's tracker."""
 
@@ -55,11 +71,14 @@ class Renderer:
         interactive: bool = True,
         outputs: OutputFiles | None = None,
         root: Callable[[], str | None] = lambda: None,
+        agent: Callable[[], str] = lambda: "agent",
     ) -> None:
         """``outputs`` keeps the whole output of a call whose block shows an excerpt;
-        ``root`` is the chat's workspace folder, that diffs name files from."""
+        ``root`` is the chat's workspace folder, that paths are named from; ``agent`` the
+        name the agent gives itself, that heads its messages."""
         self.text = text
         self._root = root
+        self._agent = agent
         self._interactive = interactive
         """Whether permission cards carry what answers them (a marker, the choices): not
         in a chat exported as plain markdown."""
@@ -72,15 +91,20 @@ class Renderer:
         self._block_start = 0
         self._drawn: set[str] = set()
         """Tool calls that have a block of their own."""
-        self._tool_spans: dict[str, tuple[int, int]] = {}
-        """Where each tool call's block is in the body (start, end), while it may be
-        drawn again."""
+        self._spans: dict[str, tuple[int, int]] = {}
+        """Where each block that may be drawn again is in the body (start, end): tool
+        calls (``tool:<id>``) and cards (``card:<request id>``)."""
+        self._cards: dict[str, str] = {}
+        """Each card still waiting for its answer, as drawn without its last line."""
         self._replay_calls: ToolCalls | None = None
         """While drawing history: its tool calls, merged as the session merged them."""
         self._usage: events.Usage | None = None
         """The context usage the agent sent during a turn, drawn when the turn ends."""
         self._compactions: dict[str, tuple[events.Compaction | None, str]] = {}
         """Each compaction's last state and the summary streamed so far."""
+        self._line = _Line(0, "", "")
+        """The line agent text is being written on, while it may still be taken for one of
+        goose-ls's own (see :meth:`_agent_text`)."""
 
     @contextlib.contextmanager
     def replaying(self) -> Iterator[None]:
@@ -101,14 +125,15 @@ class Renderer:
         self._speaker = None
         self._block = None
         self._block_start = 0
-        self._tool_spans.clear()
+        self._spans.clear()
+        self._cards.clear()
 
     # --- blocks ------------------------------------------------------------------
     def _new_block(self, kind: str, speaker: str | None = None) -> None:
         if speaker and speaker != self._speaker:
             self._speaker = speaker
             self._separate()
-            self.text.append(f"## {speaker}\n\n")
+            self.text.append(f"## {self._agent() if speaker == AGENT else speaker}\n\n")
         elif self._block is not None:
             self._separate()
         self._block = kind
@@ -130,14 +155,16 @@ class Renderer:
         if isinstance(event, events.UserMessageChunk):
             self._user(event.content)
         elif isinstance(event, events.AgentMessageChunk):
-            if self._block != "text" or self._speaker != "goose":
-                self._new_block("text", "goose")
-            self.text.append(blocks.content_text(event.content))
+            if self._block != "text" or self._speaker != AGENT:
+                self._new_block("text", AGENT)
+                self._line = _Line(self.text.length, "", "")
+            self._agent_text(blocks.content_text(event.content), "")
         elif isinstance(event, events.AgentThoughtChunk):
             if self._block != "thought":
-                self._new_block("thought", "goose")
+                self._new_block("thought", AGENT)
                 self.text.append("> 💭 ")
-            self.text.append(blocks.content_text(event.content).replace("\n", "\n> "))
+                self._line = _Line(self.text.length, "", "> ")
+            self._agent_text(blocks.content_text(event.content), "> ")
         elif isinstance(event, (events.ToolCall, events.ToolCallUpdate)):
             self._tool(event)
         elif isinstance(event, events.Plan):
@@ -152,18 +179,15 @@ class Renderer:
         elif isinstance(event, events.PermissionRequested):
             self._card(event)
         elif isinstance(event, events.PermissionResolved):
-            self._new_block("status")
             answer = event.label or event.option_id or "cancelled"
-            self.text.append(f"_Permission answered: {answer}._\n")
+            self._answered(event.request_id, f"Permission answered: {answer}.")
         elif isinstance(event, events.ElicitationRequested):
-            self._new_block("card", "goose")
+            self._new_block(f"card:{event.request_id}", AGENT)
             marker = [question_marker(event.request_id)] if self._interactive else []
-            self.text.append("\n".join([*marker, *blocks.question(event)]) + "\n")
-            if self._interactive:
-                self.text.append("> Answer with a code action on this card: Decline · Cancel\n")
+            lines = blocks.question(event, self._agent())
+            self._draw_card(event.request_id, "\n".join(lines) + "\n", marker, "Decline · Cancel")
         elif isinstance(event, events.ElicitationResolved):
-            self._new_block("status")
-            self.text.append(f"_Question answered: {event.action}._\n")
+            self._answered(event.request_id, f"Question answered: {event.action}.")
         elif isinstance(event, events.TurnEnded):
             self._new_block("status")
             if event.error:
@@ -180,7 +204,35 @@ class Renderer:
                 self._draw_usage()
         elif isinstance(event, events.Note):
             self._new_block("status")
-            self.text.append(f"> **Note:** {event.text}\n")
+            self.text.append(f"> **Note:** {inert_line(event.text)}\n")
+
+    def _agent_text(self, text: str, lead: str) -> None:
+        """Append text the agent controls: inert (:mod:`goose_ls.inert`), each line led by
+        ``lead``, and a line that begins as goose-ls's own lines do escaped with a
+        backslash, so no reply, thought or replayed message can pass for a card, a
+        marker or a turn's heading (whatever chunks it comes in)."""
+        text = inert(text)
+        if lead:
+            text = text.replace("\n", "\n" + lead)
+        at = self.text.length
+        self.text.append(text)
+        speakers = (USER, self._agent())
+        for n, piece in enumerate(text.split("\n")):
+            if n:  # a newline ended the line before
+                self._line = _Line(at, "", lead)
+                piece = piece[len(lead) :]
+                at += len(lead)
+            line = self._line
+            if line.head is not None and len(line.head) < blocks.OPENER_LENGTH:
+                head = line.head + piece
+                if blocks.imitates(line.lead + head, speakers):
+                    start = line.start + len(line.lead)
+                    self.text.rewrite_from(start, "\\" + self.text.body_text(start))
+                    at += 1
+                    self._line = _Line(line.start, None, line.lead)
+                else:
+                    self._line = _Line(line.start, head, line.lead)
+            at += len(piece) + 1
 
     def _draw_usage(self) -> None:
         """The context line, in place of the one just above it (usage sent twice between
@@ -197,24 +249,28 @@ class Renderer:
 
     def _user(self, content: events.Json) -> None:
         kind = content.get("type")
+        root = self._root()
         if kind == "text":
             text = content.get("text", "")
             heading, _, rest = text.partition("\n")
             if rest.startswith("```") and ":" in heading:  # a selection sent as a fenced block
-                self._new_block("user", "You")
-                self.text.append(f"> 📎 `{blocks.describe_heading(heading)}`\n")
+                self._new_block("user", USER)
+                self.text.append(
+                    f"> 📎 {blocks.code_span(blocks.describe_heading(heading, root))}\n"
+                )
                 return
-            self._new_block("user", "You")
-            self.text.append(text.rstrip("\n") + "\n")
+            self._new_block("user", USER)
+            self._line = _Line(self.text.length, "", "")
+            self._agent_text(text.rstrip("\n") + "\n", "")  # replayed by the agent, maybe
         elif kind == "resource":
-            self._new_block("user", "You")
+            self._new_block("user", USER)
             uri = content.get("resource", {}).get("uri", "")
-            self.text.append(f"> 📎 `{blocks.short_path(blocks.describe_uri(uri))}`\n")
+            shown = blocks.describe_heading(blocks.describe_uri(uri), root)
+            self.text.append(f"> 📎 {blocks.code_span(shown)}\n")
         elif kind == "resource_link":
-            self._new_block("user", "You")
-            self.text.append(
-                f"> 📎 `{blocks.short_path(path_of(content.get('uri', '')))}` (file)\n"
-            )
+            self._new_block("user", USER)
+            shown = blocks.shown_path(path_of(content.get("uri", "")), root)
+            self.text.append(f"> 📎 {blocks.code_span(shown)} (file)\n")
 
     def _state(self, call: events.ToolCall | events.ToolCallUpdate) -> ToolCallState:
         """The call as the session knows it so far (this event merged in)."""
@@ -227,52 +283,52 @@ class Renderer:
         block = f"tool:{event.tool_call_id}"
         if isinstance(event, events.ToolCall) and event.tool_call_id not in self._drawn:
             self._drawn.add(event.tool_call_id)
-            self._new_block(block, "goose")
+            self._new_block(block, AGENT)
             self.text.append(self._tool_block(state))
-            self._tool_spans[event.tool_call_id] = (self._block_start, self.text.length)
+            self._spans[block] = (self._block_start, self.text.length)
         elif self._block == block:
             self.text.rewrite_from(self._block_start, self._tool_block(state))
-            self._tool_spans[event.tool_call_id] = (self._block_start, self.text.length)
-        elif not self._redraw(event.tool_call_id, self._tool_block(state)):
+            self._spans[block] = (self._block_start, self.text.length)
+        elif not self._redraw(block, self._tool_block(state)):
             self._new_block("status")
             mark = STATUS_MARK.get(state.status or "", "•")
             title = state.title or state.tool_call_id
             self.text.append(f"_{mark} {title}: {state.status or 'updated'}_\n")
 
-    def _redraw(self, tool_call_id: str, block: str) -> bool:
-        """Draw a tool call's block again where it is, the text after it kept: whether it
-        was near enough the end (what follows it is sent to the editor again)."""
-        span = self._tool_spans.get(tool_call_id)
+    def _redraw(self, key: str, block: str) -> bool:
+        """Draw a block (a tool call's, a card) again where it is, the text after it kept:
+        whether it was near enough the end (what follows it is sent to the editor again)."""
+        span = self._spans.get(key)
         if span is None or self.text.length - span[1] > REDRAW_LIMIT:
             return False
         start, end = span
         self.text.rewrite_from(start, block + self.text.body_text(end))
         moved = len(block) - (end - start)
-        self._tool_spans = {
-            call: (a + moved, b + moved) if a > start else (a, b)
-            for call, (a, b) in self._tool_spans.items()
+        self._spans = {
+            other: (a + moved, b + moved) if a > start else (a, b)
+            for other, (a, b) in self._spans.items()
         }
-        self._tool_spans[tool_call_id] = (start, start + len(block))
+        self._spans[key] = (start, start + len(block))
         if self._block_start > start:
             self._block_start += moved
         return True
 
     def _tool_block(self, state: ToolCallState) -> str:
         status = state.status or "pending"
-        kind = f" · {state.kind}" if state.kind else ""
+        kind = f" · {inert_line(state.kind)}" if state.kind else ""
         if state.name and state.name != state.title:
-            kind += f" · `{state.name}`"
-        title = state.title or state.tool_call_id
+            kind += f" · {blocks.code_span(inert_line(state.name))}"
+        title = inert_line(state.title or state.tool_call_id)
         lines = [f"**🔧 {title}**{kind} — {STATUS_MARK.get(status, '•')} {status}"]
-        target = blocks.target(state.raw_input, state.locations)
+        target = blocks.target(state.raw_input, state.locations, self._root())
         if target:
             lines.append(target)
         text = "\n".join(lines) + "\n"
         output = blocks.output(state.content, state.raw_output, self._terminal_output)
         excerpt = blocks.excerpt(output)
         if excerpt:
-            text += f"\n```\n{excerpt}\n```\n"
-        if excerpt != output.strip() and self._outputs is not None:
+            text += f"\n{blocks.fenced(inert(excerpt))}\n"
+        if excerpt != blocks.unwrapped(output).strip() and self._outputs is not None:
             link = self._outputs.link(state.tool_call_id, output)
             text += f"{link}\n" if link else ""
         return text + blocks.diffs(state.content, self._root())
@@ -298,7 +354,7 @@ class Renderer:
         if self._block == block:
             self.text.rewrite_from(self._block_start, rendered)
         else:
-            self._new_block(block, "goose")
+            self._new_block(block, AGENT)
             self.text.append(rendered)
 
     def _card(self, event: events.PermissionRequested) -> None:
@@ -307,20 +363,44 @@ class Renderer:
         diff = blocks.diffs(state.content, self._root())
         if self._block == f"tool:{state.tool_call_id}" and diff and self.text.endswith(diff):
             diff = ""  # the call's block just above shows it already
-        self._new_block("card", "goose")
-        lines = [permission_marker(event.request_id)] if self._interactive else []
-        lines.append(
-            f"> **🔐 Permission needed:** {state.title or state.tool_call_id} "
-            f"({state.kind or 'other'})"
-        )
-        target = blocks.target(state.raw_input, state.locations)
+        self._new_block(f"card:{event.request_id}", AGENT)
+        marker = [permission_marker(event.request_id)] if self._interactive else []
+        lines = [
+            f"> **🔐 Permission needed:** {inert_line(state.title or state.tool_call_id)} "
+            f"({inert_line(state.kind or 'other')})"
+        ]
+        target = blocks.target(state.raw_input, state.locations, self._root())
         if target:
             lines.append(f"> {target}")
         if event.warning:
-            lines.append(f"> **⚠️ Warning:** {event.warning}")
-        self.text.append("\n".join(lines) + "\n")
-        if diff:
-            self.text.append(diff + "\n")
-        if self._interactive:
-            choices = " · ".join(o.label for o in event.options)
-            self.text.append(f"> Answer with a code action on this card: {choices}\n")
+            lines.append(f"> **⚠️ Warning:** {inert_line(event.warning)}")
+        card = "\n".join(lines) + "\n" + (diff + "\n" if diff else "")
+        choices = " · ".join(inert_line(o.label) for o in event.options)
+        self._draw_card(event.request_id, card, marker, choices)
+
+    def _draw_card(self, request_id: str, card: str, marker: list[str], choices: str) -> None:
+        """A card, its marker above it and how to answer it below; kept to be drawn again
+        with its answer in place of the choices."""
+        self._cards[request_id] = card
+        head = "".join(f"{line}\n" for line in marker)
+        ask = f"{CHOICES}{choices}\n" if self._interactive else ""
+        self.text.append(head + card + ask)
+        self._spans[f"card:{request_id}"] = (self._block_start, self.text.length)
+
+    def _answered(self, request_id: str, answer: str) -> None:
+        """A card's answer: in place of its choices (and its marker: nothing is left to
+        answer) when the card is near the end, else a line of its own."""
+        card = self._cards.pop(request_id, None)
+        key = f"card:{request_id}"
+        if card is not None:
+            drawn = f"{card}> _{answer}_\n"
+            if self._block == key:
+                self.text.rewrite_from(self._block_start, drawn)
+                self._spans.pop(key, None)
+                return
+            if self._redraw(key, drawn):
+                self._spans.pop(key, None)
+                return
+        self._spans.pop(key, None)
+        self._new_block("status")
+        self.text.append(f"_{answer}_\n")

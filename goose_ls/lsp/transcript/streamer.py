@@ -166,6 +166,8 @@ class TranscriptStreamer:
             return
         edit = self.text.take_pending()
         if edit is None:
+            if self._save_now:  # a turn's end that drew nothing: its save is still due
+                self._save()
             return
         assert self._apply_edit is not None
         if await self._apply_edit(self.uri, edit.start, edit.end, edit.new_text):
@@ -197,6 +199,13 @@ class TranscriptStreamer:
         section = self._editor_section()
         section = self._section_on_disk() if section is None else section
         if self._write(section, durable=self._save_now):
+            self._unsaved = self._save_now = False
+
+    def save_section(self, section: str) -> None:
+        """Save the file now with ``section`` as its prompt section (a sent draft
+        cleared: a kill must not bring it back as a draft)."""
+        self._saved_at = time.monotonic()
+        if self._write(section, durable=True):
             self._unsaved = self._save_now = False
 
     def _section_on_disk(self) -> str:

@@ -6,19 +6,22 @@ from pathlib import Path
 
 import attrs
 
-from goose_ls.lsp.transcript.blocks import line_range, short_path
+from goose_ls.lsp.transcript.blocks import code_span, line_range, shown_path
 from goose_ls.lsp.transcript.render import Renderer
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.sessions import ContextItem, path_of
 
 
-def context_line(item: ContextItem) -> str:
+def context_line(item: ContextItem, root: str | None) -> str:
+    """A context item as the prompt section lists it (paths from ``root``, the chat's
+    workspace folder)."""
+    path = shown_path(path_of(item.uri or ""), root)
     if item.type == "selection":
         lines = line_range(item.start_line or 0, item.end_line or 0)
-        return f"> 📎 `{short_path(path_of(item.uri or ''))}:{lines}`"
+        return f"> 📎 {code_span(f'{path}:{lines}')}"
     if item.type == "file":
-        return f"> 📎 `{short_path(path_of(item.uri or ''))}` (file)"
+        return f"> 📎 {code_span(path)} (file)"
     return f"> 📎 {(item.text or '').splitlines()[0][:60] if item.text else 'text'}"
 
 
@@ -40,6 +43,11 @@ class Transcript:
     """How many earlier parts (``<session>.partN.md``) the conversation has moved to."""
     answered: str | None = None
     """The last turn (message id) whose reply has started to show."""
+    root: str | None = None
+    """The chat's workspace folder, that paths are named from."""
+    sent_draft: str | None = None
+    """A draft sent whose clearing the editor has not reported yet (it batches its
+    changes): no longer the user's draft, to send again or to save as one."""
 
     @property
     def uri(self) -> str:
@@ -47,4 +55,4 @@ class Transcript:
 
     @property
     def context_lines(self) -> list[str]:
-        return [context_line(item) for item in self.context]
+        return [context_line(item, self.root) for item in self.context]

@@ -1,0 +1,56 @@
+"""Text from the agent made inert before a person or a log sees it.
+
+A prompt-injected agent controls every title, label, message and chunk it sends. Shown
+as they are, some characters act instead of being read: ESC and the other C0 and C1
+controls start terminal sequences (OSC 52 writes the clipboard of whoever ``cat``s the
+log), ``\\r`` overwrites a line so a forged one takes its place, bidirectional overrides
+reorder what a line seems to say, and zero-width characters hide text or make two
+different strings look the same. Each is shown instead as its escape (``\\x1b``,
+``\\u202e``), visible and never interpreted. Newlines and tabs stay where the text is a
+block (a reply); on one line (a title, a label, a log record) they are escaped too.
+"""
+
+from __future__ import annotations
+
+import re
+
+_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_INVISIBLE = "\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
+_ACTING = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}{_INVISIBLE}]")
+_ACTING_ON_A_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}{_INVISIBLE}]")
+_JOINER = "\u200d"
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char == _JOINER and _between_emoji(match.string, match.start()):
+        return char  # 👩‍💻: one emoji drawn from several, nothing hidden
+    if char == "\n":
+        return "\\n"
+    if char == "\t":
+        return "\\t"
+    if char == "\r":
+        return "\\r"
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _between_emoji(text: str, at: int) -> bool:
+    return 0 < at < len(text) - 1 and _emoji(text[at - 1]) and _emoji(text[at + 1])
+
+
+def _emoji(char: str) -> bool:
+    code = ord(char)
+    return code >= 0x1F000 or 0x2600 <= code <= 0x27BF or code == 0xFE0F
+
+
+def inert(text: str) -> str:
+    """A block of agent text (a reply, an output) with what would act shown escaped;
+    newlines and tabs kept."""
+    return _ACTING.sub(_escape, text) if _ACTING.search(text) else text
+
+
+def inert_line(text: str) -> str:
+    """One line of agent text (a title, a label, a popup's message, a log record): also
+    its newlines and tabs escaped, so it cannot forge a line of its own."""
+    return _ACTING_ON_A_LINE.sub(_escape, text) if _ACTING_ON_A_LINE.search(text) else text
