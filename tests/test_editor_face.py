@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
+from pytest_lsp import client_capabilities
 
 from goose_ls.lsp.transcript.text import SENTINEL
 from goose_ls.lsp.versions import SKIP_WAIT
