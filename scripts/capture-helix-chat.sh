@@ -52,6 +52,7 @@ TOML
 cd "$workspace"
 tmux new-session -d -s "$session" -x 120 -y 34 \
   -e HOME="$work" -e XDG_CONFIG_HOME="$work/config" -e GOOSE_LS_LOG_DIR="$work/logs" \
+  -e GOOSE_LS_AGENT_SANDBOX_READABLE="[\"$root\", \"$work/script.json\"]" \
   "$hx app.py"
 screen() { tmux capture-pane -p -t "$session"; }
 wait_for() {
@@ -76,8 +77,9 @@ for _ in $(seq 20); do
 done
 wait_for "Goose: Explain selection"
 tmux send-keys -t "$session" Down Enter # the second action
-wait_for "turn finished"
-# The last edits of the transcript can land just after that message: wait for a still screen.
+# goose-ls logs the turn's end (Helix's spinner stops then).
+for _ in $(seq 300); do grep -qs "finished (end_turn)" "$work/logs/goose-ls.log" && break; sleep 0.1; done
+# The last edits of the transcript can land just after it: wait for a still screen.
 previous=""
 for _ in $(seq 50); do
   sleep 0.3

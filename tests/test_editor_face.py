@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
+from pytest_lsp import client_capabilities
 
 from goose_ls.lsp.transcript.text import SENTINEL
 from goose_ls.lsp.versions import SKIP_WAIT
@@ -88,6 +89,16 @@ async def _open_transcript(editor: Editor, buffers: EditorBuffers) -> str:
     return uri
 
 
+def _progress_ends(editor: Editor) -> list[str | None]:
+    """The message of each work-done progress that has ended."""
+    ends: list[str | None] = []
+    for reports in editor.client.progress_reports.values():
+        last: object = reports[-1] if reports else None
+        if isinstance(last, types.WorkDoneProgressEnd):
+            ends.append(last.message)
+    return ends
+
+
 async def test_code_actions_on_a_selection(editor: Editor, editor_name: str) -> None:
     buffers = await _start(editor, editor_name, {})
     uri = _source(editor, buffers)
@@ -128,7 +139,23 @@ async def test_explain_streams_the_reply_into_the_transcript(
     blocks = prompt["params"]["prompt"]
     assert blocks[0]["text"].startswith("Explain")
     assert blocks[1]["resource"]["text"] == "def add(x, y):\n    return x + y\n"
-    assert "turn finished" in await editor.shown("turn finished")
+    ended = await editor.goose.wait_for(lambda: _progress_ends(editor), what="the progress's end")
+    assert ended == ["end_turn"], "the progress's end says how the turn ended"
+    assert not [m for m in editor.client.messages if "turn finished" in m.message], (
+        "routine news is no message (Neovim would ask for Enter)"
+    )
+
+
+async def test_an_editor_without_progress_hears_that_the_turn_finished(editor: Editor) -> None:
+    """Where there is no progress to end, a message is the only news of the turn's end."""
+    capabilities = client_capabilities("neovim@v0.11.0")
+    assert capabilities.window is not None
+    capabilities.window.work_done_progress = False
+    await editor.start({"turns": [[{"text": REPLY}]]}, editor=capabilities)
+    buffers = EditorBuffers(editor.client, "utf-8")
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Explain selection"])
+    assert await editor.shown("turn finished") == "goose: turn finished (end_turn)"
 
 
 async def test_a_draft_typed_while_the_reply_streams_survives(

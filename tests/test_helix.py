@@ -102,6 +102,15 @@ def _languages(agent: list[str], data: Path) -> str:
     return ours
 
 
+SPINNER = "⣾⣽⣻⢿⡿⣟⣯⣷"
+"""Helix's spinner: in the status line, after the mode, while a turn's progress runs."""
+
+
+def _spinning(screen: str) -> bool:
+    status = [row for row in screen.splitlines() if re.search(r"\b(NOR|INS|SEL) ", row)]
+    return any(frame in row for row in status for frame in SPINNER)
+
+
 def _wait(condition: Any, what: str, timeout: float = 10) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -207,9 +216,10 @@ def test_a_chat_in_real_helix(version: str, hx: Path, tmp_path: Path) -> None:
         t.type(FOLLOW_UP)
         helix.normal()
         assert "do what they say." not in t.screen(), "typed after the stream, not during it"
+        # The turn's end is its progress's end (the spinner stops), not a message.
+        _wait(lambda: "finished (end_turn)" in log.read_text(), "the first turn did not end")
         screen = t.wait_for(
-            lambda s: "do what they say." in s and "turn finished (end_turn)" in s,
-            "the first turn did not end",
+            lambda s: "do what they say." in s and not _spinning(s), "the spinner did not stop"
         )
         assert f"Send”\n{FOLLOW_UP}\n" in _pane(screen), (
             "the draft typed during the stream is intact in the prompt section"
@@ -268,10 +278,10 @@ def test_a_chat_in_real_helix(version: str, hx: Path, tmp_path: Path) -> None:
         t.type(SLOW)
         helix.normal()
         helix.run(("s",) if new else None, "Goose: Send")
-        t.wait_for(lambda s: "Reading every line" in s, "the third turn did not start")
+        t.wait_for(lambda s: "Reading every line" in s and _spinning(s), "no spinner while it runs")
         helix.run(("x",) if new else None, "Goose: Cancel")
         t.wait_for(
-            lambda s: "Turn ended: cancelled" in s and "turn finished (cancelled)" in s,
+            lambda s: "Turn ended: cancelled" in s and not _spinning(s),
             "the turn did not end when cancelled",
         )
         assert any(m.get("method") == "session/cancel" for m in received(record))

