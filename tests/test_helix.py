@@ -166,14 +166,25 @@ class Helix:
             self.t.keys("Space", "a")
             try:
                 screen = self.t.wait_for(
-                    lambda s: label in MENU_ITEM.findall(s), f"no {label!r}", timeout=1.5
+                    lambda s: _item(MENU_ITEM.findall(s), label) is not None,
+                    f"no {label!r}",
+                    timeout=1.5,
                 )
             except AssertionError:
                 self.normal()  # goose-ls not attached yet, or the menu came late: again
                 continue
-            self.t.keys(*["Down"] * MENU_ITEM.findall(screen).index(label), "Enter")
+            self.t.keys(*["Down"] * (_item(MENU_ITEM.findall(screen), label) or 0), "Enter")
             return
         raise AssertionError(f"{label!r} never in the code actions; the screen:\n{self.t.screen()}")
+
+
+def _item(items: list[str], label: str) -> int | None:
+    """Where the menu item called ``label`` is (a card's choice goes on to name what it
+    answers: ``Goose: Allow once: <action>``)."""
+    return next(
+        (n for n, item in enumerate(items) if item == label or item.startswith(f"{label}: ")),
+        None,
+    )
 
 
 def _started(hx: Path, workspace: Path, tmp_path: Path, name: str, file: str) -> Helix:
@@ -234,7 +245,7 @@ def test_a_chat_in_real_helix(version: str, hx: Path, tmp_path: Path) -> None:
         if new:  # 25.07 also shows it as a message with choices: Escape leaves it waiting
             t.wait_for(lambda s: "Allow for this session" in s, "no choices")
             helix.normal()
-            t.wait_for(lambda s: "│ goose is waiting" not in s, "the choices stayed")
+            t.wait_for(lambda s: "│ The agent is waiting" not in s, "the choices stayed")
         t.keys("/")
         t.type("Permission needed")
         t.keys("Enter")  # the cursor on the card, and the card in view
