@@ -15,14 +15,33 @@ let statusBar: vscode.StatusBarItem | undefined;
 let agent: AgentStatus = { state: "stopped" };
 /** The questions waiting for the user: closing one drops its prompts. */
 const questions = new Map<string, vscode.CancellationTokenSource>();
+/** The permission requests waiting for an answer, oldest first; resolving one closes its
+ * prompt. */
+const permissions = new Map<string, Permission>();
+
+interface Permission {
+  requestId: string;
+  question: string;
+  options: PermissionOption[];
+  closing: vscode.CancellationTokenSource;
+}
+
+const CHOOSE = "Choose…";
 
 /** The status bar tells the current chat's state and how full its context is; when the
  * agent waits for a sign-in, it says so and signs in when clicked. */
 function showStatus(): void {
   if (!statusBar) return;
   const signInNeeded = agent.reason === "auth_required";
-  statusBar.text = signInNeeded ? "goose: needs sign-in" : statusText(current ? chats.get(current) : undefined);
-  statusBar.command = signInNeeded ? "gooseLs.signIn" : undefined;
+  const waiting = permissions.size > 0;
+  statusBar.text = waiting
+    ? "goose: waits for your approval"
+    : signInNeeded
+      ? "goose: needs sign-in"
+      : statusText(current ? chats.get(current) : undefined);
+  statusBar.command = waiting ? "gooseLs.permission" : signInNeeded ? "gooseLs.signIn" : undefined;
+  // A notification hides itself after a few seconds; the request stays in sight here.
+  statusBar.backgroundColor = waiting ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
   statusBar.show();
 }
 
@@ -60,12 +79,40 @@ async function ask(question: string, context: object[]): Promise<void> {
   await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });
 }
 
-async function askPermission(update: Update): Promise<void> {
-  const u = update.update as unknown as { requestId: string; toolCall: { title?: string }; options: PermissionOption[] };
-  const labels = u.options.map((option) => option.label);
-  const choice = await vscode.window.showWarningMessage(`goose wants to run: ${u.toolCall.title ?? "a tool"}`, ...labels);
-  const option = choice === undefined ? undefined : u.options[labels.indexOf(choice)];
-  await client!.sendRequest("goose/permission", option ? { requestId: u.requestId, optionId: option.optionId } : { requestId: u.requestId });
+/** A permission request waits until answered: a notification says so (it hides itself
+ * after a few seconds, and its buttons are cut to fit it, so the choices are offered in a
+ * quick pick, in full), and the status bar until it is resolved. */
+function askPermission(update: Update): void {
+  const u = update.update as unknown as { requestId: string; toolCall: { title?: string }; options: PermissionOption[]; warning?: string };
+  if (permissions.has(u.requestId)) return;
+  const question = `goose wants to run: ${u.toolCall.title ?? "a tool"}${u.warning ? ` (${u.warning})` : ""}`;
+  permissions.set(u.requestId, { requestId: u.requestId, question, options: u.options, closing: new vscode.CancellationTokenSource() });
+  showStatus();
+  if (update.replay) return; // waiting still, after a reload: the status bar tells
+  void Promise.resolve(vscode.window.showWarningMessage(question, CHOOSE)).then((choice) => {
+    if (choice === CHOOSE) void answerPermission(u.requestId);
+  });
+}
+
+/** Offer the choices of a waiting permission request (the oldest unless one is named);
+ * Escape leaves it waiting. */
+async function answerPermission(requestId?: string): Promise<void> {
+  const waiting = requestId === undefined ? permissions.values().next().value : permissions.get(requestId);
+  if (!waiting) return void vscode.window.showInformationMessage("goose: no permission request waits");
+  const items = waiting.options.map((option) => ({ label: option.label, option }));
+  const options = { title: waiting.question, placeHolder: waiting.question, ignoreFocusOut: true };
+  const pick = await vscode.window.showQuickPick(items, options, waiting.closing.token);
+  if (!pick || !permissions.has(waiting.requestId)) return;
+  try {
+    await client!.sendRequest("goose/permission", { requestId: waiting.requestId, optionId: pick.option.optionId });
+  } catch (error) {
+    void vscode.window.showErrorMessage(`goose: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function permissionResolved(requestId: string): void {
+  permissions.get(requestId)?.closing.cancel();
+  permissions.delete(requestId);
 }
 
 function prompts(token: vscode.CancellationToken): Prompts {
@@ -146,6 +193,14 @@ async function setOption(): Promise<void> {
   if (chosen) await client!.sendRequest("goose/setConfigOption", { sessionId: current, configId: option.id, value: chosen.value });
 }
 
+/** The `goose` section less what is this extension's own (`serverPath`: how to start
+ * goose-ls, which it does not know). */
+function serverSettings(section: unknown): unknown {
+  if (typeof section !== "object" || section === null || Array.isArray(section)) return section;
+  const { serverPath: _, ...settings } = section as Record<string, unknown>;
+  return settings;
+}
+
 /** The agent settings that are set (an empty command means "the preset's"). */
 function settingsOf(agent: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(agent).filter(([, value]) => value !== "" && value !== null));
@@ -157,6 +212,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }],
     synchronize: { configurationSection: "goose" },
+    middleware: {
+      workspace: {
+        // The settings go to goose-ls as it asks for them (below), not pushed whole.
+        didChangeConfiguration: (_sections, next) => next(undefined),
+        configuration: async (params, token, next) => {
+          const values = await next(params, token);
+          if (!Array.isArray(values)) return values;
+          return values.map((value, i) => (params.items[i]?.section === "goose" ? serverSettings(value) : value));
+        },
+      },
+    },
     initializationOptions: {
       gooseUpdates: true, // goose/update from the start (docs/protocol.md)
       agent: settingsOf(config.get<Record<string, unknown>>("agent") ?? {}),
@@ -169,7 +235,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     chats.set(params.sessionId, chat);
     if (chat.apply(params)) documents.changed.fire(chatUri(params.sessionId));
     const u = params.update;
-    if (u.sessionUpdate === "permission_request") void askPermission(params);
+    if (u.sessionUpdate === "permission_request") askPermission(params);
+    if (u.sessionUpdate === "permission_resolved") permissionResolved(u.requestId as string);
     if (u.sessionUpdate === "elicitation_request" && !params.replay) void answerQuestion(params.sessionId, u as unknown as Question);
     if (u.sessionUpdate === "elicitation_resolved") {
       questions.get(u.requestId as string)?.cancel();
@@ -195,13 +262,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const question = await vscode.window.showInputBox({ prompt: "Ask goose" });
       if (!question) return;
       const { start, end } = editor.selection;
-      await ask(question, [{ type: "selection", uri: editor.document.uri.toString(), startLine: start.line + 1, endLine: end.line + 1 }]);
+      // Whole lines picked (Shift+Down, the line numbers) end at the start of the next
+      // line, which holds nothing of the selection.
+      const last = end.character === 0 && end.line > start.line ? end.line - 1 : end.line;
+      await ask(question, [{ type: "selection", uri: editor.document.uri.toString(), startLine: start.line + 1, endLine: last + 1 }]);
     }),
     vscode.commands.registerCommand("gooseLs.send", async () => {
       const message = await compose();
       if (message) await ask(message, []);
     }),
     vscode.commands.registerCommand("gooseLs.sendNow", sendNow),
+    vscode.commands.registerCommand("gooseLs.permission", () => answerPermission()),
     vscode.commands.registerCommand("gooseLs.cancel", async () => {
       if (current) await client!.sendRequest("goose/cancel", { sessionId: current });
     }),
@@ -236,4 +307,5 @@ export async function deactivate(): Promise<void> {
   agent = { state: "stopped" };
   chats.clear();
   questions.clear();
+  permissions.clear();
 }
