@@ -57,13 +57,15 @@ def _editor(screen: dict[str, Any], tab: str) -> str:
     return next((e["text"] for e in screen["editors"] if e["tab"] == tab), "")
 
 
+# Packaging, code-server and Chromium take about 50 s of it on 2 idle cores.
+@pytest.mark.timeout(360)
 def test_ask_about_a_selection_see_the_reply_stream_approve_the_edit(
     vscode: tuple[CodeServer, Browser], tmp_path: Path
 ) -> None:
-    """A person in VS Code selects two lines, asks about them, reads the reply while the
-    agent waits for approval, reads every choice in full, allows the edit once and saves
-    the file. Nothing else is asked of them on the way (no warning about a setting of the
-    extension's own)."""
+    """A person in VS Code is told where to say goose-ls's path when it is not found,
+    selects two lines, asks about them, reads the reply while the agent waits for approval,
+    reads every choice in full, allows the edit once and saves the file. Nothing else is
+    asked of them on the way (no warning about a setting of the extension's own)."""
     server, browser = vscode
     workspace = tmp_path / "workspace"
     workspace.mkdir()
@@ -82,18 +84,35 @@ def test_ask_about_a_selection_see_the_reply_stream_approve_the_edit(
             ]
         ],
     }
-    server.settings(
-        {
-            # VS Code starts goose-ls with the PATH of a login shell: a full path is sure.
-            "goose.serverPath": str(Path(sys.executable).with_name("goose-ls")),
-            "goose.agent.command": scripted_agent_command(
-                write_script(tmp_path / "script.json", script)
-            ),
-            "workbench.startupEditor": "none",
-        }
-    )
+    settings = {
+        # Where goose-ls is not: VS Code starts it with the PATH of a login shell, which
+        # may not have it. The user is told so, and where to say it.
+        "goose.serverPath": str(tmp_path / "nowhere" / "goose-ls"),
+        "goose.agent.command": scripted_agent_command(
+            write_script(tmp_path / "script.json", script)
+        ),
+        "workbench.startupEditor": "none",
+    }
+    server.settings(settings)
     shot = tmp_path / "failed.png"
     browser.run("await page.goto(args.url)", url=f"{server.url}?folder={workspace}")
+    wait_for(
+        browser,
+        lambda s: (
+            "goose: goose-ls not started" in s["status"]
+            and any(
+                "could not start goose-ls" in t and "goose.serverPath" in t for t in s["toasts"]
+            )
+        ),
+        "a goose-ls that cannot start is not told",
+        60,
+        shot,
+    )
+    # Its full path, then Reload Window.
+    server.settings(
+        {**settings, "goose.serverPath": str(Path(sys.executable).with_name("goose-ls"))}
+    )
+    browser.run("await page.reload()")
     wait_for(browser, lambda s: "goose: idle" in s["status"], "goose-ls did not start", 60, shot)
 
     browser.run("""await page.getByRole("treeitem", {name: "app.py"}).click()""")
@@ -121,9 +140,11 @@ def test_ask_about_a_selection_see_the_reply_stream_approve_the_edit(
     # the status bar when its notification has hidden itself.
     screen = wait_for(
         browser,
-        lambda s: FIRST in _chat(s)
-        and any("goose wants to run: Edit app.py" in t for t in s["toasts"])
-        and "goose: waits for your approval" in s["status"],
+        lambda s: (
+            FIRST in _chat(s)
+            and any("goose wants to run: Edit app.py" in t for t in s["toasts"])
+            and "goose: waits for your approval" in s["status"]
+        ),
         "the reply and the approval request are not on screen",
         shot=shot,
     )
@@ -137,23 +158,43 @@ def test_ask_about_a_selection_see_the_reply_stream_approve_the_edit(
         "Choose… offered no choices",
         shot=shot,
     )
-    assert screen["quickInput"]["items"] == GOOSE_LABELS, "every choice, in full"
+    change = "Show the change to app.py"
+    assert screen["quickInput"]["items"] == [change, *GOOSE_LABELS], "every choice, in full"
+    # The change first, in the diff editor; then the choices again.
+    browser.run(
+        """await page.locator(".quick-input-list .monaco-list-row", {hasText: args.change}).click()""",
+        change=change,
+    )
+    screen = wait_for(
+        browser,
+        lambda s: s["diffs"] and s["quickInput"] and s["quickInput"]["items"],
+        "the change is not shown, or the choices not offered again",
+        shot=shot,
+    )
+    (diff,) = screen["diffs"]
+    assert "    return x + y  # the sum" in diff["modified"].split("\n"), diff
+    assert "    return x + y" in diff["original"].split("\n"), diff
     if folder := os.environ.get("GOOSE_LS_SCREENS"):
         browser.screenshot(Path(folder) / "vscode-permission.png")
     browser.run(
         """await page.locator(".quick-input-list .monaco-list-row", {hasText: "Allow once"}).click()"""
     )
+    browser.run(
+        """await page.locator(".tab").filter({has: page.locator(".label-name", {hasText: /^app\\.py$/})}).click()"""
+    )
     screen = wait_for(
         browser,
-        lambda s: DONE in _chat(s)
-        and "goose: idle" in s["status"]
-        and "# the sum" in _editor(s, "app.py"),
+        lambda s: (
+            DONE in _chat(s)
+            and "goose: idle" in s["status"]
+            and "# the sum" in _editor(s, "app.py")
+        ),
         "the edit did not land in app.py, or the turn did not end",
         shot=shot,
     )
     assert source.read_text() == APP, "the editor's buffer is edited; saving is the user's"
     browser.run(
-        """await page.locator(".editor-group-container").first().locator(".view-lines").click();
+        """await page.locator(".editor-group-container").first().locator(".view-lines").first().click();
         await page.keyboard.press("Control+s");"""
     )
     deadline = time.monotonic() + 30

@@ -15,7 +15,7 @@ async function main() {
     // As root (CI), Chromium runs only without its sandbox.
     args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
   });
-  const context = await browser.newContext({ viewport: { width: 1400, height: 860 } });
+  const context = await browser.newContext({ viewport: { width: 1920, height: 1080 } });
   const page = await context.newPage();
   const lines = readline.createInterface({ input: process.stdin });
   for await (const line of lines) {

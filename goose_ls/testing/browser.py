@@ -57,13 +57,14 @@ def package_extension(folder: Path) -> Path:
     for step in (
         [NPM, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
         [NPM, "run", "compile"],
-        [str(VSCE), "package", "--out", "goose-ls.vsix"],
+        [str(VSCE), "package", "--allow-missing-repository", "--skip-license"],
     ):
         done = subprocess.run(
             step, cwd=folder, capture_output=True, text=True, timeout=300, check=False
         )
         assert done.returncode == 0, f"{step}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
-    return folder / "goose-ls.vsix"
+    (vsix,) = folder.glob("*.vsix")
+    return vsix
 
 
 def _free_port() -> int:
@@ -175,7 +176,13 @@ class Browser:
         return self.run("return await page.evaluate(args.code)", code=f"(() => {{{body}}})()")
 
     def screenshot(self, path: Path) -> None:
-        self.run("await page.screenshot({path: args.path})", path=str(path))
+        """The page as drawn: after two animation frames, so what changed is painted."""
+        self.run(
+            """await page.evaluate(() => new Promise((painted) =>
+              requestAnimationFrame(() => requestAnimationFrame(painted))));
+            await page.screenshot({path: args.path});""",
+            path=str(path),
+        )
 
     def stop(self) -> None:
         if self._node.stdin is not None:
@@ -200,6 +207,10 @@ return {
     const editor = group.querySelector(".monaco-editor");
     return { tab: text(group.querySelector(".tab.active .label-name")), text: editor ? lines(editor) : "" };
   }),
+  diffs: [...document.querySelectorAll(".monaco-diff-editor")].filter(shown).map((diff) => ({
+    original: lines(diff.querySelector(".editor.original")),
+    modified: lines(diff.querySelector(".editor.modified")),
+  })),
   toasts: [...document.querySelectorAll(".notification-toast")].filter(shown).map(text),
   quickInput: shown(quickInput) ? {
     title: text(quickInput.querySelector(".quick-input-title")),
@@ -210,8 +221,9 @@ return {
   status: text(document.querySelector(".statusbar")),
 };
 """
-"""What a person sees of the VS Code window (run in the page), as JSON: each editor group's active tab and
-its lines, the notifications, the quick input, the status bar."""
+"""What a person sees of the VS Code window (run in the page), as JSON: each editor
+group's active tab and its lines, the diff editors' two sides, the notifications, the
+quick input, the status bar."""
 
 
 def wait_for(

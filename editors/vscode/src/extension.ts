@@ -13,6 +13,8 @@ const chats = new Map<string, Chat>();
 let current: string | undefined;
 let statusBar: vscode.StatusBarItem | undefined;
 let agent: AgentStatus = { state: "stopped" };
+/** Why goose-ls could not be started, when it could not. */
+let notStarted: string | undefined;
 /** The questions waiting for the user: closing one drops its prompts. */
 const questions = new Map<string, vscode.CancellationTokenSource>();
 /** The permission requests waiting for an answer, oldest first; resolving one closes its
@@ -23,7 +25,37 @@ interface Permission {
   requestId: string;
   question: string;
   options: PermissionOption[];
+  /** The changes of an edit, as goose-ls worked them out (docs/protocol.md). */
+  diffs: Diff[];
   closing: vscode.CancellationTokenSource;
+}
+
+interface Diff {
+  path: string;
+  oldText: string;
+  newText: string;
+}
+
+/** The two sides of each change a permission request shows:
+ * goose-diff:/<requestId>/<n>/old/<name>. */
+const sides = new Map<string, string>();
+
+function diffsOf(content: unknown): Diff[] {
+  if (!Array.isArray(content)) return [];
+  return content
+    .filter((item) => item?.type === "diff" && typeof item.path === "string" && typeof item.newText === "string")
+    .map((item) => ({ path: item.path, oldText: typeof item.oldText === "string" ? item.oldText : "", newText: item.newText }));
+}
+
+/** Show a change in VS Code's diff editor (a tab of its own, the file's left as it is). */
+async function showDiff(diff: Diff, key: string): Promise<void> {
+  const name = diff.path.split("/").pop() ?? diff.path;
+  const old = vscode.Uri.from({ scheme: "goose-diff", path: `/${key}/old/${name}` });
+  const changed = vscode.Uri.from({ scheme: "goose-diff", path: `/${key}/new/${name}` });
+  sides.set(old.path, diff.oldText);
+  sides.set(changed.path, diff.newText);
+  const title = `goose: the change to ${vscode.workspace.asRelativePath(diff.path)}`;
+  await vscode.commands.executeCommand("vscode.diff", old, changed, title, { preview: false, preserveFocus: true });
 }
 
 const CHOOSE = "Choose…";
@@ -34,12 +66,20 @@ function showStatus(): void {
   if (!statusBar) return;
   const signInNeeded = agent.reason === "auth_required";
   const waiting = permissions.size > 0;
-  statusBar.text = waiting
-    ? "goose: waits for your approval"
-    : signInNeeded
+  statusBar.text = notStarted
+    ? "goose: goose-ls not started"
+    : waiting
+      ? "goose: waits for your approval"
+      : signInNeeded
       ? "goose: needs sign-in"
-      : statusText(current ? chats.get(current) : undefined);
-  statusBar.command = waiting ? "gooseLs.permission" : signInNeeded ? "gooseLs.signIn" : undefined;
+        : statusText(current ? chats.get(current) : undefined);
+  statusBar.command = notStarted
+    ? { title: "Settings", command: "workbench.action.openSettings", arguments: ["goose.serverPath"] }
+    : waiting
+      ? "gooseLs.permission"
+      : signInNeeded
+        ? "gooseLs.signIn"
+        : undefined;
   // A notification hides itself after a few seconds; the request stays in sight here.
   statusBar.backgroundColor = waiting ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
   statusBar.show();
@@ -83,10 +123,16 @@ async function ask(question: string, context: object[]): Promise<void> {
  * after a few seconds, and its buttons are cut to fit it, so the choices are offered in a
  * quick pick, in full), and the status bar until it is resolved. */
 function askPermission(update: Update): void {
-  const u = update.update as unknown as { requestId: string; toolCall: { title?: string }; options: PermissionOption[]; warning?: string };
+  const u = update.update as unknown as {
+    requestId: string;
+    toolCall: { title?: string; content?: unknown };
+    options: PermissionOption[];
+    warning?: string;
+  };
   if (permissions.has(u.requestId)) return;
   const question = `goose wants to run: ${u.toolCall.title ?? "a tool"}${u.warning ? ` (${u.warning})` : ""}`;
-  permissions.set(u.requestId, { requestId: u.requestId, question, options: u.options, closing: new vscode.CancellationTokenSource() });
+  const diffs = diffsOf(u.toolCall.content);
+  permissions.set(u.requestId, { requestId: u.requestId, question, options: u.options, diffs, closing: new vscode.CancellationTokenSource() });
   showStatus();
   if (update.replay) return; // waiting still, after a reload: the status bar tells
   void Promise.resolve(vscode.window.showWarningMessage(question, CHOOSE)).then((choice) => {
@@ -94,14 +140,25 @@ function askPermission(update: Update): void {
   });
 }
 
-/** Offer the choices of a waiting permission request (the oldest unless one is named);
- * Escape leaves it waiting. */
+/** Offer the choices of a waiting permission request (the oldest unless one is named),
+ * after its changes, each shown in the diff editor when picked; Escape leaves it waiting. */
 async function answerPermission(requestId?: string): Promise<void> {
   const waiting = requestId === undefined ? permissions.values().next().value : permissions.get(requestId);
   if (!waiting) return void vscode.window.showInformationMessage("goose: no permission request waits");
-  const items = waiting.options.map((option) => ({ label: option.label, option }));
+  const shows = waiting.diffs.map((diff, n) => ({
+    label: `Show the change to ${vscode.workspace.asRelativePath(diff.path)}`,
+    diff,
+    key: `${waiting.requestId}/${n}`,
+  }));
+  const choices = waiting.options.map((option) => ({ label: option.label, option }));
+  const items: ((typeof shows)[number] | (typeof choices)[number])[] = [...shows, ...choices];
   const options = { title: waiting.question, placeHolder: waiting.question, ignoreFocusOut: true };
-  const pick = await vscode.window.showQuickPick(items, options, waiting.closing.token);
+  let pick: (typeof items)[number] | undefined;
+  for (;;) {
+    pick = await vscode.window.showQuickPick(items, options, waiting.closing.token);
+    if (!pick || !("diff" in pick)) break;
+    await showDiff(pick.diff, pick.key);
+  }
   if (!pick || !permissions.has(waiting.requestId)) return;
   try {
     await client!.sendRequest("goose/permission", { requestId: waiting.requestId, optionId: pick.option.optionId });
@@ -230,6 +287,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
   client = new LanguageClient("goose-ls", "goose-ls", serverOptions, clientOptions);
   context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider("goose-chat", documents));
+  context.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider("goose-diff", { provideTextDocumentContent: (uri) => sides.get(uri.path) ?? "" }),
+  );
   client.onNotification("goose/update", (params: Update) => {
     const chat = chats.get(params.sessionId) ?? new Chat(params.sessionId);
     chats.set(params.sessionId, chat);
@@ -296,7 +356,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.commands.registerCommand("gooseLs.signIn", () => signIn(agent.signIn ?? [], (method, params) => client!.sendRequest(method, params))),
   );
-  await client.start();
+  try {
+    await client.start();
+  } catch (error) {
+    // Not found, most often: VS Code starts it with the PATH of a login shell.
+    const why = error instanceof Error ? error.message : String(error);
+    notStarted = `goose: could not start goose-ls (${why}). Install it, or set goose.serverPath to its full path (\`command -v goose-ls\` in a terminal), then reload the window.`;
+    showStatus();
+    void Promise.resolve(vscode.window.showErrorMessage(notStarted, "Open Settings")).then((choice) => {
+      if (choice) void vscode.commands.executeCommand("workbench.action.openSettings", "goose.serverPath");
+    });
+  }
 }
 
 export async function deactivate(): Promise<void> {
@@ -304,8 +374,10 @@ export async function deactivate(): Promise<void> {
   // Activated again, the extension talks to a new goose-ls: these chats were the old one's.
   client = undefined;
   current = undefined;
+  notStarted = undefined;
   agent = { state: "stopped" };
   chats.clear();
   questions.clear();
   permissions.clear();
+  sides.clear();
 }

@@ -82,7 +82,10 @@ const vscode = {
   QuickPickItemKind: { Separator: -1 },
   workspace: {
     getConfiguration: () => ({ get: (key: string, fallback?: unknown) => (key === "agent" ? { command: [...agentCommand, script] } : fallback) }),
-    registerTextDocumentContentProvider: (_scheme: string, provider: typeof chats) => (chats = provider),
+    registerTextDocumentContentProvider: (scheme: string, provider: typeof chats) => {
+      if (scheme === "goose-chat") chats = provider;
+      return { dispose() {} };
+    },
     openTextDocument: async () => ({}),
   },
   window: {
