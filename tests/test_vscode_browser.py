@@ -29,6 +29,8 @@ EDITED = APP.replace("return x + y\n", "return x + y  # the sum\n")
 QUESTION = "Could add say what it returns?"
 FIRST = "Let me add a comment to add."
 DONE = "Done: the comment is in app.py."
+FOLLOW_UP = "And a long answer, please"
+LONG = "".join(f"streamed line {n}\n" for n in range(1, 61))
 
 
 @pytest.fixture
@@ -50,7 +52,9 @@ def vscode(tmp_path: Path) -> Iterator[tuple[CodeServer, Browser]]:
 
 
 def _chat(screen: dict[str, Any]) -> str:
-    return next((e["text"] for e in screen["editors"] if "## You" in e["text"]), "")
+    """The chat's lines in view (its tab is named after the session: not a file's)."""
+    tabs = [e for e in screen["editors"] if e["tab"] != "app.py" and "change" not in e["tab"]]
+    return next((e["text"] for e in tabs if e["text"]), "")
 
 
 def _editor(screen: dict[str, Any], tab: str) -> str:
@@ -81,7 +85,8 @@ def test_ask_about_a_selection_see_the_reply_stream_approve_the_edit(
                 {"permission": {"toolCall": edit_call(source, APP, EDITED)}},
                 {"writeFile": {"path": str(source), "content": EDITED}},
                 {"text": DONE},
-            ]
+            ],
+            [{"text": LONG, "chunks": 30, "delay": 0.02}],
         ],
     }
     settings = {
@@ -201,6 +206,23 @@ def test_ask_about_a_selection_see_the_reply_stream_approve_the_edit(
     while source.read_text() != EDITED:
         assert time.monotonic() < deadline, "Ctrl+S did not save the edit"
         time.sleep(0.05)
+
+    # A long reply to a follow-up: the chat, whose end was in view, follows it.
+    browser.run(
+        """await page.keyboard.press("Control+Shift+P");
+        await page.keyboard.type("Goose: Send a message");
+        await page.locator(".quick-input-list .monaco-list-row", {hasText: "Goose: Send a message"}).first().waitFor();
+        await page.keyboard.press("Enter");"""
+    )
+    wait_for(browser, lambda s: s["quickInput"] and s["quickInput"]["items"] == [], "no input box")
+    browser.run("await page.keyboard.type(args.text)", text=FOLLOW_UP)
+    browser.run("""await page.keyboard.press("Enter")""")
+    wait_for(
+        browser,
+        lambda s: "streamed line 60" in _chat(s) and "goose: idle" in s["status"],
+        "the end of the long reply is not in view: the chat did not follow it",
+        shot=shot,
+    )
 
     (attached,) = [block for block in prompts(record)[0] if block["type"] == "resource"]
     assert attached["resource"]["text"] == "def add(x, y):\n    return x + y\n", attached

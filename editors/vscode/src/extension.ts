@@ -94,6 +94,23 @@ class ChatDocuments implements vscode.TextDocumentContentProvider {
 }
 const documents = new ChatDocuments();
 
+/** The line count of each chat document when last seen, to know whose view was at its end. */
+const lineCounts = new Map<string, number>();
+
+/** A chat's editors that showed its end follow what is added there; one scrolled up to
+ * read stays where it is. */
+function follow(event: vscode.TextDocumentChangeEvent): void {
+  const chat = event.document;
+  if (chat.uri.scheme !== "goose-chat") return;
+  const before = lineCounts.get(chat.uri.toString()) ?? 0;
+  lineCounts.set(chat.uri.toString(), chat.lineCount);
+  const end = new vscode.Range(chat.lineCount - 1, 0, chat.lineCount - 1, 0);
+  for (const editor of vscode.window.visibleTextEditors) {
+    const seen = editor.visibleRanges[editor.visibleRanges.length - 1]?.end.line ?? 0;
+    if (editor.document === chat && seen >= before - 2) editor.revealRange(end);
+  }
+}
+
 function chatUri(sessionId: string): vscode.Uri {
   return vscode.Uri.from({ scheme: "goose-chat", path: sessionId });
 }
@@ -287,6 +304,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
   client = new LanguageClient("goose-ls", "goose-ls", serverOptions, clientOptions);
   context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider("goose-chat", documents));
+  context.subscriptions.push(vscode.workspace.onDidChangeTextDocument(follow));
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider("goose-diff", { provideTextDocumentContent: (uri) => sides.get(uri.path) ?? "" }),
   );
@@ -380,4 +398,5 @@ export async function deactivate(): Promise<void> {
   questions.clear();
   permissions.clear();
   sides.clear();
+  lineCounts.clear();
 }

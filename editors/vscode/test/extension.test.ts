@@ -87,6 +87,7 @@ const vscode = {
       return { dispose() {} };
     },
     openTextDocument: async () => ({}),
+    onDidChangeTextDocument: () => ({ dispose() {} }),
   },
   window: {
     createStatusBarItem: () => statusBar,
