@@ -31,6 +31,7 @@ FIRST = "Let me add a comment to add."
 DONE = "Done: the comment is in app.py."
 FOLLOW_UP = "And a long answer, please"
 LONG = "".join(f"streamed line {n}\n" for n in range(1, 61))
+MORE = "".join(f"another line {n}\n" for n in range(1, 61))
 
 
 @pytest.fixture
@@ -55,6 +56,19 @@ def _chat(screen: dict[str, Any]) -> str:
     """The chat's lines in view (its tab is named after the session: not a file's)."""
     tabs = [e for e in screen["editors"] if e["tab"] != "app.py" and "change" not in e["tab"]]
     return next((e["text"] for e in tabs if e["text"]), "")
+
+
+def _send(browser: Browser, message: str) -> None:
+    """Goose: Send a message, from the command palette."""
+    browser.run(
+        """await page.keyboard.press("Control+Shift+P");
+        await page.keyboard.type("Goose: Send a message");
+        await page.locator(".quick-input-list .monaco-list-row", {hasText: "Goose: Send a message"}).first().waitFor();
+        await page.keyboard.press("Enter");"""
+    )
+    wait_for(browser, lambda s: s["quickInput"] and s["quickInput"]["items"] == [], "no input box")
+    browser.run("await page.keyboard.type(args.text)", text=message)
+    browser.run("""await page.keyboard.press("Enter")""")
 
 
 def _editor(screen: dict[str, Any], tab: str) -> str:
@@ -87,6 +101,11 @@ def test_ask_about_a_selection_see_the_reply_stream_approve_the_edit(
                 {"text": DONE},
             ],
             [{"text": LONG, "chunks": 30, "delay": 0.02}],
+            [
+                {"text": MORE, "chunks": 30, "delay": 0.02},
+                {"permission": {"toolCall": {"toolCallId": "t3", "title": "shell · ls"}}},
+                {"text": "Listed."},
+            ],
         ],
     }
     settings = {
@@ -208,20 +227,38 @@ def test_ask_about_a_selection_see_the_reply_stream_approve_the_edit(
         time.sleep(0.05)
 
     # A long reply to a follow-up: the chat, whose end was in view, follows it.
-    browser.run(
-        """await page.keyboard.press("Control+Shift+P");
-        await page.keyboard.type("Goose: Send a message");
-        await page.locator(".quick-input-list .monaco-list-row", {hasText: "Goose: Send a message"}).first().waitFor();
-        await page.keyboard.press("Enter");"""
-    )
-    wait_for(browser, lambda s: s["quickInput"] and s["quickInput"]["items"] == [], "no input box")
-    browser.run("await page.keyboard.type(args.text)", text=FOLLOW_UP)
-    browser.run("""await page.keyboard.press("Enter")""")
+    _send(browser, FOLLOW_UP)
     wait_for(
         browser,
         lambda s: "streamed line 60" in _chat(s) and "goose: idle" in s["status"],
         "the end of the long reply is not in view: the chat did not follow it",
         shot=shot,
+    )
+    # Scrolled up to read, the chat stays there while the next reply streams in.
+    browser.run(
+        """await page.locator(".editor-group-container").nth(1).locator(".view-lines").first().click();
+        await page.keyboard.press("Control+Home");"""
+    )
+    wait_for(browser, lambda s: QUESTION in _chat(s), "the chat's start is not in view")
+    _send(browser, FOLLOW_UP)
+    screen = wait_for(
+        browser,
+        lambda s: "goose: waits for your approval" in s["status"],
+        "the third reply did not come to its question",
+        shot=shot,
+    )
+    assert QUESTION in _chat(screen) and "another line" not in _chat(screen), _chat(screen)
+    # Its notification aside, the status bar offers the choices too.
+    browser.run(
+        """await page.locator(".statusbar-item", {hasText: "goose: waits for your approval"}).click()"""
+    )
+    screen = wait_for(browser, lambda s: s["quickInput"] and s["quickInput"]["items"], "no choices")
+    assert screen["quickInput"]["items"] == GOOSE_LABELS
+    browser.run(
+        """await page.locator(".quick-input-list .monaco-list-row", {hasText: "Reject"}).first().click()"""
+    )
+    wait_for(
+        browser, lambda s: "goose: idle" in s["status"], "the third turn did not end", shot=shot
     )
 
     (attached,) = [block for block in prompts(record)[0] if block["type"] == "resource"]
