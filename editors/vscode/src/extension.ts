@@ -60,8 +60,9 @@ async function showDiff(diff: Diff, key: string): Promise<void> {
 
 const CHOOSE = "Choose…";
 
-/** The status bar tells the current chat's state and how full its context is; when the
- * agent waits for a sign-in, it says so and signs in when clicked. */
+/** The status bar tells the current chat's state and how full its context is. Before
+ * that, and acting on a click: goose-ls could not start (its setting), a permission
+ * request waits (its choices), the agent waits for a sign-in (signing in). */
 function showStatus(): void {
   if (!statusBar) return;
   const signInNeeded = agent.reason === "auth_required";
@@ -71,7 +72,7 @@ function showStatus(): void {
     : waiting
       ? "goose: waits for your approval"
       : signInNeeded
-      ? "goose: needs sign-in"
+        ? "goose: needs sign-in"
         : statusText(current ? chats.get(current) : undefined);
   statusBar.command = notStarted
     ? { title: "Settings", command: "workbench.action.openSettings", arguments: ["goose.serverPath"] }
