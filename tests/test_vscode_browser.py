@@ -4,6 +4,7 @@ docs/editors/vscode.md says (the .vsix installed), driven by clicks and keys."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -56,6 +57,12 @@ def _chat(screen: dict[str, Any]) -> str:
     """The chat's lines in view (its tab is named after the session: not a file's)."""
     tabs = [e for e in screen["editors"] if e["tab"] != "app.py" and "change" not in e["tab"]]
     return next((e["text"] for e in tabs if e["text"]), "")
+
+
+def _asks_to_edit(told: str) -> bool:
+    """What allowing does, as goose-ls read it from the request, then the agent's title."""
+    said = re.search(r"The agent is waiting for your approval: (.*) \(it calls this “(.*)”\)", told)
+    return said is not None and "app.py" in said[1] and said[2] == "Edit app.py"
 
 
 def _send(browser: Browser, message: str) -> None:
@@ -166,7 +173,7 @@ def test_ask_about_a_selection_see_the_reply_stream_approve_the_edit(
         browser,
         lambda s: (
             FIRST in _chat(s)
-            and any("goose wants to run: Edit app.py" in t for t in s["toasts"])
+            and any(_asks_to_edit(t) for t in s["toasts"])
             and "goose: waits for your approval" in s["status"]
         ),
         "the reply and the approval request are not on screen",

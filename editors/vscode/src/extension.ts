@@ -60,6 +60,15 @@ async function showDiff(diff: Diff, key: string): Promise<void> {
 
 const CHOOSE = "Choose…";
 
+/** Agent text on one line, without what could hide or reorder what follows it (control,
+ * bidi and zero-width characters). */
+function oneLine(text: string): string {
+  return text
+    .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g, " ")
+    .replace(/ +/g, " ")
+    .trim();
+}
+
 /** The status bar tells the current chat's state and how full its context is. Before
  * that, and acting on a click: goose-ls could not start (its setting), a permission
  * request waits (its choices), the agent waits for a sign-in (signing in). */
@@ -143,12 +152,16 @@ async function ask(question: string, context: object[]): Promise<void> {
 function askPermission(update: Update): void {
   const u = update.update as unknown as {
     requestId: string;
-    toolCall: { title?: string; content?: unknown };
+    toolCall: { toolCallId?: string; title?: string; content?: unknown };
     options: PermissionOption[];
+    action?: string;
     warning?: string;
   };
   if (permissions.has(u.requestId)) return;
-  const question = `goose wants to run: ${u.toolCall.title ?? "a tool"}${u.warning ? ` (${u.warning})` : ""}`;
+  // What allowing lets happen, as goose-ls read it from the request, before the agent's title.
+  const title = oneLine(u.toolCall.title || u.toolCall.toolCallId || "a tool");
+  const warning = u.warning ? `⚠️ ${oneLine(u.warning)} ` : "";
+  const question = `${warning}The agent is waiting for your approval: ${oneLine(u.action || title)} (it calls this “${title}”)`;
   const diffs = diffsOf(u.toolCall.content);
   permissions.set(u.requestId, { requestId: u.requestId, question, options: u.options, diffs, closing: new vscode.CancellationTokenSource() });
   showStatus();
@@ -170,7 +183,7 @@ async function answerPermission(requestId?: string): Promise<void> {
   }));
   const choices = waiting.options.map((option) => ({ label: option.label, option }));
   const items: ((typeof shows)[number] | (typeof choices)[number])[] = [...shows, ...choices];
-  const options = { title: waiting.question, placeHolder: waiting.question, ignoreFocusOut: true };
+  const options = { title: waiting.question, placeHolder: "your answer (Escape: it waits)", ignoreFocusOut: true };
   let pick: (typeof items)[number] | undefined;
   for (;;) {
     pick = await vscode.window.showQuickPick(items, options, waiting.closing.token);

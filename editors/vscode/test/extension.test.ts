@@ -201,8 +201,8 @@ async function until(done: () => boolean, what: string): Promise<void> {
 const skip = serverCommand.length === 0 && "GOOSE_CMD is not set (tests/test_vscode.py sets it)";
 
 test("the permission choices are the labels goose-ls sent; the one picked answers with its option", { skip }, async () => {
-  // claude-code-acp's options, and one the agent left unnamed: goose-ls words them, not
-  // the kind ("Allow", not "Allow once"), and adds its own last.
+  // claude-code-acp's options, and one the agent left unnamed: goose-ls words each by its
+  // kind (the agent's name after it when that says more), and adds its own last.
   const options = [
     { optionId: "allow_always", name: "Always Allow", kind: "allow_always" },
     { optionId: "allow", name: "Allow", kind: "allow_once" },
@@ -214,12 +214,15 @@ test("the permission choices are the labels goose-ls sent; the one picked answer
   writeFileSync(script, JSON.stringify({ turns: [turn] }));
 
   await extension.activate({ subscriptions: [] } as never);
-  picks.push("Allow"); // the allow-once choice, known by its label
+  picks.push("Allow once"); // the agent's "Allow", known by its label
   try {
     await commands.get("gooseLs.send")!();
     await until(() => turnEnds.length > 0, "the turn to end");
-    assert.deepEqual(shown, [{ message: "goose wants to run: Edit app.py", labels: ["Choose…"] }]);
-    assert.deepEqual(quickPicks, [["Always Allow", "Allow", "Reject", "Reject always", "Allow for this session"]]);
+    // What allowing lets happen, as goose-ls read it, then the agent's title.
+    assert.equal(shown.length, 1);
+    assert.match(shown[0].message, /^The agent is waiting for your approval: .+ \(it calls this “Edit app\.py”\)$/);
+    assert.deepEqual(shown[0].labels, ["Choose…"]);
+    assert.deepEqual(quickPicks, [["Allow always (Always Allow)", "Allow once", "Reject", "Reject always", "Allow for this session"]]);
     assert.match(chats!.provideTextDocumentContent({ path: turnEnds[0].sessionId }), /\[permission: allow\]done\n$/);
     assert.ok(statusBar.shown);
     assert.equal(statusBar.text, "goose: idle · 12k/200k", "the status bar tells how full the context is");
