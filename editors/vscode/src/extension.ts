@@ -54,7 +54,7 @@ async function showDiff(diff: Diff, key: string): Promise<void> {
   const changed = vscode.Uri.from({ scheme: "goose-diff", path: `/${key}/new/${name}` });
   sides.set(old.path, diff.oldText);
   sides.set(changed.path, diff.newText);
-  const title = `goose: the change to ${vscode.workspace.asRelativePath(diff.path)}`;
+  const title = `goose: the change to ${oneLine(vscode.workspace.asRelativePath(diff.path))}`;
   await vscode.commands.executeCommand("vscode.diff", old, changed, title, { preview: false, preserveFocus: true });
 }
 
@@ -177,7 +177,7 @@ async function answerPermission(requestId?: string): Promise<void> {
   const waiting = requestId === undefined ? permissions.values().next().value : permissions.get(requestId);
   if (!waiting) return void vscode.window.showInformationMessage("goose: no permission request waits");
   const shows = waiting.diffs.map((diff, n) => ({
-    label: `Show the change to ${vscode.workspace.asRelativePath(diff.path)}`,
+    label: `Show the change to ${oneLine(vscode.workspace.asRelativePath(diff.path))}`,
     diff,
     key: `${waiting.requestId}/${n}`,
   }));
