@@ -42,9 +42,17 @@ async def shared_editor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterat
     await stop_editor(session)
 
 
-SLOW_FIRST = ("test_fuzz", "test_vscode", "test_load", "test_emacs", "test_nvim", "test_helix")
-"""Modules whose tests take 5 to 20 s: run first, so that no worker is left with one at
-the end while the others idle."""
+SLOW_FIRST = (
+    "test_vscode_browser",
+    "test_fuzz",
+    "test_vscode",
+    "test_load",
+    "test_emacs",
+    "test_nvim",
+    "test_helix",
+)
+"""Modules whose tests take 5 to 20 s (the browser's, 50): run first, so that no worker is
+left with one at the end while the others idle."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

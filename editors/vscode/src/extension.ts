@@ -13,16 +13,85 @@ const chats = new Map<string, Chat>();
 let current: string | undefined;
 let statusBar: vscode.StatusBarItem | undefined;
 let agent: AgentStatus = { state: "stopped" };
+/** Why goose-ls could not be started, when it could not. */
+let notStarted: string | undefined;
 /** The questions waiting for the user: closing one drops its prompts. */
 const questions = new Map<string, vscode.CancellationTokenSource>();
+/** The permission requests waiting for an answer, oldest first; resolving one closes its
+ * prompt. */
+const permissions = new Map<string, Permission>();
 
-/** The status bar tells the current chat's state and how full its context is; when the
- * agent waits for a sign-in, it says so and signs in when clicked. */
+interface Permission {
+  requestId: string;
+  question: string;
+  options: PermissionOption[];
+  /** The changes of an edit, as goose-ls worked them out (docs/protocol.md). */
+  diffs: Diff[];
+  closing: vscode.CancellationTokenSource;
+}
+
+interface Diff {
+  path: string;
+  oldText: string;
+  newText: string;
+}
+
+/** The two sides of each change a permission request shows:
+ * goose-diff:/<requestId>/<n>/old/<name>. */
+const sides = new Map<string, string>();
+
+function diffsOf(content: unknown): Diff[] {
+  if (!Array.isArray(content)) return [];
+  return content
+    .filter((item) => item?.type === "diff" && typeof item.path === "string" && typeof item.newText === "string")
+    .map((item) => ({ path: item.path, oldText: typeof item.oldText === "string" ? item.oldText : "", newText: item.newText }));
+}
+
+/** Show a change in VS Code's diff editor (a tab of its own, the file's left as it is). */
+async function showDiff(diff: Diff, key: string): Promise<void> {
+  const name = diff.path.split("/").pop() ?? diff.path;
+  const old = vscode.Uri.from({ scheme: "goose-diff", path: `/${key}/old/${name}` });
+  const changed = vscode.Uri.from({ scheme: "goose-diff", path: `/${key}/new/${name}` });
+  sides.set(old.path, diff.oldText);
+  sides.set(changed.path, diff.newText);
+  const title = `goose: the change to ${oneLine(vscode.workspace.asRelativePath(diff.path))}`;
+  await vscode.commands.executeCommand("vscode.diff", old, changed, title, { preview: false, preserveFocus: true });
+}
+
+const CHOOSE = "Choose…";
+
+/** Agent text on one line, without what could hide or reorder what follows it (control,
+ * bidi and zero-width characters). */
+function oneLine(text: string): string {
+  return text
+    .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g, " ")
+    .replace(/ +/g, " ")
+    .trim();
+}
+
+/** The status bar tells the current chat's state and how full its context is. Before
+ * that, and acting on a click: goose-ls could not start (its setting), a permission
+ * request waits (its choices), the agent waits for a sign-in (signing in). */
 function showStatus(): void {
   if (!statusBar) return;
   const signInNeeded = agent.reason === "auth_required";
-  statusBar.text = signInNeeded ? "goose: needs sign-in" : statusText(current ? chats.get(current) : undefined);
-  statusBar.command = signInNeeded ? "gooseLs.signIn" : undefined;
+  const waiting = permissions.size > 0;
+  statusBar.text = notStarted
+    ? "goose: goose-ls not started"
+    : waiting
+      ? "goose: waits for your approval"
+      : signInNeeded
+        ? "goose: needs sign-in"
+        : statusText(current ? chats.get(current) : undefined);
+  statusBar.command = notStarted
+    ? { title: "Settings", command: "workbench.action.openSettings", arguments: ["goose.serverPath"] }
+    : waiting
+      ? "gooseLs.permission"
+      : signInNeeded
+        ? "gooseLs.signIn"
+        : undefined;
+  // A notification hides itself after a few seconds; the request stays in sight here.
+  statusBar.backgroundColor = waiting ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
   statusBar.show();
 }
 
@@ -34,6 +103,23 @@ class ChatDocuments implements vscode.TextDocumentContentProvider {
   }
 }
 const documents = new ChatDocuments();
+
+/** The line count of each chat document when last seen, to know whose view was at its end. */
+const lineCounts = new Map<string, number>();
+
+/** A chat's editors that showed its end follow what is added there; one scrolled up to
+ * read stays where it is. */
+function follow(event: vscode.TextDocumentChangeEvent): void {
+  const chat = event.document;
+  if (chat.uri.scheme !== "goose-chat") return;
+  const before = lineCounts.get(chat.uri.toString()) ?? 0;
+  lineCounts.set(chat.uri.toString(), chat.lineCount);
+  const end = new vscode.Range(chat.lineCount - 1, 0, chat.lineCount - 1, 0);
+  for (const editor of vscode.window.visibleTextEditors) {
+    const seen = editor.visibleRanges[editor.visibleRanges.length - 1]?.end.line ?? 0;
+    if (editor.document === chat && seen >= before - 2) editor.revealRange(end);
+  }
+}
 
 function chatUri(sessionId: string): vscode.Uri {
   return vscode.Uri.from({ scheme: "goose-chat", path: sessionId });
@@ -60,12 +146,61 @@ async function ask(question: string, context: object[]): Promise<void> {
   await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });
 }
 
-async function askPermission(update: Update): Promise<void> {
-  const u = update.update as unknown as { requestId: string; toolCall: { title?: string }; options: PermissionOption[] };
-  const labels = u.options.map((option) => option.label);
-  const choice = await vscode.window.showWarningMessage(`goose wants to run: ${u.toolCall.title ?? "a tool"}`, ...labels);
-  const option = choice === undefined ? undefined : u.options[labels.indexOf(choice)];
-  await client!.sendRequest("goose/permission", option ? { requestId: u.requestId, optionId: option.optionId } : { requestId: u.requestId });
+/** A permission request waits until answered: a notification says so (it hides itself
+ * after a few seconds, and its buttons are cut to fit it, so the choices are offered in a
+ * quick pick, in full), and the status bar until it is resolved. */
+function askPermission(update: Update): void {
+  const u = update.update as unknown as {
+    requestId: string;
+    toolCall: { toolCallId?: string; title?: string; content?: unknown };
+    options: PermissionOption[];
+    action?: string;
+    warning?: string;
+  };
+  if (permissions.has(u.requestId)) return;
+  // What allowing lets happen, as goose-ls read it from the request, before the agent's title.
+  const title = oneLine(u.toolCall.title || u.toolCall.toolCallId || "a tool");
+  const warning = u.warning ? `⚠️ ${oneLine(u.warning)} ` : "";
+  const question = `${warning}The agent is waiting for your approval: ${oneLine(u.action || title)} (it calls this “${title}”)`;
+  const diffs = diffsOf(u.toolCall.content);
+  permissions.set(u.requestId, { requestId: u.requestId, question, options: u.options, diffs, closing: new vscode.CancellationTokenSource() });
+  showStatus();
+  if (update.replay) return; // waiting still, after a reload: the status bar tells
+  void Promise.resolve(vscode.window.showWarningMessage(question, CHOOSE)).then((choice) => {
+    if (choice === CHOOSE) void answerPermission(u.requestId);
+  });
+}
+
+/** Offer the choices of a waiting permission request (the oldest unless one is named),
+ * after its changes, each shown in the diff editor when picked; Escape leaves it waiting. */
+async function answerPermission(requestId?: string): Promise<void> {
+  const waiting = requestId === undefined ? permissions.values().next().value : permissions.get(requestId);
+  if (!waiting) return void vscode.window.showInformationMessage("goose: no permission request waits");
+  const shows = waiting.diffs.map((diff, n) => ({
+    label: `Show the change to ${oneLine(vscode.workspace.asRelativePath(diff.path))}`,
+    diff,
+    key: `${waiting.requestId}/${n}`,
+  }));
+  const choices = waiting.options.map((option) => ({ label: option.label, option }));
+  const items: ((typeof shows)[number] | (typeof choices)[number])[] = [...shows, ...choices];
+  const options = { title: waiting.question, placeHolder: "your answer (Escape: it waits)", ignoreFocusOut: true };
+  let pick: (typeof items)[number] | undefined;
+  for (;;) {
+    pick = await vscode.window.showQuickPick(items, options, waiting.closing.token);
+    if (!pick || !("diff" in pick)) break;
+    await showDiff(pick.diff, pick.key);
+  }
+  if (!pick || !permissions.has(waiting.requestId)) return;
+  try {
+    await client!.sendRequest("goose/permission", { requestId: waiting.requestId, optionId: pick.option.optionId });
+  } catch (error) {
+    void vscode.window.showErrorMessage(`goose: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function permissionResolved(requestId: string): void {
+  permissions.get(requestId)?.closing.cancel();
+  permissions.delete(requestId);
 }
 
 function prompts(token: vscode.CancellationToken): Prompts {
@@ -146,6 +281,14 @@ async function setOption(): Promise<void> {
   if (chosen) await client!.sendRequest("goose/setConfigOption", { sessionId: current, configId: option.id, value: chosen.value });
 }
 
+/** The `goose` section less what is this extension's own (`serverPath`: how to start
+ * goose-ls, which it does not know). */
+function serverSettings(section: unknown): unknown {
+  if (typeof section !== "object" || section === null || Array.isArray(section)) return section;
+  const { serverPath: _, ...settings } = section as Record<string, unknown>;
+  return settings;
+}
+
 /** The agent settings that are set (an empty command means "the preset's"). */
 function settingsOf(agent: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(agent).filter(([, value]) => value !== "" && value !== null));
@@ -157,6 +300,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }],
     synchronize: { configurationSection: "goose" },
+    middleware: {
+      workspace: {
+        // The settings go to goose-ls as it asks for them (below), not pushed whole.
+        didChangeConfiguration: (_sections, next) => next(undefined),
+        configuration: async (params, token, next) => {
+          const values = await next(params, token);
+          if (!Array.isArray(values)) return values;
+          return values.map((value, i) => (params.items[i]?.section === "goose" ? serverSettings(value) : value));
+        },
+      },
+    },
     initializationOptions: {
       gooseUpdates: true, // goose/update from the start (docs/protocol.md)
       agent: settingsOf(config.get<Record<string, unknown>>("agent") ?? {}),
@@ -164,12 +318,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
   client = new LanguageClient("goose-ls", "goose-ls", serverOptions, clientOptions);
   context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider("goose-chat", documents));
+  context.subscriptions.push(vscode.workspace.onDidChangeTextDocument(follow));
+  context.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider("goose-diff", { provideTextDocumentContent: (uri) => sides.get(uri.path) ?? "" }),
+  );
   client.onNotification("goose/update", (params: Update) => {
     const chat = chats.get(params.sessionId) ?? new Chat(params.sessionId);
     chats.set(params.sessionId, chat);
     if (chat.apply(params)) documents.changed.fire(chatUri(params.sessionId));
     const u = params.update;
-    if (u.sessionUpdate === "permission_request") void askPermission(params);
+    if (u.sessionUpdate === "permission_request") askPermission(params);
+    if (u.sessionUpdate === "permission_resolved") permissionResolved(u.requestId as string);
     if (u.sessionUpdate === "elicitation_request" && !params.replay) void answerQuestion(params.sessionId, u as unknown as Question);
     if (u.sessionUpdate === "elicitation_resolved") {
       questions.get(u.requestId as string)?.cancel();
@@ -195,13 +354,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const question = await vscode.window.showInputBox({ prompt: "Ask goose" });
       if (!question) return;
       const { start, end } = editor.selection;
-      await ask(question, [{ type: "selection", uri: editor.document.uri.toString(), startLine: start.line + 1, endLine: end.line + 1 }]);
+      // Whole lines picked (Shift+Down, the line numbers) end at the start of the next
+      // line, which holds nothing of the selection.
+      const last = end.character === 0 && end.line > start.line ? end.line - 1 : end.line;
+      await ask(question, [{ type: "selection", uri: editor.document.uri.toString(), startLine: start.line + 1, endLine: last + 1 }]);
     }),
     vscode.commands.registerCommand("gooseLs.send", async () => {
       const message = await compose();
       if (message) await ask(message, []);
     }),
     vscode.commands.registerCommand("gooseLs.sendNow", sendNow),
+    vscode.commands.registerCommand("gooseLs.permission", () => answerPermission()),
     vscode.commands.registerCommand("gooseLs.cancel", async () => {
       if (current) await client!.sendRequest("goose/cancel", { sessionId: current });
     }),
@@ -225,7 +388,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.commands.registerCommand("gooseLs.signIn", () => signIn(agent.signIn ?? [], (method, params) => client!.sendRequest(method, params))),
   );
-  await client.start();
+  try {
+    await client.start();
+  } catch (error) {
+    // Not found, most often: VS Code starts it with the PATH of a login shell.
+    const why = error instanceof Error ? error.message : String(error);
+    notStarted = `goose: could not start goose-ls (${why}). Install it, or set goose.serverPath to its full path (\`command -v goose-ls\` in a terminal), then reload the window.`;
+    showStatus();
+    void Promise.resolve(vscode.window.showErrorMessage(notStarted, "Open Settings")).then((choice) => {
+      if (choice) void vscode.commands.executeCommand("workbench.action.openSettings", "goose.serverPath");
+    });
+  }
 }
 
 export async function deactivate(): Promise<void> {
@@ -233,7 +406,11 @@ export async function deactivate(): Promise<void> {
   // Activated again, the extension talks to a new goose-ls: these chats were the old one's.
   client = undefined;
   current = undefined;
+  notStarted = undefined;
   agent = { state: "stopped" };
   chats.clear();
   questions.clear();
+  permissions.clear();
+  sides.clear();
+  lineCounts.clear();
 }

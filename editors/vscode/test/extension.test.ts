@@ -75,12 +75,19 @@ const vscode = {
     },
   },
   StatusBarAlignment: { Left: 1 },
+  ThemeColor: class {
+    constructor(readonly id: string) {}
+  },
   ViewColumn: { Beside: -2 },
   QuickPickItemKind: { Separator: -1 },
   workspace: {
     getConfiguration: () => ({ get: (key: string, fallback?: unknown) => (key === "agent" ? { command: [...agentCommand, script] } : fallback) }),
-    registerTextDocumentContentProvider: (_scheme: string, provider: typeof chats) => (chats = provider),
+    registerTextDocumentContentProvider: (scheme: string, provider: typeof chats) => {
+      if (scheme === "goose-chat") chats = provider;
+      return { dispose() {} };
+    },
     openTextDocument: async () => ({}),
+    onDidChangeTextDocument: () => ({ dispose() {} }),
   },
   window: {
     createStatusBarItem: () => statusBar,
@@ -129,7 +136,7 @@ const vscode = {
     showTextDocument: async () => ({}),
     showWarningMessage: async (message: string, ...labels: string[]) => {
       shown.push({ message, labels });
-      return "Allow"; // the user presses the allow-once button, known by its label
+      return "Choose…"; // a permission's one button: its choices, in a quick pick
     },
   },
   commands: {
@@ -193,9 +200,9 @@ async function until(done: () => boolean, what: string): Promise<void> {
 
 const skip = serverCommand.length === 0 && "GOOSE_CMD is not set (tests/test_vscode.py sets it)";
 
-test("the permission buttons are the labels goose-ls sent; the one pressed answers with its option", { skip }, async () => {
-  // claude-code-acp's options, and one the agent left unnamed: goose-ls words them, not
-  // the kind ("Allow", not "Allow once"), and adds its own last.
+test("the permission choices are the labels goose-ls sent; the one picked answers with its option", { skip }, async () => {
+  // claude-code-acp's options, and one the agent left unnamed: goose-ls words each by its
+  // kind (the agent's name after it when that says more), and adds its own last.
   const options = [
     { optionId: "allow_always", name: "Always Allow", kind: "allow_always" },
     { optionId: "allow", name: "Allow", kind: "allow_once" },
@@ -207,20 +214,21 @@ test("the permission buttons are the labels goose-ls sent; the one pressed answe
   writeFileSync(script, JSON.stringify({ turns: [turn] }));
 
   await extension.activate({ subscriptions: [] } as never);
+  picks.push("Allow once"); // the agent's "Allow", known by its label
   try {
     await commands.get("gooseLs.send")!();
     await until(() => turnEnds.length > 0, "the turn to end");
-    assert.deepEqual(shown, [
-      {
-        message: "goose wants to run: Edit app.py",
-        labels: ["Always Allow", "Allow", "Reject", "Reject always", "Allow for this session"],
-      },
-    ]);
+    // What allowing lets happen, as goose-ls read it, then the agent's title.
+    assert.equal(shown.length, 1);
+    assert.match(shown[0].message, /^The agent is waiting for your approval: .+ \(it calls this “Edit app\.py”\)$/);
+    assert.deepEqual(shown[0].labels, ["Choose…"]);
+    assert.deepEqual(quickPicks, [["Allow always (Always Allow)", "Allow once", "Reject", "Reject always", "Allow for this session"]]);
     assert.match(chats!.provideTextDocumentContent({ path: turnEnds[0].sessionId }), /\[permission: allow\]done\n$/);
     assert.ok(statusBar.shown);
     assert.equal(statusBar.text, "goose: idle · 12k/200k", "the status bar tells how full the context is");
   } finally {
     await extension.deactivate();
+    fresh();
   }
 });
 

@@ -1,0 +1,276 @@
+"""The VS Code extension in a real VS Code: code-server in headless Chromium, set up as
+docs/editors/vscode.md says (the .vsix installed), driven by clicks and keys."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from goose_ls.testing.browser import Browser, CodeServer, missing, package_extension, wait_for
+from goose_ls.testing.harness import server_env
+from goose_ls.testing.script import (
+    GOOSE_LABELS,
+    edit_call,
+    prompts,
+    scripted_agent_command,
+    write_script,
+)
+
+pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
+
+APP = "def add(x, y):\n    return x + y\n\n\ndef sub(x, y):\n    return x - y\n"
+EDITED = APP.replace("return x + y\n", "return x + y  # the sum\n")
+QUESTION = "Could add say what it returns?"
+FIRST = "Let me add a comment to add."
+DONE = "Done: the comment is in app.py."
+FOLLOW_UP = "And a long answer, please"
+LONG = "".join(f"streamed line {n}\n" for n in range(1, 61))
+MORE = "".join(f"another line {n}\n" for n in range(1, 61))
+
+
+@pytest.fixture
+def vscode(tmp_path: Path) -> Iterator[tuple[CodeServer, Browser]]:
+    """code-server with this checkout's extension installed, and a browser (one at a
+    time: each is a few processes and 300 MB)."""
+    env = server_env(tmp_path)
+    server = CodeServer(tmp_path)
+    server.install(package_extension(tmp_path / "extension"), env)
+    try:
+        server.start(env)
+        browser = Browser()
+        try:
+            yield server, browser
+        finally:
+            browser.stop()
+    finally:
+        server.stop()
+
+
+def _chat(screen: dict[str, Any]) -> str:
+    """The chat's lines in view (its tab is named after the session: not a file's)."""
+    tabs = [e for e in screen["editors"] if e["tab"] != "app.py" and "change" not in e["tab"]]
+    return next((e["text"] for e in tabs if e["text"]), "")
+
+
+def _asks_to_edit(told: str) -> bool:
+    """What allowing does, as goose-ls read it from the request, then the agent's title."""
+    said = re.search(r"The agent is waiting for your approval: (.*) \(it calls this “(.*)”\)", told)
+    return said is not None and "app.py" in said[1] and said[2] == "Edit app.py"
+
+
+def _send(browser: Browser, message: str) -> None:
+    """Goose: Send a message, from the command palette."""
+    browser.run(
+        """await page.keyboard.press("Control+Shift+P");
+        await page.keyboard.type("Goose: Send a message");
+        await page.locator(".quick-input-list .monaco-list-row", {hasText: "Goose: Send a message"}).first().waitFor();
+        await page.keyboard.press("Enter");"""
+    )
+    wait_for(browser, lambda s: s["quickInput"] and s["quickInput"]["items"] == [], "no input box")
+    browser.run("await page.keyboard.type(args.text)", text=message)
+    browser.run("""await page.keyboard.press("Enter")""")
+
+
+def _editor(screen: dict[str, Any], tab: str) -> str:
+    return next((e["text"] for e in screen["editors"] if e["tab"] == tab), "")
+
+
+# Packaging, code-server and Chromium take about 50 s of it on 2 idle cores.
+@pytest.mark.timeout(360)
+def test_ask_about_a_selection_see_the_reply_stream_approve_the_edit(
+    vscode: tuple[CodeServer, Browser], tmp_path: Path
+) -> None:
+    """A person in VS Code is told where to say goose-ls's path when it is not found,
+    selects two lines, asks about them, reads the reply while the agent waits for approval,
+    reads every choice in full, allows the edit once and saves the file. Nothing else is
+    asked of them on the way (no warning about a setting of the extension's own)."""
+    server, browser = vscode
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    source = workspace / "app.py"
+    source.write_text(APP)
+    record = tmp_path / "agent.jsonl"
+    record.touch()  # there before the agent: its sandbox lets it write no new file here
+    script = {
+        "record": str(record),
+        "turns": [
+            [
+                {"text": FIRST, "chunks": 6, "delay": 0.05},
+                {"permission": {"toolCall": edit_call(source, APP, EDITED)}},
+                {"writeFile": {"path": str(source), "content": EDITED}},
+                {"text": DONE},
+            ],
+            [{"text": LONG, "chunks": 30, "delay": 0.02}],
+            [
+                {"text": MORE, "chunks": 30, "delay": 0.02},
+                {"permission": {"toolCall": {"toolCallId": "t3", "title": "shell · ls"}}},
+                {"text": "Listed."},
+            ],
+        ],
+    }
+    settings = {
+        # Where goose-ls is not: VS Code starts it with the PATH of a login shell, which
+        # may not have it. The user is told so, and where to say it.
+        "goose.serverPath": str(tmp_path / "nowhere" / "goose-ls"),
+        "goose.agent.command": scripted_agent_command(
+            write_script(tmp_path / "script.json", script)
+        ),
+        "workbench.startupEditor": "none",
+    }
+    server.settings(settings)
+    shot = tmp_path / "failed.png"
+    browser.run("await page.goto(args.url)", url=f"{server.url}?folder={workspace}")
+    wait_for(
+        browser,
+        lambda s: (
+            "goose: goose-ls not started" in s["status"]
+            and any(
+                "could not start goose-ls" in t and "goose.serverPath" in t for t in s["toasts"]
+            )
+        ),
+        "a goose-ls that cannot start is not told",
+        60,
+        shot,
+    )
+    # Its full path, then Reload Window.
+    server.settings(
+        {**settings, "goose.serverPath": str(Path(sys.executable).with_name("goose-ls"))}
+    )
+    browser.run("await page.reload()")
+    wait_for(browser, lambda s: "goose: idle" in s["status"], "goose-ls did not start", 60, shot)
+
+    browser.run("""await page.getByRole("treeitem", {name: "app.py"}).click()""")
+    wait_for(browser, lambda s: "def sub(x, y):" in _editor(s, "app.py"), "no app.py", shot=shot)
+    # The first two lines, picked whole with Shift+Down: the selection ends at line 3's start.
+    browser.run(
+        """await page.locator(".monaco-editor .view-lines").first().click();
+        for (const key of ["Control+Home", "Shift+ArrowDown", "Shift+ArrowDown", "Control+Alt+g"])
+          await page.keyboard.press(key);"""
+    )
+    wait_for(
+        browser,
+        lambda s: s["quickInput"] and "Ask goose" in s["quickInput"]["message"],
+        "Ctrl+Alt+G did not ask",
+        shot=shot,
+    )
+    browser.run("await page.keyboard.type(args.text)", text=QUESTION)
+    asked = time.monotonic()
+    browser.run("""await page.keyboard.press("Enter")""")
+    screen = wait_for(browser, lambda s: FIRST[:3] in _chat(s), "no reply on screen", shot=shot)
+    print(f"first reply text on screen {time.monotonic() - asked:.2f} s after Enter")
+    assert "app.py#L1-L2" in _chat(screen), "the selection is lines 1 and 2, not 3"
+
+    # The reply streamed in while the turn waits for the approval; the request stays in
+    # the status bar when its notification has hidden itself.
+    screen = wait_for(
+        browser,
+        lambda s: (
+            FIRST in _chat(s)
+            and any(_asks_to_edit(t) for t in s["toasts"])
+            and "goose: waits for your approval" in s["status"]
+        ),
+        "the reply and the approval request are not on screen",
+        shot=shot,
+    )
+    assert DONE not in _chat(screen)
+    browser.run(
+        """await page.locator(".notification-toast").getByRole("button", {name: "Choose…"}).click()"""
+    )
+    screen = wait_for(
+        browser,
+        lambda s: s["quickInput"] and s["quickInput"]["items"],
+        "Choose… offered no choices",
+        shot=shot,
+    )
+    change = "Show the change to app.py"
+    assert screen["quickInput"]["items"] == [change, *GOOSE_LABELS], "every choice, in full"
+    # The change first, in the diff editor; then the choices again.
+    browser.run(
+        """await page.locator(".quick-input-list .monaco-list-row", {hasText: args.change}).click()""",
+        change=change,
+    )
+    screen = wait_for(
+        browser,
+        lambda s: s["diffs"] and s["quickInput"] and s["quickInput"]["items"],
+        "the change is not shown, or the choices not offered again",
+        shot=shot,
+    )
+    (diff,) = screen["diffs"]
+    assert "    return x + y  # the sum" in diff["modified"].split("\n"), diff
+    assert "    return x + y" in diff["original"].split("\n"), diff
+    if folder := os.environ.get("GOOSE_LS_SCREENS"):
+        browser.screenshot(Path(folder) / "vscode-permission.png")
+    browser.run(
+        """await page.locator(".quick-input-list .monaco-list-row", {hasText: "Allow once"}).click()"""
+    )
+    browser.run(
+        """await page.locator(".tab").filter({has: page.locator(".label-name", {hasText: /^app\\.py$/})}).click()"""
+    )
+    screen = wait_for(
+        browser,
+        lambda s: (
+            DONE in _chat(s)
+            and "goose: idle" in s["status"]
+            and "# the sum" in _editor(s, "app.py")
+        ),
+        "the edit did not land in app.py, or the turn did not end",
+        shot=shot,
+    )
+    assert source.read_text() == APP, "the editor's buffer is edited; saving is the user's"
+    browser.run(
+        """await page.locator(".editor-group-container").first().locator(".view-lines").first().click();
+        await page.keyboard.press("Control+s");"""
+    )
+    deadline = time.monotonic() + 30
+    while source.read_text() != EDITED:
+        assert time.monotonic() < deadline, "Ctrl+S did not save the edit"
+        time.sleep(0.05)
+
+    # A long reply to a follow-up: the chat, whose end was in view, follows it.
+    _send(browser, FOLLOW_UP)
+    wait_for(
+        browser,
+        lambda s: "streamed line 60" in _chat(s) and "goose: idle" in s["status"],
+        "the end of the long reply is not in view: the chat did not follow it",
+        shot=shot,
+    )
+    # Scrolled up to read, the chat stays there while the next reply streams in.
+    browser.run(
+        """await page.locator(".editor-group-container").nth(1).locator(".view-lines").first().click();
+        await page.keyboard.press("Control+Home");"""
+    )
+    wait_for(browser, lambda s: QUESTION in _chat(s), "the chat's start is not in view")
+    _send(browser, FOLLOW_UP)
+    screen = wait_for(
+        browser,
+        lambda s: "goose: waits for your approval" in s["status"],
+        "the third reply did not come to its question",
+        shot=shot,
+    )
+    assert QUESTION in _chat(screen) and "another line" not in _chat(screen), _chat(screen)
+    # Its notification aside, the status bar offers the choices too.
+    browser.run(
+        """await page.locator(".statusbar-item", {hasText: "goose: waits for your approval"}).click()"""
+    )
+    screen = wait_for(browser, lambda s: s["quickInput"] and s["quickInput"]["items"], "no choices")
+    assert screen["quickInput"]["items"] == GOOSE_LABELS
+    browser.run(
+        """await page.locator(".quick-input-list .monaco-list-row", {hasText: "Reject"}).first().click()"""
+    )
+    wait_for(
+        browser, lambda s: "goose: idle" in s["status"], "the third turn did not end", shot=shot
+    )
+
+    (attached,) = [block for block in prompts(record)[0] if block["type"] == "resource"]
+    assert attached["resource"]["text"] == "def add(x, y):\n    return x + y\n", attached
+    # The notifications not yet dismissed: none about the extension's own settings.
+    browser.run("""await page.locator('[id="status.notifications"]').click()""")
+    told = browser.run("""return await page.locator(".notifications-center").innerText()""")
+    assert "unknown setting" not in told, told
