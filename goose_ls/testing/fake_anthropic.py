@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -126,3 +127,48 @@ def _start(index: int, block: dict[str, Any]) -> fake_api.Event:
 
 def _delta(index: int, delta: dict[str, Any]) -> fake_api.Event:
     return {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+def replies_from(script: list[dict[str, Any]]) -> list[Reply]:
+    """Replies from JSON: each ``{"text": "..." or [chunks], "tool": {"name", "input"},
+    "hangs": bool}``; a ``tool`` is a Claude Code tool (``Read``, ``Edit``, ``Bash``...)."""
+    replies = []
+    for n, item in enumerate(script):
+        text = item.get("text", ())
+        chunks = (text,) if isinstance(text, str) else tuple(text)
+        tool = item.get("tool")
+        use = ToolUse(tool["name"], tool.get("input", {}), f"toolu_{n:02}") if tool else None
+        replies.append(Reply(chunks, use, hangs=bool(item.get("hangs"))))
+    return replies
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve the Messages API offline for Claude Code (claude-agent-acp) until killed."""
+    import argparse
+    import sys
+    import time
+
+    parser = argparse.ArgumentParser(
+        prog="python -m goose_ls.testing.fake_anthropic",
+        description="A fake Anthropic Messages API: each turn the agent asks for gets the "
+        "next reply of REPLIES (JSON: a list of {text, tool: {name, input}, hangs}); "
+        "when they run out, every turn is answered 'ok.'. Prints the URL to set as "
+        "ANTHROPIC_BASE_URL, then serves until killed.",
+    )
+    parser.add_argument("replies", nargs="?", help="the replies' JSON file")
+    args = parser.parse_args(argv)
+    script = json.loads(Path(args.replies).read_text(encoding="utf-8")) if args.replies else []
+    replies = replies_from(script) + [Reply(("ok.",))] * 1000
+    with FakeAnthropic(replies) as api:
+        print(api.origin, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
