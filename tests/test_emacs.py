@@ -16,8 +16,12 @@ from typing import Any
 
 import pytest
 
+from goose_ls.testing.claude import CLAUDE, claude_agent
+from goose_ls.testing.claude import MISSING as CLAUDE_MISSING
+from goose_ls.testing.fake_anthropic import FakeAnthropic, Reply
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
 from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS, PICKER_ITEMS
+from goose_ls.testing.real_agent import tap_in
 from goose_ls.testing.script import (
     FORM_QUESTION,
     GOOSE_LABELS,
@@ -403,6 +407,21 @@ def test_plans_compactions_tool_names_and_the_title_are_drawn_in_place(
     assert result["name"] == "*goose: Parser refactor*", "the buffer follows the chat's title"
 
 
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_a_chat_buffer_killed_mid_reply_comes_back_whole_with_the_next_event(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """Its next event opens the chat again after a gap: the package asks goose-ls for
+    what it missed (goose/replay) and draws the whole turn, each part once, in order."""
+    reply = "".join(f"part{n} " for n in range(1, 41))
+    script = {"turns": [[{"text": reply, "chunks": 40, "delay": 0.05}]]}
+    result = _run(major, emacs, tmp_path, script, flow="gap")
+    text = result["text"]
+    assert "## You\n\nTell me\n" in text, text
+    assert text.count(reply) == 1, text
+    assert text.index("Tell me") < text.index(reply)
+
+
 ALIAS = "Keep the old name as an alias"
 
 
@@ -554,12 +573,14 @@ def _tmux_emacs(emacs: list[str], init: Path) -> str:
     )
 
 
-def _tmux_env(tmp_path: Path, agent: list[str]) -> dict[str, str]:
-    """The environment of an Emacs in tmux whose goose-ls runs ``agent``."""
+def _tmux_env(tmp_path: Path, agent: list[str] | dict[str, Any]) -> dict[str, str]:
+    """The environment of an Emacs in tmux whose goose-ls runs ``agent``: a command, or
+    the ``agent`` settings."""
+    settings = {"command": agent} if isinstance(agent, list) else agent
     return {
         **server_env(tmp_path),
         "GOOSE_CMD": json.dumps(SERVER_COMMAND),
-        "GOOSE_INIT": json.dumps({"agent": {"command": agent}, "dataDir": str(tmp_path / "data")}),
+        "GOOSE_INIT": json.dumps({"agent": settings, "dataDir": str(tmp_path / "data")}),
         "HOME": str(tmp_path),
         "TERM": "xterm-256color",
     }
@@ -699,6 +720,69 @@ def test_real_emacs_in_tmux_ask_compose_edit_cancel_follow_restart(
         )
     finally:
         terminal.stop()
+
+
+CLAUDE_ANSWER = "Claude says: it adds the two numbers."
+CLAUDE_SECOND = "Claude again: sub takes y from x."
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.skipif(not CLAUDE.exists(), reason=CLAUDE_MISSING)
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_real_emacs_in_tmux_with_claude_a_chat_reopened_after_quitting_shows_every_reply_once(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """claude-agent-acp (offline, on a fake model) says its slash commands while it takes a
+    chat back (``session/resume``): the chat reopened with C-c g l in a new Emacs still
+    shows the whole chat, each message once."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "app.py").write_text(APP)
+    tap_in(tmp_path, tmp_path / "agent.jsonl", "claude-agent-acp")
+    command = _tmux_emacs(emacs, ROOT / "tests" / "emacs" / "tmux-init.el")
+    with FakeAnthropic([Reply((CLAUDE_ANSWER,)), Reply((CLAUDE_SECOND,))]) as api:
+        env = _tmux_env(tmp_path, claude_agent(tmp_path, api))
+        terminal = Terminal(f"goose-emacs-claude-{major}", width=200, height=50)
+        terminal.start(command, workspace, env)
+        try:
+            terminal.wait_for(_on_screen("def div(x, y):", "app.py"), "Emacs did not open app.py")
+            terminal.keys("C-@", "C-n", "C-n", "C-c", "g", "a")
+            terminal.wait_for(_on_screen("Ask goose about the region:"), "C-c g a did not ask")
+            terminal.enter(QUESTION)
+            terminal.wait_for(
+                _on_screen(CLAUDE_ANSWER, "goose chat idle"), "no answer from Claude", 90
+            )
+            terminal.keys("C-c", "g", "c")
+            terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
+            terminal.type(FOLLOW_UP)
+            terminal.keys("C-c", "C-c")
+            terminal.wait_for(_on_screen(CLAUDE_SECOND, "goose chat idle"), "no second answer", 60)
+            _quit_without_saving(terminal)
+            deadline = time.monotonic() + 10
+            while left := _processes_with_home(tmp_path):
+                assert time.monotonic() < deadline, f"goose-ls outlived its Emacs: {left}"
+                time.sleep(0.05)
+        finally:
+            terminal.stop()
+        terminal = Terminal(f"goose-emacs-claude-{major}-again", width=200, height=50)
+        terminal.start(command, workspace, env)
+        try:
+            terminal.wait_for(_on_screen("def div(x, y):", "app.py"), "Emacs did not open app.py")
+            terminal.keys("C-c", "g", "l")
+            terminal.wait_for(_on_screen("goose session:"), "C-c g l did not list the sessions")
+            terminal.keys("Tab", "Enter")
+            terminal.wait_for(_on_screen("*goose compose:"), "the chat did not open", 60)
+            screen = terminal.wait_for(
+                _on_screen(QUESTION, CLAUDE_ANSWER, FOLLOW_UP, CLAUDE_SECOND),
+                "the reopened chat does not show the whole chat",
+            )
+            chat = _right(screen)
+            for said in (QUESTION, CLAUDE_ANSWER, FOLLOW_UP, CLAUDE_SECOND):
+                assert chat.count(said) == 1, f"{said!r} is not shown exactly once:\n{screen}"
+            assert "session/resume" in (tmp_path / "agent.jsonl").read_text(encoding="utf-8")
+        finally:
+            terminal.stop()
 
 
 def _keep_screen(screen: str, major: int, name: str) -> None:

@@ -3,7 +3,8 @@
 ;;; Commentary:
 
 ;; Part of goose-ls.el.  eglot hands goose-ls's own notifications here: each
-;; goose/update (once: a replayed index is skipped) goes to the part that draws it in
+;; goose/update (once, in index order: a replayed index is skipped, and one after a gap
+;; waits for the goose/replay of what was missed) goes to the part that draws it in
 ;; its chat, goose/turnEnd ends a turn and runs `goose-ls-turn-end-hook', and
 ;; goose/agentStatus tells the agent's state.
 
@@ -45,7 +46,7 @@ A queued one whose events come while another turn runs was sent into that turn."
   (let ((session (plist-get params :sessionId))
         (update (plist-get params :update)))
     (goose-ls--chat session server)
-    (when (goose-ls--new-index-p session (plist-get params :index))
+    (when (goose-ls--new-index-p session (plist-get params :index) server)
       (goose-ls--turn-seen session (plist-get params :messageId))
       (pcase (plist-get update :sessionUpdate)
         ("agent_message_chunk"
@@ -81,7 +82,7 @@ A queued one whose events come while another turn runs was sent into that turn."
   "End a turn in its chat and run `goose-ls-turn-end-hook'."
   (let ((session (plist-get params :sessionId)))
     (goose-ls--chat session server)
-    (when (goose-ls--new-index-p session (plist-get params :index))
+    (when (goose-ls--new-index-p session (plist-get params :index) server)
       (let ((outcome (or (plist-get params :error) (plist-get params :stopReason)))
             (joined (member (plist-get params :messageId)
                             (buffer-local-value 'goose-ls--joined (goose-ls--chat session)))))

@@ -166,8 +166,11 @@ Starts goose-ls for this buffer's project when it does not run yet."
   "Load SESSION into SERVER, draw its whole history, and make it current."
   (let ((summary (goose-ls--request :goose/loadSession (list :sessionId session) server)))
     (goose-ls--chat session server)
-    ;; The journal's history: what the agent's replay does not send again.
-    (goose-ls--request :goose/replay (list :sessionId session :afterIndex 0) server)
+    ;; The journal's history, from where the chat is: goose-ls sent it already when the
+    ;; agent spoke while taking the chat back (then nothing is missing).
+    (goose-ls--request :goose/replay
+                       (list :sessionId session :afterIndex (goose-ls--last-index session))
+                       server)
     (with-current-buffer (goose-ls--chat session)
       (when (eq (plist-get summary :busy) t)
         (setq goose-ls--turns (or goose-ls--turns (list "running"))))
