@@ -216,7 +216,7 @@ async def test_a_chat_opened_again_reaches_the_editor_in_index_order(
         came = [e["index"] for e in again.goose.arrived if e["sessionId"] == session_id]
         said = again.goose.of_kind("available_commands_update", session_id)[-1]
         assert said["availableCommands"][0]["name"] == "review"
-        assert came == history + [history[-1] + 1], "the history, then what the agent said"
+        assert came == [*history, history[-1] + 1], "the history, then what the agent said"
         assert _text(_seen(again), "agent_message_chunk") == "kept"
     finally:
         await again.client.shutdown_session()
