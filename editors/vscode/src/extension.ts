@@ -15,6 +15,30 @@ let statusBar: vscode.StatusBarItem | undefined;
 let agent: AgentStatus = { state: "stopped" };
 /** The questions waiting for the user: closing one drops its prompts. */
 const questions = new Map<string, vscode.CancellationTokenSource>();
+/** Sessions whose goose/replay, asked for after a gap, has not answered yet. */
+const catchingUp = new Set<string>();
+
+/** The chat of a session, made when its first event comes. */
+function chatOf(sessionId: string): Chat {
+  const chat = chats.get(sessionId) ?? new Chat(sessionId);
+  chats.set(sessionId, chat);
+  return chat;
+}
+
+/** Ask goose-ls again for the events after the last one the chat shows: after a gap (one
+ * request at a time: the events after a gap meanwhile are in it), or when it is reopened. */
+async function catchUp(chat: Chat, always = false): Promise<void> {
+  if (!always && (!chat.missed || catchingUp.has(chat.sessionId))) return;
+  chat.missed = false;
+  catchingUp.add(chat.sessionId);
+  try {
+    await client!.sendRequest("goose/replay", { sessionId: chat.sessionId, afterIndex: chat.seen });
+  } catch {
+    // the session is gone: nothing more to show
+  } finally {
+    catchingUp.delete(chat.sessionId);
+  }
+}
 
 /** The status bar tells the current chat's state and how full its context is; when the
  * agent waits for a sign-in, it says so and signs in when clicked. */
@@ -165,9 +189,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   client = new LanguageClient("goose-ls", "goose-ls", serverOptions, clientOptions);
   context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider("goose-chat", documents));
   client.onNotification("goose/update", (params: Update) => {
-    const chat = chats.get(params.sessionId) ?? new Chat(params.sessionId);
-    chats.set(params.sessionId, chat);
+    const chat = chatOf(params.sessionId);
     if (chat.apply(params)) documents.changed.fire(chatUri(params.sessionId));
+    void catchUp(chat);
     const u = params.update;
     if (u.sessionUpdate === "permission_request") void askPermission(params);
     if (u.sessionUpdate === "elicitation_request" && !params.replay) void answerQuestion(params.sessionId, u as unknown as Question);
@@ -182,7 +206,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     showStatus();
   });
   client.onNotification("goose/turnEnd", (params: TurnEnd) => {
-    if (chats.get(params.sessionId)?.end(params)) documents.changed.fire(chatUri(params.sessionId));
+    const chat = chatOf(params.sessionId);
+    if (chat.end(params)) documents.changed.fire(chatUri(params.sessionId));
+    void catchUp(chat);
     showStatus();
   });
   statusBar = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left);
@@ -210,9 +236,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const pick = await vscode.window.showQuickPick(result.sessions.map((s) => ({ label: s.title, description: s.sessionId })));
       if (!pick?.description) return;
       current = pick.description;
-      chats.set(current, chats.get(current) ?? new Chat(current));
+      const chat = chatOf(current);
       showStatus();
       await client!.sendRequest("goose/loadSession", { sessionId: current });
+      await catchUp(chat, true); // the history the journal holds, from where the chat is
       await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(chatUri(current)), { preview: false });
     }),
     vscode.commands.registerCommand("gooseLs.setOption", setOption),
@@ -236,4 +263,5 @@ export async function deactivate(): Promise<void> {
   agent = { state: "stopped" };
   chats.clear();
   questions.clear();
+  catchingUp.clear();
 }
