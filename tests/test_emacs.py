@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
 import os
 import re
 import shlex
 import shutil
+import sqlite3
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -783,6 +785,80 @@ def test_real_emacs_in_tmux_with_claude_a_chat_reopened_after_quitting_shows_eve
             assert "session/resume" in (tmp_path / "agent.jsonl").read_text(encoding="utf-8")
         finally:
             terminal.stop()
+
+
+def _one_chat_then_quit(
+    command: str, folder: Path, env: dict[str, str], text: str, major: int
+) -> None:
+    """A new Emacs in ``folder``: one chat, ``text`` sent from the compose buffer; quit."""
+    folder.mkdir(exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    (folder / "app.py").write_text(APP)
+    terminal = Terminal(f"goose-emacs-{major}-{folder.name}", width=200, height=50)
+    terminal.start(command, folder, env)
+    try:
+        terminal.wait_for(_on_screen("def div(x, y):", "app.py"), "Emacs did not open app.py")
+        terminal.keys("C-c", "g", "c")
+        terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
+        terminal.type(text)
+        terminal.keys("C-c", "C-c")
+        terminal.wait_for(_on_screen("Answered.", "goose chat idle"), "no answer")
+        _quit_without_saving(terminal)
+    finally:
+        terminal.stop()
+
+
+def _changed_ago(data: Path, cwd: Path, seconds: float) -> None:
+    """Make the chats of ``cwd`` look last changed ``seconds`` ago."""
+    when = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=seconds)
+    with contextlib.closing(sqlite3.connect(data / "journal.sqlite3")) as db, db:
+        db.execute(
+            "UPDATE sessions SET updated_at = ? WHERE cwd = ?",
+            (when.isoformat(timespec="seconds"), str(cwd)),
+        )
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_real_emacs_in_tmux_the_picker_shows_workspace_and_age_this_workspace_first(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """Two chats with the same title, one here and one in another folder, and a newer one
+    here: C-c g l lists this workspace's chats first, newest first, each with its
+    workspace and its age."""
+    # The agent keeps its chats (and numbers them on) across its runs, as goose does.
+    script = {"turns": [[{"text": "Answered."}]], "sessionsFile": str(tmp_path / "sessions")}
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    env = _tmux_env(tmp_path, agent)
+    command = _tmux_emacs(emacs, ROOT / "tests" / "emacs" / "tmux-init.el")
+    workspace, other = tmp_path / "workspace", tmp_path / "other"
+    _one_chat_then_quit(command, other, env, QUESTION, major)
+    _changed_ago(tmp_path / "data", other, 3 * 86400 + 60)
+    _one_chat_then_quit(command, workspace, env, QUESTION, major)
+    _changed_ago(tmp_path / "data", workspace, 5 * 60 + 10)
+    terminal = Terminal(f"goose-emacs-{major}-picker", width=200, height=50)
+    terminal.start(command, workspace, env)
+    try:
+        terminal.wait_for(_on_screen("def div(x, y):", "app.py"), "Emacs did not open app.py")
+        terminal.keys("C-c", "g", "c")
+        terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
+        terminal.type("Explain sub")
+        terminal.keys("C-c", "C-c")
+        terminal.wait_for(_on_screen("Answered.", "goose chat idle"), "no answer")
+        terminal.keys("C-c", "g", "l")
+        terminal.wait_for(_on_screen("goose session:"), "C-c g l did not list the sessions")
+        terminal.keys("Tab")
+        lines = [
+            "Explain sub  ·  ~/workspace  ·  just now",
+            f"{QUESTION}  ·  ~/workspace  ·  5 min ago",
+            f"{QUESTION}  ·  ~/other  ·  3 days ago",
+        ]
+        screen = terminal.wait_for(_on_screen(*lines), "the chats are not listed so")
+        where = [screen.index(line) for line in lines]
+        assert where == sorted(where), f"in this order:\n{screen}"
+        terminal.keys("C-g")
+    finally:
+        terminal.stop()
 
 
 def _keep_screen(screen: str, major: int, name: str) -> None:
