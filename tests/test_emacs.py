@@ -752,9 +752,11 @@ def test_real_emacs_in_tmux_with_claude_a_chat_reopened_after_quitting_shows_eve
             terminal.keys("C-@", "C-n", "C-n", "C-c", "g", "a")
             terminal.wait_for(_on_screen("Ask goose about the region:"), "C-c g a did not ask")
             terminal.enter(QUESTION)
-            terminal.wait_for(
+            screen = terminal.wait_for(
                 _on_screen(CLAUDE_ANSWER, "goose chat idle"), "no answer from Claude", 90
             )
+            echo = screen.rstrip().rsplit("\n", 1)[-1]
+            assert "running" not in echo, f"the echo area says {echo!r} after the turn"
             terminal.keys("C-c", "g", "c")
             terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
             terminal.type(FOLLOW_UP)
@@ -967,6 +969,31 @@ def _to_workers(terminal: Terminal) -> None:
     terminal.wait_for(_on_screen("Colour (red / green / blue):"), "no choice of colour")
     terminal.enter("green")
     terminal.wait_for(_on_screen("Workers:"), "the number was not asked")
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_real_emacs_in_tmux_the_echo_area_tells_a_crash_not_the_agent_running(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """The agent's state is the mode line's; the echo area tells a failure, and nothing
+    of the agent started again after it."""
+    fall = [{"text": "About to fall."}, {"crash": 9}]
+    script = {"byPrompt": {"Go on": fall, "Again": [{"text": "Back."}]}}
+    with _emacs_in_tmux(major, emacs, tmp_path, script) as terminal:
+        terminal.keys("C-c", "g", "c")
+        terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
+        terminal.type("Go on")
+        terminal.keys("C-c", "C-c")
+        terminal.wait_for(
+            _on_screen("About to fall.", "the agent exited with code 9"),
+            "the crash is not told in the echo area",
+        )
+        terminal.type("Again")
+        terminal.keys("C-c", "C-c")
+        screen = terminal.wait_for(_on_screen("Back.", "goose chat idle"), "no turn after it")
+        echo = screen.rstrip().rsplit("\n", 1)[-1]
+        assert "running" not in echo and "starting" not in echo, echo
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)

@@ -6,7 +6,8 @@
 ;; goose/update (once, in index order: a replayed index is skipped, and one after a gap
 ;; waits for the goose/replay of what was missed) goes to the part that draws it in
 ;; its chat, goose/turnEnd ends a turn and runs `goose-ls-turn-end-hook', and
-;; goose/agentStatus tells the agent's state.
+;; goose/agentStatus tells the agent's state (the mode line's; the echo area's only when it
+;; failed).
 
 ;;; Code:
 
@@ -104,15 +105,18 @@ A queued one whose events come while another turn runs was sent into that turn."
       (run-hook-with-args 'goose-ls-turn-end-hook params))))
 
 (cl-defmethod eglot-handle-notification (_server (_method (eql goose/agentStatus)) &rest params)
-  "Show the agent's state in the echo area and the mode line."
+  "Keep the agent's state for the mode line; tell a failure in the echo area.
+Starting and running are the mode line's news: said in the echo area as the
+agent started, they stayed there after the turn had ended (\"goose: running\")."
   (setq goose-ls--agent-state (plist-get params :state))
   (setq goose-ls--sign-ins (append (plist-get params :signIn) nil))
   (force-mode-line-update t)
-  (if (equal (plist-get params :reason) "auth_required")
-      (message "goose: the agent needs you to sign in; %s signs in"
-               (substitute-command-keys "\\[goose-ls-sign-in]"))
-    (message "goose: %s%s" (plist-get params :state)
-             (if (plist-get params :fix) (format " (%s)" (plist-get params :fix)) ""))))
+  (cond ((equal (plist-get params :reason) "auth_required")
+         (message "goose: the agent needs you to sign in; %s signs in"
+                  (substitute-command-keys "\\[goose-ls-sign-in]")))
+        ((equal (plist-get params :state) "error")
+         (message "goose-ls: %s%s" (or (plist-get params :message) "the agent failed")
+                  (if (plist-get params :fix) (format " (%s)" (plist-get params :fix)) "")))))
 
 (provide 'goose-ls-notifications)
 ;;; goose-ls-notifications.el ends here
