@@ -971,6 +971,76 @@ def _to_workers(terminal: Terminal) -> None:
     terminal.wait_for(_on_screen("Workers:"), "the number was not asked")
 
 
+def _send_from_compose(terminal: Terminal, text: str, reply: str) -> None:
+    terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
+    terminal.type(text)
+    terminal.keys("C-c", "C-c")
+    terminal.wait_for(_on_screen(reply, "goose chat idle"), f"no reply to {text!r}")
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_real_emacs_in_tmux_search_opens_a_chat_at_the_message_and_export_writes_it(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """C-c g f finds a phrase of an earlier chat and shows that chat at the message, far
+    from its start and its end; C-c g e writes the chat as markdown into the workspace
+    and opens it."""
+    found = "The frobnicator spins twice."
+    more = "".join(f"more line {n}\n" for n in range(1, 51))
+    script = {
+        "byPrompt": {
+            "Start": [{"text": LONG}],
+            "Why does it spin?": [{"text": found}],
+            "Go on": [{"text": more}],
+            "Other topic": [{"text": "Something else."}],
+        }
+    }
+    with _emacs_in_tmux(major, emacs, tmp_path, script) as terminal:
+        terminal.keys("C-c", "g", "c")
+        _send_from_compose(terminal, "Start", "streamed line 50")
+        _send_from_compose(terminal, "Why does it spin?", found)
+        _send_from_compose(terminal, "Go on", "more line 50")
+        terminal.keys("C-c", "g", "n")
+        _send_from_compose(terminal, "Other topic", "Something else.")
+        assert found not in terminal.screen()
+        terminal.keys("C-c", "g", "f")
+        terminal.wait_for(_on_screen("Search goose chats:"), "C-c g f did not ask")
+        terminal.enter("frobnicator spins")
+        terminal.wait_for(_on_screen("Open the chat at:"), "the chats found are not offered")
+        terminal.keys("Tab")
+        terminal.wait_for(_on_screen("Start  ·  reply: " + found), "not listed so")
+        terminal.keys("Enter")
+        terminal.wait_for(
+            lambda s: (
+                found in _right(s)
+                and not re.search(r"streamed line 1$", s, re.M)
+                and "more line 50" not in s
+            ),
+            "the chat is not shown at the message",
+        )
+        terminal.keys("C-c", "g", "e")
+        terminal.wait_for(_on_screen("Export the chat to:"), "C-c g e did not ask where")
+        terminal.keys("Enter")
+        day = datetime.date.today().isoformat()
+        name = f"goose-chat-start-{day}.md"
+        terminal.wait_for(_on_screen(name, "# Start"), "the export is not opened")
+        exported = (tmp_path / "workspace" / name).read_text(encoding="utf-8")
+        assert found in exported and "more line 50" in exported, exported
+        assert "Something else." not in exported, "that chat only"
+        # Outside the workspace: refused, goose-ls says why, and nothing is opened.
+        terminal.keys("C-x", "b", "Enter")  # back to the chat
+        terminal.keys("C-c", "g", "e")
+        terminal.wait_for(_on_screen("Export the chat to:"), "C-c g e did not ask where")
+        terminal.keys("C-a", "C-k")
+        terminal.enter(str(tmp_path / "outside.md"))
+        screen = terminal.wait_for(
+            _on_screen("../outside.md is outside the workspace folder"), "the refusal is not told"
+        )
+        assert not (tmp_path / "outside.md").exists()
+        assert not re.search(r"F1  outside\.md ", screen), "no buffer for it"
+
+
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
 @pytest.mark.parametrize(("major", "emacs"), EMACSES)
 def test_real_emacs_in_tmux_the_echo_area_tells_a_crash_not_the_agent_running(

@@ -120,12 +120,29 @@ Windows scrolled up, with their point elsewhere, are left where they are."
   "Call FUNCTION to change the chat buffer, as `goose-ls--following' does."
   (goose-ls--following (funcall function)))
 
+(defvar goose-ls--drawing-index nil
+  "The index of the event being drawn, while it is: its text is marked with it.")
+
 (defun goose-ls--append (session-id text &rest properties)
-  "Add TEXT, with PROPERTIES, to the end of SESSION-ID's chat."
+  "Add TEXT, with PROPERTIES, to the end of SESSION-ID's chat.
+The text is marked with the index of the event being drawn (`goose-ls-index'),
+for a search to find where a message starts."
+  (when goose-ls--drawing-index
+    (setq properties (append properties (list 'goose-ls-index goose-ls--drawing-index))))
   (with-current-buffer (goose-ls--chat session-id)
     (goose-ls--following
       (goto-char goose-ls--end)
       (insert (if properties (apply #'propertize text properties) text)))))
+
+(defun goose-ls--index-position (index)
+  "Where the first text drawn for an event at INDEX or after starts, in this chat."
+  (let ((position (point-min)) found)
+    (while (and (not found) position (< position (point-max)))
+      (let ((drawn (get-text-property position 'goose-ls-index)))
+        (if (and drawn (>= drawn index))
+            (setq found position)
+          (setq position (next-single-property-change position 'goose-ls-index)))))
+    found))
 
 (defun goose-ls--separate (session-id kind)
   "End the last block of SESSION-ID's chat with a blank line.

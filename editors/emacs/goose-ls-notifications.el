@@ -49,35 +49,36 @@ A queued one whose events come while another turn runs was sent into that turn."
     (goose-ls--chat session server)
     (when (goose-ls--new-index-p session (plist-get params :index) server)
       (goose-ls--turn-seen session (plist-get params :messageId))
-      (pcase (plist-get update :sessionUpdate)
-        ("agent_message_chunk"
-         (goose-ls--block session 'agent "## goose\n\n")
-         (goose-ls--append session (goose-ls--text (plist-get update :content))))
-        ("user_message_chunk"
-         (goose-ls--block session 'user "## You\n\n")
-         (goose-ls--append session (concat (goose-ls--text (plist-get update :content)) "\n")))
-        ("agent_thought_chunk"
-         (goose-ls--block session 'thought "> 💭 ")
-         (goose-ls--append session (replace-regexp-in-string
-                                    "\n" "\n> " (goose-ls--text (plist-get update :content)))))
-        ((or "tool_call" "tool_call_update") (goose-ls--tool session update))
-        ("permission_request" (goose-ls--permission session update server
-                                                    (plist-get params :replay)))
-        ("permission_resolved" (goose-ls--resolved session update))
-        ((or "elicitation_request" "elicitation_resolved")
-         (goose-ls--question session update (plist-get params :replay)))
-        ("note"
-         (goose-ls--separate session 'note)
-         (goose-ls--append session (format "> %s\n" (plist-get update :text))))
-        ("usage_update"
-         (with-current-buffer (goose-ls--chat session) (setq goose-ls--usage update))
-         (force-mode-line-update t))
-        ("available_commands_update"
-         (with-current-buffer (goose-ls--chat session)
-           (setq goose-ls--commands (append (plist-get update :availableCommands) nil))))
-        ("session_info_update" (goose-ls--retitle session (plist-get update :title)))
-        ((or "plan" "plan_update" "plan_removed" "compaction_update" "compaction_summary_chunk")
-         (goose-ls--plan session update))))))
+      (let ((goose-ls--drawing-index (plist-get params :index)))
+        (pcase (plist-get update :sessionUpdate)
+          ("agent_message_chunk"
+           (goose-ls--block session 'agent "## goose\n\n")
+           (goose-ls--append session (goose-ls--text (plist-get update :content))))
+          ("user_message_chunk"
+           (goose-ls--block session 'user "## You\n\n")
+           (goose-ls--append session (concat (goose-ls--text (plist-get update :content)) "\n")))
+          ("agent_thought_chunk"
+           (goose-ls--block session 'thought "> 💭 ")
+           (goose-ls--append session (replace-regexp-in-string
+                                      "\n" "\n> " (goose-ls--text (plist-get update :content)))))
+          ((or "tool_call" "tool_call_update") (goose-ls--tool session update))
+          ("permission_request" (goose-ls--permission session update server
+                                                      (plist-get params :replay)))
+          ("permission_resolved" (goose-ls--resolved session update))
+          ((or "elicitation_request" "elicitation_resolved")
+           (goose-ls--question session update (plist-get params :replay)))
+          ("note"
+           (goose-ls--separate session 'note)
+           (goose-ls--append session (format "> %s\n" (plist-get update :text))))
+          ("usage_update"
+           (with-current-buffer (goose-ls--chat session) (setq goose-ls--usage update))
+           (force-mode-line-update t))
+          ("available_commands_update"
+           (with-current-buffer (goose-ls--chat session)
+             (setq goose-ls--commands (append (plist-get update :availableCommands) nil))))
+          ("session_info_update" (goose-ls--retitle session (plist-get update :title)))
+          ((or "plan" "plan_update" "plan_removed" "compaction_update" "compaction_summary_chunk")
+           (goose-ls--plan session update)))))))
 
 (cl-defmethod eglot-handle-notification (server (_method (eql goose/turnEnd)) &rest params)
   "End a turn in its chat and run `goose-ls-turn-end-hook'."
