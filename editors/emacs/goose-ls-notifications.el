@@ -105,13 +105,21 @@ A queued one whose events come while another turn runs was sent into that turn."
           (force-mode-line-update t)))
       (run-hook-with-args 'goose-ls-turn-end-hook params))))
 
+(defconst goose-ls--starting "goose-ls: starting the agent…"
+  "What the echo area says while the agent starts.")
+
 (cl-defmethod eglot-handle-notification (_server (_method (eql goose/agentStatus)) &rest params)
   "Keep the agent's state for the mode line; tell a failure in the echo area.
-Starting and running are the mode line's news: said in the echo area as the
-agent started, they stayed there after the turn had ended (\"goose: running\")."
+While the agent starts (a first question waits for it), the echo area says so,
+until it runs: a state said there stayed after the turn had ended, as if the
+turn still ran (\"goose: running\")."
   (setq goose-ls--agent-state (plist-get params :state))
   (setq goose-ls--sign-ins (append (plist-get params :signIn) nil))
   (force-mode-line-update t)
+  (cond ((equal (plist-get params :state) "starting")
+         (message "%s" goose-ls--starting))
+        ((equal (current-message) goose-ls--starting)
+         (message nil)))
   (cond ((equal (plist-get params :reason) "auth_required")
          (message "goose: the agent needs you to sign in; %s signs in"
                   (substitute-command-keys "\\[goose-ls-sign-in]")))
