@@ -71,7 +71,8 @@ class EditorPublisher:
         self._face: PlainFace | None = None
         self._journal: Callable[[str, int], list[EventRow]] = lambda _, __: []
         self._sent: dict[str, int] = {}
-        """Per session, the highest index the editor was sent since it listens."""
+        """Per session, the highest index the editor was sent (a turn's end is sent to
+        an editor that does not listen too: one that starts listening goes on from it)."""
         self.listening = False
         """Whether ``goose/update`` is sent (see :meth:`listen`)."""
 
@@ -117,9 +118,9 @@ class EditorPublisher:
         e = event
         if self.listening:
             self._catch_up(e.session_id, e.index)
-            self._sent[e.session_id] = max(e.index, self._sent.get(e.session_id, 0))
         elif not isinstance(e.event, TurnEnded):
             return
+        self._sent[e.session_id] = max(e.index, self._sent.get(e.session_id, 0))
         self._send(e.session_id, e.index, e.message_id, event_to_wire(e.event), e.replay)
 
     def _catch_up(self, session_id: str, index: int) -> None:
