@@ -211,7 +211,9 @@ def test_c_c_g_r_restarts_the_agent_and_c_u_the_shared_server_too(
 ) -> None:
     result = _run(major, emacs, tmp_path, {"turns": [[{"text": "ok"}]]}, flow="restart")
     assert result["told"] == [
+        "goose-ls: starting the agent…",  # while the new one starts, cleared once it runs
         "goose-ls: the agent restarted",
+        "goose-ls: starting the agent…",
         "goose-ls: the agent and its shared goose serve restarted",
     ]
     records = (tmp_path / "agent.jsonl").read_text(encoding="utf-8").splitlines()
