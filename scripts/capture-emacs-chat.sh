@@ -29,6 +29,9 @@ export GOOSE_CMD="[\"$python\", \"-m\", \"goose_ls\"]"
 export GOOSE_INIT="{\"agent\": {\"command\": [\"$python\", \"-m\", \"goose_ls.testing\", \"$work/script.json\"]}, \"dataDir\": \"$work/data\"}"
 export GOOSE_DONE="$work/done"
 export GOOSE_LS_LOG_DIR="$work/logs" HOME="$work"
+# The scripted agent runs from this checkout, its script and record in $work: its sandbox
+# shows it both.
+export GOOSE_LS_AGENT_SANDBOX_READABLE="[\"$root\"]" GOOSE_LS_AGENT_SANDBOX_WRITABLE="[\"$work\"]"
 cd "$work/workspace"
 tmux new-session -d -s "$session" -x 110 -y 28 \
   "emacs -nw -Q ${load_path[*]} -l $root/scripts/capture-emacs-chat.el"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
 import os
 import re
 import shlex
 import shutil
+import sqlite3
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -16,8 +18,12 @@ from typing import Any
 
 import pytest
 
+from goose_ls.testing.claude import CLAUDE, claude_agent
+from goose_ls.testing.claude import MISSING as CLAUDE_MISSING
+from goose_ls.testing.fake_anthropic import FakeAnthropic, Reply
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
 from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS, PICKER_ITEMS
+from goose_ls.testing.real_agent import tap_in
 from goose_ls.testing.script import (
     FORM_QUESTION,
     GOOSE_LABELS,
@@ -205,7 +211,9 @@ def test_c_c_g_r_restarts_the_agent_and_c_u_the_shared_server_too(
 ) -> None:
     result = _run(major, emacs, tmp_path, {"turns": [[{"text": "ok"}]]}, flow="restart")
     assert result["told"] == [
+        "goose-ls: starting the agent…",  # while the new one starts, cleared once it runs
         "goose-ls: the agent restarted",
+        "goose-ls: starting the agent…",
         "goose-ls: the agent and its shared goose serve restarted",
     ]
     records = (tmp_path / "agent.jsonl").read_text(encoding="utf-8").splitlines()
@@ -403,6 +411,21 @@ def test_plans_compactions_tool_names_and_the_title_are_drawn_in_place(
     assert result["name"] == "*goose: Parser refactor*", "the buffer follows the chat's title"
 
 
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_a_chat_buffer_killed_mid_reply_comes_back_whole_with_the_next_event(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """Its next event opens the chat again after a gap: the package asks goose-ls for
+    what it missed (goose/replay) and draws the whole turn, each part once, in order."""
+    reply = "".join(f"part{n} " for n in range(1, 41))
+    script = {"turns": [[{"text": reply, "chunks": 40, "delay": 0.05}]]}
+    result = _run(major, emacs, tmp_path, script, flow="gap")
+    text = result["text"]
+    assert "## You\n\nTell me\n" in text, text
+    assert text.count(reply) == 1, text
+    assert text.index("Tell me") < text.index(reply)
+
+
 ALIAS = "Keep the old name as an alias"
 
 
@@ -554,12 +577,14 @@ def _tmux_emacs(emacs: list[str], init: Path) -> str:
     )
 
 
-def _tmux_env(tmp_path: Path, agent: list[str]) -> dict[str, str]:
-    """The environment of an Emacs in tmux whose goose-ls runs ``agent``."""
+def _tmux_env(tmp_path: Path, agent: list[str] | dict[str, Any]) -> dict[str, str]:
+    """The environment of an Emacs in tmux whose goose-ls runs ``agent``: a command, or
+    the ``agent`` settings."""
+    settings = {"command": agent} if isinstance(agent, list) else agent
     return {
         **server_env(tmp_path),
         "GOOSE_CMD": json.dumps(SERVER_COMMAND),
-        "GOOSE_INIT": json.dumps({"agent": {"command": agent}, "dataDir": str(tmp_path / "data")}),
+        "GOOSE_INIT": json.dumps({"agent": settings, "dataDir": str(tmp_path / "data")}),
         "HOME": str(tmp_path),
         "TERM": "xterm-256color",
     }
@@ -701,6 +726,145 @@ def test_real_emacs_in_tmux_ask_compose_edit_cancel_follow_restart(
         terminal.stop()
 
 
+CLAUDE_ANSWER = "Claude says: it adds the two numbers."
+CLAUDE_SECOND = "Claude again: sub takes y from x."
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.skipif(not CLAUDE.exists(), reason=CLAUDE_MISSING)
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_real_emacs_in_tmux_with_claude_a_chat_reopened_after_quitting_shows_every_reply_once(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """claude-agent-acp (offline, on a fake model) says its slash commands while it takes a
+    chat back (``session/resume``): the chat reopened with C-c g l in a new Emacs still
+    shows the whole chat, each message once."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "app.py").write_text(APP)
+    tap_in(tmp_path, tmp_path / "agent.jsonl", "claude-agent-acp")
+    command = _tmux_emacs(emacs, ROOT / "tests" / "emacs" / "tmux-init.el")
+    with FakeAnthropic([Reply((CLAUDE_ANSWER,)), Reply((CLAUDE_SECOND,))]) as api:
+        env = _tmux_env(tmp_path, claude_agent(tmp_path, api))
+        terminal = Terminal(f"goose-emacs-claude-{major}", width=200, height=50)
+        terminal.start(command, workspace, env)
+        try:
+            terminal.wait_for(_on_screen("def div(x, y):", "app.py"), "Emacs did not open app.py")
+            terminal.keys("C-@", "C-n", "C-n", "C-c", "g", "a")
+            terminal.wait_for(_on_screen("Ask goose about the region:"), "C-c g a did not ask")
+            terminal.enter(QUESTION)
+            screen = terminal.wait_for(
+                _on_screen(CLAUDE_ANSWER, "goose chat idle"), "no answer from Claude", 90
+            )
+            echo = screen.rstrip().rsplit("\n", 1)[-1]
+            assert "running" not in echo, f"the echo area says {echo!r} after the turn"
+            terminal.keys("C-c", "g", "c")
+            terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
+            terminal.type(FOLLOW_UP)
+            terminal.keys("C-c", "C-c")
+            terminal.wait_for(_on_screen(CLAUDE_SECOND, "goose chat idle"), "no second answer", 60)
+            _quit_without_saving(terminal)
+            deadline = time.monotonic() + 10
+            while left := _processes_with_home(tmp_path):
+                assert time.monotonic() < deadline, f"goose-ls outlived its Emacs: {left}"
+                time.sleep(0.05)
+        finally:
+            terminal.stop()
+        terminal = Terminal(f"goose-emacs-claude-{major}-again", width=200, height=50)
+        terminal.start(command, workspace, env)
+        try:
+            terminal.wait_for(_on_screen("def div(x, y):", "app.py"), "Emacs did not open app.py")
+            terminal.keys("C-c", "g", "l")
+            terminal.wait_for(_on_screen("goose session:"), "C-c g l did not list the sessions")
+            terminal.keys("Tab", "Enter")
+            terminal.wait_for(_on_screen("*goose compose:"), "the chat did not open", 60)
+            screen = terminal.wait_for(
+                _on_screen(QUESTION, CLAUDE_ANSWER, FOLLOW_UP, CLAUDE_SECOND),
+                "the reopened chat does not show the whole chat",
+            )
+            chat = _right(screen)
+            for said in (QUESTION, CLAUDE_ANSWER, FOLLOW_UP, CLAUDE_SECOND):
+                assert chat.count(said) == 1, f"{said!r} is not shown exactly once:\n{screen}"
+            assert "session/resume" in (tmp_path / "agent.jsonl").read_text(encoding="utf-8")
+        finally:
+            terminal.stop()
+
+
+def _one_chat_then_quit(
+    command: str, folder: Path, env: dict[str, str], text: str, major: int
+) -> None:
+    """A new Emacs in ``folder``: one chat, ``text`` sent from the compose buffer; quit."""
+    folder.mkdir(exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    (folder / "app.py").write_text(APP)
+    terminal = Terminal(f"goose-emacs-{major}-{folder.name}", width=200, height=50)
+    terminal.start(command, folder, env)
+    try:
+        terminal.wait_for(_on_screen("def div(x, y):", "app.py"), "Emacs did not open app.py")
+        terminal.keys("C-c", "g", "c")
+        terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
+        terminal.type(text)
+        terminal.keys("C-c", "C-c")
+        terminal.wait_for(_on_screen("Answered.", "goose chat idle"), "no answer")
+        _quit_without_saving(terminal)
+    finally:
+        terminal.stop()
+
+
+def _changed_ago(data: Path, cwd: Path, seconds: float) -> None:
+    """Make the chats of ``cwd`` look last changed ``seconds`` ago."""
+    when = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=seconds)
+    with contextlib.closing(sqlite3.connect(data / "journal.sqlite3")) as db, db:
+        db.execute(
+            "UPDATE sessions SET updated_at = ? WHERE cwd = ?",
+            (when.isoformat(timespec="seconds"), str(cwd)),
+        )
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_real_emacs_in_tmux_the_picker_shows_workspace_and_age_this_workspace_first(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """Two chats with the same title, one here and one in another folder, and a newer one
+    here: C-c g l lists this workspace's chats first, newest first, each with its
+    workspace and its age."""
+    # The agent keeps its chats (and numbers them on) across its runs, as goose does.
+    script = {"turns": [[{"text": "Answered."}]], "sessionsFile": str(tmp_path / "sessions")}
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    env = _tmux_env(tmp_path, agent)
+    command = _tmux_emacs(emacs, ROOT / "tests" / "emacs" / "tmux-init.el")
+    workspace, other = tmp_path / "workspace", tmp_path / "other"
+    _one_chat_then_quit(command, other, env, QUESTION, major)
+    _changed_ago(tmp_path / "data", other, 3 * 86400 + 60)
+    _one_chat_then_quit(command, workspace, env, QUESTION, major)
+    _changed_ago(tmp_path / "data", workspace, 5 * 60 + 10)
+    terminal = Terminal(f"goose-emacs-{major}-picker", width=200, height=50)
+    terminal.start(command, workspace, env)
+    try:
+        terminal.wait_for(_on_screen("def div(x, y):", "app.py"), "Emacs did not open app.py")
+        terminal.keys("C-c", "g", "c")
+        terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
+        terminal.type("Explain sub")
+        terminal.keys("C-c", "C-c")
+        terminal.wait_for(_on_screen("Answered.", "goose chat idle"), "no answer")
+        terminal.keys("C-c", "g", "l")
+        terminal.wait_for(_on_screen("goose session:"), "C-c g l did not list the sessions")
+        terminal.keys("Tab")
+        lines = [
+            "Explain sub  ·  ~/workspace  ·  just now",
+            f"{QUESTION}  ·  ~/workspace  ·  5 min ago",
+            f"{QUESTION}  ·  ~/other  ·  3 days ago",
+        ]
+        screen = terminal.wait_for(_on_screen(*lines), "the chats are not listed so")
+        where = [screen.index(line) for line in lines]
+        assert where == sorted(where), f"in this order:\n{screen}"
+        terminal.keys("C-g")
+    finally:
+        terminal.stop()
+
+
 def _keep_screen(screen: str, major: int, name: str) -> None:
     """With GOOSE_LS_SCREENS set to a folder (docs/editors), Emacs 28's screen goes there
     as NAME: how docs/editors/emacs.md's captures are refreshed."""
@@ -807,6 +971,101 @@ def _to_workers(terminal: Terminal) -> None:
     terminal.wait_for(_on_screen("Colour (red / green / blue):"), "no choice of colour")
     terminal.enter("green")
     terminal.wait_for(_on_screen("Workers:"), "the number was not asked")
+
+
+def _send_from_compose(terminal: Terminal, text: str, reply: str) -> None:
+    terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
+    terminal.type(text)
+    terminal.keys("C-c", "C-c")
+    terminal.wait_for(_on_screen(reply, "goose chat idle"), f"no reply to {text!r}")
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_real_emacs_in_tmux_search_opens_a_chat_at_the_message_and_export_writes_it(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """C-c g f finds a phrase of an earlier chat and shows that chat at the message, far
+    from its start and its end; C-c g e writes the chat as markdown into the workspace
+    and opens it."""
+    found = "The frobnicator spins twice."
+    more = "".join(f"more line {n}\n" for n in range(1, 51))
+    script = {
+        "byPrompt": {
+            "Start": [{"text": LONG}],
+            "Why does it spin?": [{"text": found}],
+            "Go on": [{"text": more}],
+            "Other topic": [{"text": "Something else."}],
+        }
+    }
+    with _emacs_in_tmux(major, emacs, tmp_path, script) as terminal:
+        terminal.keys("C-c", "g", "c")
+        _send_from_compose(terminal, "Start", "streamed line 50")
+        _send_from_compose(terminal, "Why does it spin?", found)
+        _send_from_compose(terminal, "Go on", "more line 50")
+        terminal.keys("C-c", "g", "n")
+        _send_from_compose(terminal, "Other topic", "Something else.")
+        assert found not in terminal.screen()
+        terminal.keys("C-c", "g", "f")
+        terminal.wait_for(_on_screen("Search goose chats:"), "C-c g f did not ask")
+        terminal.enter("frobnicator spins")
+        terminal.wait_for(_on_screen("Open the chat at:"), "the chats found are not offered")
+        terminal.keys("Tab")
+        terminal.wait_for(_on_screen("Start  ·  reply: " + found), "not listed so")
+        terminal.keys("Enter")
+        terminal.wait_for(
+            lambda s: (
+                found in _right(s)
+                and not re.search(r"streamed line 1$", s, re.M)
+                and "more line 50" not in s
+            ),
+            "the chat is not shown at the message",
+        )
+        terminal.keys("C-c", "g", "e")
+        terminal.wait_for(_on_screen("Export the chat to:"), "C-c g e did not ask where")
+        terminal.keys("Enter")
+        day = datetime.date.today().isoformat()
+        name = f"goose-chat-start-{day}.md"
+        terminal.wait_for(_on_screen(name, "# Start"), "the export is not opened")
+        exported = (tmp_path / "workspace" / name).read_text(encoding="utf-8")
+        assert found in exported and "more line 50" in exported, exported
+        assert "Something else." not in exported, "that chat only"
+        # Outside the workspace: refused, goose-ls says why, and nothing is opened.
+        terminal.keys("C-x", "b", "Enter")  # back to the chat
+        terminal.keys("C-c", "g", "e")
+        terminal.wait_for(_on_screen("Export the chat to:"), "C-c g e did not ask where")
+        terminal.keys("C-a", "C-k")
+        terminal.enter(str(tmp_path / "outside.md"))
+        screen = terminal.wait_for(
+            _on_screen("../outside.md is outside the workspace folder"), "the refusal is not told"
+        )
+        assert not (tmp_path / "outside.md").exists()
+        assert not re.search(r"F1  outside\.md ", screen), "no buffer for it"
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_real_emacs_in_tmux_the_echo_area_tells_a_crash_not_the_agent_running(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """The agent's state is the mode line's; the echo area tells a failure, and nothing
+    of the agent started again after it."""
+    fall = [{"text": "About to fall."}, {"crash": 9}]
+    script = {"byPrompt": {"Go on": fall, "Again": [{"text": "Back."}]}}
+    with _emacs_in_tmux(major, emacs, tmp_path, script) as terminal:
+        terminal.keys("C-c", "g", "c")
+        terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
+        terminal.type("Go on")
+        terminal.keys("C-c", "C-c")
+        terminal.wait_for(
+            _on_screen("About to fall.", "the agent exited with code 9"),
+            "the crash is not told in the echo area",
+        )
+        terminal.type("Again")
+        terminal.keys("C-c", "C-c")
+        screen = terminal.wait_for(_on_screen("Back.", "goose chat idle"), "no turn after it")
+        echo = screen.rstrip().rsplit("\n", 1)[-1]
+        assert "running" not in echo and "starting" not in echo, echo
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)

@@ -184,6 +184,44 @@ async def test_replay_reads_the_journal_of_a_chat_not_open_here(tmp_path: Path) 
         await again.client.shutdown_session()
 
 
+RESUMES = {
+    **GOOSE_CAPABILITIES,
+    "sessionCapabilities": {**GOOSE_CAPABILITIES["sessionCapabilities"], "resume": {}},
+}
+COMMANDS = {"commands": [{"name": "review", "description": "Review the changes"}]}
+
+
+@pytest.mark.parametrize("how", ["resume", "load"])
+async def test_a_chat_opened_again_reaches_the_editor_in_index_order(
+    tmp_path: Path, how: str
+) -> None:
+    """The agent says something while it takes a journaled chat back (claude-agent-acp
+    sends its slash commands during ``session/resume``): it gets the next index, and the
+    editor gets it after the history it follows, never before. A plugin that drops what
+    comes after a gap would otherwise lose the history or ask for it again."""
+    capabilities = RESUMES if how == "resume" else GOOSE_CAPABILITIES
+    script = {"capabilities": capabilities, "turns": [[{"text": "kept", "chunks": 4}]]}
+    first = await start_editor(tmp_path)
+    await first.start(script)
+    session_id = await first.new_session()
+    await first.goose.turn_end(await first.prompt(session_id, "remember"))
+    history = [e["index"] for e in first.goose.arrived]
+    await stop_editor(first)
+
+    again = await start_editor(tmp_path)
+    try:
+        await again.start({**script, how: [COMMANDS]})
+        await again.goose.request("goose/loadSession", {"sessionId": session_id})
+        assert again.received(f"session/{how}"), f"taken back by session/{how}"
+        came = [e["index"] for e in again.goose.arrived if e["sessionId"] == session_id]
+        said = again.goose.of_kind("available_commands_update", session_id)[-1]
+        assert said["availableCommands"][0]["name"] == "review"
+        assert came == [*history, history[-1] + 1], "the history, then what the agent said"
+        assert _text(_seen(again), "agent_message_chunk") == "kept"
+    finally:
+        await again.client.shutdown_session()
+
+
 SOAK_SECONDS = float(os.environ.get("GOOSE_LS_SOAK_SECONDS", "0"))
 """Keep two windows streaming this long (the issue asks for a minute: set it to 60);
 the suite runs one burst of each."""

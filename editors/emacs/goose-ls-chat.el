@@ -120,12 +120,29 @@ Windows scrolled up, with their point elsewhere, are left where they are."
   "Call FUNCTION to change the chat buffer, as `goose-ls--following' does."
   (goose-ls--following (funcall function)))
 
+(defvar goose-ls--drawing-index nil
+  "The index of the event being drawn, while it is: its text is marked with it.")
+
 (defun goose-ls--append (session-id text &rest properties)
-  "Add TEXT, with PROPERTIES, to the end of SESSION-ID's chat."
+  "Add TEXT, with PROPERTIES, to the end of SESSION-ID's chat.
+The text is marked with the index of the event being drawn (`goose-ls-index'),
+for a search to find where a message starts."
+  (when goose-ls--drawing-index
+    (setq properties (append properties (list 'goose-ls-index goose-ls--drawing-index))))
   (with-current-buffer (goose-ls--chat session-id)
     (goose-ls--following
       (goto-char goose-ls--end)
       (insert (if properties (apply #'propertize text properties) text)))))
+
+(defun goose-ls--index-position (index)
+  "Where the first text drawn for an event at INDEX or after starts, in this chat."
+  (let ((position (point-min)) found)
+    (while (and (not found) position (< position (point-max)))
+      (let ((drawn (get-text-property position 'goose-ls-index)))
+        (if (and drawn (>= drawn index))
+            (setq found position)
+          (setq position (next-single-property-change position 'goose-ls-index)))))
+    found))
 
 (defun goose-ls--separate (session-id kind)
   "End the last block of SESSION-ID's chat with a blank line.
@@ -142,13 +159,38 @@ The block that follows is of KIND."
     (goose-ls--separate session-id kind)
     (goose-ls--append session-id heading)))
 
-(defun goose-ls--new-index-p (session-id index)
-  "Record INDEX for SESSION-ID; nil when it was already shown (a replay)."
+(defvar goose-ls--catching-up (make-hash-table :test #'equal)
+  "Session id -> t while the goose/replay asked for after a gap has not answered.")
+
+(defun goose-ls--new-index-p (session-id index &optional server)
+  "Whether INDEX is the next event of SESSION-ID (of SERVER) to show.
+If it is, it counts as shown.  An index shown already is a duplicate (a replay).
+One after a gap is not shown either: the events missed are asked for with
+goose/replay, which sends them and this one again, in order.  Shown first, it
+would make the replayed ones below it look like duplicates."
+  (goose-ls--chat session-id server)
+  (let* ((entry (gethash session-id goose-ls--chats))
+         (last (cdr entry)))
+    (cond ((<= index last) nil)
+          ((= index (1+ last)) (setcdr entry index) t)
+          (t (goose-ls--catch-up session-id last server) nil))))
+
+(defun goose-ls--catch-up (session-id after server)
+  "Ask SERVER for SESSION-ID's events after index AFTER, unless asked already.
+Called from a notification: the request is sent without waiting for its answer."
+  (let ((server (or server (buffer-local-value 'goose-ls--chat-server
+                                               (goose-ls--chat session-id)))))
+    (unless (or (gethash session-id goose-ls--catching-up) (null server))
+      (puthash session-id t goose-ls--catching-up)
+      (let ((done (lambda (&rest _) (remhash session-id goose-ls--catching-up))))
+        (jsonrpc-async-request server :goose/replay
+                               (list :sessionId session-id :afterIndex after)
+                               :success-fn done :error-fn done :timeout-fn done)))))
+
+(defun goose-ls--last-index (session-id)
+  "The index of the last event of SESSION-ID shown in its chat."
   (goose-ls--chat session-id)
-  (let ((entry (gethash session-id goose-ls--chats)))
-    (when (> index (cdr entry))
-      (setcdr entry index)
-      t)))
+  (cdr (gethash session-id goose-ls--chats)))
 
 (defun goose-ls--attachment (uri)
   "URI as the chat shows attached context: \"📎 app.py:8-12\".

@@ -3,9 +3,11 @@
 ;;; Commentary:
 
 ;; Part of goose-ls.el.  eglot hands goose-ls's own notifications here: each
-;; goose/update (once: a replayed index is skipped) goes to the part that draws it in
+;; goose/update (once, in index order: a replayed index is skipped, and one after a gap
+;; waits for the goose/replay of what was missed) goes to the part that draws it in
 ;; its chat, goose/turnEnd ends a turn and runs `goose-ls-turn-end-hook', and
-;; goose/agentStatus tells the agent's state.
+;; goose/agentStatus tells the agent's state (the mode line's; the echo area's only when it
+;; failed).
 
 ;;; Code:
 
@@ -45,43 +47,44 @@ A queued one whose events come while another turn runs was sent into that turn."
   (let ((session (plist-get params :sessionId))
         (update (plist-get params :update)))
     (goose-ls--chat session server)
-    (when (goose-ls--new-index-p session (plist-get params :index))
+    (when (goose-ls--new-index-p session (plist-get params :index) server)
       (goose-ls--turn-seen session (plist-get params :messageId))
-      (pcase (plist-get update :sessionUpdate)
-        ("agent_message_chunk"
-         (goose-ls--block session 'agent "## goose\n\n")
-         (goose-ls--append session (goose-ls--text (plist-get update :content))))
-        ("user_message_chunk"
-         (goose-ls--block session 'user "## You\n\n")
-         (goose-ls--append session (concat (goose-ls--text (plist-get update :content)) "\n")))
-        ("agent_thought_chunk"
-         (goose-ls--block session 'thought "> 💭 ")
-         (goose-ls--append session (replace-regexp-in-string
-                                    "\n" "\n> " (goose-ls--text (plist-get update :content)))))
-        ((or "tool_call" "tool_call_update") (goose-ls--tool session update))
-        ("permission_request" (goose-ls--permission session update server
-                                                    (plist-get params :replay)))
-        ("permission_resolved" (goose-ls--resolved session update))
-        ((or "elicitation_request" "elicitation_resolved")
-         (goose-ls--question session update (plist-get params :replay)))
-        ("note"
-         (goose-ls--separate session 'note)
-         (goose-ls--append session (format "> %s\n" (plist-get update :text))))
-        ("usage_update"
-         (with-current-buffer (goose-ls--chat session) (setq goose-ls--usage update))
-         (force-mode-line-update t))
-        ("available_commands_update"
-         (with-current-buffer (goose-ls--chat session)
-           (setq goose-ls--commands (append (plist-get update :availableCommands) nil))))
-        ("session_info_update" (goose-ls--retitle session (plist-get update :title)))
-        ((or "plan" "plan_update" "plan_removed" "compaction_update" "compaction_summary_chunk")
-         (goose-ls--plan session update))))))
+      (let ((goose-ls--drawing-index (plist-get params :index)))
+        (pcase (plist-get update :sessionUpdate)
+          ("agent_message_chunk"
+           (goose-ls--block session 'agent "## goose\n\n")
+           (goose-ls--append session (goose-ls--text (plist-get update :content))))
+          ("user_message_chunk"
+           (goose-ls--block session 'user "## You\n\n")
+           (goose-ls--append session (concat (goose-ls--text (plist-get update :content)) "\n")))
+          ("agent_thought_chunk"
+           (goose-ls--block session 'thought "> 💭 ")
+           (goose-ls--append session (replace-regexp-in-string
+                                      "\n" "\n> " (goose-ls--text (plist-get update :content)))))
+          ((or "tool_call" "tool_call_update") (goose-ls--tool session update))
+          ("permission_request" (goose-ls--permission session update server
+                                                      (plist-get params :replay)))
+          ("permission_resolved" (goose-ls--resolved session update))
+          ((or "elicitation_request" "elicitation_resolved")
+           (goose-ls--question session update (plist-get params :replay)))
+          ("note"
+           (goose-ls--separate session 'note)
+           (goose-ls--append session (format "> %s\n" (plist-get update :text))))
+          ("usage_update"
+           (with-current-buffer (goose-ls--chat session) (setq goose-ls--usage update))
+           (force-mode-line-update t))
+          ("available_commands_update"
+           (with-current-buffer (goose-ls--chat session)
+             (setq goose-ls--commands (append (plist-get update :availableCommands) nil))))
+          ("session_info_update" (goose-ls--retitle session (plist-get update :title)))
+          ((or "plan" "plan_update" "plan_removed" "compaction_update" "compaction_summary_chunk")
+           (goose-ls--plan session update)))))))
 
 (cl-defmethod eglot-handle-notification (server (_method (eql goose/turnEnd)) &rest params)
   "End a turn in its chat and run `goose-ls-turn-end-hook'."
   (let ((session (plist-get params :sessionId)))
     (goose-ls--chat session server)
-    (when (goose-ls--new-index-p session (plist-get params :index))
+    (when (goose-ls--new-index-p session (plist-get params :index) server)
       (let ((outcome (or (plist-get params :error) (plist-get params :stopReason)))
             (joined (member (plist-get params :messageId)
                             (buffer-local-value 'goose-ls--joined (goose-ls--chat session)))))
@@ -102,16 +105,27 @@ A queued one whose events come while another turn runs was sent into that turn."
           (force-mode-line-update t)))
       (run-hook-with-args 'goose-ls-turn-end-hook params))))
 
+(defconst goose-ls--starting "goose-ls: starting the agent…"
+  "What the echo area says while the agent starts.")
+
 (cl-defmethod eglot-handle-notification (_server (_method (eql goose/agentStatus)) &rest params)
-  "Show the agent's state in the echo area and the mode line."
+  "Keep the agent's state for the mode line; tell a failure in the echo area.
+While the agent starts (a first question waits for it), the echo area says so,
+until it runs: a state said there stayed after the turn had ended, as if the
+turn still ran (\"goose: running\")."
   (setq goose-ls--agent-state (plist-get params :state))
   (setq goose-ls--sign-ins (append (plist-get params :signIn) nil))
   (force-mode-line-update t)
-  (if (equal (plist-get params :reason) "auth_required")
-      (message "goose: the agent needs you to sign in; %s signs in"
-               (substitute-command-keys "\\[goose-ls-sign-in]"))
-    (message "goose: %s%s" (plist-get params :state)
-             (if (plist-get params :fix) (format " (%s)" (plist-get params :fix)) ""))))
+  (cond ((equal (plist-get params :state) "starting")
+         (message "%s" goose-ls--starting))
+        ((equal (current-message) goose-ls--starting)
+         (message nil)))
+  (cond ((equal (plist-get params :reason) "auth_required")
+         (message "goose: the agent needs you to sign in; %s signs in"
+                  (substitute-command-keys "\\[goose-ls-sign-in]")))
+        ((equal (plist-get params :state) "error")
+         (message "goose-ls: %s%s" (or (plist-get params :message) "the agent failed")
+                  (if (plist-get params :fix) (format " (%s)" (plist-get params :fix)) "")))))
 
 (provide 'goose-ls-notifications)
 ;;; goose-ls-notifications.el ends here

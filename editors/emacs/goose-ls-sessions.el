@@ -11,6 +11,7 @@
 ;;; Code:
 
 (require 'eglot)
+(require 'parse-time)
 (require 'goose-ls-chat)
 (require 'goose-ls-permissions)
 
@@ -141,33 +142,97 @@ agent that cannot take it says why, and the message keeps its place."
                   t)
         (message "goose-ls: the turn had ended; your message runs next")))))
 
+(defun goose-ls--age (timestamp &optional now)
+  "How long before NOW (default: now) TIMESTAMP was: \"5 min ago\".
+TIMESTAMP is in ISO 8601; an empty string when it is not a time."
+  (let ((time (and (stringp timestamp) (not (string-empty-p timestamp))
+                   (ignore-errors (parse-iso8601-time-string timestamp)))))
+    (if (null time)
+        ""
+      (let ((seconds (float-time (time-subtract (or now (current-time)) time))))
+        (cond ((< seconds 60) "just now")
+              ((< seconds 3600) (format "%d min ago" (floor seconds 60)))
+              ((< seconds 86400) (format "%d h ago" (floor seconds 3600)))
+              ((< seconds (* 2 86400)) "yesterday")
+              ((< seconds (* 30 86400)) (format "%d days ago" (floor seconds 86400)))
+              (t (format-time-string "%Y-%m-%d" time)))))))
+
+(defun goose-ls--session-time (session)
+  "When SESSION (a goose/listSessions entry) was last changed, as a number."
+  (let ((updated (plist-get session :updatedAt)))
+    (or (and (stringp updated) (not (string-empty-p updated))
+             (ignore-errors (float-time (parse-iso8601-time-string updated))))
+        0)))
+
+(defun goose-ls--same-folder-p (a b)
+  "Whether A and B name the same folder."
+  (let ((a (file-name-as-directory (expand-file-name a)))
+        (b (file-name-as-directory (expand-file-name b))))
+    (or (string= a b)
+        (and (file-directory-p a) (file-directory-p b) (file-equal-p a b)))))
+
+(defun goose-ls--session-choices (sessions root)
+  "The goose/listSessions SESSIONS as choices: (line . session id).
+The chats of the workspace ROOT come first, then the others; newest first in
+each.  A line has the title, the workspace (shortened with ~) and the age; the
+session id is added to a line that would be the same as another's."
+  (let* ((here (lambda (s) (and (stringp (plist-get s :cwd))
+                                (not (string-empty-p (plist-get s :cwd)))
+                                (goose-ls--same-folder-p (plist-get s :cwd) root))))
+         (ordered (sort (copy-sequence sessions)
+                        (lambda (a b)
+                          (let ((a-here (funcall here a)) (b-here (funcall here b)))
+                            (if (eq (not a-here) (not b-here))
+                                (> (goose-ls--session-time a) (goose-ls--session-time b))
+                              a-here)))))
+         (seen (make-hash-table :test #'equal)))
+    (mapcar (lambda (s)
+              (let* ((cwd (plist-get s :cwd))
+                     (parts (list (replace-regexp-in-string "[ \t\n]+" " " (or (plist-get s :title) ""))
+                                  (if (and (stringp cwd) (not (string-empty-p cwd)))
+                                      (abbreviate-file-name (directory-file-name cwd))
+                                    "")
+                                  (goose-ls--age (plist-get s :updatedAt))
+                                  (if (eq (plist-get s :openElsewhere) t) "open in another window" "")))
+                     (line (mapconcat #'identity (seq-remove #'string-empty-p parts) "  ·  ")))
+                (when (gethash line seen)
+                  (setq line (concat line "  ·  " (plist-get s :sessionId))))
+                (puthash line t seen)
+                (cons line (plist-get s :sessionId))))
+            ordered)))
+
+(defun goose-ls--server-root (server)
+  "The workspace folder SERVER serves."
+  (expand-file-name (or (ignore-errors (project-root (eglot--project server))) default-directory)))
+
 ;;;###autoload
 (defun goose-ls-sessions ()
   "Choose a session and open its chat.
-Starts goose-ls for this buffer's project when it does not run yet."
+This workspace's chats are listed first, newest first, each with its
+workspace and its age.  Starts goose-ls for this buffer's project when it
+does not run yet."
   (interactive)
   (let* ((server (goose-ls--server))
          (sessions (append (plist-get (goose-ls--request :goose/listSessions nil server) :sessions)
                            nil))
-         (choices (mapcar (lambda (s)
-                            (cons (format "%s  %s  (%s)"
-                                          (substring (or (plist-get s :updatedAt) "") 0
-                                                     (min 16 (length (or (plist-get s :updatedAt) ""))))
-                                          (plist-get s :title) (plist-get s :sessionId))
-                                  (plist-get s :sessionId)))
-                          sessions)))
+         (choices (goose-ls--session-choices sessions (goose-ls--server-root server))))
     (if (null choices)
         (message "goose-ls: no chats yet; %s starts one"
                  (substitute-command-keys "\\[goose-ls-new-chat]"))
-      (let ((choice (cdr (assoc (completing-read "goose session: " choices nil t) choices))))
+      (let ((choice (cdr (assoc (completing-read "goose session: " (goose-ls--in-order choices)
+                                                 nil t)
+                                choices))))
         (goose-ls--open-session choice server)))))
 
 (defun goose-ls--open-session (session server)
   "Load SESSION into SERVER, draw its whole history, and make it current."
   (let ((summary (goose-ls--request :goose/loadSession (list :sessionId session) server)))
     (goose-ls--chat session server)
-    ;; The journal's history: what the agent's replay does not send again.
-    (goose-ls--request :goose/replay (list :sessionId session :afterIndex 0) server)
+    ;; The journal's history, from where the chat is: goose-ls sent it already when the
+    ;; agent spoke while taking the chat back (then nothing is missing).
+    (goose-ls--request :goose/replay
+                       (list :sessionId session :afterIndex (goose-ls--last-index session))
+                       server)
     (with-current-buffer (goose-ls--chat session)
       (when (eq (plist-get summary :busy) t)
         (setq goose-ls--turns (or goose-ls--turns (list "running"))))

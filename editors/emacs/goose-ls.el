@@ -14,10 +14,11 @@
 ;; Keys: turn on `goose-ls-mode' for the prefix `goose-ls-keymap-prefix' (C-c g):
 ;; C-c g a asks about the region, C-c g c opens the compose buffer (C-c C-c there
 ;; sends), C-c g j sends a queued message into the running turn, C-c g k cancels,
-;; C-c g l lists the sessions, C-c g p answers a pending permission, C-c g i signs in
-;; to the agent, C-c g r restarts it (C-u: its shared goose serve too).  Any command starts goose-ls for the project when it does not run
-;; yet.  The agent's questions (forms) are asked in the minibuffer; its terminal
-;; sign-in runs in a terminal buffer.
+;; C-c g l lists the sessions, C-c g f finds a phrase in past chats, C-c g e exports
+;; a chat as markdown, C-c g p answers a pending permission, C-c g i signs in to the
+;; agent, C-c g r restarts it (C-u: its shared goose serve too).  Any command starts
+;; goose-ls for the project when it does not run yet.  The agent's questions (forms)
+;; are asked in the minibuffer; its terminal sign-in runs in a terminal buffer.
 ;;
 ;; eglot runs one server per buffer: a buffer that uses goose-ls does not also get
 ;; pyright or clangd.  Either list in `goose-ls-modes' only the modes you chat about
@@ -40,6 +41,7 @@
 ;;   goose-ls-plans.el          plans and compactions, drawn in place
 ;;   goose-ls-sign-in.el        the agent's terminal sign-in
 ;;   goose-ls-sessions.el       sessions, and the messages sent to them
+;;   goose-ls-history.el        past chats: searched, exported
 ;;   goose-ls-compose.el        the compose buffer
 ;;   goose-ls-options.el        the chat's config options
 ;; Each part requires those below it; a call up or across (a chat's key to a compose
@@ -54,6 +56,7 @@
 (require 'goose-ls-permissions)
 (require 'goose-ls-sign-in)
 (require 'goose-ls-sessions)
+(require 'goose-ls-history)
 (require 'goose-ls-compose)
 (require 'goose-ls-options)
 
@@ -67,6 +70,8 @@
     (define-key map "k" #'goose-ls-cancel)
     (define-key map "j" #'goose-ls-send-now)
     (define-key map "l" #'goose-ls-sessions)
+    (define-key map "f" #'goose-ls-search)
+    (define-key map "e" #'goose-ls-export)
     (define-key map "n" #'goose-ls-new-chat)
     (define-key map "o" #'goose-ls-show-chat)
     (define-key map "p" #'goose-ls-answer-permission)

@@ -124,7 +124,8 @@ def build(
             prompts,
             ElicitationPrompts(editor, sessions.elicitations, server.tasks),
             lambda session_id: s.tab_id if (s := sessions.registry.find(session_id)) else None,
-        )
+        ),
+        sessions.library.history,
     )
     # What is known is kept and the chats let go first: a window started at once (the
     # editor restarted) can open them while this one still waits for its agent to die.

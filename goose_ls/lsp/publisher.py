@@ -7,6 +7,11 @@ Failures, and a chat whose context is nearly full (once), also reach editors wit
 plugin through ``window/showMessage``. Routine news does not where the editor shows
 progress (a turn's progress ends saying how the turn ended): Neovim asks for Enter at
 every message, and a person has nothing to do about a turn that finished.
+
+A session's events reach the editor in index order: an event is never sent before the
+earlier ones the editor has not had. A chat opened again has its history in the journal
+only; what the agent says while taking it back (Claude's slash commands, say) comes
+after that history, which is sent first, as ``goose/replay`` sends it.
 """
 
 from __future__ import annotations
@@ -66,12 +71,19 @@ class EditorPublisher:
     def __init__(self, editor: Editor) -> None:
         self._editor = editor
         self._face: PlainFace | None = None
+        self._journal: Callable[[str, int], list[EventRow]] = lambda _, __: []
+        self._sent: dict[str, int] = {}
+        """Per session, the highest index the editor was sent (a turn's end is sent to
+        an editor that does not listen too: one that starts listening goes on from it)."""
         self.listening = False
         """Whether ``goose/update`` is sent (see :meth:`listen`)."""
 
-    def connect(self, face: PlainFace) -> None:
-        """The plugin-free face exists now (it needs the sessions this listens to)."""
+    def connect(self, face: PlainFace, journal: Callable[[str, int], list[EventRow]]) -> None:
+        """The plugin-free face exists now (it needs the sessions this listens to), and
+        the journal: ``journal(session_id, after)`` reads a session's events above
+        ``after``, oldest first."""
         self._face = face
+        self._journal = journal
 
     def session_event(self, event: IndexedEvent) -> None:
         self.forward(event)
@@ -111,15 +123,32 @@ class EditorPublisher:
         self.listening = True
 
     def forward(self, event: IndexedEvent) -> None:
-        """Send one event as its notification."""
-        if not self.listening and not isinstance(event.event, TurnEnded):
-            return
+        """Send one event as its notification, after the earlier ones the editor lacks."""
         e = event
+        if self.listening:
+            self._catch_up(e.session_id, e.index)
+        elif not isinstance(e.event, TurnEnded):
+            return
+        self._sent[e.session_id] = max(e.index, self._sent.get(e.session_id, 0))
         self._send(e.session_id, e.index, e.message_id, event_to_wire(e.event), e.replay)
+
+    def _catch_up(self, session_id: str, index: int) -> None:
+        """Before ``index``, send the journal's events between the last one the editor
+        was sent and it: history of a chat opened again that it never had, which the
+        agent's first word there would otherwise overtake. (After a kill the journal has
+        a gap of its own: what it lacks is not there to send.)"""
+        sent = self._sent.get(session_id, 0)
+        if index <= sent + 1:
+            return
+        for row in self._journal(session_id, sent):
+            if row.idx >= index:
+                break
+            self.forward_journaled(row)
 
     def forward_journaled(self, row: EventRow) -> None:
         """Send one event again, as the journal keeps it (for ``goose/replay``): its
         stored JSON goes into the notification as it is, not decoded and encoded again."""
+        self._sent[row.session_id] = max(row.idx, self._sent.get(row.session_id, 0))
         if row.kind == TurnEnded.KIND:  # its fields sit at the top of goose/turnEnd
             self._send(row.session_id, row.idx, row.message_id, json.loads(row.payload), False)
             return

@@ -172,8 +172,11 @@ class ScriptedAgent:
         return response
 
     async def resume_session(self, params: dict[str, Any]) -> dict[str, Any]:
-        """As ``session/load``, without replaying anything (ACP's resume)."""
-        self._reopen(params)
+        """As ``session/load``, without replaying the chat (ACP's resume); the script's
+        ``resume`` steps are played before the answer, as claude-agent-acp sends its
+        slash commands."""
+        session_id = self._reopen(params)
+        await self.steps.play(session_id, self.script.get("resume", []))
         return self._options()
 
     def _reopen(self, params: dict[str, Any]) -> str:

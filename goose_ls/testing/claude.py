@@ -55,19 +55,27 @@ async def start_claude(
     """Start ``editor``'s goose-ls with the ``claude`` preset; ``env`` is added to the
     agent's environment, ``settings`` to goose-ls's (its ``agent`` ones too)."""
     tap(editor, "claude-agent-acp")
-    _config(claude_home(editor))
-    (editor.tmp / "home").mkdir(exist_ok=True)
+    settings = settings or {}
+    agent = {**settings.get("agent", {}), **claude_agent(editor.tmp, api, **env)}
+    await editor.start(settings={**settings, "agent": agent})
+
+
+def claude_agent(tmp: Path, api: FakeAnthropic, **env: str) -> dict[str, Any]:
+    """The ``agent`` settings that run claude-agent-acp on ``api``, its state (and
+    ``claude_home``) under ``tmp``; ``env`` is added to its environment. The command
+    itself must be on goose-ls's PATH (:func:`~goose_ls.testing.real_agent.tap_in`)."""
+    home = tmp / "claude-home"
+    _config(home)
+    (tmp / "home").mkdir(exist_ok=True)
     agent_env = {
         "ANTHROPIC_BASE_URL": api.origin,
         "ANTHROPIC_API_KEY": API_KEY,
-        "CLAUDE_CONFIG_DIR": str(claude_home(editor)),
-        "HOME": str(editor.tmp / "home"),
+        "CLAUDE_CONFIG_DIR": str(home),
+        "HOME": str(tmp / "home"),
         **QUIET,
         **env,
     }
     if os.geteuid() == 0:
         # Claude Code refuses to run as root unless told it is in a sandbox (CI is root).
         agent_env["IS_SANDBOX"] = "1"
-    settings = settings or {}
-    agent = {**settings.get("agent", {}), "preset": "claude", "env": agent_env}
-    await editor.start(settings={**settings, "agent": agent})
+    return {"preset": "claude", "env": agent_env}

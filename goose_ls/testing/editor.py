@@ -48,10 +48,17 @@ class GooseRecorder:
         self.updates: list[dict[str, Any]] = []
         self.turn_ends: list[dict[str, Any]] = []
         self.statuses: list[dict[str, Any]] = []
+        self.arrived: list[dict[str, Any]] = []
+        """Every goose/update and goose/turnEnd, in the order they came."""
         keep_json(client)
-        client.feature("goose/update")(lambda params: self.updates.append(plain(params)))
-        client.feature("goose/turnEnd")(lambda params: self.turn_ends.append(plain(params)))
+        client.feature("goose/update")(lambda params: self._keep(self.updates, params))
+        client.feature("goose/turnEnd")(lambda params: self._keep(self.turn_ends, params))
         client.feature("goose/agentStatus")(lambda params: self.statuses.append(plain(params)))
+
+    def _keep(self, kind: list[dict[str, Any]], params: Any) -> None:
+        event = plain(params)
+        kind.append(event)
+        self.arrived.append(event)
 
     async def request(self, method: str, params: object) -> dict[str, Any]:
         result = await self.client.protocol.send_request_async(method, params)

@@ -35,9 +35,16 @@ def missing(command: str) -> str:
 
 def tap(editor: Editor, command: str) -> None:
     """Put ``command`` on ``editor``'s PATH: the fetched agent, behind the wiretap."""
-    bin_dir = editor.tmp / "bin"
+    tap_in(editor.tmp, editor.record, command)
+
+
+def tap_in(tmp: Path, record: Path, command: str) -> None:
+    """Put ``command`` in ``tmp / "bin"`` (on the PATH of a goose-ls started with
+    :func:`~goose_ls.testing.harness.server_env`), recording to ``record``: for a goose-ls
+    a real editor starts."""
+    bin_dir = tmp / "bin"
     bin_dir.mkdir(exist_ok=True)
-    line = [sys.executable, "-m", "goose_ls.testing.wiretap", str(editor.record)]
+    line = [sys.executable, "-m", "goose_ls.testing.wiretap", str(record)]
     script = bin_dir / command
     script.write_text(
         f'#!/bin/sh\nexec {shlex.join([*line, str(installed(command))])} "$@"\n', encoding="utf-8"

@@ -22,6 +22,8 @@ A script is JSON. Top-level keys (all optional):
                    script, the agent asks for a code on its terminal and keeps the
                    sign-in there, which ``requireAuth`` then takes (see ``sign_in.py``)
 ``load``           steps replayed during ``session/load`` (``session/resume`` replays none)
+``resume``         steps played during ``session/resume``, before its answer (as
+                   claude-agent-acp sends its slash commands there)
 ``deleteError``    ``{"code", "message", "data"}``: ``session/delete`` fails with it
 ``record``         a path; every message received is appended to it as JSON lines
 ``sessionsFile``   a path where created session ids are kept, so that a restarted agent

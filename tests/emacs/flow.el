@@ -7,7 +7,8 @@
 ;; "question" (the agent's questions, answered with the lines GOOSE_ANSWERS lists), or
 ;; "plans" (a turn of plans, a compaction, tool names and a title), or "steer" and
 ;; "steer_refused" (a queued message sent now into the running turn, or refused), or
-;; "restart" (after "ask", C-c g r and C-u C-c g r).
+;; "restart" (after "ask", C-c g r and C-u C-c g r), or "gap" (the chat buffer killed
+;; while a reply streams).
 (require 'json)
 (require 'goose-ls)
 
@@ -92,8 +93,8 @@
   (let (told)
     (cl-letf (((symbol-function 'message)
                (lambda (format &rest args)
-                 (let ((said (apply #'format-message format args)))
-                   (when (string-prefix-p "goose-ls: " said) (push said told))))))
+                 (let ((said (and format (apply #'format-message format args))))
+                   (when (and said (string-prefix-p "goose-ls: " said)) (push said told))))))
       (call-interactively (key-binding (kbd "C-c g r")))
       (let ((current-prefix-arg '(4)))
         (call-interactively (key-binding (kbd "C-c g r")))))
@@ -295,6 +296,18 @@ When REFUSED, the agent cannot take it: the turn is cancelled after."
     (flow--record 'queued (length (buffer-local-value 'goose-ls--queued chat)))
     (flow--record 'state (string-trim (goose-ls--state-string chat)))))
 
+(defun flow--gap ()
+  "The chat buffer killed while a reply streams: the chat that the next event opens
+again shows the whole turn, the question too."
+  (find-file (getenv "GOOSE_FILE"))
+  (goose-ls-send "Tell me")
+  (let ((session goose-ls-current-session))
+    (flow--wait (lambda () (string-match-p "part3 " (flow--chat-text))) "the reply under way")
+    (kill-buffer (flow--chat))
+    (flow--wait (lambda () flow--ended) "the turn to end")
+    (flow--record 'text (with-current-buffer (goose-ls--chat session)
+                          (buffer-substring-no-properties (point-min) (point-max))))))
+
 (condition-case err
     (progn
       (flow--setup)
@@ -307,6 +320,7 @@ When REFUSED, the agent cannot take it: the turn is cancelled after."
         ("steer" (flow--steer nil))
         ("steer_refused" (flow--steer t))
         ("restart" (flow--restart))
+        ("gap" (flow--gap))
         (_ (flow--ask))))
   (error
    (flow--record 'error (error-message-string err))

@@ -94,7 +94,8 @@ export function slashCandidates(text: string, commands: SlashCommand[]): SlashCo
 const OUTCOMES: Record<string, string> = { accept: "answered", decline: "declined", cancel: "cancelled" };
 
 /**
- * One session's chat, as markdown; events are applied once each, in index order.
+ * One session's chat, as markdown; events are applied once each, in index order, none
+ * after a gap (see `missed`).
  * Text only grows at the end, except a tool call's block, a plan's and a compaction's,
  * which each update of theirs rewrites where it is. The messages waiting for the running
  * turn are listed after it.
@@ -119,6 +120,9 @@ export class Chat {
   queue: Queued[] = [];
   /** The chat's title, as the agent (or a rename) gives it. */
   title: string | undefined;
+  /** An event came after a gap and was not applied: the events after `seen` are to be
+   * asked for again (goose/replay), which sends them and that one, in order. */
+  missed = false;
 
   constructor(readonly sessionId: string) {}
 
@@ -145,10 +149,23 @@ export class Chat {
     return [...this.tools.values()];
   }
 
-  /** Apply an update; returns false when it was already shown (a replay). */
+  /** Whether the event of `index` is the next one, which then counts as applied. One
+   * shown already is a duplicate; one after a gap waits for the replay of what was
+   * missed (applied first, it would make the replayed ones below it look like duplicates). */
+  private next(index: number): boolean {
+    if (index <= this.lastIndex) return false;
+    if (index > this.lastIndex + 1) {
+      this.missed = true;
+      return false;
+    }
+    this.lastIndex = index;
+    return true;
+  }
+
+  /** Apply an update; returns false when it was already shown (a replay) or comes after
+   * a gap (`missed`). */
   apply(params: Update): boolean {
-    if (params.index <= this.lastIndex) return false;
-    this.lastIndex = params.index;
+    if (!this.next(params.index)) return false;
     if (params.messageId && !params.replay) this.start(params.messageId);
     const u = params.update;
     switch (u.sessionUpdate) {
@@ -211,8 +228,7 @@ export class Chat {
   }
 
   end(params: TurnEnd): boolean {
-    if (params.index <= this.lastIndex) return false;
-    this.lastIndex = params.index;
+    if (!this.next(params.index)) return false;
     const id = params.messageId ?? "";
     this.queue = this.queue.filter((queued) => queued.id !== id); // cancelled while it waited
     if (this.joined.delete(id)) return true; // it ended with the turn it joined, said just above

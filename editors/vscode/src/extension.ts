@@ -17,9 +17,36 @@ let agent: AgentStatus = { state: "stopped" };
 let notStarted: string | undefined;
 /** The questions waiting for the user: closing one drops its prompts. */
 const questions = new Map<string, vscode.CancellationTokenSource>();
+<<<<<<< HEAD
 /** The permission requests waiting for an answer, oldest first; resolving one closes its
  * prompt. */
 const permissions = new Map<string, Permission>();
+=======
+/** Sessions whose goose/replay, asked for after a gap, has not answered yet. */
+const catchingUp = new Set<string>();
+
+/** The chat of a session, made when its first event comes. */
+function chatOf(sessionId: string): Chat {
+  const chat = chats.get(sessionId) ?? new Chat(sessionId);
+  chats.set(sessionId, chat);
+  return chat;
+}
+
+/** Ask goose-ls again for the events after the last one the chat shows: after a gap (one
+ * request at a time: the events after a gap meanwhile are in it), or when it is reopened. */
+async function catchUp(chat: Chat, always = false): Promise<void> {
+  if (!always && (!chat.missed || catchingUp.has(chat.sessionId))) return;
+  chat.missed = false;
+  catchingUp.add(chat.sessionId);
+  try {
+    await client!.sendRequest("goose/replay", { sessionId: chat.sessionId, afterIndex: chat.seen });
+  } catch {
+    // the session is gone: nothing more to show
+  } finally {
+    catchingUp.delete(chat.sessionId);
+  }
+}
+>>>>>>> emacs-loop
 
 interface Permission {
   requestId: string;
@@ -323,9 +350,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.registerTextDocumentContentProvider("goose-diff", { provideTextDocumentContent: (uri) => sides.get(uri.path) ?? "" }),
   );
   client.onNotification("goose/update", (params: Update) => {
-    const chat = chats.get(params.sessionId) ?? new Chat(params.sessionId);
-    chats.set(params.sessionId, chat);
+    const chat = chatOf(params.sessionId);
     if (chat.apply(params)) documents.changed.fire(chatUri(params.sessionId));
+    void catchUp(chat);
     const u = params.update;
     if (u.sessionUpdate === "permission_request") askPermission(params);
     if (u.sessionUpdate === "permission_resolved") permissionResolved(u.requestId as string);
@@ -341,7 +368,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     showStatus();
   });
   client.onNotification("goose/turnEnd", (params: TurnEnd) => {
-    if (chats.get(params.sessionId)?.end(params)) documents.changed.fire(chatUri(params.sessionId));
+    const chat = chatOf(params.sessionId);
+    if (chat.end(params)) documents.changed.fire(chatUri(params.sessionId));
+    void catchUp(chat);
     showStatus();
   });
   statusBar = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left);
@@ -373,9 +402,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const pick = await vscode.window.showQuickPick(result.sessions.map((s) => ({ label: s.title, description: s.sessionId })));
       if (!pick?.description) return;
       current = pick.description;
-      chats.set(current, chats.get(current) ?? new Chat(current));
+      const chat = chatOf(current);
       showStatus();
       await client!.sendRequest("goose/loadSession", { sessionId: current });
+      await catchUp(chat, true); // the history the journal holds, from where the chat is
       await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(chatUri(current)), { preview: false });
     }),
     vscode.commands.registerCommand("gooseLs.setOption", setOption),
@@ -410,7 +440,11 @@ export async function deactivate(): Promise<void> {
   agent = { state: "stopped" };
   chats.clear();
   questions.clear();
+<<<<<<< HEAD
   permissions.clear();
   sides.clear();
   lineCounts.clear();
+=======
+  catchingUp.clear();
+>>>>>>> emacs-loop
 }

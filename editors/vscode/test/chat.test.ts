@@ -15,6 +15,21 @@ test("chunks stream into the chat in order, each once", () => {
   assert.equal(chat.seen, 4);
 });
 
+test("an event after a gap is not applied: the chat has missed some, and the replay fills it in order", () => {
+  const chat = new Chat("s1");
+  const chunk = (index: number, text: string) => update(index, { sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+  assert.ok(chat.apply(chunk(1, "one ")));
+  assert.equal(chat.apply(chunk(4, "four")), false, "two and three never came");
+  assert.equal(chat.end({ sessionId: "s1", messageId: "m1", index: 5, stopReason: "end_turn" }), false);
+  assert.ok(chat.missed);
+  assert.equal(chat.seen, 1, "goose/replay is asked for after index 1");
+  chat.missed = false;
+  for (const [index, text] of [[2, "two "], [3, "three "], [4, "four"]] as const) assert.ok(chat.apply(chunk(index, text)));
+  assert.ok(chat.end({ sessionId: "s1", messageId: "m1", index: 5, stopReason: "end_turn" }));
+  assert.equal(chat.text, "# goose chat · s1\n\n## goose\n\none two three four\n");
+  assert.equal(chat.missed, false);
+});
+
 test("a cancelled turn says so", () => {
   const chat = new Chat("s1");
   chat.apply(update(1, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "par" } }));

@@ -48,6 +48,10 @@ const opened: string[] = [];
 /** What the user types into a terminal the extension opens. */
 const typedInTerminal: string[] = [];
 const closeListeners = new Set<(terminal: unknown) => void>();
+/** Notifications that never reach the extension (as if missed): those this says. */
+let lost: (method: string, params: { index?: number }) => boolean = () => false;
+/** Each request the extension sent goose-ls: its method and params. */
+const requested: { method: string; params: unknown }[] = [];
 type Token = { isCancellationRequested: boolean; onCancellationRequested(listener: () => void): void };
 
 const vscode = {
@@ -152,6 +156,7 @@ class LanguageClient {
 
   onNotification<P>(method: string, handler: (params: P) => void): void {
     this.connection.onNotification(method, (params: P) => {
+      if (lost(method, params as { index?: number })) return;
       handler(params);
       if (method === "goose/turnEnd") turnEnds.push(params as (typeof turnEnds)[number]);
       if (method === "goose/update") updates.push(params as (typeof updates)[number]);
@@ -159,6 +164,7 @@ class LanguageClient {
   }
 
   sendRequest<R>(method: string, params: unknown): Promise<R> {
+    requested.push({ method, params });
     return this.connection.sendRequest(method, params);
   }
 
@@ -282,9 +288,10 @@ const form = JSON.parse(process.env.GOOSE_FORM ?? "{}");
 
 /** Forget what earlier tests recorded. */
 function fresh(): void {
-  for (const list of [quickPicks, quickPickItems, picks, inputs, inputBoxes, dropped, errors, informed, opened, typedInTerminal, turnEnds, updates]) {
+  for (const list of [quickPicks, quickPickItems, picks, inputs, inputBoxes, dropped, errors, informed, opened, typedInTerminal, turnEnds, updates, requested]) {
     list.length = 0;
   }
+  lost = () => false;
 }
 
 function received(record: string): { method?: string; params?: { prompt: { text?: string }[] }; result?: { action?: string } }[] {
@@ -419,6 +426,52 @@ test("plans, a compaction, tool names and the title are drawn as a real goose-ls
     assert.ok(text.includes("_Plan removed._") && !text.includes("Draft step"), "the removed plan says so");
     assert.ok(text.includes("_🗜 The conversation was compacted._\n\n> We split the parser and kept the alias.\n"), text);
     assert.ok(!text.includes("Compacting the conversation…"), "the line was redrawn");
+  } finally {
+    await extension.deactivate();
+  }
+});
+
+test("updates missed in the middle of a turn are asked for again; the chat shows each once, in order", { skip }, async () => {
+  fresh();
+  const words = Array.from({ length: 12 }, (_, n) => `w${n + 1} `).join("");
+  // Its own session ids (each scripted agent numbers its chats from 1): a replay reads
+  // this chat's events only.
+  writeFileSync(script, JSON.stringify({ turns: [[{ text: words, chunks: 12 }]], idPrefix: "missed-" }));
+  const missing = new Set([5, 6]); // each lost once: the replay brings it
+  lost = (method, params) => method === "goose/update" && missing.delete(params.index ?? 0);
+  await extension.activate({ subscriptions: [] } as never);
+  try {
+    inputs.push("Count");
+    await commands.get("gooseLs.send")!();
+    await until(() => turnEnds.length > 0 && chatText().endsWith(`${words}\n`), "the whole reply");
+    const replays = requested.filter((r) => r.method === "goose/replay");
+    assert.deepEqual(replays.map((r) => (r.params as { afterIndex: number }).afterIndex), [4], "once, from the last shown");
+    assert.equal(chatText().split(words).length, 2, chatText());
+  } finally {
+    await extension.deactivate();
+  }
+});
+
+test("a chat reopened from the sessions after a restart shows its history", { skip }, async () => {
+  fresh();
+  // Its own session ids, as above.
+  writeFileSync(script, JSON.stringify({ turns: [[{ text: "Kept for later." }]], idPrefix: "reopened-" }));
+  await extension.activate({ subscriptions: [] } as never);
+  try {
+    inputs.push("Remember this chat");
+    await commands.get("gooseLs.send")!();
+    await until(() => turnEnds.length > 0, "the turn to end");
+  } finally {
+    await extension.deactivate();
+  }
+  fresh();
+  await extension.activate({ subscriptions: [] } as never);
+  try {
+    picks.push("Remember this chat");
+    await commands.get("gooseLs.sessions")!();
+    const text = chats!.provideTextDocumentContent({ path: (quickPickItems[0].find((i) => i.label === "Remember this chat") as { description: string }).description });
+    assert.match(text, /## You\n\nRemember this chat\n\n## goose\n\nKept for later\.\n/);
+    assert.equal(text.split("Kept for later.").length, 2, "once");
   } finally {
     await extension.deactivate();
   }
