@@ -13,6 +13,7 @@ Over 300 lines: the whole vocabulary, one small class per event, is read in one 
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar, Literal
 
 import attrs
@@ -165,7 +166,8 @@ KIND_LABELS = {
 }
 
 
-_SAYS_NOTHING_MORE = {"yes", "no", "ok", "allow", "deny", "reject", "cancel", "always"}
+_SAYS_NOTHING_MORE = {"yes", "no", "ok", "allow", "deny", "reject", "cancel", "always", "once"}
+"""Words of an option's name that add nothing to its kind's wording ("Always Allow")."""
 
 
 def _label(option: PermissionOption) -> str:
@@ -174,8 +176,8 @@ def _label(option: PermissionOption) -> str:
     edits during this session)"). An agent cannot make "Reject" mean allow."""
     said = KIND_LABELS.get(option.kind, "Unknown choice")
     name = option.name.strip()
-    plain = name.lower().rstrip(".!").strip()
-    if not name or plain in _SAYS_NOTHING_MORE or plain == said.lower() or name == option.kind:
+    words = set(re.findall(r"\w+", name.lower()))
+    if words <= _SAYS_NOTHING_MORE or name == option.kind:
         return said
     return f"{said} ({inert_line(name[:80])})"
 

@@ -350,7 +350,7 @@ def test_permission_choices_are_the_labels_goose_ls_sent(
         "every choice is in the question itself, not only after TAB"
     )
     assert result["listed-at-once"] is True
-    assert "🔐 Edit app.py: allowed once (Allow)\n" in result["text"], "the decision is written"
+    assert "🔐 Edit app.py: allowed once\n" in result["text"], "the decision is written"
     assert result["text"].rstrip().endswith("[permission: allow]done"), "the label's option"
 
 

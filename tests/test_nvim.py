@@ -238,7 +238,7 @@ def test_permission_choices_are_the_labels_goose_ls_sent(nvim: str, tmp_path: Pa
     assert result["asked"] == "goose wants to run: Edit app.py"
     assert result["statusline"] == "goose: idle · 12k/200k", "how full the chat's context is"
     assert result["choices"] == LABELS_FOR_AGENT_NAMES == result["sent"]
-    assert "🔐 allowed (Allow) by you" in result["text"], "the agent's own word, as chosen"
+    assert "🔐 allowed once by you" in result["text"], "the choice as goose-ls words its kind"
     assert result["text"].rstrip().endswith("[permission: allow]done")
     assert result["resumed_text"].endswith("## You\n\nWhy?\n📎 app.py:8-12\n📎 app.py:1-2\n"), (
         "a resumed chat's <context ref> blocks and fenced selections show as 📎 lines"

@@ -104,18 +104,18 @@ PERMISSION_WITH_AGENT_NAMES = {
         {"optionId": "never", "name": "", "kind": "reject_always"},
     ],
 }
-"""A permission step whose words goose-ls chooses, not the kind: the agent's own names
-("Allow", not "Allow once"), a wording of the kind for the unnamed option, and goose-ls's
-own option."""
+"""A permission step whose options the agent names its own way ("Always Allow", "Allow",
+and one unnamed): each reads as goose-ls words its kind, then goose-ls's own option."""
 
 LABELS_FOR_AGENT_NAMES = [
-    "Always Allow",
-    "Allow",
+    "Allow always",
+    "Allow once",
     "Reject",
     "Reject always",
     "Allow for this session",
 ]
-"""What editors show for :data:`PERMISSION_WITH_AGENT_NAMES`."""
+"""What editors show for :data:`PERMISSION_WITH_AGENT_NAMES`: goose-ls's wording of each
+kind (the agent's names add nothing to it here)."""
 
 
 FORM_QUESTION = {

@@ -228,7 +228,7 @@ test("the permission choices are the labels goose-ls sent; the one picked answer
     assert.equal(shown.length, 1);
     assert.match(shown[0].message, /^The agent is waiting for your approval: .+ \(it calls this “Edit app\.py”\)$/);
     assert.deepEqual(shown[0].labels, ["Choose…"]);
-    assert.deepEqual(quickPicks, [["Allow always (Always Allow)", "Allow once", "Reject", "Reject always", "Allow for this session"]]);
+    assert.deepEqual(quickPicks, [["Allow always", "Allow once", "Reject", "Reject always", "Allow for this session"]]);
     assert.match(chats!.provideTextDocumentContent({ path: turnEnds[0].sessionId }), /\[permission: allow\]done\n$/);
     assert.ok(statusBar.shown);
     assert.equal(statusBar.text, "goose: idle · 12k/200k", "the status bar tells how full the context is");
