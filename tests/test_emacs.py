@@ -392,8 +392,9 @@ def test_a_tool_call_is_one_status_line_rewritten_in_place(
     text = result["text"]
     assert text.count("🔧") == 2, text
     assert (
+        "📎 app.py:1-2\n\n## goose\n\n"
         "🔧 shell · make test — completed\n    3 passed\n    0 failed\n\n"
-        "🔧 read · app.py — failed\n    no such file\n\n## goose\n\nRunning. Done.\n"
+        "🔧 read · app.py — failed\n    no such file\n\nRunning. Done.\n"
     ) in text, text
     assert "pending" not in text and "in_progress" not in text
     assert result["folds"] == [
@@ -643,7 +644,7 @@ def test_real_emacs_in_tmux_ask_compose_edit_cancel_follow_restart(
         terminal.type(FOLLOW_UP)
         terminal.keys("C-c", "C-c")
         screen = terminal.wait_for(
-            _on_screen("goose wants to run Edit app.py"), "the edit's permission was not asked"
+            _on_screen("goose is waiting for your approval:"), "the edit's permission was not asked"
         )
         _keep_screen(screen, major, "emacs-permission.txt")
         assert prompt_texts(record) == [QUESTION, FOLLOW_UP], "the follow-up arrived as typed"

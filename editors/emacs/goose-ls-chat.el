@@ -35,6 +35,13 @@
 (defvar-local goose-ls--kind nil
   "The kind of the block that the end of this chat buffer continues.")
 
+(defvar-local goose-ls--speaker nil
+  "Who the last heading of this chat buffer names: `user' or `agent'.")
+
+(defvar goose-ls--agent-name "agent"
+  "The agent's name for people (goose/agentStatus's `name').
+It heads the agent's messages.")
+
 (defvar-local goose-ls--tools nil
   "toolCallId -> its `goose-ls--call' in this chat buffer.")
 
@@ -153,11 +160,19 @@ The block that follows is of KIND."
       (goto-char goose-ls--end)
       (insert (make-string (- 2 (cond ((looking-back "\n\n" 2) 2) ((bolp) 1) (t 0))) ?\n)))))
 
-(defun goose-ls--block (session-id kind heading)
-  "Start a KIND block with HEADING in SESSION-ID's chat, unless the chat is in one."
-  (unless (eq (buffer-local-value 'goose-ls--kind (goose-ls--chat session-id)) kind)
-    (goose-ls--separate session-id kind)
-    (goose-ls--append session-id heading)))
+(defun goose-ls--said-by (session-id who kind &optional lead)
+  "Start a KIND block of WHO's (`user' or `agent') in SESSION-ID's chat.
+Unless the chat is in one already.  Under a heading naming WHO only when the
+last heading named the other: a turn's tool calls and cards do not head the
+agent's words again.  LEAD starts the block."
+  (let ((chat (goose-ls--chat session-id)))
+    (unless (eq (buffer-local-value 'goose-ls--kind chat) kind)
+      (goose-ls--separate session-id kind)
+      (unless (eq (buffer-local-value 'goose-ls--speaker chat) who)
+        (with-current-buffer chat (setq goose-ls--speaker who))
+        (goose-ls--append session-id
+                          (format "## %s\n\n" (if (eq who 'user) "You" goose-ls--agent-name))))
+      (when lead (goose-ls--append session-id lead)))))
 
 (defvar goose-ls--catching-up (make-hash-table :test #'equal)
   "Session id -> t while the goose/replay asked for after a gap has not answered.")

@@ -121,7 +121,7 @@ REQUIRED fields cannot be left out.  A quit goes up as a quit."
                               required))
          (actions (if missing '("Decline" "Cancel") '("Answer" "Decline" "Cancel")))
          (action (goose-ls--choose
-                  (format "goose asks: %s%s (%s): " (plist-get request :message)
+                  (format "%s asks: %s%s (%s): " goose-ls--agent-name (plist-get request :message)
                           (if missing (format " [cannot be filled in here: %s]"
                                               (mapconcat (lambda (k) (substring (symbol-name k) 1))
                                                          missing ", "))
@@ -145,7 +145,7 @@ REQUIRED fields cannot be left out.  A quit goes up as a quit."
   (let* ((url (or (plist-get request :url) ""))
          (web (string-match-p "\\`https?://[^[:space:]]+\\'" url))
          (actions (if web '("Open" "Decline" "Cancel") '("Decline" "Cancel")))
-         (action (goose-ls--choose (format "goose asks: %s (%s%s) (%s): " (plist-get request :message)
+         (action (goose-ls--choose (format "%s asks: %s (%s%s) (%s): " goose-ls--agent-name (plist-get request :message)
                                            url (if web "" ": not a web page")
                                            (string-join actions " / "))
                                    actions (car actions))))

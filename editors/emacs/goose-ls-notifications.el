@@ -52,13 +52,13 @@ A queued one whose events come while another turn runs was sent into that turn."
       (let ((goose-ls--drawing-index (plist-get params :index)))
         (pcase (plist-get update :sessionUpdate)
           ("agent_message_chunk"
-           (goose-ls--block session 'agent "## goose\n\n")
+           (goose-ls--said-by session 'agent 'agent)
            (goose-ls--append session (goose-ls--text (plist-get update :content))))
           ("user_message_chunk"
-           (goose-ls--block session 'user "## You\n\n")
+           (goose-ls--said-by session 'user 'user)
            (goose-ls--append session (concat (goose-ls--text (plist-get update :content)) "\n")))
           ("agent_thought_chunk"
-           (goose-ls--block session 'thought "> 💭 ")
+           (goose-ls--said-by session 'agent 'thought "> 💭 ")
            (goose-ls--append session (replace-regexp-in-string
                                       "\n" "\n> " (goose-ls--text (plist-get update :content)))))
           ((or "tool_call" "tool_call_update") (goose-ls--tool session update))
@@ -114,6 +114,8 @@ While the agent starts (a first question waits for it), the echo area says so,
 until it runs: a state said there stayed after the turn had ended, as if the
 turn still ran (\"goose: running\")."
   (setq goose-ls--agent-state (plist-get params :state))
+  (when (stringp (plist-get params :name))
+    (setq goose-ls--agent-name (plist-get params :name)))
   (setq goose-ls--sign-ins (append (plist-get params :signIn) nil))
   (force-mode-line-update t)
   (cond ((equal (plist-get params :state) "starting")

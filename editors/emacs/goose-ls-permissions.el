@@ -94,7 +94,9 @@ completion UI lists them at once; nil when none was chosen."
          (labels (mapcar #'car choices))
          (title (plist-get (plist-get request :toolCall) :title))
          (answer (minibuffer-with-setup-hook #'goose-ls--show-choices
-                   (completing-read (format "goose wants to run %s (%s): "
+                   (completing-read (format "%s is waiting for your approval: %s (it calls this “%s”) (%s): "
+                                            goose-ls--agent-name
+                                            (or (plist-get request :action) title)
                                             title (string-join labels " / "))
                                     (goose-ls--in-order labels) nil t))))
     (cdr (assoc answer choices))))

@@ -72,7 +72,9 @@ rewrite that line and the output under it where they are."
     (let* ((id (plist-get update :toolCallId))
            (call (gethash id goose-ls--tools)))
       (unless call
-        (goose-ls--separate session-id 'tool)
+        (if (eq goose-ls--speaker 'agent) ; under the agent's heading, once per turn
+            (goose-ls--separate session-id 'tool)
+          (goose-ls--said-by session-id 'agent 'tool))
         (setq call (goose-ls--call-create :start (copy-marker goose-ls--end)
                                           :end (copy-marker goose-ls--end)
                                           :title id :status "pending"))
