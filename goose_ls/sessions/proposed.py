@@ -30,10 +30,16 @@ async def with_diff(call: ToolCallUpdate, current_text: CurrentText) -> list[Jso
     for n, item in enumerate(content):
         if item.get("type") != "diff":
             continue
-        if item.get("oldText") is not None or not isinstance(item.get("path"), str):
+        if not isinstance(item.get("path"), str):
             return None
-        old = await current_text(item["path"])
-        content[n] = {**item, "oldText": old or ""}
+        given, old = item.get("oldText"), await current_text(item["path"])
+        if given is None:
+            content[n] = {**item, "oldText": old or ""}
+            return content
+        whole = _whole_file(given, item.get("newText"), old, call.raw_input)
+        if whole is None:
+            return None
+        content[n] = {**item, "oldText": old, "newText": whole}
         return content
     raw = call.raw_input if isinstance(call.raw_input, dict) else {}
     path = raw.get("file_path", raw.get("path"))
@@ -44,6 +50,19 @@ async def with_diff(call: ToolCallUpdate, current_text: CurrentText) -> list[Jso
     if new is None:
         return None
     return [*content, {"type": "diff", "path": path, "oldText": old or "", "newText": new}]
+
+
+def _whole_file(given: Any, new: Any, old: str | None, raw: Any) -> str | None:
+    """The file's whole new text when an agent's diff holds only the replaced part
+    (Claude Code's Edit sends ``old_string`` and ``new_string`` as the diff): a diff of
+    the whole file shows where the change lands. None when the diff is whole already, or
+    the part is not in the file (then it is shown as the agent gave it)."""
+    if not isinstance(given, str) or not isinstance(new, str) or old is None:
+        return None
+    if given == old or not given or given not in old:
+        return None
+    every = isinstance(raw, dict) and bool(raw.get("replace_all"))
+    return old.replace(given, new, -1 if every else 1)
 
 
 def _new_text(raw: dict[str, Any], old: str | None) -> str | None:
