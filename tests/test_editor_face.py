@@ -286,10 +286,10 @@ async def test_a_permission_through_a_popup(editor: Editor) -> None:
     await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     assert [a.title for a in asked[0].actions or []] == [
+        "Reject",  # first, selected in Helix: Enter alone allows nothing
+        "Reject always",
         "Allow always",
         "Allow once",
-        "Reject",
-        "Reject always",
         "Allow for this session",
     ]
     assert "shell" in asked[0].message

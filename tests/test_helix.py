@@ -546,6 +546,7 @@ def test_the_card_is_in_view_before_the_approval_popup(
             f"the diff is not in view with the question:\n{screen}"
         )
         choices = re.findall(r"^ {20,}((?:Allow|Reject)[\w ]*?)\s*$", screen, re.MULTILINE)
+        assert choices[0] == "Reject", f"Enter alone, on the choice selected, allows:\n{screen}"
         t.keys(*["Down"] * choices.index("Allow once"), "Enter")
         screen = t.wait_for(lambda s: "turn finished" in s, "the turn did not end")
         assert "The edit is done." in _pane(screen), f"the reply's end is not in view:\n{screen}"

@@ -63,7 +63,10 @@ class PermissionPrompts:
         await self._transcripts.show_end(session_id)
         if not self._permissions.is_pending(request.request_id):
             return  # answered on the card meanwhile
-        labels = {o.label: o.option_id for o in request.options}
+        # Rejecting first: Helix selects the first choice, and a stray Enter must not
+        # allow what the agent listed first.
+        ordered = sorted(request.options, key=lambda o: not o.kind.startswith("reject"))
+        labels = {o.label: o.option_id for o in ordered}
         chosen = await self._editor.ask(types.MessageType.Warning, message, list(labels))
         option_id = labels.get(chosen) if chosen is not None else None
         if option_id is None or not self._permissions.is_pending(request.request_id):
