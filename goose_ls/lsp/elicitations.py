@@ -59,6 +59,7 @@ class ElicitationPrompts:
 
     async def _form(self, session_id: str, request: events.ElicitationRequested) -> None:
         message = f"goose asks: {request.message}"
+        await self._transcripts.drawn(session_id)  # the card first: then the news of it
         choice = single_choice(request.requested_schema or {})
         if choice is None or not self._editor.has_popups():
             self._editor.show(

@@ -53,6 +53,7 @@ class PermissionPrompts:
         title = inert_line(request.tool_call.title or request.tool_call.tool_call_id)
         action = inert_line(request.action or title)
         message = f"The agent is waiting for your approval: {action} (it calls this “{title}”)"
+        await self._transcripts.drawn(session_id)  # the card first: then the news of it
         if not self._editor.has_popups():
             self._editor.show(
                 types.MessageType.Warning,

@@ -296,6 +296,13 @@ class Transcripts:
             return Position(max(text.head_lines - 1, 0), 0)
         return text.editor_position(Position(text.shown.position(offset - 1).line, 0))
 
+    async def drawn(self, session_id: str) -> None:
+        """Wait until what is rendered of a chat of this run is in the editor (or the
+        file): a message about a card comes after the card, so a search finds it."""
+        transcript = self._by_session.get(session_id)
+        if transcript is not None:
+            await transcript.streamer.flush()
+
     async def show_end(self, session_id: str, below_new_text: bool = False) -> None:
         """Show a chat of this run at its end (a card waiting for an answer is there);
         ``below_new_text``: on its last line now, so that what comes next goes below."""
