@@ -1,11 +1,12 @@
 """Asking the user the agent's questions (elicitations) without a plugin.
 
 A form of one choice (a single-select or a yes/no property) is asked with
-``window/showMessageRequest``: its choices, and Decline (its card shown first, in view). Any other form waits on its
-card in the chat, where code actions decline or cancel it (a plugin fills it in through
-``goose/elicitation``). A page to open (URL mode) is opened outside the editor with
-``window/showDocument``: accepted once shown, declined when the editor would not, or
-when it is not a web page. Nothing here makes up a value the user did not pick.
+``window/showMessageRequest``: its choices, and Decline (its card drawn and shown first).
+Any other form waits on its card in the chat, where code actions decline or cancel it (a
+plugin fills it in through ``goose/elicitation``). A page to open (URL mode) is opened
+outside the editor with ``window/showDocument``: accepted once shown, declined when the
+editor would not, or when it is not a web page. Nothing here makes up a value the user
+did not pick.
 """
 
 from __future__ import annotations
