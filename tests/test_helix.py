@@ -432,6 +432,14 @@ def _chat(tmp_path: Path, hx: Path, name: str, turns: list[Any], height: int = 7
     return helix
 
 
+def _ended(helix: Helix, tmp_path: Path, turns: int) -> str:
+    """The screen once ``turns`` turns have ended (goose-ls logs each end) and the
+    spinner of the last one has stopped."""
+    log = tmp_path / "logs" / "goose-ls.log"
+    _wait(lambda: log.read_text().count(" finished (") >= turns, "the turn did not end", 30)
+    return helix.t.wait_for(lambda s: not _spinning(s), "the spinner did not stop")
+
+
 def _explain(helix: Helix) -> None:
     """Lines 1-2 of app.py, **Goose: Explain selection**."""
     helix.t.keys("g", "g", "x", "x")
@@ -450,7 +458,8 @@ def test_a_second_explain_shows_the_transcript_again(
     t = helix.t
     try:
         _explain(helix)
-        t.wait_for(lambda s: "do what they say." in s and "turn finished" in s, "no reply")
+        _ended(helix, tmp_path, 1)
+        t.wait_for(lambda s: "do what they say." in s, "no reply")
         if version == "25.01":
             helix.command("q")  # the transcript's split: app.py alone
         else:
@@ -470,7 +479,7 @@ def test_a_resumed_chat_opens_at_its_end(version: str, hx: Path, tmp_path: Path)
     helix = _chat(tmp_path, hx, f"goose-hx-{version}-long", [[{"text": LONG, "chunks": 4}]])
     try:
         _explain(helix)
-        helix.t.wait_for(lambda s: "turn finished" in s, "the turn did not end")
+        _ended(helix, tmp_path, 1)
         helix.command("qa!")
         _wait(lambda: not helix.t.alive(), "Helix did not quit")
     finally:
@@ -499,14 +508,15 @@ def test_a_long_reply_does_not_push_the_cursor_out_of_view(
     t = helix.t
     try:
         _explain(helix)
-        t.wait_for(lambda s: "do what they say." in s and "turn finished" in s, "no reply")
+        _ended(helix, tmp_path, 1)
+        t.wait_for(lambda s: "do what they say." in s, "no reply")
         t.keys("g", "e", "i")
         t.wait_for(lambda s: " INS " in s, "no insert mode")
         t.type("Tell me more")
         helix.normal()
         helix.run(("s",) if version != "25.01" else None, "Goose: Send")
         _wait(lambda: "Paragraph 60 of" in _on_disk(tmp_path), "the reply did not end", 30)
-        screen = t.wait_for(lambda s: "turn finished" in s, "the turn did not end")
+        screen = _ended(helix, tmp_path, 2)
         assert _in_view(screen), f"the cursor went out of view:\n{screen}"
         assert "Tell me more" in _pane(screen) and "Paragraph 1 of" in _pane(screen), screen
     finally:
@@ -549,7 +559,7 @@ def test_the_card_is_in_view_before_the_approval_popup(
         choices = re.findall(r" {10,}((?:Allow|Reject)[\w ]*?)\s*$", screen, re.MULTILINE)
         assert choices[0] == "Reject", f"Enter alone, on the choice selected, allows:\n{screen}"
         t.keys(*["Down"] * choices.index("Allow once"), "Enter")
-        screen = t.wait_for(lambda s: "turn finished" in s, "the turn did not end")
+        screen = _ended(helix, tmp_path, 1)
         assert "The edit is done." in _pane(screen), f"the reply's end is not in view:\n{screen}"
         assert _in_view(screen), screen
     finally:
