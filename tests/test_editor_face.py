@@ -99,6 +99,39 @@ def _progress_ends(editor: Editor) -> list[str | None]:
     return ends
 
 
+async def test_each_explain_shows_the_chat_with_the_cursor_above_the_new_turn(
+    editor: Editor,
+) -> None:
+    """Helix: the first Explain opens the chat beside the code, the second brings the
+    open one where the user is; each puts the cursor on the line above where its turn is
+    drawn, so the reply grows below it."""
+    buffers = await _start(editor, "helix", {"turns": [[{"text": "First."}], [{"text": "Next."}]]})
+    uri = _source(editor, buffers)
+    shown = editor.client.shown_documents
+
+    async def explain(reply: str, shows: int) -> None:
+        await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+        await editor.goose.wait_for(lambda: len(shown) == shows, what="showDocument")
+        if shows == 1:
+            buffers.open(shown[0].uri)
+        await editor.goose.wait_for(lambda: reply in buffers.texts[shown[0].uri])
+
+    await explain("First.", 1)
+    await explain("Next.", 2)
+    lines = buffers.texts[shown[0].uri].split("\n")
+    questions = [
+        i
+        for i, line in enumerate(lines)
+        if line == "Explain what this code does and anything surprising in it."
+    ]
+    assert [s.take_focus for s in shown] == [False, True]
+    for show, question, previous in zip(shown, questions, [0, lines.index("First.")], strict=True):
+        assert show.selection is not None and show.selection.start == show.selection.end
+        line = show.selection.start.line
+        assert previous <= line < question, (line, question, lines)
+        assert not any(lines[line + 1 : question - 2]), "only the new turn's heading between"
+
+
 async def test_code_actions_on_a_selection(editor: Editor, editor_name: str) -> None:
     buffers = await _start(editor, editor_name, {})
     uri = _source(editor, buffers)
@@ -286,10 +319,10 @@ async def test_a_permission_through_a_popup(editor: Editor) -> None:
     await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     assert [a.title for a in asked[0].actions or []] == [
+        "Reject",  # first, selected in Helix: Enter alone allows nothing
+        "Reject always",
         "Allow always",
         "Allow once",
-        "Reject",
-        "Reject always",
         "Allow for this session",
     ]
     assert "shell" in asked[0].message

@@ -187,14 +187,16 @@ def _item(items: list[str], label: str) -> int | None:
     )
 
 
-def _started(hx: Path, workspace: Path, tmp_path: Path, name: str, file: str) -> Helix:
+def _started(
+    hx: Path, workspace: Path, tmp_path: Path, name: str, file: str, height: int = 70
+) -> Helix:
     env = {
         **server_env(tmp_path),
         "HOME": str(tmp_path),
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "TERM": "xterm-256color",
     }
-    terminal = Terminal(name, width=120, height=70)
+    terminal = Terminal(name, width=120, height=height)
     terminal.start(f"{hx} {file}", workspace, env)
     return Helix(terminal)
 
@@ -382,5 +384,183 @@ def test_a_message_with_an_at_mention_accepted_from_completion_is_sent(
         assert prompt[0] == {"type": "text", "text": MENTION}, prompt
         assert [b["uri"] for b in prompt if b["type"] == "resource_link"] == [app.as_uri()]
         t.wait_for(lambda s: "Looked." in s, "the reply is not shown")
+    finally:
+        t.stop()
+
+
+# --- where the reply is: the transcript shown, at the place to look -----------------------
+
+LONG = "\n\n".join(f"Paragraph {n} of a long answer." for n in range(1, 61))
+"""120 lines: longer than the window."""
+STATUS = re.compile(r"\b(?:NOR|INS|SEL)\b.*?(\d+):\d+\s*$")
+
+
+def _window(screen: str) -> tuple[list[int], int]:
+    """The rightmost window's line numbers on screen, and the line its cursor is on (from
+    its status line)."""
+    shown: list[int] = []
+    cursor = None
+    for line in screen.splitlines():
+        part = line.rsplit("│", 1)[-1]
+        if (status := STATUS.search(part)) is not None:
+            cursor = int(status.group(1))
+        elif (number := re.match(r"\s*(\d+)(?:  |$)", part)) is not None:
+            shown.append(int(number.group(1)))
+    assert cursor is not None, f"no status line:\n{screen}"
+    return shown, cursor
+
+
+def _in_view(screen: str) -> bool:
+    shown, cursor = _window(screen)
+    return cursor in shown
+
+
+def _chat(tmp_path: Path, hx: Path, name: str, turns: list[Any], height: int = 70) -> Helix:
+    """Helix on app.py in a workspace of its own, goose-ls attached, the scripted agent
+    playing ``turns``."""
+    workspace = tmp_path / "workspace"
+    if not workspace.exists():
+        (workspace / ".git").mkdir(parents=True)
+        (workspace / "app.py").write_text(APP)
+        script = {"record": str(tmp_path / "agent.jsonl"), "turns": turns}
+        agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+        _configure(tmp_path, agent)
+    log = tmp_path / "logs" / "goose-ls.log"
+    helix = _started(hx, workspace, tmp_path, name, "app.py", height)
+    helix.t.wait_for(lambda s: "def mul" in s, "Helix did not open app.py")
+    _wait(lambda: log.exists() and "lifecycle: workspace" in log.read_text(), "no goose-ls")
+    return helix
+
+
+def _ended(helix: Helix, tmp_path: Path, turns: int) -> str:
+    """The screen once ``turns`` turns have ended (goose-ls logs each end) and the
+    spinner of the last one has stopped."""
+    log = tmp_path / "logs" / "goose-ls.log"
+    _wait(lambda: log.read_text().count(" finished (") >= turns, "the turn did not end", 30)
+    return helix.t.wait_for(lambda s: not _spinning(s), "the spinner did not stop")
+
+
+def _explain(helix: Helix) -> None:
+    """Lines 1-2 of app.py, **Goose: Explain selection**."""
+    helix.t.keys("g", "g", "x", "x")
+    helix.code_action("Goose: Explain selection")
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@EACH_HELIX
+def test_a_second_explain_shows_the_transcript_again(
+    version: str, hx: Path, tmp_path: Path
+) -> None:
+    """Back in the code after the first reply (25.07: `ga`; 25.01: the chat's split
+    closed), Explain again: the chat comes back into view, with the new reply."""
+    turns = [[{"text": REPLY}], [{"text": "The second answer."}]]
+    helix = _chat(tmp_path, hx, f"goose-hx-{version}-again", turns)
+    t = helix.t
+    try:
+        _explain(helix)
+        _ended(helix, tmp_path, 1)
+        t.wait_for(lambda s: "do what they say." in s, "no reply")
+        if version == "25.01":
+            helix.command("q")  # the transcript's split: app.py alone
+        else:
+            t.keys("g", "a")
+        t.wait_for(lambda s: "def mul" in s and " chat · " not in s, "still in the chat")
+        _explain(helix)
+        t.wait_for(lambda s: "The second answer." in s, "the chat was not shown again")
+    finally:
+        t.stop()
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@EACH_HELIX
+def test_a_resumed_chat_opens_at_its_end(version: str, hx: Path, tmp_path: Path) -> None:
+    """A chat longer than the window, Helix quit and started again: **Goose: Open chat**
+    shows its end (the last answer, and the prompt section to write in), not its title."""
+    helix = _chat(tmp_path, hx, f"goose-hx-{version}-long", [[{"text": LONG, "chunks": 4}]])
+    try:
+        _explain(helix)
+        _ended(helix, tmp_path, 1)
+        helix.command("qa!")
+        _wait(lambda: not helix.t.alive(), "Helix did not quit")
+    finally:
+        helix.t.stop()
+    helix = _chat(tmp_path, hx, f"goose-hx-{version}-resumed", [], height=30)
+    try:
+        helix.code_action("Goose: Open chat")
+        screen = helix.t.wait_for(lambda s: "## You ✎" in s, "the chat's end is not in view")
+        assert "Paragraph 60 of a long answer." in _pane(screen), screen
+        shown, cursor = _window(screen)
+        assert 1 not in shown, f"the chat's start (its title) is in view:\n{screen}"
+        assert cursor in shown, f"the cursor is not in view:\n{screen}"
+    finally:
+        helix.t.stop()
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@EACH_HELIX
+def test_a_long_reply_does_not_push_the_cursor_out_of_view(
+    version: str, hx: Path, tmp_path: Path
+) -> None:
+    """A follow-up written at the end and sent, its reply longer than the window: the
+    cursor stays in view, with the question just sent and the reply under it."""
+    turns = [[{"text": REPLY}], [{"text": LONG, "chunks": 30, "delay": 0.02}]]
+    helix = _chat(tmp_path, hx, f"goose-hx-{version}-push", turns, height=30)
+    t = helix.t
+    try:
+        _explain(helix)
+        _ended(helix, tmp_path, 1)
+        t.wait_for(lambda s: "do what they say." in s, "no reply")
+        t.keys("g", "e", "i")
+        t.wait_for(lambda s: " INS " in s, "no insert mode")
+        t.type("Tell me more")
+        helix.normal()
+        helix.run(("s",) if version != "25.01" else None, "Goose: Send")
+        _wait(lambda: "Paragraph 60 of" in _on_disk(tmp_path), "the reply did not end", 30)
+        screen = _ended(helix, tmp_path, 2)
+        assert _in_view(screen), f"the cursor went out of view:\n{screen}"
+        assert "Tell me more" in _pane(screen) and "Paragraph 1 of" in _pane(screen), screen
+    finally:
+        t.stop()
+
+
+def _on_disk(tmp_path: Path) -> str:
+    """The transcript's file (saved at each turn's end)."""
+    found = list((tmp_path / "data" / "transcripts").glob("*.md"))
+    return found[0].read_text(encoding="utf-8") if found else ""
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize(
+    ("version", "hx"), [_helix("25.07", "hx-25.07", "hx-25.07")]
+)  # 25.01 asks no question with choices: the card and the status line
+def test_the_card_is_in_view_before_the_approval_popup(
+    version: str, hx: Path, tmp_path: Path
+) -> None:
+    """A permission asked after a reply longer than the window: when Helix 25.07 pops up
+    the question, the card's diff is on screen beside it; once answered there, the
+    reply goes on in view."""
+    app = tmp_path / "workspace" / "app.py"
+    turns = [
+        [
+            {"text": LONG, "chunks": 10},
+            {"permission": {"toolCall": edit_call(app, APP, EDITED)}},
+            {"writeFile": {"path": str(app), "content": EDITED}},
+            {"text": "\n\nThe edit is done.", "chunks": 2},
+        ]
+    ]
+    helix = _chat(tmp_path, hx, f"goose-hx-{version}-popup", turns, height=40)
+    t = helix.t
+    try:
+        _explain(helix)
+        screen = t.wait_for(lambda s: "Allow for this session" in s, "no question popped up")
+        assert "-    return x * y" in screen and "+    return x * y  # the product" in screen, (
+            f"the diff is not in view with the question:\n{screen}"
+        )
+        choices = re.findall(r" {10,}((?:Allow|Reject)[\w ]*?)\s*$", screen, re.MULTILINE)
+        assert choices[0] == "Reject", f"Enter alone, on the choice selected, allows:\n{screen}"
+        t.keys(*["Down"] * choices.index("Allow once"), "Enter")
+        screen = _ended(helix, tmp_path, 1)
+        assert "The edit is done." in _pane(screen), f"the reply's end is not in view:\n{screen}"
+        assert _in_view(screen), screen
     finally:
         t.stop()

@@ -75,8 +75,9 @@ class EditorChat:
     async def ask_now(self, prompt: str, items: list[ContextItem], title: str) -> None:
         """Send a question with its context at once, and show the chat."""
         transcript = await self.transcript()
+        above = transcript.text.length  # the turn is drawn from here
         self._start_turn(transcript, prompt, items, title)
-        await self._transcripts.show(transcript)
+        await self._transcripts.show(transcript, above)
 
     async def send(self, uri: str | None = None) -> None:
         """Send what the user wrote in the prompt section, with the context gathered there."""
@@ -92,8 +93,9 @@ class EditorChat:
         attached = {item.uri for item in items if item.type == "file"}
         items += [m for m in mentioned(draft, Path(self._sessions.cwd)) if m.uri not in attached]
         await transcripts.prompts.rewrite(transcript, keep_draft=False)
+        above = transcript.text.length
         self._start_turn(transcript, draft, items, draft.splitlines()[0][:40] if draft else "goose")
-        await transcripts.show(transcript)
+        await transcripts.show(transcript, above)
 
     async def open_session(self, session_id: str) -> None:
         """Resume a session (loading it if need be) and show its transcript."""

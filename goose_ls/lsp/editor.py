@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -187,23 +188,42 @@ class Editor:
             return None
         return chosen.title if chosen is not None else None
 
-    async def show_document(self, path: Path, beside: bool = False) -> bool:
-        """Open a file in the editor; False when it cannot.
+    def show_document(
+        self, path: Path, beside: bool = False, at: Position | None = None
+    ) -> Awaitable[bool]:
+        """Open a file in the editor: the request goes out now, in order with the edits
+        sent before and after it; the awaitable says whether the editor showed it.
 
         ``beside`` for a chat, shown next to the code (Helix opens a split for it) without
         taking the focus; anything else takes the focus where the user is (Helix replaces
-        the current view), so documents never pile up splits."""
-        return await self._show_document(
-            types.ShowDocumentParams(uri=path.as_uri(), take_focus=not beside)
+        the current view), so documents never pile up splits. ``at`` puts the cursor
+        there (editors scroll it into view; Helix centres it)."""
+        selection = None
+        if at is not None:
+            here = types.Position(line=at.line, character=at.character)
+            selection = types.Range(start=here, end=here)
+        params = types.ShowDocumentParams(
+            uri=path.as_uri(), take_focus=not beside, selection=selection
         )
+        return self._show_document(params)
 
     async def open_external(self, url: str) -> bool:
         """Open a web page outside the editor (its browser); False when it cannot."""
         return await self._show_document(types.ShowDocumentParams(uri=url, external=True))
 
-    async def _show_document(self, params: types.ShowDocumentParams) -> bool:
+    def _show_document(self, params: types.ShowDocumentParams) -> Awaitable[bool]:
         try:
-            result = await self._server.window_show_document_async(params)
+            sent = self._server.protocol.send_request_async(types.WINDOW_SHOW_DOCUMENT, params)
+        except Exception as exc:  # the connection is gone
+            log.info("window/showDocument failed: %s", exc)
+            sent = None
+        return self._shown(sent)
+
+    async def _shown(self, sent: Awaitable[Any] | None) -> bool:
+        if sent is None:
+            return False
+        try:
+            result = await sent
         except Exception as exc:  # eglot before 1.16 and others do not have it
             log.info("window/showDocument failed: %s", exc)
             return False

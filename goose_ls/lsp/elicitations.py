@@ -1,11 +1,12 @@
 """Asking the user the agent's questions (elicitations) without a plugin.
 
 A form of one choice (a single-select or a yes/no property) is asked with
-``window/showMessageRequest``: its choices, and Decline. Any other form waits on its
-card in the chat, where code actions decline or cancel it (a plugin fills it in through
-``goose/elicitation``). A page to open (URL mode) is opened outside the editor with
-``window/showDocument``: accepted once shown, declined when the editor would not, or
-when it is not a web page. Nothing here makes up a value the user did not pick.
+``window/showMessageRequest``: its choices, and Decline (its card drawn and shown first).
+Any other form waits on its card in the chat, where code actions decline or cancel it (a
+plugin fills it in through ``goose/elicitation``). A page to open (URL mode) is opened
+outside the editor with ``window/showDocument``: accepted once shown, declined when the
+editor would not, or when it is not a web page. Nothing here makes up a value the user
+did not pick.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from lsprotocol import types
 
 from goose_ls import events
 from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.transcripts import Transcripts
 from goose_ls.sessions import Elicitations, choices
 from goose_ls.tasks import Tasks
 
@@ -43,17 +45,22 @@ def single_choice(schema: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
 
 
 class ElicitationPrompts:
-    def __init__(self, editor: Editor, questions: Elicitations, tasks: Tasks) -> None:
+    def __init__(
+        self, editor: Editor, questions: Elicitations, transcripts: Transcripts, tasks: Tasks
+    ) -> None:
         self._editor = editor
         self._questions = questions
+        self._transcripts = transcripts
         self._tasks = tasks
 
-    def ask(self, request: events.ElicitationRequested) -> None:
-        work = self._page(request) if request.mode == "url" else self._form(request)
+    def ask(self, session_id: str, request: events.ElicitationRequested) -> None:
+        url = request.mode == "url"
+        work = self._page(request) if url else self._form(session_id, request)
         self._tasks.run(work, "elicitation prompt")
 
-    async def _form(self, request: events.ElicitationRequested) -> None:
+    async def _form(self, session_id: str, request: events.ElicitationRequested) -> None:
         message = f"goose asks: {request.message}"
+        await self._transcripts.drawn(session_id)  # the card first: then the news of it
         choice = single_choice(request.requested_schema or {})
         if choice is None or not self._editor.has_popups():
             self._editor.show(
@@ -62,6 +69,9 @@ class ElicitationPrompts:
             return
         name, values = choice
         labels = [*values, *([] if DECLINE in values else [DECLINE])]
+        await self._transcripts.show_end(session_id)  # its card in view before the popup
+        if not self._questions.waiting(request.request_id):
+            return
         chosen = await self._editor.ask(types.MessageType.Info, message, labels)
         if chosen is None or not self._questions.waiting(request.request_id):
             return  # dismissed, or answered elsewhere meanwhile: the card stays the way
@@ -69,6 +79,7 @@ class ElicitationPrompts:
             self._questions.answer(request.request_id, "accept", {name: values[chosen]})
         else:
             self._questions.answer(request.request_id, "decline")
+        await self._transcripts.show_end(session_id, below_new_text=True)
 
     async def _page(self, request: events.ElicitationRequested) -> None:
         url = request.url or ""

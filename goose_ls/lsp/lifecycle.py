@@ -115,14 +115,14 @@ def build(
     transcripts = Transcripts(editor, sessions, current, server.tasks)
     progress = TurnProgress(editor, sessions.turns.cancel, server.tasks)
     chat = EditorChat(editor, sessions, transcripts, progress, configuration.settled)
-    prompts = PermissionPrompts(editor, sessions.permissions, server.tasks)
+    prompts = PermissionPrompts(editor, sessions.permissions, transcripts, server.tasks)
     publisher.connect(
         PlainFace(
             transcripts,
             progress,
             chat,
             prompts,
-            ElicitationPrompts(editor, sessions.elicitations, server.tasks),
+            ElicitationPrompts(editor, sessions.elicitations, transcripts, server.tasks),
             lambda session_id: s.tab_id if (s := sessions.registry.find(session_id)) else None,
         ),
         sessions.library.history,

@@ -1,11 +1,13 @@
 """Asking the user about a tool call, with or without a popup.
 
 Turns started from the editor ask through ``window/showMessageRequest`` when the editor
-has it (Neovim, eglot, VS Code); the answer is matched by its title (eglot sends only the
-title). Helix has no such request: there, and whenever the popup fails or is dismissed,
-the permission card in the transcript stays open, answered by its code actions or the
-``goose.permission`` command. Fail closed: nothing here ever answers "allow" by itself.
-Requests are asked one at a time, in order.
+has it (Neovim, eglot, VS Code, Helix 25.07); the answer is matched by its title (eglot
+sends only the title). The card is in the editor and in view first: the popup hides
+what it asks about, and the user must see the diff they approve. Without popups (Helix
+25.01), and whenever the popup fails or is dismissed, the permission card in the
+transcript stays open, answered by its code actions or the ``goose.permission`` command.
+Fail closed: nothing here ever answers "allow" by itself. Requests are asked one at a
+time, in order.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from lsprotocol import types
 from goose_ls import events
 from goose_ls.inert import inert_line
 from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.transcripts import Transcripts
 from goose_ls.sessions import Permissions
 from goose_ls.tasks import Tasks
 
@@ -25,37 +28,50 @@ log = logging.getLogger(__name__)
 
 
 class PermissionPrompts:
-    def __init__(self, editor: Editor, permissions: Permissions, tasks: Tasks) -> None:
+    def __init__(
+        self, editor: Editor, permissions: Permissions, transcripts: Transcripts, tasks: Tasks
+    ) -> None:
         self._editor = editor
         self._permissions = permissions
+        self._transcripts = transcripts
         self._tasks = tasks
-        self._queue: asyncio.Queue[events.PermissionRequested] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[str, events.PermissionRequested]] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
 
-    def ask(self, request: events.PermissionRequested) -> None:
-        self._queue.put_nowait(request)
+    def ask(self, session_id: str, request: events.PermissionRequested) -> None:
+        self._queue.put_nowait((session_id, request))
         if self._worker is None or self._worker.done():
             self._worker = self._tasks.run(self._work(), "permission popups")
 
     async def _work(self) -> None:
         while not self._queue.empty():
-            request = self._queue.get_nowait()
+            session_id, request = self._queue.get_nowait()
             if self._permissions.is_pending(request.request_id):
-                await self._prompt(request)
+                await self._prompt(session_id, request)
 
-    async def _prompt(self, request: events.PermissionRequested) -> None:
+    async def _prompt(self, session_id: str, request: events.PermissionRequested) -> None:
         title = inert_line(request.tool_call.title or request.tool_call.tool_call_id)
         action = inert_line(request.action or title)
         message = f"The agent is waiting for your approval: {action} (it calls this “{title}”)"
+        await self._transcripts.drawn(session_id)  # the card first: then the news of it
         if not self._editor.has_popups():
             self._editor.show(
                 types.MessageType.Warning,
                 f"{message}. Answer on the card in the chat (code actions there).",
             )
             return
-        labels = {o.label: o.option_id for o in request.options}
+        # The card drawn and in view (at the chat's end) before the popup covers the screen.
+        await self._transcripts.show_end(session_id)
+        if not self._permissions.is_pending(request.request_id):
+            return  # answered on the card meanwhile
+        # Rejecting first: Helix selects the first choice, and a stray Enter must not
+        # allow what the agent listed first.
+        ordered = sorted(request.options, key=lambda o: not o.kind.startswith("reject"))
+        labels = {o.label: o.option_id for o in ordered}
         chosen = await self._editor.ask(types.MessageType.Warning, message, list(labels))
         option_id = labels.get(chosen) if chosen is not None else None
         if option_id is None or not self._permissions.is_pending(request.request_id):
             return  # dismissed, or answered on the card meanwhile: the card stays the way
         self._permissions.answer(request.request_id, option_id)
+        # The user just answered: the reply goes on below the cursor, in view.
+        await self._transcripts.show_end(session_id, below_new_text=True)

@@ -102,9 +102,9 @@ class EditorPublisher:
         if event.message_id not in face.chat.turns:
             return
         if isinstance(event.event, PermissionRequested):
-            face.prompts.ask(event.event)
+            face.prompts.ask(event.session_id, event.event)
         elif isinstance(event.event, ElicitationRequested):
-            face.questions.ask(event.event)
+            face.questions.ask(event.session_id, event.event)
         elif ended and not ended.error:
             self._finished(event.message_id, ended)
 

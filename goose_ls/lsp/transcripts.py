@@ -9,6 +9,7 @@ is saved even while the editor shows it, so quitting without saving loses nothin
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Callable
@@ -29,14 +30,14 @@ from goose_ls.lsp.prompt_sections import PromptSections, chips_in
 from goose_ls.lsp.transcript.document import TranscriptDocument
 from goose_ls.lsp.transcript.outputs import OutputFiles
 from goose_ls.lsp.transcript.render import Renderer
-from goose_ls.lsp.transcript.rope import Position
+from goose_ls.lsp.transcript.rope import Position, advance
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.lsp.transcript.transcript import Transcript
 from goose_ls.paths import data_dir
 from goose_ls.sessions import IndexedEvent, SessionManager, events_of
 from goose_ls.settings import Settings
-from goose_ls.tasks import Tasks
+from goose_ls.tasks import Tasks, within
 from goose_ls.tool_calls import ToolCalls
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,8 @@ class Transcripts:
         self._tasks = tasks
         self._by_session: dict[str, Transcript] = {}
         self._by_uri: dict[str, Transcript] = {}
+        self._showing: dict[str, asyncio.Lock] = {}
+        """Per session: held while a ``window/showDocument`` of its transcript waits."""
         self.prompts = PromptSections(editor, self.apply_edit)
 
     @property
@@ -182,6 +185,7 @@ class Transcripts:
     async def close(self, session_id: str) -> None:
         """Write out a closed session's transcript and let it go (the file stays)."""
         transcript = self._by_session.pop(session_id, None)
+        self._showing.pop(session_id, None)
         if transcript is not None:
             self._let_go(transcript)
             await transcript.streamer.close()
@@ -190,6 +194,7 @@ class Transcripts:
         """Stop following a deleted session's transcript (the session floor removes its
         files, parts and saved outputs with the session)."""
         transcript = self._by_session.pop(session_id, None)
+        self._showing.pop(session_id, None)
         if transcript is not None:
             self._let_go(transcript)
 
@@ -233,16 +238,77 @@ class Transcripts:
         transcript.parts += 1
         transcript.renderer.restart(f"_Earlier in this chat: [{part.name}]({part.name})_\n")
 
-    async def show(self, transcript: Transcript) -> None:
-        """Open the transcript in the editor, once (another call would open another split)."""
-        if transcript.shown:
+    async def show(self, transcript: Transcript, above: int | None = None) -> None:
+        """Show the transcript, with the cursor where the user is to look: on the last
+        line before body offset ``above`` when text is about to come there (it then
+        grows below the cursor, never pushing it out of view), else on the last line,
+        where the user writes. Shown at every call: the user may have left it.
+
+        A transcript the editor does not have open opens beside the code; an open one
+        is brought where the user is (Helix replaces the current view with it, Neovim
+        goes to the window that shows it): another split would pile up at each call."""
+        # One at a time: until the editor answers, it may not have told goose-ls that
+        # it opened the file (a second request would then open another split, or put
+        # the cursor past the end of the text the editor read).
+        async with self._showing.setdefault(transcript.session_id, asyncio.Lock()):
+            await self._show(transcript, above)
+
+    async def _show(self, transcript: Transcript, above: int | None) -> None:
+        streamer = transcript.streamer
+        await streamer.flush()  # what is drawn (a card) is in the editor first
+        # Under the lock no edit is on its way: the position is the one the editor
+        # holds when it reads the request, and edits sent later come after it. Not
+        # waiting for the stream to pause: a reply may stream for minutes.
+        async with streamer.lock:
+            opened = self._editor.is_open(transcript.uri)
+            if not opened and (transcript.text.dirty or not transcript.path.exists()):
+                streamer.write_file()  # the editor reads the file: all of it
+            if above is None:
+                at = self._last_line(transcript, opened)
+            else:
+                at = self._line_before(transcript, above)
+            shown = self._editor.show_document(transcript.path, beside=not opened, at=at)
+            log.info("showing %s at %d:%d", transcript.path.name, at.line + 1, at.character + 1)
+        try:
+            ok = await within(self._settings().transcript.apply_edit_timeout, shown)
+        except asyncio.TimeoutError:
+            log.warning("the editor did not answer window/showDocument for %s", transcript.path)
             return
-        transcript.shown = True
-        await transcript.streamer.settled()
-        if not transcript.path.exists():  # removed since it was made: draw it again
-            transcript.streamer.write_file()
-        if not await self._editor.show_document(transcript.path, beside=True):
+        if not ok:
             self._editor.show(types.MessageType.Info, f"goose chat: {transcript.path}")
+
+    def _last_line(self, transcript: Transcript, opened: bool) -> Position:
+        """The start of the document's last line (where ``ge`` goes in Helix)."""
+        if opened:
+            end = self._editor.end_of(transcript.uri)
+        else:
+            section = transcript.streamer.section_on_disk()
+            end = advance(Position(transcript.text.sentinel_line, 0), section, self._editor.units)
+        return Position(end.line - 1 if end.character == 0 and end.line else end.line, 0)
+
+    @staticmethod
+    def _line_before(transcript: Transcript, offset: int) -> Position:
+        """The start of the line that holds the body's character before ``offset``, as
+        the editor (or the file) shows the body."""
+        text = transcript.text
+        offset = min(offset, text.shown.length)
+        if offset == 0:
+            return Position(max(text.head_lines - 1, 0), 0)
+        return text.editor_position(Position(text.shown.position(offset - 1).line, 0))
+
+    async def drawn(self, session_id: str) -> None:
+        """Wait until what is rendered of a chat of this run is in the editor (or the
+        file): a message about a card comes after the card, so a search finds it."""
+        transcript = self._by_session.get(session_id)
+        if transcript is not None:
+            await transcript.streamer.flush()
+
+    async def show_end(self, session_id: str, below_new_text: bool = False) -> None:
+        """Show a chat of this run at its end (a card waiting for an answer is there);
+        ``below_new_text``: on its last line now, so that what comes next goes below."""
+        transcript = self._by_session.get(session_id)
+        if transcript is not None:
+            await self.show(transcript, transcript.text.length if below_new_text else None)
 
     # --- the editor's copy ------------------------------------------------------------
     def did_open(self, item: types.TextDocumentItem) -> bool:

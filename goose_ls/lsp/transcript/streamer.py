@@ -182,7 +182,7 @@ class TranscriptStreamer:
     def write_file(self) -> None:
         """Write the transcript, keeping the draft the file already holds (to the disk
         for good at a turn's end)."""
-        if self._write(self._section_on_disk(), durable=self._save_now):
+        if self._write(self.section_on_disk(), durable=self._save_now):
             self._save_now = False
             self.text.mark_shown()
 
@@ -197,7 +197,7 @@ class TranscriptStreamer:
                 self.write_file()
             return
         section = self._editor_section()
-        section = self._section_on_disk() if section is None else section
+        section = self.section_on_disk() if section is None else section
         if self._write(section, durable=self._save_now):
             self._unsaved = self._save_now = False
 
@@ -208,7 +208,8 @@ class TranscriptStreamer:
         if self._write(section, durable=True):
             self._unsaved = self._save_now = False
 
-    def _section_on_disk(self) -> str:
+    def section_on_disk(self) -> str:
+        """The prompt section the file holds, else an empty one."""
         return self.file.section() or prompt_section(self._context_lines())
 
     def _write(self, section: str, durable: bool) -> bool:

@@ -35,8 +35,6 @@ class Transcript:
     context: list[ContextItem] = attrs.Factory(list)
     chips_shown: int = 0
     """How many context lines the prompt section shows now."""
-    shown: bool = False
-    """Whether ``window/showDocument`` was sent (it is sent once)."""
     drawn_through: int = 0
     """The last event index drawn from the journal when the transcript was made."""
     parts: int = 0
