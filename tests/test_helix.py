@@ -427,8 +427,13 @@ def _chat(tmp_path: Path, hx: Path, name: str, turns: list[Any], height: int = 7
         _configure(tmp_path, agent)
     log = tmp_path / "logs" / "goose-ls.log"
     helix = _started(hx, workspace, tmp_path, name, "app.py", height)
-    helix.t.wait_for(lambda s: "def mul" in s, "Helix did not open app.py")
-    _wait(lambda: log.exists() and "lifecycle: workspace" in log.read_text(), "no goose-ls")
+    try:
+        helix.t.wait_for(lambda s: "def mul" in s, "Helix did not open app.py")
+        started = "lifecycle: workspace"
+        _wait(lambda: log.exists() and started in log.read_text(), "no goose-ls", 30)
+    except AssertionError:
+        helix.t.stop()  # no Helix, goose-ls and agent left behind
+        raise
     return helix
 
 
