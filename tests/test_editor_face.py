@@ -673,6 +673,43 @@ async def test_a_transcript_quit_without_saving_comes_back_whole(tmp_path: Path)
         await again.client.shutdown_session()
 
 
+async def test_a_draft_written_after_the_turn_survives_a_quit_without_saving(
+    tmp_path: Path,
+) -> None:
+    """Helix: a draft typed once the reply is over, then ``:qa!``: goose-ls saved it with
+    the file, and the chat comes back with it under ``## You ✎``."""
+    script = {"turns": [[{"text": "It adds."}]]}
+    editor = await start_editor(tmp_path)
+    buffers = await _start(editor, "helix", script)
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Explain selection"])
+    transcript = await _open_transcript(editor, buffers)
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    await editor.goose.wait_for(lambda: "It adds." in buffers.texts[transcript])
+    draft = "And for negative 🦆 numbers?"
+    buffers.type_at_end(transcript, draft)
+    path = Path(transcript.removeprefix("file://"))
+    await editor.goose.wait_for(
+        lambda: draft in path.read_text(encoding="utf-8"), what="the draft saved"
+    )
+    server = editor.client._server
+    assert server is not None
+    server.kill()
+    await server.wait()
+    await disconnect(editor)
+
+    again = await start_editor(tmp_path)
+    try:
+        await again.start(script, editor=HELIX)
+        await again.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="goose.openChat", arguments=[])
+        )
+        await again.goose.wait_for(lambda: again.client.shown_documents, what="showDocument")
+        assert path.read_text(encoding="utf-8").split(SENTINEL)[1].strip().endswith(draft)
+    finally:
+        await again.client.shutdown_session()
+
+
 TYPED = ["Why is ", "the built-", "in sum ", "faster ", "than the ", "loop? 🦆 ✓"]
 
 

@@ -90,6 +90,12 @@ Its chat's, eglot's, the project's, or else a new one for the project."
       (let ((project (goose-ls--project)))
         (or (goose-ls--project-server project) (goose-ls--start project)))))
 
+(defconst goose-ls--request-timeout 360
+  "Seconds to wait for goose-ls's answer to a request.
+Longer than goose-ls's own wait for the agent (`agent.sessionTimeout', 330 s):
+a first chat waits for the agent to start (Claude Code took 13 s cold), and
+goose-ls answers with an error of its own when the agent does not.")
+
 (defun goose-ls--request (method params &optional server)
   "Send METHOD with PARAMS to SERVER (default: this buffer's); return its result.
 Not `jsonrpc-request': in Emacs 28 (jsonrpc 1.0.14) it returns by a `throw'
@@ -100,6 +106,7 @@ in a turn waiting for a permission answer is never."
     (jsonrpc-async-request (or server (goose-ls--server)) method params
                            :success-fn (lambda (result) (setq outcome (list :result result)))
                            :error-fn (lambda (error) (setq outcome (list :error error)))
+                           :timeout goose-ls--request-timeout
                            :timeout-fn (lambda () (setq outcome (list :error '(:message "timed out")))))
     (while (not outcome)
       (accept-process-output nil 0.05))

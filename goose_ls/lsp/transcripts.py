@@ -339,9 +339,12 @@ class Transcripts:
         document, transcript = self._editor.kept(uri), self._by_uri.get(uri)
         if document is None or transcript is None:
             return False
+        draft = document.prompt
         if document.change(params.content_changes, params.text_document.version):
             log.info("%s differs from what goose-ls sent: sending it again", transcript.path)
             transcript.streamer.changed()
+        if document.prompt != draft:
+            transcript.streamer.draft_changed()
         return True
 
     def did_close(self, uri: str) -> bool:

@@ -106,6 +106,17 @@ class TranscriptStreamer:
         if self._task is None or self._task.done():
             self._task = self._tasks.run(self._run(), f"streaming {self.path.name}")
 
+    def draft_changed(self) -> None:
+        """The user wrote in the prompt section: the file is saved with it when its save
+        is due, so that quitting without saving keeps the draft too."""
+        if not self.uses_editor():
+            return
+        self._unsaved = True
+        self._changed_at = time.monotonic()
+        self._wake.set()
+        if self._task is None or self._task.done():
+            self._task = self._tasks.run(self._run(), f"streaming {self.path.name}")
+
     async def settled(self) -> None:
         """Wait until everything rendered so far has reached the editor or the disk."""
         await self._idle.wait()
