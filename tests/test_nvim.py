@@ -186,7 +186,7 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path:
                     },
                     {"text": REPLY, "chunks": 30, "delay": 0.005},
                 ]
-            ]
+            ],
         },
     )
     assert result["attached"] and result["stop"] == "end_turn"
