@@ -22,6 +22,8 @@ export GOOSE_CMD="[\"$python\", \"-m\", \"goose_ls\"]"
 export GOOSE_INIT="{\"agent\": {\"command\": [\"$python\", \"-m\", \"goose_ls.testing\", \"$work/script.json\"]}, \"dataDir\": \"$work/data\"}"
 export GOOSE_DONE="$work/done"
 export GOOSE_LS_LOG_DIR="$work/logs" XDG_DATA_HOME="$work/xdg"
+# The scripted agent runs from this checkout, its script in $work: its sandbox shows it both.
+export GOOSE_LS_AGENT_SANDBOX_READABLE="[\"$root\", \"$work\"]"
 cd "$work/workspace"
 tmux -L goose-capture -f /dev/null new-session -d -s goose-capture -x 110 -y 22 \
   "$root/.venv/bin/nvim -u NONE -i NONE -n -c 'luafile $root/scripts/capture-neovim-chat.lua' app.py"

@@ -26,8 +26,10 @@ cat > "$work/script.json" <<'JSON'
   {"text": "`add` returns the sum of its two arguments.\n\nIt works for anything with `+`: numbers, strings, lists.", "chunks": 25}
 ]]}
 JSON
-"$root/.venv/bin/python" "$root/scripts/record-goose-events.py" \
+# The scripted agent runs from this checkout, its script in $work: its sandbox shows it both.
+GOOSE_LS_AGENT_SANDBOX_READABLE="[\"$root\", \"$work\"]" \
+  "$root/.venv/bin/python" "$root/scripts/record-goose-events.py" \
   "$work/script.json" "$work/projects/calc/app.py" "$work/events.jsonl"
 node "$root/scripts/render-vscode-chat.js" "$root/editors/vscode/out/src/chat.js" \
-  "$work/events.jsonl" > "$root/docs/editors/vscode-chat.md"
+  "$work/events.jsonl" "$work/projects/calc" > "$root/docs/editors/vscode-chat.md"
 echo "wrote docs/editors/vscode-chat.md"

@@ -3,8 +3,9 @@
     python scripts/record-goose-events.py SCRIPT.json FILE OUT.jsonl [QUESTION]
 
 Starts ``python -m goose_ls`` with the scripted agent playing SCRIPT.json, opens a
-session, asks QUESTION about all of FILE (a selection, as an editor sends it) and writes
-every goose/update and goose/turnEnd of the session to OUT.jsonl, in index order, each as
+session, asks QUESTION about all of FILE (a selection, as an editor sends it; FILE's folder
+is the workspace) and writes the agent's last goose/agentStatus while it ran (its name), then every goose/update
+and goose/turnEnd of the session in index order, to OUT.jsonl, each as
 ``{"method": ..., "params": ...}``. Editor plugins' models can be fed with them.
 """
 
@@ -40,9 +41,11 @@ async def record(script: Path, selection: dict[str, Any], question: str) -> list
         events.append({"method": "goose/turnEnd", "params": plain(params)})
         ended.set()
 
+    statuses: list[dict[str, Any]] = []
+
     @client.feature("goose/agentStatus")
     def on_status(params: Any) -> None:
-        pass
+        statuses.append({"method": "goose/agentStatus", "params": plain(params)})
 
     with tempfile.TemporaryDirectory(prefix="goose-events-") as data:
         env = {**os.environ, "GOOSE_LS_LOG_DIR": str(Path(data) / "logs")}
@@ -75,7 +78,8 @@ async def record(script: Path, selection: dict[str, Any], question: str) -> list
             client.exit(None)
             await client.stop()
     mine = [e for e in events if e["params"]["sessionId"] == session["sessionId"]]
-    return sorted(mine, key=lambda e: int(e["params"]["index"]))
+    named = [s for s in statuses if "name" in s["params"]][-1:]  # the last, while it ran
+    return named + sorted(mine, key=lambda e: int(e["params"]["index"]))
 
 
 def main(argv: list[str]) -> int:

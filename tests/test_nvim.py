@@ -157,6 +157,7 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path:
         tmp_path,
         "ask",
         {
+            "agentInfo": {"name": "scripted", "title": "Claude Agent", "version": "1.0"},
             "turns": [
                 [
                     {"toolCall": {"toolCallId": "t1", "title": "shell · pytest"}},
@@ -185,7 +186,7 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path:
                     },
                     {"text": REPLY, "chunks": 30, "delay": 0.005},
                 ]
-            ]
+            ],
         },
     )
     assert result["attached"] and result["stop"] == "end_turn"
@@ -203,19 +204,24 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path:
         "-line 6\n+line six\n line 7\n line 8\n line 9\n```"
     )
     assert minimal in text, "a minimal diff, 3 lines of context"
-    assert result["asked"] == "goose wants to run: edit"
+    assert result["asked"] == "Claude Agent wants to run: edit", "the agent's own name"
     assert result["text_at_question"].endswith("🔐 permission: edit\n\n" + minimal), (
         "the diff is in the chat before the question"
     )
-    assert result["status_at_question"] == "goose: waiting for you"
-    assert "\n\n🔐 allowed once by you\n\n## goose\n\n[permission: allow_once]" in text
+    assert result["status_at_question"] == "Claude Agent: waiting for you"
+    assert "## goose" not in text and text.count("## Claude Agent\n") == 1, (
+        "the agent's name heads its turn once, over its tool call, its card and its text"
+    )
+    order = ["## You\n", "## Claude Agent\n\n🔧 shell · pytest", "🔐 permission: edit", REPLY]
+    assert [text.index(part) for part in order] == sorted(text.index(part) for part in order)
+    assert "\n\n🔐 allowed once by you\n\n[permission: allow_once]" in text
     assert text.rstrip().endswith(REPLY.rstrip())
     assert result["choices"][:4] == ["Allow always", "Allow once", "Reject", "Reject always"]
     assert result["choices"] == result["sent"], "the labels goose-ls sent"
     states = result["states"]
-    assert states[-1] == result["statusline"] == "goose: idle", "no turn runs: idle"
-    running = states.index("goose: running")
-    assert states.index("goose: waiting for you") > running
+    assert states[-1] == result["statusline"] == "Claude Agent: idle", "no turn runs: idle"
+    running = states.index("Claude Agent: running")
+    assert states.index("Claude Agent: waiting for you") > running
     assert result["replay_count"] > 10 and result["text_after_replay"] == text, "no duplicates"
 
 

@@ -165,7 +165,7 @@ def test_ask_about_a_selection_see_the_reply_stream_approve_the_edit(
     browser.run("""await page.keyboard.press("Enter")""")
     screen = wait_for(browser, lambda s: FIRST[:3] in _chat(s), "no reply on screen", shot=shot)
     print(f"first reply text on screen {time.monotonic() - asked:.2f} s after Enter")
-    assert "app.py#L1-L2" in _chat(screen), "the selection is lines 1 and 2, not 3"
+    assert "📎 app.py:1-2" in _chat(screen), "lines 1 and 2, not 3, named from the workspace"
 
     # The reply streamed in while the turn waits for the approval; the request stays in
     # the status bar when its notification has hidden itself.

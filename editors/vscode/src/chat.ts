@@ -1,5 +1,8 @@
 // The chat model: goose/* notifications in, markdown out. No vscode import, so it is
 // unit-tested under plain node.
+import { homedir } from "node:os";
+import { isAbsolute, relative } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { checklist, Compactions, planDocument, type PlanDocument, type Queued, queueText } from "./blocks";
 
 export interface Update {
@@ -34,11 +37,39 @@ interface Content {
   resource?: { uri?: string };
 }
 
-function textOf(content: Content): string {
-  if (content.type === "text") return content.text ?? "";
-  if (content.type === "resource_link") return `[${content.name ?? content.uri}]`;
-  if (content.type === "resource") return `📎 ${content.resource?.uri ?? ""}`;
-  return `[${content.type}]`;
+/** Agent text on one line, without what could hide or reorder what follows it (control,
+ * bidi and zero-width characters). */
+export function oneLine(text: string): string {
+  return text
+    .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g, " ")
+    .replace(/ +/g, " ")
+    .trim();
+}
+
+/** The agent's name for people (goose/agentStatus `name`) as the chat heads its messages
+ * with it: on one line; "agent" when it has none, or one that would pass for the user's. */
+export function agentName(name: unknown): string {
+  const line = typeof name === "string" ? oneLine(name) : "";
+  return line && line.toLowerCase() !== "you" ? line : "agent";
+}
+
+/** A path as the user knows it: relative to the workspace folder it is in, else whole,
+ * the home folder as `~` (as goose-ls's own transcript names files). */
+export function shownPath(path: string, folders: readonly string[], home = homedir()): string {
+  for (const folder of folders) {
+    const inside = relative(folder, path);
+    if (inside && !inside.startsWith("..") && !isAbsolute(inside)) return inside;
+  }
+  const under = home && home !== "/" ? relative(home, path) : "..";
+  return under && !under.startsWith("..") && !isAbsolute(under) ? `~/${under}` : path;
+}
+
+/** What a chat takes from the window that shows it. */
+export interface ChatContext {
+  /** The agent's name for people, that heads its messages ("agent" when not given). */
+  agent?: () => string;
+  /** The workspace folders' paths, that attached files are named from. */
+  folders?: () => readonly string[];
 }
 
 /** A tool call as the chat shows it: its status line and the text of its output. */
@@ -93,6 +124,9 @@ export function slashCandidates(text: string, commands: SlashCommand[]): SlashCo
 
 const OUTCOMES: Record<string, string> = { accept: "answered", decline: "declined", cancel: "cancelled" };
 
+/** Blocks that chunks stream into: the next chunk of the same kind goes on where it is. */
+const STREAMED = new Set(["user", "agent", "thought"]);
+
 /**
  * One session's chat, as markdown; events are applied once each, in index order, none
  * after a gap (see `missed`).
@@ -124,7 +158,14 @@ export class Chat {
    * asked for again (goose/replay), which sends them and that one, in order. */
   missed = false;
 
-  constructor(readonly sessionId: string) {}
+  /** Who spoke last: a heading names the speaker when it changes, so the agent's heads
+   * its turn once, over its text, thoughts, tool calls and cards alike. */
+  private speaker: "user" | "agent" | undefined;
+
+  constructor(
+    readonly sessionId: string,
+    private readonly context: ChatContext = {},
+  ) {}
 
   get seen(): number {
     return this.lastIndex;
@@ -170,27 +211,27 @@ export class Chat {
     const u = params.update;
     switch (u.sessionUpdate) {
       case "user_message_chunk":
-        this.open("user", "## You\n\n");
-        this.add(textOf(u.content as Content) + "\n");
+        this.begin("user", "user");
+        this.add(this.textOf(u.content as Content, true) + "\n");
         break;
       case "agent_message_chunk":
-        this.open("agent", "## goose\n\n");
-        this.add(textOf(u.content as Content));
+        this.begin("agent", "agent");
+        this.add(this.textOf(u.content as Content));
         break;
       case "agent_thought_chunk":
-        this.open("thought", "> 💭 ");
-        this.add(textOf(u.content as Content).replace(/\n/g, "\n> "));
+        this.begin("thought", "agent", "> 💭 ");
+        this.add(this.textOf(u.content as Content).replace(/\n/g, "\n> "));
         break;
       case "tool_call":
       case "tool_call_update":
         this.tool(u);
         break;
       case "permission_request":
-        this.separate("permission");
+        this.begin("permission", "agent");
         this.add(`🔐 permission: ${(u.toolCall as { title?: string } | undefined)?.title ?? "a tool"}\n`);
         break;
       case "elicitation_request":
-        this.separate("question");
+        this.begin("question", "agent");
         this.add(`❓ ${u.message as string}\n${u.mode === "url" ? `\n${u.url as string}\n` : ""}`);
         break;
       case "elicitation_resolved":
@@ -234,6 +275,7 @@ export class Chat {
     if (this.joined.delete(id)) return true; // it ended with the turn it joined, said just above
     if (this.turn === id) this.turn = undefined;
     this.block = "";
+    this.speaker = undefined; // the next turn's agent is headed anew
     const outcome = params.error ?? params.stopReason;
     if (outcome !== "end_turn") this.add(`\n\n_${outcome}_`);
     this.add("\n");
@@ -264,7 +306,7 @@ export class Chat {
     const id = u.toolCallId as string;
     let tool = this.tools.get(id);
     if (!tool) {
-      this.separate("tool");
+      this.begin("tool", "agent");
       tool = { id, title: id, status: "pending", output: "" };
       this.tools.set(id, tool);
       this.parts.push(tool);
@@ -289,10 +331,45 @@ export class Chat {
     this.add(tail.endsWith("\n\n") ? "" : tail.endsWith("\n") ? "\n" : "\n\n");
   }
 
-  private open(kind: string, heading: string): void {
-    if (this.block !== kind) {
+  /** Begin a block of `kind` at the end, `lead` first, unless a streamed one of the same
+   * kind goes on. `who` says it (none: goose-ls's own lines); a new speaker's heading
+   * ("You", the agent's own name) comes first. */
+  private begin(kind: string, who?: "user" | "agent", lead = ""): void {
+    if (who && who !== this.speaker) {
+      this.speaker = who;
       this.separate(kind);
-      this.add(heading);
+      this.add(`## ${who === "user" ? "You" : (this.context.agent?.() ?? "agent")}\n\n${lead}`);
+    } else if (this.block !== kind || !STREAMED.has(kind)) {
+      this.separate(kind);
+      this.add(lead);
     }
+  }
+
+  /** "📎 src/app.py:4-6" for a file URI with a "#L4-L6" fragment, "📎 src/app.py" without. */
+  private attachment(uri: string): string {
+    const [base, fragment = ""] = uri.split("#", 2);
+    let path = base;
+    try {
+      if (base.startsWith("file:")) path = shownPath(fileURLToPath(base), this.context.folders?.() ?? []);
+    } catch {
+      // not a path this machine can name: shown as it came
+    }
+    const lines = /^L(\d+)(?:-L(\d+))?$/.exec(fragment);
+    const last = lines?.[2] && lines[2] !== lines[1] ? `-${lines[2]}` : "";
+    return `📎 ${path}${lines ? `:${lines[1]}${last}` : ""}`;
+  }
+
+  /** A message's content as the chat shows it; in the user's, attached context is 📎 lines:
+   * the agent's own `<context ref="…">…</context>` wrapping (a resumed chat's history) and
+   * goose-ls's "path:8-12" heading over a fenced block (for agents without embedded context). */
+  private textOf(content: Content, user = false): string {
+    if (content.type === "resource_link") return this.attachment(content.uri ?? content.name ?? "");
+    if (content.type === "resource") return this.attachment(content.resource?.uri ?? "");
+    if (content.type !== "text") return `[${content.type}]`;
+    const text = content.text ?? "";
+    if (!user) return text;
+    const fenced = /^(\/[^\n]*):(\d+)-(\d+)\n```[\s\S]*```\s*$/.exec(text);
+    if (fenced) return this.attachment(`${pathToFileURL(fenced[1]).href}#L${fenced[2]}-L${fenced[3]}`);
+    return text.replace(/\n?<context ref="([^"]*)">[\s\S]*?<\/context>/g, (_, uri: string) => `\n${this.attachment(uri)}`);
   }
 }

@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import * as vscode from "vscode";
 import { LanguageClient, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
-import { Chat, type PermissionOption, slashCandidates, type TurnEnd, type Update } from "./chat";
+import { agentName, Chat, type ChatContext, oneLine, type PermissionOption, slashCandidates, type TurnEnd, type Update } from "./chat";
 import { type ConfigOption, grouped, valueName, valuesOf } from "./options";
 import { ask as askQuestion, type Prompts, type Question } from "./questions";
 import { type AgentStatus, signIn } from "./signIn";
@@ -13,21 +13,27 @@ const chats = new Map<string, Chat>();
 let current: string | undefined;
 let statusBar: vscode.StatusBarItem | undefined;
 let agent: AgentStatus = { state: "stopped" };
+/** The agent's name for people, as goose-ls last gave it (goose/agentStatus `name`, only
+ * while it runs: kept through a crash or a restart). */
+let agentCalled = "agent";
+/** What every chat takes from the window: the agent's name, the workspace folders. */
+const chatContext: ChatContext = {
+  agent: () => agentCalled,
+  folders: () => (vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri.fsPath),
+};
 /** Why goose-ls could not be started, when it could not. */
 let notStarted: string | undefined;
 /** The questions waiting for the user: closing one drops its prompts. */
 const questions = new Map<string, vscode.CancellationTokenSource>();
-<<<<<<< HEAD
 /** The permission requests waiting for an answer, oldest first; resolving one closes its
  * prompt. */
 const permissions = new Map<string, Permission>();
-=======
 /** Sessions whose goose/replay, asked for after a gap, has not answered yet. */
 const catchingUp = new Set<string>();
 
 /** The chat of a session, made when its first event comes. */
 function chatOf(sessionId: string): Chat {
-  const chat = chats.get(sessionId) ?? new Chat(sessionId);
+  const chat = chats.get(sessionId) ?? new Chat(sessionId, chatContext);
   chats.set(sessionId, chat);
   return chat;
 }
@@ -46,7 +52,6 @@ async function catchUp(chat: Chat, always = false): Promise<void> {
     catchingUp.delete(chat.sessionId);
   }
 }
->>>>>>> emacs-loop
 
 interface Permission {
   requestId: string;
@@ -81,20 +86,11 @@ async function showDiff(diff: Diff, key: string): Promise<void> {
   const changed = vscode.Uri.from({ scheme: "goose-diff", path: `/${key}/new/${name}` });
   sides.set(old.path, diff.oldText);
   sides.set(changed.path, diff.newText);
-  const title = `goose: the change to ${oneLine(vscode.workspace.asRelativePath(diff.path))}`;
+  const title = `${agentCalled}: the change to ${oneLine(vscode.workspace.asRelativePath(diff.path))}`;
   await vscode.commands.executeCommand("vscode.diff", old, changed, title, { preview: false, preserveFocus: true });
 }
 
 const CHOOSE = "Choose…";
-
-/** Agent text on one line, without what could hide or reorder what follows it (control,
- * bidi and zero-width characters). */
-function oneLine(text: string): string {
-  return text
-    .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g, " ")
-    .replace(/ +/g, " ")
-    .trim();
-}
 
 /** The status bar tells the current chat's state and how full its context is. Before
  * that, and acting on a click: goose-ls could not start (its setting), a permission
@@ -106,10 +102,10 @@ function showStatus(): void {
   statusBar.text = notStarted
     ? "goose: goose-ls not started"
     : waiting
-      ? "goose: waits for your approval"
+      ? `${agentCalled}: waits for your approval`
       : signInNeeded
-        ? "goose: needs sign-in"
-        : statusText(current ? chats.get(current) : undefined);
+        ? `${agentCalled}: needs sign-in`
+        : statusText(current ? chats.get(current) : undefined, agentCalled);
   statusBar.command = notStarted
     ? { title: "Settings", command: "workbench.action.openSettings", arguments: ["goose.serverPath"] }
     : waiting
@@ -157,7 +153,7 @@ async function session(): Promise<string> {
   const result = await client!.sendRequest<{ sessionId: string }>("goose/newSession", { tabId: randomUUID() });
   current = result.sessionId;
   // Its first updates (the agent's commands) may have come before this answer.
-  chats.set(current, chats.get(current) ?? new Chat(current));
+  chats.set(current, chats.get(current) ?? new Chat(current, chatContext));
   showStatus();
   return current;
 }
@@ -247,7 +243,7 @@ async function answerQuestion(sessionId: string, question: Question): Promise<vo
   const closing = new vscode.CancellationTokenSource();
   questions.set(question.requestId, closing);
   for (;;) {
-    const answer = await askQuestion(prompts(closing.token), question);
+    const answer = await askQuestion(prompts(closing.token), question, agentCalled);
     if (questions.get(question.requestId) !== closing) return;
     try {
       await client!.sendRequest("goose/elicitation", { sessionId, requestId: question.requestId, ...answer });
@@ -264,14 +260,14 @@ async function answerQuestion(sessionId: string, question: Question): Promise<vo
  * description), then asks for the rest of the message. */
 async function compose(): Promise<string | undefined> {
   const sessionId = await session();
-  const message = await vscode.window.showInputBox({ prompt: "goose", placeHolder: "a message; / for the agent's commands" });
+  const message = await vscode.window.showInputBox({ prompt: agentCalled, placeHolder: "a message; / for the agent's commands" });
   const candidates = message === undefined ? undefined : slashCandidates(message, chats.get(sessionId)?.commands ?? []);
   if (!candidates) return message;
   const items = candidates.map((c) => ({ label: `/${c.name}`, description: c.description }));
   const command = await vscode.window.showQuickPick(items, { placeHolder: "the agent's commands" });
   if (!command) return undefined;
   const start = `${command.label} `;
-  return vscode.window.showInputBox({ prompt: "goose", value: start, valueSelection: [start.length, start.length] });
+  return vscode.window.showInputBox({ prompt: agentCalled, value: start, valueSelection: [start.length, start.length] });
 }
 
 /** Send now: the oldest message waiting in the current chat joins the running turn, where
@@ -365,6 +361,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   client.onNotification("goose/agentStatus", (status: AgentStatus) => {
     agent = status;
+    if (status.name !== undefined) agentCalled = agentName(status.name);
     showStatus();
   });
   client.onNotification("goose/turnEnd", (params: TurnEnd) => {
@@ -380,7 +377,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("gooseLs.ask", async () => {
       const editor = vscode.window.activeTextEditor;
       if (!editor) return;
-      const question = await vscode.window.showInputBox({ prompt: "Ask goose" });
+      const question = await vscode.window.showInputBox({ prompt: `Ask ${agentCalled === "agent" ? "the agent" : agentCalled}` });
       if (!question) return;
       const { start, end } = editor.selection;
       // Whole lines picked (Shift+Down, the line numbers) end at the start of the next
@@ -438,13 +435,11 @@ export async function deactivate(): Promise<void> {
   current = undefined;
   notStarted = undefined;
   agent = { state: "stopped" };
+  agentCalled = "agent";
   chats.clear();
   questions.clear();
-<<<<<<< HEAD
   permissions.clear();
   sides.clear();
   lineCounts.clear();
-=======
   catchingUp.clear();
->>>>>>> emacs-loop
 }

@@ -91,13 +91,14 @@ async function askField(prompts: Prompts, name: string, prop: Property, required
   return { value: prop.type === "string" ? text : Number(text) };
 }
 
-/** Ask a question; the answer to send (cancel when any prompt was dismissed). */
-export async function ask(prompts: Prompts, question: Question): Promise<Answer> {
+/** Ask a question of the agent (`agent`: its name); the answer to send (cancel when any
+ * prompt was dismissed). */
+export async function ask(prompts: Prompts, question: Question, agent = "agent"): Promise<Answer> {
   if (question.mode === "url") {
     const url = question.url ?? "";
     const web = /^https?:\/\/\S+$/.test(url);
     const actions = web ? ["Open", "Decline", "Cancel"] : ["Decline", "Cancel"];
-    const title = `goose asks: ${question.message} (${url}${web ? "" : ": not a web page"})`;
+    const title = `${agent} asks: ${question.message} (${url}${web ? "" : ": not a web page"})`;
     const action = (await prompts.pick(actions.map((label) => ({ label })), title))?.label;
     if (action === "Open") return { action: (await prompts.open(url)) ? "accept" : "decline" };
     return { action: action === "Decline" ? "decline" : "cancel" };
@@ -106,7 +107,7 @@ export async function ask(prompts: Prompts, question: Question): Promise<Answer>
   const required = new Set(question.requestedSchema?.required ?? []);
   const missing = [...required].filter((name) => !properties[name] || !askable(properties[name]));
   const actions = missing.length ? ["Decline", "Cancel"] : ["Answer", "Decline", "Cancel"];
-  const title = `goose asks: ${question.message}${missing.length ? ` (cannot be filled in here: ${missing.join(", ")})` : ""}`;
+  const title = `${agent} asks: ${question.message}${missing.length ? ` (cannot be filled in here: ${missing.join(", ")})` : ""}`;
   const action = (await prompts.pick(actions.map((label) => ({ label })), title))?.label;
   if (action !== "Answer") return { action: action === "Decline" ? "decline" : "cancel" };
   const content: Record<string, unknown> = {};

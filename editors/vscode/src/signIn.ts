@@ -20,6 +20,8 @@ export interface AgentStatus {
   state: string;
   reason?: string;
   message?: string;
+  /** The agent's name for people (while it runs). */
+  name?: string;
   signIn?: SignIn[];
 }
 

@@ -9,9 +9,10 @@ export function tokens(n: number): string {
   return `${Math.floor(n)}`;
 }
 
-/** "goose: idle · 12k/200k": the context's part once the chat has used some of it. */
-export function statusText(chat: Chat | undefined): string {
-  const state = `goose: ${chat?.running ? "running" : "idle"}`;
+/** "goose: idle · 12k/200k", after the agent's name: the context's part once the chat has
+ * used some of it. */
+export function statusText(chat: Chat | undefined, agent = "agent"): string {
+  const state = `${agent}: ${chat?.running ? "running" : "idle"}`;
   const usage = chat?.usage;
   return usage && usage.used > 0 ? `${state} · ${tokens(usage.used)}/${tokens(usage.size)}` : state;
 }

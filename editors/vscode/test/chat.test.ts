@@ -1,22 +1,22 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Chat, slashCandidates } from "../src/chat";
+import { agentName, Chat, shownPath, slashCandidates } from "../src/chat";
 
 const update = (index: number, u: object) => ({ sessionId: "s1", messageId: "m1", index, update: u as never });
 
 test("chunks stream into the chat in order, each once", () => {
-  const chat = new Chat("s1");
+  const chat = new Chat("s1", { agent: () => "Claude Agent" });
   assert.ok(chat.apply(update(1, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "Hi?" } })));
   assert.ok(chat.apply(update(2, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Hel" } })));
   assert.ok(chat.apply(update(3, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "lo ✓" } })));
   assert.equal(chat.apply(update(2, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Hel" } })), false);
   assert.ok(chat.end({ sessionId: "s1", messageId: "m1", index: 4, stopReason: "end_turn" }));
-  assert.equal(chat.text, "# goose chat · s1\n\n## You\n\nHi?\n\n## goose\n\nHello ✓\n");
+  assert.equal(chat.text, "# goose chat · s1\n\n## You\n\nHi?\n\n## Claude Agent\n\nHello ✓\n");
   assert.equal(chat.seen, 4);
 });
 
 test("an event after a gap is not applied: the chat has missed some, and the replay fills it in order", () => {
-  const chat = new Chat("s1");
+  const chat = new Chat("s1", { agent: () => "goose" });
   const chunk = (index: number, text: string) => update(index, { sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
   assert.ok(chat.apply(chunk(1, "one ")));
   assert.equal(chat.apply(chunk(4, "four")), false, "two and three never came");
@@ -45,7 +45,7 @@ test("a tool call is one block, rewritten in place by each update of its id", ()
   chat.apply(update(2, { sessionUpdate: "tool_call_update", toolCallId: "t1", status: "in_progress" }));
   chat.apply(update(3, { sessionUpdate: "tool_call", toolCallId: "t2", title: "read · app.py" }));
   chat.apply(update(4, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Running." } }));
-  assert.match(chat.text, /🔧 shell · make — in_progress\n\n🔧 read · app.py — pending\n\n## goose\n\nRunning\.$/);
+  assert.match(chat.text, /🔧 shell · make — in_progress\n\n🔧 read · app.py — pending\n\nRunning\.$/);
   chat.apply(update(5, { sessionUpdate: "tool_call_update", toolCallId: "t1", status: "completed", content: output("3 passed\n0 failed\n") }));
   chat.apply(update(6, { sessionUpdate: "tool_call_update", toolCallId: "t2", status: "failed", content: output("no such file") }));
   chat.apply(update(7, { sessionUpdate: "tool_call_update", toolCallId: "t1", title: "shell · make test" }));
@@ -53,10 +53,10 @@ test("a tool call is one block, rewritten in place by each update of its id", ()
   chat.end({ sessionId: "s1", messageId: "m1", index: 9, stopReason: "end_turn" });
   assert.equal(
     chat.text,
-    "# goose chat · s1\n\n" +
+    "# goose chat · s1\n\n## agent\n\n" +
       "🔧 shell · make test — completed\n\n    3 passed\n    0 failed\n\n" +
       "🔧 read · app.py — failed\n\n    no such file\n\n" +
-      "## goose\n\nRunning. Done.\n",
+      "Running. Done.\n",
   );
   assert.deepEqual(
     chat.toolCalls.map((t) => [t.id, t.status]),
@@ -115,7 +115,7 @@ test("a plan is drawn again where it is; plans by id are a block each, and a rem
   chat.apply(update(7, { sessionUpdate: "plan_removed", planId: "draft" }));
   assert.equal(
     chat.text,
-    "# goose chat · s1\n\n**Plan**\n- [x] Read\n- [ ] Write\n- [ ] Run\n\n## goose\n\nReading.\n\n" +
+    "# goose chat · s1\n\n**Plan**\n- [x] Read\n- [ ] Write\n- [ ] Run\n\n## agent\n\nReading.\n\n" +
       "**Plan**\n\n1. Split\n2. Test\n\n_Plan removed._\n\n**Plan**: [my app/docs/plan.md](file:///home/me/my%20app/docs/plan.md)\n",
   );
 });
@@ -140,7 +140,7 @@ test("a tool's own name is shown beside its title when it differs; the title hea
   chat.apply(update(1, { sessionUpdate: "tool_call", toolCallId: "t1", title: "Read app.py", name: "fs_read" }));
   chat.apply(update(2, { sessionUpdate: "tool_call", toolCallId: "t2", title: "shell", name: "shell" }));
   chat.apply(update(3, { sessionUpdate: "session_info_update", title: "Parser\nrefactor" }));
-  assert.equal(chat.text, "# Parser refactor\n\n🔧 Read app.py · `fs_read` — pending\n\n🔧 shell — pending\n");
+  assert.equal(chat.text, "# Parser refactor\n\n## agent\n\n🔧 Read app.py · `fs_read` — pending\n\n🔧 shell — pending\n");
 });
 
 test("a queued message sent into the running turn leaves the queue for the chat, and ends with that turn", () => {
@@ -153,6 +153,43 @@ test("a queued message sent into the running turn leaves the queue for the chat,
   chat.apply(update(3, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Done." } }));
   assert.ok(chat.end({ sessionId: "s1", messageId: "m1", index: 4, stopReason: "cancelled" }));
   assert.ok(chat.end({ sessionId: "s1", messageId: "m2", index: 5, stopReason: "cancelled" }));
-  assert.equal(chat.text, "# goose chat · s1\n\n## goose\n\nWorking.\n\n## You\n\nKeep the alias\nplease\n\n## goose\n\nDone.\n\n_cancelled_\n");
+  assert.equal(chat.text, "# goose chat · s1\n\n## agent\n\nWorking.\n\n## You\n\nKeep the alias\nplease\n\n## agent\n\nDone.\n\n_cancelled_\n");
   assert.deepEqual([chat.queue, chat.running], [[], false]);
+});
+
+test("the agent's name heads its turn once, over its thoughts, tool calls, cards, plans and notes", () => {
+  const chat = new Chat("s1", { agent: () => "Claude Agent" });
+  const say = (index: number, text: string) => update(index, { sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+  chat.apply(update(1, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "Fix it" } }));
+  chat.apply(update(2, { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "Look first" } }));
+  chat.apply(say(3, "Reading."));
+  chat.apply(update(4, { sessionUpdate: "tool_call", toolCallId: "t1", title: "Edit app.py" }));
+  chat.apply(update(5, { sessionUpdate: "permission_request", requestId: "r1", toolCall: { toolCallId: "t1", title: "Edit app.py" }, options: [] }));
+  chat.apply(update(6, { sessionUpdate: "permission_resolved", requestId: "r1", optionId: "allow" }));
+  chat.apply(update(7, { sessionUpdate: "plan", entries: plan(["Edit", "completed"]) }));
+  chat.apply(update(8, { sessionUpdate: "note", text: "goose-ls: a note" }));
+  chat.apply(say(9, "Fixed."));
+  chat.end({ sessionId: "s1", messageId: "m1", index: 10, stopReason: "end_turn" });
+  chat.apply(say(11, "Anything else?")); // a turn of the agent's own: headed again
+  assert.equal(
+    chat.text,
+    "# goose chat · s1\n\n## You\n\nFix it\n\n## Claude Agent\n\n> 💭 Look first\n\nReading.\n\n🔧 Edit app.py — pending\n\n" +
+      "🔐 permission: Edit app.py\n\n**Plan**\n- [x] Edit\n\n> goose-ls: a note\n\nFixed.\n\n## Claude Agent\n\nAnything else?",
+  );
+});
+
+test("the agent's name is one line, and never the user's heading", () => {
+  assert.equal(agentName("Claude\nAgent\u202e "), "Claude Agent");
+  assert.deepEqual([agentName(""), agentName(" you "), agentName(undefined)], ["agent", "agent", "agent"]);
+});
+
+test("an attachment is named from the workspace folder it is in; outside, whole, the home folder as ~", () => {
+  const chat = new Chat("s1", { folders: () => ["/work/shop"] });
+  const resource = (uri: string) => ({ type: "resource", resource: { uri, text: "x" } });
+  chat.apply(update(1, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "Why?" } }));
+  chat.apply(update(2, { sessionUpdate: "user_message_chunk", content: resource("file:///work/shop/src/app.py#L4-L6") }));
+  chat.apply(update(3, { sessionUpdate: "user_message_chunk", content: { type: "resource_link", uri: "file:///etc/hosts", name: "hosts" } }));
+  chat.apply(update(4, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "/work/shop/app.py:1-2\n```py\ndef add(x, y):\n```" } }));
+  assert.equal(chat.text, "# goose chat · s1\n\n## You\n\nWhy?\n📎 src/app.py:4-6\n📎 /etc/hosts\n📎 app.py:1-2\n");
+  assert.equal(shownPath("/home/me/notes/todo.md", ["/work/shop"], "/home/me"), "~/notes/todo.md");
 });

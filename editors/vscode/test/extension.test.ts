@@ -92,8 +92,11 @@ const vscode = {
     },
     openTextDocument: async () => ({}),
     onDidChangeTextDocument: () => ({ dispose() {} }),
+    workspaceFolders: [{ uri: { fsPath: workspace } }],
   },
   window: {
+    /** The editor "Ask about selection" reads: a test sets it. */
+    activeTextEditor: undefined as unknown,
     createStatusBarItem: () => statusBar,
     showInputBox: async (options: { prompt?: string; value?: string; validateInput?: (text: string) => string | undefined } = {}) => {
       const box = { prompt: options.prompt, value: options.value, refused: [] as string[] };
@@ -357,7 +360,8 @@ test("a question closed by the agent drops its open prompt, and no answer is sen
     await until(() => turnEnds.length > 0, "the turn to end");
     assert.deepEqual(dropped, ["goose asks: Set up the project"]);
     assert.deepEqual(errors, [], "nothing was sent for it");
-    assert.match(chatText(), /❓ cancelled\n\n## goose\n\n\[elicitation: error -32800\] went on/);
+    assert.match(chatText(), /❓ cancelled\n\n\[elicitation: error -32800\] went on/, "the turn goes on under its heading");
+    assert.equal(chatText().split("## goose\n").length, 2, "the agent's heading, once");
   } finally {
     await extension.deactivate();
   }
@@ -528,6 +532,52 @@ test("Send now that the agent cannot take shows why, and the message stays queue
     assert.equal(chatText().split(ALIAS).length, 2, "once, as its own turn");
     assert.match(chatText(), /Alias kept\.\n$/);
   } finally {
+    await extension.deactivate();
+  }
+});
+
+test("the agent's own name heads each of its turns once, over a tool call and a permission card", { skip }, async () => {
+  fresh();
+  mkdirSync(join(workspace, "src"), { recursive: true });
+  writeFileSync(join(workspace, "src", "app.py"), "one\ntwo\nthree\nfour\nfive\nsix\nseven\n");
+  const turn = [
+    { toolCall: { toolCallId: "t1", title: "shell · pytest" } },
+    { permission: { toolCallId: "t1", title: "Edit app.py" } },
+    { toolUpdate: { toolCallId: "t1", status: "completed" } },
+    { text: "Fixed." },
+  ];
+  const agentInfo = { name: "scripted", title: "Claude Agent", version: "1.0" };
+  writeFileSync(script, JSON.stringify({ agentInfo, turns: [turn, [{ text: "Nothing else." }]] }));
+  await extension.activate({ subscriptions: [] } as never);
+  // Lines 4 to 6 of src/app.py picked, as Shift+Down picks them (to the start of line 7).
+  const selection = { start: { line: 3, character: 0 }, end: { line: 6, character: 0 } };
+  vscode.window.activeTextEditor = { document: { uri: pathToFileURL(join(workspace, "src", "app.py")) }, selection };
+  inputs.push("Why?");
+  picks.push("Allow once");
+  try {
+    await commands.get("gooseLs.ask")!();
+    await until(() => turnEnds.length > 0, "the turn to end");
+    inputs.push("Anything else?");
+    await commands.get("gooseLs.send")!();
+    await until(() => turnEnds.length > 1, "the second turn to end");
+    const text = chatText();
+    assert.ok(!text.includes("## goose"), text);
+    assert.equal(text.split("## Claude Agent\n").length, 3, `once a turn, not after the tool call or the card: ${text}`);
+    const order = [
+      "## You\n\nWhy?\n📎 src/app.py:4-6\n",
+      "## Claude Agent\n\n🔧 shell · pytest",
+      "🔐 permission: Edit app.py",
+      "Fixed.",
+      "## You\n\nAnything else?",
+      "## Claude Agent\n\nNothing else.",
+    ].map((part) => text.indexOf(part));
+    assert.ok(!order.includes(-1), `the selection relative to the workspace, each part in its place: ${text}`);
+    assert.deepEqual(order, [...order].sort((a, b) => a - b), text);
+    // Asked before the agent first ran, then to it by its name.
+    assert.deepEqual(inputBoxes.map((box) => box.prompt), ["Ask the agent", "Claude Agent"]);
+    assert.equal(statusBar.text, "Claude Agent: idle");
+  } finally {
+    vscode.window.activeTextEditor = undefined;
     await extension.deactivate();
   }
 });

@@ -60,12 +60,12 @@ function person(answers: (string | string[])[]): Prompts & { asked: string[]; re
 
 test("a form is asked field by field, in its order; only what was given is sent", async () => {
   const prompts = person(["Answer", "green", "three", "", "3", "no", ["Alpha"], ""]);
-  assert.deepEqual(await ask(prompts, FORM), {
+  assert.deepEqual(await ask(prompts, FORM, "Claude Agent"), {
     action: "accept",
     content: { colour: "green", workers: 3, public: false, tags: ["a"] },
   });
   assert.deepEqual(prompts.asked, [
-    "goose asks: Set up the project",
+    "Claude Agent asks: Set up the project",
     "Colour",
     "Workers []",
     "public, optional",

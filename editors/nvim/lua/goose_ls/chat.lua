@@ -102,6 +102,20 @@ local function append(id, text)
 end
 M.append, M.write = append, write
 
+--- End the transcript's last line and leave one blank line under it (not two, after a
+--- block that ends its own line), for a new block.
+function M.separate(id)
+  local s = session(id)
+  local buf = buffer(id)
+  local last = vim.api.nvim_buf_line_count(buf) - 1 - s.tail
+  local lines = vim.api.nvim_buf_get_lines(buf, math.max(last - 1, 0), last + 1, false)
+  if lines[#lines] ~= "" then
+    append(id, "\n\n")
+  elseif #lines > 1 and lines[1] ~= "" then
+    append(id, "\n")
+  end
+end
+
 --- A path as the user knows it: relative to the workspace when it is inside it.
 local function relative(uri)
   local path = uri:gsub("#.*$", "")

@@ -159,7 +159,7 @@ local function ask_url(session_id, u)
   local url = u.url or ""
   local web = url:match("^https?://[^%s]+$") ~= nil
   local items = web and { "Open " .. url, "Decline", "Cancel" } or { "Decline", "Cancel" }
-  local prompt = "goose asks: " .. u.message .. (web and "" or (" (" .. url .. ": not a web page)"))
+  local prompt = goose().agent_name() .. " asks: " .. u.message .. (web and "" or (" (" .. url .. ": not a web page)"))
   vim.ui.select(items, { prompt = prompt }, function(choice)
     if choice == nil or choice == "Cancel" then return send(session_id, u, "cancel") end
     if choice == "Decline" then return send(session_id, u, "decline") end
@@ -183,7 +183,7 @@ function M.ask(session_id, request_id)
     if required[name] and not askable(properties[name]) then table.insert(missing, name) end
   end
   local items = #missing == 0 and { "Answer", "Decline", "Cancel" } or { "Decline", "Cancel" }
-  local prompt = "goose asks: " .. u.message
+  local prompt = goose().agent_name() .. " asks: " .. u.message
   if #missing > 0 then
     prompt = prompt .. " (this form cannot be filled in here: " .. table.concat(missing, ", ") .. ")"
   end

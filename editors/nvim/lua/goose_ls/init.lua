@@ -16,6 +16,22 @@ M.config = {
 --- The agent's state as goose/agentStatus (or goose/status) last told it.
 M.status = { state = "stopped" }
 
+--- The agent's name for people, as goose-ls last gave it (goose/agentStatus `name`, only
+--- while it runs: kept through a crash or a restart), on one line; "agent" until then,
+--- and for a name that would pass for the user's own heading.
+local agent_name = "agent"
+
+function M.agent_name() return agent_name end
+
+--- Take the agent's state from goose/agentStatus or goose/status.
+local function set_status(status)
+  M.status = status
+  if type(status.name) == "string" then
+    local name = vim.trim((status.name:gsub("%c", " "):gsub("%s+", " ")))
+    agent_name = (name == "" or name:lower() == "you") and "agent" or name
+  end
+end
+
 --- Tell statuslines and User GooseStatus autocommands that something they show changed.
 function M.changed()
   vim.api.nvim_exec_autocmds("User", { pattern = "GooseStatus", modeline = false })
@@ -27,7 +43,7 @@ function M.handlers()
   return {
     ["goose/update"] = function(_, params) chat.on_update(params) end,
     ["goose/turnEnd"] = function(_, params) chat.on_turn_end(params) end,
-    ["goose/agentStatus"] = function(_, params) M.status = params; M.changed() end,
+    ["goose/agentStatus"] = function(_, params) set_status(params); M.changed() end,
   }
 end
 
@@ -118,16 +134,18 @@ function M.usage()
   return tokens(usage.used) .. "/" .. tokens(usage.size)
 end
 
---- The state of the current chat for a statusline: "goose: idle", "goose: running",
---- "goose: waiting for you" (a permission question is open), "goose: running, queued 2",
---- then how full its context is ("goose: idle · 12k/200k"); the agent's own state when
---- it is not running ("goose: starting", "goose: error", "goose: needs sign-in").
+--- The state of the current chat for a statusline, after the agent's name: "goose: idle",
+--- "Claude Agent: running", "goose: waiting for you" (a permission question is open),
+--- "goose: running, queued 2", then how full its context is ("goose: idle · 12k/200k");
+--- the agent's own state when it is not running ("goose: starting", "goose: error",
+--- "goose: needs sign-in"; "agent: starting" before it first ran).
 function M.statusline()
   local agent = M.status.state or "stopped"
-  if M.status.reason == "auth_required" then return "goose: needs sign-in" end
-  if agent == "starting" or agent == "error" then return "goose: " .. agent end
-  if not chat.current and agent ~= "running" then return "goose: " .. agent end
-  local line = "goose: " .. (chat.current and chat.state(chat.current) or "idle")
+  local who = agent_name .. ": "
+  if M.status.reason == "auth_required" then return who .. "needs sign-in" end
+  if agent == "starting" or agent == "error" then return who .. agent end
+  if not chat.current and agent ~= "running" then return who .. agent end
+  local line = who .. (chat.current and chat.state(chat.current) or "idle")
   local usage = M.usage()
   return usage and (line .. " · " .. usage) or line
 end
@@ -156,7 +174,7 @@ end
 --- Ask goose-ls for the agent's state and each open session's running and waiting turns.
 function M.refresh()
   M.request("goose/status", {}, function(result)
-    M.status = result.agent or M.status
+    set_status(result.agent or M.status)
     for _, summary in ipairs(result.sessions or {}) do
       chat.sync(summary)
     end

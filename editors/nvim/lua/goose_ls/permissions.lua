@@ -44,7 +44,7 @@ local function ask(id, update)
     if not c.window(id) then c.show(id) end
     pcall(vim.cmd, "redraw")
     vim.ui.select(update.options, {
-      prompt = "goose wants to run: " .. (update.toolCall.title or "a tool"),
+      prompt = goose().agent_name() .. " wants to run: " .. (update.toolCall.title or "a tool"),
       format_item = function(o) return o.label end, -- worded by goose-ls
     }, function(choice)
       s.answered[update.requestId] = true

@@ -28,8 +28,7 @@ function M.on_update(id, u)
   if not tool then
     tool = { title = u.title or u.toolCallId, status = u.status or "pending", lines = 0 }
     s.tools[u.toolCallId] = tool
-    s.kind = "tool"
-    c.append(id, "\n\n" .. tool_line(tool) .. "\n")
+    c.append(id, tool_line(tool) .. "\n") -- its block begun by the transcript
     tool.row = vim.api.nvim_buf_line_count(buf) - 2 - s.tail
   end
   tool.title = u.title or tool.title

@@ -14,13 +14,28 @@ local tools = require("goose_ls.tools")
 local function chat() return require("goose_ls.chat") end
 local function goose() return require("goose_ls") end
 
---- A heading, when what is drawn next is not of the same kind as what was drawn last.
-local function block(id, kind, heading)
-  local s = chat().session(id)
-  if s.kind ~= kind then
-    chat().append(id, "\n\n" .. heading)
-    s.kind = kind
+--- Blocks that chunks stream into: the next chunk of the same kind goes on where it is.
+local STREAMED = { agent = true, user = true, thought = true }
+
+--- Begin a block of ``kind`` at the end of the chat, a blank line after what is there,
+--- ``lead`` first (unless one of the same streamed kind goes on). ``who`` says it: "user",
+--- "agent", or nil for goose-ls's own lines (a verdict, a note). A heading names the
+--- speaker when it changes ("You", the agent's own name), so the agent's heads its turn
+--- once, over its text, thoughts, tool calls and cards alike.
+local function block(id, kind, who, lead)
+  local c = chat()
+  local s = c.session(id)
+  if who and who ~= s.speaker then
+    s.speaker = who
+    c.separate(id)
+    c.append(id, "## " .. (who == "user" and "You" or goose().agent_name()) .. "\n\n")
+  elseif s.kind == kind and STREAMED[kind] then
+    return
+  else
+    c.separate(id)
   end
+  s.kind = kind
+  if lead then c.append(id, lead) end
 end
 
 --- "📎 app.py:8-12" for a URI with a "#L8-L12" fragment, "📎 app.py" without one.
@@ -86,27 +101,28 @@ function M.on_update(params)
   local u = params.update
   local kind = u.sessionUpdate
   if kind == "agent_message_chunk" then
-    block(id, "agent", "## goose\n\n")
+    block(id, "agent", "agent")
     c.append(id, text_of(u.content))
   elseif kind == "user_message_chunk" then
-    block(id, "user", "## You\n\n")
+    block(id, "user", "user")
     c.append(id, text_of(u.content, true) .. "\n")
   elseif kind == "agent_thought_chunk" then
-    block(id, "thought", "> 💭 ")
+    block(id, "thought", "agent", "> 💭 ")
     c.append(id, (text_of(u.content):gsub("\n", "\n> ")))
   elseif kind == "tool_call" or kind == "tool_call_update" then
+    if not s.tools[u.toolCallId] then block(id, "tool", "agent") end
     tools.on_update(id, u)
   elseif kind == "permission_request" or kind == "permission_resolved" then
-    s.kind = "permission"
-    c.append(id, "\n\n" .. permissions.on_update(id, u))
+    block(id, "permission", kind == "permission_request" and "agent" or nil)
+    c.append(id, permissions.on_update(id, u))
     goose().changed()
   elseif kind == "elicitation_request" or kind == "elicitation_resolved" then
-    s.kind = "question"
-    c.append(id, "\n\n" .. elicitation.on_update(id, u, params.replay))
+    block(id, "question", kind == "elicitation_request" and "agent" or nil)
+    c.append(id, elicitation.on_update(id, u, params.replay))
     goose().changed()
   elseif kind == "note" then
-    s.kind = "note"
-    c.append(id, "\n\n> " .. u.text)
+    block(id, "note", nil, "> ")
+    c.append(id, u.text)
   elseif kind == "usage_update" then
     s.usage = u
     goose().changed()
@@ -127,7 +143,7 @@ function M.on_turn_end(params)
   local c = chat()
   local s = c.session(id)
   if not queue.ended(id, params.messageId) then
-    s.kind = nil
+    s.kind, s.speaker = nil, nil -- the next turn's agent is headed anew
     local outcome = params.error and ("⚠ " .. params.error) or params.stopReason
     if outcome ~= "end_turn" then c.append(id, "\n\n_" .. outcome .. "_") end
     c.append(id, "\n")
