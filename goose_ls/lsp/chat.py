@@ -95,7 +95,9 @@ class EditorChat:
         await transcripts.prompts.rewrite(transcript, keep_draft=False)
         above = transcript.text.length
         self._start_turn(transcript, draft, items, draft.splitlines()[0][:40] if draft else "goose")
-        await transcripts.show(transcript, above)
+        if self._editor.cursor_rides_inserts() and self._editor.is_open(transcript.uri):
+            return  # sent from the chat: the cursor there rides the reply in as it comes
+        await transcripts.show(transcript, above)  # Helix: just above the new turn
 
     async def open_session(self, session_id: str) -> None:
         """Resume a session (loading it if need be) and show its transcript."""

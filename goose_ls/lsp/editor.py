@@ -36,6 +36,8 @@ tenth of a second at most, unless the event loop is starved)."""
 class Editor:
     def __init__(self, server: GooseLanguageServer) -> None:
         self._server = server
+        self.client_name = ""
+        """``clientInfo.name`` of ``initialize`` (``helix``, ``Neovim``...), or ""."""
         self._warned: set[str] = set()
         self._kept: dict[str, TranscriptDocument] = {}
         """Open documents goose-ls follows itself rather than through pygls' workspace."""
@@ -44,6 +46,12 @@ class Editor:
     @property
     def capabilities(self) -> types.ClientCapabilities:
         return self._server.client_capabilities
+
+    def cursor_rides_inserts(self) -> bool:
+        """Whether text goose-ls inserts above the cursor carries the cursor, and the view,
+        down with it (Neovim, Emacs, VS Code): a cursor at the end then follows a reply.
+        Helix's does not follow: there the cursor goes above the new text instead."""
+        return self.client_name.lower() != "helix"
 
     def can_apply_edits(self) -> bool:
         workspace = self.capabilities.workspace

@@ -149,6 +149,7 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
 
     @server.feature(types.INITIALIZE)
     def initialize(_: GooseLanguageServer, params: types.InitializeParams) -> None:
+        editor.client_name = params.client_info.name if params.client_info else ""
         options = params.initialization_options
         wants_updates = isinstance(options, dict) and options.get(UPDATES_FLAG) is True
         if isinstance(options, dict):  # a flag of the protocol, not a setting
