@@ -22,7 +22,7 @@ from lsprotocol import types
 from goose_ls.lsp.transcript.text import SENTINEL
 from goose_ls.testing.buffers import EDITORS
 from goose_ls.testing.chaos import Chaos, ChaosBuffers, cancelled
-from goose_ls.testing.harness import Editor, disconnect, start_editor
+from goose_ls.testing.harness import Editor, kill, start_editor
 
 SEEDS = range(int(os.environ.get("GOOSE_LS_CHAOS_SEEDS", "8")))
 """Each seed is one mix; more with ``GOOSE_LS_CHAOS_SEEDS=100 pytest tests/test_chaos_editor.py``."""
@@ -126,11 +126,7 @@ async def test_the_plugin_free_loop_holds_whatever_the_editor_does(
     assert not editor.log.unexpected_tracebacks()
 
     # kill -9, as an editor quit without saving leaves it; then the chat is taken up again.
-    server = editor.client._server
-    assert server is not None
-    server.kill()
-    await server.wait()
-    await disconnect(editor)
+    await kill(editor)
     again = await start_editor(tmp_path)
     try:
         buffers = await _start(again, seed, AFTER_RESTART)

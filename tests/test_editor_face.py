@@ -13,7 +13,7 @@ from pytest_lsp import client_capabilities
 from goose_ls.lsp.transcript.text import SENTINEL
 from goose_ls.lsp.versions import SKIP_WAIT
 from goose_ls.testing.buffers import EDITORS, HELIX, EditorBuffers
-from goose_ls.testing.harness import Editor, disconnect, start_editor
+from goose_ls.testing.harness import Editor, kill, start_editor
 from goose_ls.testing.script import edit_call
 
 # Characters of 1 to 4 bytes and 1 or 2 UTF-16 units, so every encoding is exercised.
@@ -651,11 +651,7 @@ async def test_a_transcript_quit_without_saving_comes_back_whole(tmp_path: Path)
     transcript = await _open_transcript(editor, buffers)
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     await editor.goose.wait_for(lambda: REPLY in buffers.texts[transcript], what="the reply")
-    server = editor.client._server
-    assert server is not None
-    server.kill()
-    await server.wait()
-    await disconnect(editor)
+    await kill(editor)
     path = Path(transcript.removeprefix("file://"))
     path.write_text(path.read_text(encoding="utf-8").replace(REPLY, "stale"), encoding="utf-8")
 
@@ -692,11 +688,7 @@ async def test_a_draft_written_after_the_turn_survives_a_quit_without_saving(
     await editor.goose.wait_for(
         lambda: draft in path.read_text(encoding="utf-8"), what="the draft saved"
     )
-    server = editor.client._server
-    assert server is not None
-    server.kill()
-    await server.wait()
-    await disconnect(editor)
+    await kill(editor)
 
     again = await start_editor(tmp_path)
     try:

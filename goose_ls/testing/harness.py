@@ -214,6 +214,16 @@ async def disconnect(editor: Editor) -> None:
     await editor.client.stop()  # type: ignore[no-untyped-call]  # unannotated in pytest-lsp
 
 
+async def kill(editor: Editor) -> None:
+    """``kill -9`` goose-ls (what quitting an editor without saving can leave), then let
+    the client go."""
+    server = editor.client._server
+    assert server is not None
+    server.kill()
+    await server.wait()
+    await disconnect(editor)
+
+
 def process_alive(pid: int) -> bool:
     """Running (a zombie waiting to be reaped does not count)."""
     try:
