@@ -133,8 +133,9 @@ async def test_the_agent_works_on_the_local_files_through_its_paths(editor: Edit
     ]
     assert link["uri"] == source.as_uri()
     transcript = editor.tmp / "data" / "transcripts" / f"{session_id}.md"
+    shown = source.relative_to(editor.workspace).as_posix()  # named from the workspace
     await editor.goose.wait_for(
-        lambda: f"`{source}`" in transcript.read_text(encoding="utf-8"),
+        lambda: f"`{shown}`" in transcript.read_text(encoding="utf-8"),
         what="the tool call's local path in the transcript",
     )
 

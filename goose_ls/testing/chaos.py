@@ -151,10 +151,10 @@ class ChaosBuffers(EditorBuffers):
         )
         if self.chaos.cancels:
             await cancelled(self.client, types.TEXT_DOCUMENT_CODE_ACTION, params)
-        result = await self.client.protocol.send_request_async(
-            types.TEXT_DOCUMENT_CODE_ACTION, params
-        )
-        self.release()
+        asking = self.client.protocol.send_request_async(types.TEXT_DOCUMENT_CODE_ACTION, params)
+        await asyncio.sleep(0)
+        self.release()  # a change sent out of order comes right behind (Helix 25.01: < 1 ms)
+        result = await asking
         return {a.title: a for a in result or [] if isinstance(a, types.CodeAction)}
 
     async def run(self, action: types.CodeAction) -> None:
