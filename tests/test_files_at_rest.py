@@ -258,7 +258,8 @@ async def test_a_data_dir_deleted_while_running_is_made_again(editor: Editor) ->
     session_id = await editor.new_session()
     await editor.goose.turn_end(await editor.prompt(session_id, "before"))
     data = editor.tmp / "data"
-    shutil.rmtree(data)
+    while data.exists():  # goose-ls may still be saving the turn's transcript into it
+        shutil.rmtree(data, ignore_errors=True)
     await editor.goose.turn_end(await editor.prompt(session_id, "after"))
     message = await editor.shown("deleted")
     assert "made again" in message, message
