@@ -103,6 +103,10 @@ class Editor:
                 "Save the file, then send again",
             )
 
+    def in_step(self, uri: str) -> bool:
+        """Whether goose-ls's copy of ``uri`` is the editor's text now."""
+        return self._server.protocol.versions.in_step(uri)
+
     async def settled(self, uri: str) -> None:
         """Wait (briefly) until the changes the editor sent to ``uri`` are applied."""
         await self._server.protocol.versions.caught_up(uri, CATCH_UP_SECONDS)

@@ -129,7 +129,11 @@ class Transcripts:
             interval=self._settings().transcript.edit_interval,
             save_interval=self._settings().transcript.save_interval,
             context_lines=lambda: transcript.context_lines,
-            editor_section=lambda: self.prompts.section(transcript),
+            # The draft is saved as the editor has it, and only then (not while one of
+            # its changes is held or came too late: the editor's own save is the truth).
+            editor_section=lambda: (
+                self.prompts.section(transcript) if self._editor.in_step(transcript.uri) else None
+            ),
             write_failed=self._editor.cannot_write,
             tasks=self._tasks,
         )

@@ -137,6 +137,11 @@ class VersionGate:
         late, document.late = document.late, None
         return late is not None
 
+    def in_step(self, uri: str) -> bool:
+        """Whether the text here is the editor's now: no change held, none come too late."""
+        document = self._documents.get(uri)
+        return document is None or (not document.held and document.late is None)
+
     async def caught_up(self, uri: str, wait: float) -> int | None:
         """Wait up to ``wait`` seconds for the changes held to be applied. None when the
         text is the editor's, else the version of the change missing or come too late."""
