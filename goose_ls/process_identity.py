@@ -34,13 +34,20 @@ def process_alive(process: str) -> bool:
         return False
     except PermissionError:
         pass  # it runs, as another user
-    return _started(pid) == started  # not the same pid given to a newer process
+    # Not the same pid given to a newer process, and not a zombie: one killed (Helix
+    # 25.07 kills its servers right after ``exit``) stays one until something reaps it.
+    return _started(pid) == started and _stat(pid)[0] != "Z"
 
 
 def _started(pid: int) -> str:
     """When ``pid`` started (clock ticks since boot, from /proc), or "" where unknown."""
+    return "".join(_stat(pid)[19:20])
+
+
+def _stat(pid: int) -> list[str]:
+    """The fields of /proc/<pid>/stat after the command name (state first), or [""]."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[19]
+            return stat.read().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
-        return ""
+        return [""]

@@ -111,23 +111,6 @@ def _spinning(screen: str) -> bool:
     return any(frame in row for row in status for frame in SPINNER)
 
 
-def _goose_ls_of(tmp_path: Path) -> list[int]:
-    """The goose-ls processes (and their agents) of this test: those whose environment
-    names its log folder."""
-    mark = f"GOOSE_LS_LOG_DIR={tmp_path / 'logs'}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        if mark in environ.split(b"\0"):
-            found.append(int(entry.name))
-    return found
-
-
 def _wait(condition: Any, what: str, timeout: float = 10) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -506,8 +489,8 @@ def test_a_resumed_chat_opens_at_its_end(version: str, hx: Path, tmp_path: Path)
         _wait(lambda: not helix.t.alive(), "Helix did not quit")
     finally:
         helix.t.stop()
-    # Its goose-ls lets the chat go as it exits, a moment after Helix (later under load).
-    _wait(lambda: not _goose_ls_of(tmp_path), "the first goose-ls did not exit", timeout=30)
+    # At once: Helix 25.07 kills its goose-ls right after `exit`, and nothing may reap
+    # it for a while; its chats are free all the same.
     helix = _chat(tmp_path, hx, f"goose-hx-{version}-resumed", [], height=30)
     try:
         helix.code_action("Goose: Open chat")

@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from goose_ls.testing.harness import Editor, disconnect, start_editor
+from goose_ls.testing.harness import Editor, disconnect, kill, start_editor
 from goose_ls.testing.journal import journaled
 
 
@@ -380,6 +380,28 @@ async def test_a_session_open_in_one_window_is_not_driven_from_another(tmp_path:
     finally:
         for window in windows:
             await window.client.shutdown_session()
+
+
+async def test_a_chat_of_a_window_killed_opens_in_another_at_once(tmp_path: Path) -> None:
+    """The editor kills its goose-ls right after ``exit`` (Helix 25.07) or the user kills
+    it: the chats it held are free for the next window, without waiting for anything."""
+    shared = {"dataDir": str(tmp_path / "shared-data")}
+    script = {"sessionsFile": str(tmp_path / "agent-sessions")}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    here = await start_editor(tmp_path / "a")
+    await here.start(script, settings=shared)
+    session_id = await here.new_session()
+    await kill(here)
+    there = await start_editor(tmp_path / "b")
+    try:
+        await there.start(script, settings=shared)
+        (entry,) = (await there.goose.request("goose/listSessions", {}))["sessions"]
+        assert "openElsewhere" not in entry
+        loaded = await there.goose.request("goose/loadSession", {"sessionId": session_id})
+        assert loaded["sessionId"] == session_id
+    finally:
+        await there.client.shutdown_session()
 
 
 async def test_after_a_kill_mid_turn_no_index_is_used_twice(tmp_path: Path) -> None:

@@ -192,6 +192,10 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
     def exit_(_: GooseLanguageServer, *__: Any) -> None:
         # LSP: exit code 0 after a shutdown request, 1 without one.
         server.exit_code = 0 if shutdown_requested else 1
+        # The last words now, not as the process ends: Helix 25.07 sends ``exit`` right
+        # behind ``shutdown`` and kills goose-ls a moment later, so the chats it holds
+        # would stay claimed and its agent would be left to the kernel.
+        server.stop_now()
 
     async def _prune_journal() -> None:
         """The day's first prune on this data dir; the user hears of what it removed."""
