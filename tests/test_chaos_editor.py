@@ -34,7 +34,11 @@ DRAFTS = [
 ]
 SCRIPT: dict[str, Any] = {
     "turns": [
-        [{"text": REPLY, "chunks": 60, "delay": 0.005}],
+        [
+            {"toolCall": {"toolCallId": "t0", "title": "read · app.py", "kind": "read"}},
+            {"permission": {"toolCallId": "t0", "title": "read"}},
+            {"text": REPLY, "chunks": 60, "delay": 0.005},
+        ],
         [
             {"toolCall": {"toolCallId": "t1", "title": "edit · app.py", "kind": "edit"}},
             {"permission": {"toolCallId": "t1", "title": "edit"}},
@@ -55,11 +59,14 @@ async def _start(editor: Editor, seed: int, script: dict[str, Any] = SCRIPT) -> 
     return ChaosBuffers(editor.client, encoding, Chaos.of(seed))
 
 
-async def _transcript(editor: Editor, buffers: ChaosBuffers, shown: int = 1) -> str:
-    """Open the chat goose-ls showed (an editor that answered ``null`` still opens it)."""
-    await editor.goose.wait_for(lambda: len(buffers.shown) >= shown, what="showDocument")
+async def _transcript(editor: Editor, buffers: ChaosBuffers, until: Any = None) -> str:
+    """Open the chat goose-ls showed (an editor that answered ``null`` still opens it);
+    opening late, once ``until()`` holds, when the chaos has it."""
+    await editor.goose.wait_for(lambda: buffers.shown, what="showDocument")
     uri = buffers.shown[-1].uri
-    buffers.open(uri)
+    if until is not None and buffers.chaos.opens_late:
+        await editor.goose.wait_for(until, what="goose-ls drawing more")
+    buffers.open_shown(uri)
     return uri
 
 
@@ -88,13 +95,13 @@ async def _send(
     assert _prompts(editor)[sent] == typed_before + draft, f"{buffers.chaos}"
 
 
-async def _card(editor: Editor, buffers: ChaosBuffers, transcript: str) -> None:
-    """Answer the permission card through the code action on its own line."""
+async def _card(editor: Editor, buffers: ChaosBuffers, transcript: str, nth: int = 1) -> None:
+    """Answer the chat's ``nth`` permission card through the code action on its line."""
     await editor.goose.wait_for(
-        lambda: "Permission needed" in buffers.texts[transcript], what="the card"
+        lambda: buffers.texts[transcript].count("Permission needed") >= nth, what="the card"
     )
     lines = buffers.texts[transcript].split("\n")
-    card = next(i for i, line in enumerate(lines) if "Permission needed" in line)
+    card = [i for i, line in enumerate(lines) if "Permission needed" in line][nth - 1]
     actions = await buffers.code_actions(transcript, card)
     (allow,) = [title for title in actions if title.startswith("Goose: Allow once: ")]
     await buffers.run(actions[allow])
@@ -110,16 +117,20 @@ async def test_the_plugin_free_loop_holds_whatever_the_editor_does(
     code.write_text("def add(x, y):\n    return x + y\n")
     buffers.open(code.as_uri(), language="python")
     await buffers.run((await buffers.code_actions(code.as_uri(), 0, 2))["Goose: Explain selection"])
-    transcript = await _transcript(editor, buffers)
+    # The editor may open the chat late: the file read before goose-ls drew the card.
+    card_drawn = lambda: editor.goose.of_kind("permission_request")  # noqa: E731
+    transcript = await _transcript(editor, buffers, until=card_drawn)
+    await _card(editor, buffers, transcript)
     buffers.type_fast(transcript, "typed while it streams ")
     buffers.flush()
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the first turn's end")
     await editor.goose.wait_for(lambda: REPLY in buffers.texts[transcript], what="the reply")
     # The draft typed during the stream is kept; the rest is typed after it.
     await _send(editor, buffers, transcript, DRAFTS[0], "typed while it streams ")
-    await _card(editor, buffers, transcript)
+    await _card(editor, buffers, transcript, 2)
     await editor.goose.wait_for(lambda: len(editor.goose.turn_ends) == 2, what="the 2nd turn")
-    assert editor.goose.of_kind("permission_resolved")[0]["optionId"] == "allow_once"
+    resolved = editor.goose.of_kind("permission_resolved")
+    assert [r["optionId"] for r in resolved] == ["allow_once", "allow_once"]
     await editor.goose.wait_for(lambda: "second done" in buffers.texts[transcript])
     text = buffers.texts[transcript]
     assert text.count(REPLY) == 1 and text.count(SENTINEL) == 1

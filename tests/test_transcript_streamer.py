@@ -46,3 +46,44 @@ async def test_the_first_edit_goes_out_at_once_on_a_machine_just_booted(
     await asyncio.wait_for(streamer.settled(), 5.0)
     assert sent == ["hello"]
     await streamer.close()
+
+
+async def test_what_was_drawn_while_the_editor_opened_the_chat_reaches_it(tmp_path: Path) -> None:
+    """A card drawn into a chat no editor shows waits for the file's next save; the
+    editor opens the file before that save: the card goes to the editor at once."""
+    sent: list[str] = []
+    shown = False
+
+    async def apply_edit(uri: str, start: Position, end: Position, new_text: str) -> bool:
+        sent.append(new_text)
+        return True
+
+    text = TranscriptText(head="# t\n\n")
+    streamer = TranscriptStreamer(
+        "file:///t.md",
+        tmp_path / "t.md",
+        text,
+        is_open=lambda: shown,
+        apply_edit=apply_edit,
+        interval=3600.0,
+        save_interval=3600.0,
+        context_lines=list,
+        editor_section=lambda: None,
+        write_failed=lambda path, error: None,
+        tasks=Tasks(),
+    )
+    text.append("## You\n")
+    streamer.changed(urgent=True)
+    await asyncio.wait_for(streamer.settled(), 5.0)
+    on_disk = (tmp_path / "t.md").read_text()
+    assert "## You" in on_disk
+    text.append("> Permission needed\n")
+    streamer.changed(urgent=True)
+    # The streamer's own turn: the file's save is an hour away, nothing is written.
+    await asyncio.wait_for(streamer._idle.wait(), 5.0)
+    assert (tmp_path / "t.md").read_text() == on_disk
+    shown = True  # the editor opened the file as it was (its didOpen says so)
+    streamer.opened()
+    await asyncio.wait_for(streamer.settled(), 5.0)
+    assert sent == ["> Permission needed\n"]
+    await streamer.close()

@@ -333,8 +333,8 @@ class Transcripts:
         if document.sentinel_line is None:
             log.warning("transcript %s was changed above its prompt section", transcript.path)
             return
-        if document.follow_editor():
-            transcript.streamer.changed()
+        document.follow_editor()
+        transcript.streamer.opened()
         transcript.chips_shown = chips_in(document.prompt or "")
 
     def did_change(self, params: types.DidChangeTextDocumentParams) -> bool:

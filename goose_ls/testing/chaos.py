@@ -9,7 +9,9 @@ Each :class:`Chaos` is one mix of what editors were seen doing:
 - a completion preview inserted and taken back (Helix);
 - ``didSave`` with the text or without it;
 - ``window/showDocument`` answered ``null`` (a client that does not say);
-- a request sent and cancelled at once (a code-action request overtaken by the cursor).
+- a request sent and cancelled at once (a code-action request overtaken by the cursor);
+- a chat opened late: the file read when ``showDocument`` came, ``didOpen`` sent after
+  goose-ls drew more into it (a card, a reply's first words).
 
 The seed makes a failure repeat: it is in the test's name.
 """
@@ -43,11 +45,12 @@ class Chaos:
     saves_with_text: bool
     null_show_document: bool
     cancels: bool
+    opens_late: bool
 
     @classmethod
     def of(cls, seed: int) -> Chaos:
         draw = random.Random(seed)
-        return cls(seed, *(draw.random() < 0.6 for _ in range(7)))
+        return cls(seed, *(draw.random() < 0.6 for _ in range(8)))
 
 
 class ChaosBuffers(EditorBuffers):
@@ -63,6 +66,7 @@ class ChaosBuffers(EditorBuffers):
         self.chaos = chaos
         self.random = random.Random(chaos.seed ^ 0x5EED)
         self.shown: list[types.ShowDocumentParams] = []
+        self._read_at_show: dict[str, str] = {}
         self._pending: dict[str, list[Any]] = {}
         self._held: types.DidChangeTextDocumentParams | None = None
         # In place of pytest-lsp's own answer (always success), which pygls would not let
@@ -71,7 +75,15 @@ class ChaosBuffers(EditorBuffers):
 
     def _show_document(self, params: types.ShowDocumentParams) -> types.ShowDocumentResult | None:
         self.shown.append(params)
+        if params.uri not in self.texts:
+            self._read_at_show[params.uri] = _read(params.uri)
         return None if self.chaos.null_show_document else types.ShowDocumentResult(success=True)
+
+    def open_shown(self, uri: str) -> None:
+        """Open a document goose-ls showed; when the chaos opens late, with the text read
+        when ``showDocument`` came (goose-ls may have drawn more into the file since)."""
+        stale = self._read_at_show.pop(uri, None)
+        self.open(uri, stale if self.chaos.opens_late else None)
 
     # --- changes ---------------------------------------------------------------------
     def _report(self, uri: str, changes: list[Any]) -> None:
@@ -127,7 +139,7 @@ class ChaosBuffers(EditorBuffers):
         """``:w``: the buffer to its file, then ``didSave`` (with the text, if so)."""
         self.flush()
         self.release()
-        Path(unquote(urlparse(uri).path)).write_text(self.texts[uri], encoding="utf-8")
+        _path(uri).write_text(self.texts[uri], encoding="utf-8")
         text = self.texts[uri] if self.chaos.saves_with_text else None
         self.client.protocol.notify(
             types.TEXT_DOCUMENT_DID_SAVE,
@@ -174,6 +186,14 @@ class ChaosBuffers(EditorBuffers):
     def end_position(self, uri: str) -> types.Position:
         text = self.texts[uri]
         return position_of(text, len(text), self.encoding)
+
+
+def _path(uri: str) -> Path:
+    return Path(unquote(urlparse(uri).path))
+
+
+def _read(uri: str) -> str:
+    return _path(uri).read_text(encoding="utf-8")
 
 
 async def cancelled(client: JsonRPCClient, method: str, params: Any) -> None:

@@ -106,6 +106,13 @@ class TranscriptStreamer:
         if self._task is None or self._task.done():
             self._task = self._tasks.run(self._run(), f"streaming {self.path.name}")
 
+    def opened(self) -> None:
+        """The editor opened the document: what it lacks goes out now. The file it read
+        may be older than the chat: a card drawn while it opened waits for the file's
+        next save, and nothing else would wake the streamer to send it."""
+        if self.text.dirty:
+            self.changed(urgent=True)
+
     def draft_changed(self) -> None:
         """The user wrote in the prompt section: the file is saved with it when its save
         is due, so that quitting without saving keeps the draft too."""
