@@ -162,9 +162,8 @@ class WorkspaceSettings:
     secrets: list[str] = attrs.Factory(lambda: list(DEFAULT_SECRETS))
     """File name patterns refused wherever they are (``.ssh/*`` style for a folder)."""
     allow_hard_links: bool = False
-    """Let the agent write files that have more than one hard link (another of their
-    names may be outside the workspace). Reads are allowed, but never of a link to a
-    secret found at the top of a root or in your home folder."""
+    """Let the agent read and write files that have a hard link outside the workspace
+    roots (made to reach a file from elsewhere). A link to a secret is refused either way."""
     max_read_bytes: int = 10_000_000
     """The largest file the agent may read whole; bigger ones are read in parts
     (``line`` and ``limit``, streamed), each part at most this size."""

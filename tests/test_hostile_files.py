@@ -240,3 +240,43 @@ async def test_malformed_paths_are_invalid_params(editor: Editor) -> None:
     for n, (_, why) in enumerate(MALFORMED):  # read, write, terminal of each path
         said = errors[3 * n : 3 * n + 3]
         assert all(e.startswith("-32602:") and why in e for e in said), json.dumps(said)
+
+
+async def test_a_credential_is_refused_by_its_content_whatever_its_name(editor: Editor) -> None:
+    """A key is a secret by what it holds: a service-account key named like any JSON file,
+    a PEM key in a `.txt`."""
+    key = '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\nMII"}'
+    (editor.workspace / "gcp-service-account.json").write_text(key)
+    (editor.workspace / "notes.txt").write_text("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n")
+    steps = [
+        {"readFile": {"path": str(editor.workspace / name)}}
+        for name in ("gcp-service-account.json", "notes.txt")
+    ]
+    text = await _turn(editor, steps)
+    assert "MII" not in text, text
+    errors = _errors(text)
+    assert len(errors) == 2 and all(e.startswith("-32003:") and "secret" in e for e in errors)
+
+
+async def test_a_hard_link_to_a_file_outside_the_roots_is_not_read(editor: Editor) -> None:
+    outside = editor.tmp / "outside.txt"
+    outside.write_text("private notes")
+    os.link(outside, editor.workspace / "linked.txt")
+    text = await _turn(editor, [{"readFile": {"path": str(editor.workspace / "linked.txt")}}])
+    assert "private notes" not in text, text
+    (error,) = _errors(text)
+    assert "hard link" in error or "names" in error, text
+
+
+async def test_a_key_pasted_into_an_unsaved_buffer_is_not_read_from_it(editor: Editor) -> None:
+    """The editor's buffer is what the agent reads of an open file: a credential there is
+    refused as one on the disk is."""
+    notes = editor.workspace / "notes.md"
+    notes.write_text("nothing yet\n")
+    await editor.start({"turns": [[{"readFile": {"path": str(notes)}}, {"text": "[alive]"}]]})
+    buffers = EditorBuffers(editor.client, "utf-8")
+    buffers.open(notes.as_uri(), "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n", "markdown")
+    text = await _run(editor)
+    assert "b3Blbn" not in text, text
+    (error,) = _errors(text)
+    assert error.startswith("-32003:") and "secret" in error, text

@@ -36,10 +36,12 @@ from goose_ls.workspace import files, sandbox
 from goose_ls.workspace.agent_sandbox import Bounds, bounds_for
 from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.confinement import (
+    SNIFF_BYTES,
     BadPath,
     Confinement,
     Denied,
     checked_spelling,
+    credential_in,
     roots_of,
 )
 from goose_ls.workspace.files import EditorFiles, FileProblem
@@ -189,6 +191,11 @@ class AgentTools:
         resolved = await self._check(session_id, path, f"read {path}", "read")
         text = self._editor.buffer_text(resolved)
         if text is not None:
+            if what := credential_in(text[:SNIFF_BYTES].encode("utf-8", "replace")):
+                denied = Denied(
+                    f"{path} is a secret (it holds {what}); goose-ls does not hand those out"
+                )
+                raise self._refused(session_id, path, f"read {path}", denied)
             return files.select_lines(text, line, limit)
         try:
             return await asyncio.to_thread(self._read_disk, resolved, line, limit)
@@ -202,7 +209,12 @@ class AgentTools:
         confinement = self.confinement()
         cap = self._settings().workspace.max_read_bytes
         root = confinement.root_of(path)
-        return files.read_disk(path, root, line, limit, cap, confinement.check_links)
+        outside_ok = self._settings().workspace.allow_hard_links
+
+        def check_links(path: Path, stat: os.stat_result) -> None:
+            confinement.check_links(path, stat, outside_ok)
+
+        return files.read_disk(path, root, line, limit, cap, check_links)
 
     async def proposed(
         self, session_id: str, tool_call: events.ToolCallUpdate

@@ -306,8 +306,10 @@ class Confinement:
                 return pattern
         return None
 
-    def check_links(self, path: Path, stat: os.stat_result) -> None:
-        """A file with more than one name is a secret when one of its names is.
+    def check_links(self, path: Path, stat: os.stat_result, outside_ok: bool = True) -> None:
+        """A file with more than one name is a secret when one of its names is; unless
+        ``outside_ok``, it is refused too when a name is outside the roots (a link made
+        in the workspace to read a file from elsewhere).
 
         Its other names are looked for by inode in the roots and the home folder (three
         levels deep), up to :data:`LINK_SEARCH_LIMIT` entries each; a file whose names
@@ -315,16 +317,29 @@ class Confinement:
         """
         if stat.st_nlink < 2:
             return
-        home = _home()
-        bases: list[tuple[Path, int | None]] = [(root, None) for root in self.roots]
-        bases += [(home, HOME_DEPTH)] if home is not None else []
-        for base, depth in bases:
-            names, complete = _names_of(base, depth, stat)
-            for name in names:
-                if pattern := self._secret(name):
-                    raise Denied(f"{path} is a hard link to a secret ({pattern})")
-            if not complete and base in self.roots:
+        inside = 0
+        for root in self.roots:
+            names, complete = _names_of(root, None, stat)
+            self._no_secret_among(path, names)
+            if not complete:
                 raise Denied(
-                    f"{path} has {stat.st_nlink} names and {base} is too big to look at "
+                    f"{path} has {stat.st_nlink} names and {root} is too big to look at "
                     "them all; a secret could be one of them"
                 )
+            inside += len(names)
+        if inside >= stat.st_nlink:
+            return
+        if not outside_ok:
+            raise Denied(
+                f"{path} has {stat.st_nlink} hard links and {stat.st_nlink - inside} of them "
+                "are outside the workspace roots: goose-ls does not read a file from "
+                "elsewhere through a link (workspace.allowHardLinks allows it)"
+            )
+        home = _home()
+        if home is not None:
+            self._no_secret_among(path, _names_of(home, HOME_DEPTH, stat)[0])
+
+    def _no_secret_among(self, path: Path, names: list[Path]) -> None:
+        for name in names:
+            if pattern := self._secret(name):
+                raise Denied(f"{path} is a hard link to a secret ({pattern})")

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from goose_ls.files import replace_at
-from goose_ls.workspace.confinement import Denied
+from goose_ls.workspace.confinement import SNIFF_BYTES as CREDENTIAL_SNIFF_BYTES
+from goose_ls.workspace.confinement import Denied, credential_in
 from goose_ls.workspace.opening import open_folder
 
 READ_FLAGS = os.O_RDONLY
@@ -129,8 +130,11 @@ def read_disk(
         if why := _kind(opened.st_mode):  # swapped between the stat and the open
             raise FileProblem(f"{path} {why}")
         check_links(path, opened)
-        if b"\0" in os.pread(stream.fileno(), SNIFF_BYTES, 0):
+        head = os.pread(stream.fileno(), CREDENTIAL_SNIFF_BYTES, 0)
+        if b"\0" in head[:SNIFF_BYTES]:
             raise FileProblem(f"{path} is a binary file")
+        if what := credential_in(head):
+            raise Denied(f"{path} is a secret (it holds {what}); goose-ls does not hand those out")
         data = _lines(stream, line, limit, cap, path)
     try:
         return data.decode("utf-8")
