@@ -851,19 +851,81 @@ async def test_a_question_of_one_choice_through_a_popup(editor: Editor) -> None:
     assert '[elicitation: accept {"language": "rs"}]' in editor.goose.text(end["messageId"])
 
 
-async def test_a_page_to_open_is_shown_outside_the_editor(editor: Editor) -> None:
+async def test_a_page_opens_only_once_the_user_said_yes_to_its_origin(editor: Editor) -> None:
     url = "https://example.com/sign-in?state=1"
     step = {"elicit": {"message": "Sign in", "mode": "url", "url": url, "elicitationId": "s1"}}
     done = [{"elicitComplete": "nobody asked"}, {"elicitComplete": "s1"}]
     buffers = await _start(editor, "neovim", {"turns": [[step, *done]]})
+    asked = _answer_popups(editor, "Open https://example.com")
     uri = _source(editor, buffers)
     await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
     (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    (popup,) = asked
+    assert [a.title for a in popup.actions or []] == ["Decline", "Open https://example.com"]
+    assert "open a page on https://example.com: Sign in" in popup.message and url in popup.message
     opened = [shown.uri for shown in editor.client.shown_documents if shown.external]
     assert opened == [url]
     assert "[elicitation: accept]" in editor.goose.text(end["messageId"])
     notes = [note["text"] for note in editor.goose.of_kind("note")]
     assert notes == ["Done: Sign in"], "the agent's word that the page's work is done"
+
+
+async def test_a_page_the_user_declines_is_not_opened(editor: Editor) -> None:
+    step = {"elicit": {"message": "Sign in", "mode": "url", "url": "https://example.com/x"}}
+    buffers = await _start(editor, "neovim", {"turns": [[step]]})
+    _answer_popups(editor, "Decline")
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    assert not [shown for shown in editor.client.shown_documents if shown.external]
+    assert "[elicitation: decline]" in editor.goose.text(end["messageId"])
+
+
+REFUSED_PAGES = [
+    ("http://admin:hunter2@example.com/", "user name or password"),
+    ("https://token@example.com/", "user name or password"),
+    ("http://example.com/sign-in", "only https"),
+    ("javascript:alert(1)", "only https"),
+    ("file:///etc/passwd", "only https"),
+]
+
+
+@pytest.mark.parametrize(("url", "why"), REFUSED_PAGES)
+async def test_a_page_no_one_should_open_is_never_put_to_the_user(
+    editor: Editor, url: str, why: str
+) -> None:
+    step = {"elicit": {"message": "Sign in", "mode": "url", "url": url}}
+    buffers = await _start(editor, "neovim", {"turns": [[step]]})
+    asked = _answer_popups(editor, "Decline")
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    assert not asked and not [shown for shown in editor.client.shown_documents if shown.external]
+    assert "[elicitation: decline]" in editor.goose.text(end["messageId"])
+    assert not editor.goose.of_kind("elicitation_request"), "never shown as a question"
+    (note,) = [n["text"] for n in editor.goose.of_kind("note")]
+    assert "refused" in note and why in note and "hunter2" not in note, note
+
+
+async def test_a_page_is_opened_from_its_card_in_an_editor_without_popups(editor: Editor) -> None:
+    url = "https://example.com/sign-in"
+    step = {"elicit": {"message": "Sign in", "mode": "url", "url": url}}
+    buffers = await _start(editor, "helix", {"turns": [[step, {"text": " done"}]]})
+    editor.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(lambda _: None)  # dismissed
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    transcript = await _open_transcript(editor, buffers)
+    await editor.goose.wait_for(lambda: url in buffers.texts[transcript], what="the card")
+    assert not [shown for shown in editor.client.shown_documents if shown.external]
+    lines = buffers.texts[transcript].split("\n")
+    card = next(i for i, line in enumerate(lines) if "asks:" in line)
+    actions = await _actions(editor, transcript, _range(card, card))
+    title = f"Goose: Open the page on https://example.com: {url}"
+    assert title in actions, list(actions)
+    await _run(editor, actions[title])
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    assert [shown.uri for shown in editor.client.shown_documents if shown.external] == [url]
+    assert editor.goose.of_kind("elicitation_resolved")[0]["action"] == "accept"
 
 
 async def test_a_form_waits_on_its_card_in_helix_and_can_be_declined(editor: Editor) -> None:

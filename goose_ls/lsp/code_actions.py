@@ -21,6 +21,7 @@ from goose_ls.lsp.sessions_view import entry_at, index_path
 from goose_ls.lsp.transcript.render import CHOICES, permission_marker, question_marker
 from goose_ls.sessions import path_of
 from goose_ls.wire import converter
+from goose_ls.workspace.pages import origin
 
 KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]
 
@@ -112,7 +113,7 @@ def transcript_actions(
         actions[:0] = answers
     questions = s.sessions.elicitations
     for request_id in _cards_near(s, uri, params.range, session_id, questions, question_marker):
-        actions[:0] = [
+        answers = [
             _action(
                 "goose.question",
                 types.CodeActionKind.QuickFix,
@@ -122,6 +123,14 @@ def transcript_actions(
             )
             for action in ("decline", "cancel")
         ]
+        if (page := questions.page_of(request_id)) is not None:
+            title = f"Goose: Open the page on {origin(page)}: {_short(page)}"
+            answers.append(
+                _action(
+                    "goose.question", types.CodeActionKind.QuickFix, request_id, "open", title=title
+                )
+            )
+        actions[:0] = answers
     return actions
 
 

@@ -175,10 +175,11 @@ class PermissionArguments:
 
 @attrs.frozen
 class QuestionArguments:
-    """``[requestId, action]``: a plugin-free editor can only decline or cancel a question."""
+    """``[requestId, action]``: a plugin-free editor can decline or cancel a question,
+    and open the page a URL question asks for (which accepts it once shown)."""
 
     request_id: str
-    action: Literal["decline", "cancel"] = "decline"
+    action: Literal["decline", "cancel", "open"] = "decline"
 
 
 def parse_arguments(command: str, arguments: list[Any], cls: type[T]) -> T:

@@ -24,6 +24,7 @@ from pygls.lsp.server import LanguageServer
 
 from goose_ls.errors import GooseLsError, Refused, UnknownSession
 from goose_ls.lsp import command_args as args
+from goose_ls.lsp.elicitations import open_page
 from goose_ls.lsp.export import export
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.lsp.sessions_view import show_index
@@ -158,9 +159,15 @@ async def permission(s: Services, a: args.PermissionArguments) -> None:
 
 
 async def question(s: Services, a: args.QuestionArguments) -> None:
-    if not s.sessions.elicitations.waiting(a.request_id):
+    questions = s.sessions.elicitations
+    if not questions.waiting(a.request_id):
         raise Refused(f"no question {a.request_id!r} is waiting")
-    s.sessions.elicitations.answer(a.request_id, a.action)
+    if a.action != "open":
+        questions.answer(a.request_id, a.action)
+    elif (url := questions.page_of(a.request_id)) is None:
+        raise Refused(f"question {a.request_id!r} asks to open no page")
+    else:
+        await open_page(s.editor, questions, a.request_id, url)
 
 
 async def sessions_index(s: Services, _: args.NoArguments) -> None:

@@ -3,27 +3,28 @@
 A form of one choice (a single-select or a yes/no property) is asked with
 ``window/showMessageRequest``: its choices, and Decline (its card drawn and shown first).
 Any other form waits on its card in the chat, where code actions decline or cancel it (a
-plugin fills it in through ``goose/elicitation``). A page to open (URL mode) is opened
-outside the editor with ``window/showDocument``: accepted once shown, declined when the
-editor would not, or when it is not a web page. Nothing here makes up a value the user
-did not pick.
+plugin fills it in through ``goose/elicitation``). A page to open (URL mode) is asked
+about first, its origin shown (a popup, else the card's code action); opened outside the
+editor with ``window/showDocument`` only on the user's yes, accepted once shown. The
+sessions layer refused what may never be opened (:mod:`goose_ls.workspace.pages`).
+Nothing here makes up a value the user did not pick.
 """
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from lsprotocol import types
 
 from goose_ls import events
+from goose_ls.inert import inert_line
 from goose_ls.lsp.editor import Editor
 from goose_ls.lsp.transcripts import Transcripts
 from goose_ls.sessions import Elicitations, choices
 from goose_ls.tasks import Tasks
+from goose_ls.workspace.pages import origin
 
 DECLINE = "Decline"
-WEB = ("http", "https")
 
 
 def single_choice(schema: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
@@ -55,7 +56,7 @@ class ElicitationPrompts:
 
     def ask(self, session_id: str, request: events.ElicitationRequested) -> None:
         url = request.mode == "url"
-        work = self._page(request) if url else self._form(session_id, request)
+        work = self._page(session_id, request) if url else self._form(session_id, request)
         self._tasks.run(work, "elicitation prompt")
 
     async def _form(self, session_id: str, request: events.ElicitationRequested) -> None:
@@ -81,8 +82,39 @@ class ElicitationPrompts:
             self._questions.answer(request.request_id, "decline")
         await self._transcripts.show_end(session_id, below_new_text=True)
 
-    async def _page(self, request: events.ElicitationRequested) -> None:
+    async def _page(self, session_id: str, request: events.ElicitationRequested) -> None:
+        """Open the page only once the user said yes to its origin."""
         url = request.url or ""
-        shown = urlsplit(url).scheme in WEB and await self._editor.open_external(url)
-        if self._questions.waiting(request.request_id):
-            self._questions.answer(request.request_id, "accept" if shown else "decline")
+        await self._transcripts.drawn(session_id)
+        message = page_question(request, self._transcripts.agent_of(session_id))
+        if not self._editor.has_popups():
+            self._editor.show(types.MessageType.Info, f"{message} (answer on its card in the chat)")
+            return
+        await self._transcripts.show_end(session_id)
+        if not self._questions.waiting(request.request_id):
+            return
+        open_it = f"Open {origin(url)}"
+        chosen = await self._editor.ask(types.MessageType.Info, message, [DECLINE, open_it])
+        if chosen is None or not self._questions.waiting(request.request_id):
+            return  # dismissed, or answered elsewhere: the card stays the way
+        if chosen == open_it:
+            await open_page(self._editor, self._questions, request.request_id, url)
+        else:
+            self._questions.answer(request.request_id, "decline")
+
+
+async def open_page(editor: Editor, questions: Elicitations, request_id: str, url: str) -> None:
+    """The user said yes: open the page, and tell the agent whether it was."""
+    shown = await editor.open_external(url)
+    if questions.waiting(request_id):
+        questions.answer(request_id, "accept" if shown else "decline")
+
+
+def page_question(request: events.ElicitationRequested, agent: str) -> str:
+    """What the user is asked before a page opens: the agent's reason, the origin, the
+    whole address."""
+    url = request.url or ""
+    return (
+        f"{agent} asks you to open a page on {origin(url)}: {inert_line(request.message)} "
+        f"({inert_line(url)})"
+    )

@@ -25,6 +25,7 @@ from goose_ls.events import (
     TurnEnded,
 )
 from goose_ls.files import atomic_write
+from goose_ls.inert import inert_line
 from goose_ls.lsp.editor import Editor
 from goose_ls.lsp.prompt_sections import PromptSections, chips_in
 from goose_ls.lsp.transcript.document import TranscriptDocument
@@ -41,6 +42,9 @@ from goose_ls.tasks import Tasks, within
 from goose_ls.tool_calls import ToolCalls
 
 log = logging.getLogger(__name__)
+
+AGENT_NAME_LENGTH = 40
+"""How much of the agent's name for itself goose-ls shows."""
 
 
 def _safe(session_id: str) -> str:
@@ -110,7 +114,7 @@ class Transcripts:
         reach while this chat went on."""
         sandbox = self._sessions.sandbox()
         where = f"> Agent sandbox: {headline(sandbox)}\n\n" if sandbox else ""
-        return f"# {self._agent_of(session_id)} chat · {session_id}\n\n{where}"
+        return f"# {self.agent_of(session_id)} chat · {session_id}\n\n{where}"
 
     def for_session(self, session_id: str) -> Transcript:
         """The session's transcript, created (and written to disk) on first use."""
@@ -145,7 +149,7 @@ class Transcripts:
                 path.parent.parent / "outputs" / path.stem, path.parent, self._editor.cannot_write
             ),
             root=lambda: self._cwd_of(session_id),
-            agent=lambda: self._agent_of(session_id),
+            agent=lambda: self.agent_of(session_id),
         )
         transcript = Transcript(
             session_id, path, text, renderer, streamer, root=self._cwd_of(session_id)
@@ -177,10 +181,12 @@ class Transcripts:
         record = self._sessions.library.record(session_id)
         return record.cwd if record is not None else None
 
-    def _agent_of(self, session_id: str) -> str:
-        """The name the chat's agent gives itself (as the session store keeps it)."""
+    def agent_of(self, session_id: str) -> str:
+        """The name the chat's agent gives itself (as the session store keeps it), inert
+        and short: the agent chose it."""
         record = self._sessions.library.record(session_id)
-        return record.agent if record is not None and record.agent else "agent"
+        name = inert_line(record.agent).strip()[:AGENT_NAME_LENGTH] if record else ""
+        return name or "agent"
 
     def _tool_calls(self, session_id: str) -> ToolCalls | None:
         session = self._sessions.registry.find(session_id)

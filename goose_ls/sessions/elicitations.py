@@ -16,6 +16,7 @@ from typing import Any
 from goose_ls import events
 from goose_ls.sessions.asking import Asking
 from goose_ls.sessions.registry import Registry
+from goose_ls.workspace.pages import page_problem
 
 Json = dict[str, Any]
 Answer = tuple[events.ElicitationAction, Json | None]
@@ -82,8 +83,8 @@ class Elicitations:
 
     def __init__(self, registry: Registry) -> None:
         self._registry = registry
-        self._asking: Asking[Json | None, Answer] = Asking()
-        """Each question's form schema (None: a page to open)."""
+        self._asking: Asking[Json | str, Answer] = Asking()
+        """Each question's form schema, or the page it asks to open."""
 
     async def request(
         self, session_id: str, message: str, schema: Json | None, url: str | None
@@ -92,7 +93,15 @@ class Elicitations:
         session = self._registry.find(session_id)
         if session is None or session.active is None or session.active.cancelled:
             return CANCEL
-        with self._asking.ask(session_id, schema) as (request_id, asked):
+        if schema is None and (problem := page_problem(url or "")):
+            # Never put before the user: the agent hears "decline", the user why.
+            note = f"The agent asked you to open a page; goose-ls refused it: {problem}."
+            self._registry.record(session, events.Note("warning", note))
+            return ("decline", None)
+        with self._asking.ask(session_id, schema if schema is not None else url or "") as (
+            request_id,
+            asked,
+        ):
             if schema is None:
                 request = events.ElicitationRequested(request_id, message, "url", url=url)
             else:
@@ -125,13 +134,15 @@ class Elicitations:
         schema = asked.question
         if action != "accept" and content is not None:
             raise ValueError(f"content: only an accepted question has content ({action})")
-        if (
-            action == "accept"
-            and schema is not None
-            and (problem := content_problem(schema, content))
-        ):
+        form = schema if isinstance(schema, dict) else None
+        if action == "accept" and form is not None and (problem := content_problem(form, content)):
             raise ValueError(problem)
-        asked.answer.set_result((action, content if schema is not None else None))
+        asked.answer.set_result((action, content if form is not None else None))
+
+    def page_of(self, request_id: str) -> str | None:
+        """The page a waiting URL question asks to open (None: no such question)."""
+        asked = self._asking.waiting(request_id)
+        return asked.question if asked is not None and isinstance(asked.question, str) else None
 
     def cancel(self, session_id: str | None = None) -> None:
         """Answer ``cancel`` to the waiting questions of a session (of all, with None)."""
