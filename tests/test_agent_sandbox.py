@@ -234,7 +234,9 @@ async def test_without_the_sandbox_the_same_agent_reads_them_all(
     for pid in _running(f"sleep {loopback}"):
         os.kill(pid, signal.SIGKILL)  # goose-ls, as the subreaper, should have already
     assert "evil" in (tmp_path / "xdg-config" / "goose" / "config.yaml").read_text()
-    assert (tmp_path / "workspace" / ".git" / "hooks" / "pre-commit").exists()
+    # The hook was planted; the turn's end set it aside, which the sandbox does not need.
+    assert list(tmp_path.glob("**/set-aside/*/workspace/.git/hooks/pre-commit"))
+    assert not (tmp_path / "workspace" / ".git" / "hooks" / "pre-commit").exists()
     assert json.loads(out["status"])["agent"]["sandbox"].startswith("off")
 
 

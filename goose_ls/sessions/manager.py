@@ -26,6 +26,7 @@ from goose_ls.sessions.lifecycle import Lifecycle
 from goose_ls.sessions.link import AgentLink
 from goose_ls.sessions.modes import Modes
 from goose_ls.sessions.permissions import Permissions
+from goose_ls.sessions.planted import PlantedPaths
 from goose_ls.sessions.recovery import Recovery
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.retention import Limits, Retention
@@ -93,6 +94,14 @@ class SessionManager:
             self._confinement,
         )
         self.elicitations = Elicitations(self.registry)
+        self.planted = PlantedPaths(
+            self.registry,
+            self.permissions.audit,
+            lambda: self.tools.confinement().roots,
+            lambda: self.settings.workspace.protected,
+            lambda: data_dir(self.settings.data_dir) / "set-aside",
+            tasks,
+        )
         self.tools = AgentTools(
             self.registry,
             self.permissions,
@@ -103,6 +112,7 @@ class SessionManager:
             tasks,
             workspace,
             folders,
+            self.planted,
         )
         self.supervisor = AgentSupervisor(
             settings.agent, self, self.tools, cwd, self._agent_status, tasks
@@ -116,6 +126,7 @@ class SessionManager:
             self.link,
             (self.permissions, self.elicitations),
             self.library,
+            self.planted,
             tasks,
             lambda: self.settings.agent,
             cwd,

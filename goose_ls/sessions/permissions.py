@@ -199,6 +199,9 @@ class Permissions:
                 session_id, tool, target.describe(), chosen or "cancelled", decision.reason
             )
             if written or decision.action == "deny":
+                if decision.action == "allow" and not (own or foreign):
+                    # A rule allowed it: what it changes is not planted.
+                    session.active.approved_paths.update(policy.resolve(p) for p in target.paths)
                 verb = "Allowed" if decision.action == "allow" else "Refused"
                 why = verdict.refused or decision.reason
                 if not (own and decision.action == "allow"):  # an allowed command shows itself
@@ -261,7 +264,9 @@ class Permissions:
             if target.command:
                 session.active.granted.append(target.command.strip())
             if not foreign:
-                session.active.granted_paths += [policy.resolve(path) for path in target.paths]
+                resolved = [policy.resolve(path) for path in target.paths]
+                session.active.granted_paths += resolved
+                session.active.approved_paths.update(resolved)
         elif not own and session.active is not None:
             session.active.refused.update(policy.resolve(path) for path in target.paths)
             if target.command:

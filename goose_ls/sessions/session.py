@@ -64,6 +64,9 @@ class Turn:
     granted_paths: list[str] = attrs.Factory(list)
     """Files (resolved) the user allowed changing in a tool call of this turn: each lets
     one write of a protected file run without asking again."""
+    approved_paths: set[str] = attrs.Factory(set)
+    """Files (resolved) the user allowed changing in a card of this turn, or goose-ls wrote
+    for it after its checks: a protected one of them was not planted."""
     refused: set[str] = attrs.Factory(set)
     """Files (resolved) and shell lines the user refused (or left unanswered) in a tool
     call of this turn: the agent may not write or run them anyway."""

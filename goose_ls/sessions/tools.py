@@ -27,6 +27,7 @@ from goose_ls.agent.interface import ClientRefusal
 from goose_ls.paths import data_dir, own_folders
 from goose_ls.sessions.checkpoints import Change
 from goose_ls.sessions.permissions import Permissions
+from goose_ls.sessions.planted import PlantedPaths
 from goose_ls.sessions.proposed import with_diff
 from goose_ls.sessions.registry import Registry
 from goose_ls.settings import Settings
@@ -68,8 +69,10 @@ class AgentTools:
         tasks: Tasks,
         workspace: str | None,
         folders: Callable[[], list[str]] = list,
+        planted: PlantedPaths | None = None,
     ) -> None:
-        """``folders``: the editor's other workspace folders (roots like ``extraRoots``)."""
+        """``folders``: the editor's other workspace folders (roots like ``extraRoots``);
+        ``planted`` looks for protected paths a command created (after each one ends)."""
         self._registry = registry
         self._permissions = permissions
         self._audit = audit
@@ -79,6 +82,7 @@ class AgentTools:
         self._workspace = workspace
         """The workspace folder; None when the editor opened none (nothing is allowed)."""
         self._folders = folders
+        self._planted = planted
         self.terminals = Terminals(tasks)
 
     def confinement(self) -> Confinement:
@@ -269,6 +273,7 @@ class AgentTools:
         if session is not None and session.active is not None:
             message_id = session.active.message_id
             session.checkpoints.wrote(message_id, resolved, before, content, kept)
+            session.active.approved_paths.add(str(resolved))  # judged, asked where due
 
     async def revert(self, path: Path, change: Change) -> str | None:
         """Put back the content from before the turn; returns why not, when it cannot."""
@@ -371,6 +376,9 @@ class AgentTools:
         self, session_id: str, terminal_id: str
     ) -> tuple[int | None, str | None]:
         status = await self.terminal(session_id, terminal_id).wait()
+        session = self._registry.find(session_id)
+        if self._planted is not None and session is not None and session.active is not None:
+            await self._planted.check(session, session.active)  # before the agent goes on
         return status.exit_code, status.signal
 
     async def kill_terminal(self, session_id: str, terminal_id: str) -> None:

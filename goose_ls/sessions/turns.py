@@ -22,6 +22,7 @@ from goose_ls.errors import AgentBusy, AgentError, Refused
 from goose_ls.sessions.context import ContextItem, to_blocks
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.link import AgentLink
+from goose_ls.sessions.planted import PlantedPaths
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session, Turn
 from goose_ls.sessions.unsaved import UnsavedFiles
@@ -57,6 +58,7 @@ class Turns:
         link: AgentLink,
         questions: Sequence[Questions],
         library: SessionLibrary,
+        planted: PlantedPaths,
         tasks: Tasks,
         settings: Callable[[], AgentSettings],
         cwd: str,
@@ -67,6 +69,7 @@ class Turns:
         self._link = link
         self._questions = questions
         self._library = library
+        self._planted = planted
         self._tasks = tasks
         self._settings = settings
         self._cwd = cwd
@@ -113,6 +116,7 @@ class Turns:
         try:
             if not turn.cancelled:
                 end = await self._send(session, turn)
+            await self._planted.finish(session, turn)
         except asyncio.CancelledError:
             end = events.TurnEnded(stop_reason="cancelled")
             raise
@@ -122,6 +126,7 @@ class Turns:
                 if handle is not None:
                     handle.cancel()
             self._cancel_questions(session.session_id)
+            self._planted.after(session, turn)
             turn.ended = end
             self._registry.record(session, end)
             for message_id in turn.joined:  # the messages steered into it end with it
@@ -139,6 +144,7 @@ class Turns:
                 self._registry.record(session, events.UserMessageChunk(content=block))
             if not conn.reads_buffers:
                 await self._tell_unsaved(session, turn)
+            await self._planted.before(session)
             self._watch(session, turn)
             stop, used = await self._prompt(session, turn, conn, blocks)
         except AgentError as exc:
