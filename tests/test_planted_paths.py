@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from goose_ls.testing.harness import Editor
+from goose_ls.workspace import sandbox
 
 PLANTED = [".vscode/settings.json", ".envrc", "sub/.nvim.lua", ".git/hooks/pre-commit"]
 SCRIPT = " && ".join(
@@ -135,3 +138,24 @@ def test_git_s_own_churn_is_not_protected_but_what_makes_it_run_something_is(
         "src/rules.mk",
         ".github/workflows/ci.yml",
     }
+
+
+EXISTING = [".mcp.json", ".claude/settings.json", "docs/.dir-locals.el", ".git/commondir"]
+
+
+@pytest.mark.skipif(
+    not sandbox.choose("workspace").active, reason="BUBBLEWRAP IS MISSING: not tried"
+)
+async def test_the_agent_s_own_process_changes_no_protected_file_of_any_class(
+    editor: Editor,
+) -> None:
+    """In the sandbox, existing protected files of every class are read-only (agents'
+    settings and `.git/commondir` were writable)."""
+    for target in EXISTING:
+        (editor.workspace / target).parent.mkdir(parents=True, exist_ok=True)
+        (editor.workspace / target).write_text("mine\n")
+    writes = " ; ".join(f"echo evil > {target}" for target in EXISTING)
+    mid = await _turn(editor, [{"shell": f"cd {editor.workspace} && {writes}; echo tried"}])
+    assert "tried" in editor.goose.text(mid)
+    for target in EXISTING:
+        assert (editor.workspace / target).read_text() == "mine\n", target

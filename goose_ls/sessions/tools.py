@@ -47,6 +47,7 @@ from goose_ls.workspace.confinement import (
 )
 from goose_ls.workspace.files import EditorFiles, FileProblem
 from goose_ls.workspace.policy import protected_path
+from goose_ls.workspace.protected import sandbox_patterns
 from goose_ls.workspace.terminals import Terminal, Terminals, filter_env, line_of
 
 OUTSIDE_OPTIONS = [
@@ -98,7 +99,7 @@ class AgentTools:
     async def sandbox_bounds(self) -> Bounds:
         settings = self._settings()
         own = own_folders(settings.data_dir)
-        protected = settings.workspace.protected
+        protected = sandbox_patterns(settings.workspace.protected)
         confinement = self.confinement()
         return await asyncio.to_thread(bounds_for, confinement, protected, own, self._cwd)
 
@@ -348,7 +349,7 @@ class AgentTools:
         covered = sandbox.Survey([], [])
         if jail.active:
             own = [Path(data_dir(self._settings().data_dir))]
-            protected = self._settings().workspace.protected
+            protected = sandbox_patterns(self._settings().workspace.protected)
             covered = await asyncio.to_thread(sandbox.survey, confinement, _home(), protected, own)
         return await self.terminals.create(
             session_id,

@@ -67,3 +67,15 @@ def protected_class(relative: str, extra: Iterable[str] = ()) -> str | None:
     if any(path.match(pattern) for pattern in extra):
         return "your protected paths (workspace.protected)"
     return None
+
+
+GIT_READ_ONLY = (".git/hooks/*", ".git/config", ".git/commondir", ".git/info/*")
+"""What of ``.git`` a sandbox keeps read-only: what makes git run something. The rest of it
+(objects, refs, the index) changes with every commit the agent is asked to make."""
+
+
+def sandbox_patterns(extra: Iterable[str] = ()) -> list[str]:
+    """The protected classes as the sandboxes' survey reads them (a ``folder/*`` pattern
+    keeps that folder read-only whole, new files included), then the user's ``extra``."""
+    folders = [f"{name}/*" for name in FOLDERS if name != ".git"]
+    return list(dict.fromkeys([*GIT_READ_ONLY, *folders, *NAMES, *PATTERNS, *extra]))
