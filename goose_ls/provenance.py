@@ -64,7 +64,9 @@ USER_ONLY: frozenset[str] = frozenset(
 """Settings a folder never sets: each could loosen what holds the agent, or reach the
 user's other projects and secrets."""
 
-FOLDER_ADDS: frozenset[str] = frozenset({"workspace.secrets", "workspace.protected", "policy.rules"})
+FOLDER_ADDS: frozenset[str] = frozenset(
+    {"workspace.secrets", "workspace.protected", "policy.rules"}
+)
 """Lists a folder may add to but never shorten: its secrets and protected patterns are
 added to the user's, its ``deny`` and ``ask`` rules go before the user's rules, its
 ``allow`` rules are ignored."""

@@ -221,8 +221,7 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
         folders = folders or [server.workspace.root_uri or ""]
         scopes = [uri for uri in folders if uri]
         items = [types.ConfigurationItem(section=settings_model.SECTION)] + [
-            types.ConfigurationItem(section=settings_model.SECTION, scope_uri=uri)
-            for uri in scopes
+            types.ConfigurationItem(section=settings_model.SECTION, scope_uri=uri) for uri in scopes
         ]
         try:
             result = await within(
@@ -238,7 +237,7 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
             _apply(("workspace/configuration", result[0]))
         scoped = [
             (f"the settings of folder {to_fs_path(uri) or uri}", answer)
-            for uri, answer in zip(scopes, result[1:])
+            for uri, answer in zip(scopes, result[1:], strict=False)  # a short answer: fewer
             if answer is not None
         ]
         if scoped:
