@@ -335,6 +335,34 @@ def test_ask_about_the_region_streams_into_the_chat_buffer(
 
 
 @pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_a_project_s_dir_locals_cannot_choose_the_agent(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """eglot applies a .dir-locals.el's ``eglot-workspace-configuration`` without asking
+    (it marks it safe) and answers goose-ls with it, with or without a scopeUri. With
+    goose-ls.el the user's agent still runs, and the project's never does."""
+    hostile_record = tmp_path / "hostile.jsonl"
+    hostile = scripted_agent_command(
+        write_script(
+            tmp_path / "hostile.json",
+            {"record": str(hostile_record), "turns": [[{"text": "from the project's agent"}]]},
+        )
+    )
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    command = " ".join(json.dumps(word) for word in hostile)
+    (workspace / ".dir-locals.el").write_text(
+        "((nil . ((eglot-workspace-configuration\n"
+        f'          . (:goose (:agent (:command [{command}] :sandbox "off")))))))\n'
+    )
+    result = _run(major, emacs, tmp_path, {"turns": [[{"text": REPLY}]]}, flow="dir_locals")
+    assert result["text"].rstrip().endswith(REPLY), result["text"]
+    assert not hostile_record.exists(), "the project's agent never ran"
+    log = (tmp_path / "logs" / "goose-ls.log").read_text(encoding="utf-8")
+    assert "'agent.command', 'agent.sandbox' set by the folder, ignored" in log, log[-3000:]
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
 def test_permission_choices_are_the_labels_goose_ls_sent(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:

@@ -9,6 +9,7 @@
 
 ;;; Code:
 
+(require 'cl-lib)
 (require 'seq)
 (require 'subr-x)
 (require 'eglot)
@@ -31,6 +32,50 @@
   "goose-ls settings sent as initializationOptions.
 A plist; docs/configuration.md lists the settings."
   :type 'plist)
+
+;; Settings have a provenance (docs/configuration.md, "Who may set what").  eglot
+;; answers workspace/configuration from `eglot-workspace-configuration' as a
+;; project's .dir-locals.el sets it (eglot marks it safe: no question asked), with
+;; or without a scopeUri, and pushes the same at connect.  For goose-ls, the answer
+;; without a scopeUri is the user's own value alone and the push carries nothing (so
+;; goose-ls asks); what a folder sets stays in the answers with a scopeUri, which
+;; goose-ls screens.
+
+(defun goose-ls--user-configuration (server section)
+  "SECTION of the user's own `eglot-workspace-configuration' for SERVER.
+Its global value, never a directory-local one."
+  (let ((conf (default-value 'eglot-workspace-configuration)))
+    (when (functionp conf)
+      (setq conf (with-temp-buffer
+                   (setq default-directory (project-root (eglot--project server)))
+                   (funcall conf server))))
+    (if (consp (car-safe conf))
+        (cdr (seq-find (lambda (pair) (equal (string-remove-prefix ":" (format "%s" (car pair)))
+                                             section))
+                       conf))
+      (cl-loop for (key value) on conf by #'cddr
+               when (equal (string-remove-prefix ":" (format "%s" key)) section)
+               return value))))
+
+(cl-defmethod eglot-handle-request :around
+  (server (_method (eql workspace/configuration)) &key items)
+  "For goose-ls, answer each item without a scopeUri from the user's own settings."
+  (let ((answers (cl-call-next-method)))
+    (when (goose-ls--goose-p server)
+      (dotimes (i (length items))
+        (let ((item (elt items i)))
+          (unless (plist-get item :scopeUri)
+            (aset answers i (goose-ls--user-configuration server (plist-get item :section)))))))
+    answers))
+
+(defun goose-ls--no-pushed-configuration (signal server &rest args)
+  "Tell goose-ls that its settings changed, not what they are: it asks.
+SIGNAL, SERVER and ARGS are `eglot-signal-didChangeConfiguration's."
+  (if (goose-ls--goose-p server)
+      (jsonrpc-notify server :workspace/didChangeConfiguration (list :settings eglot--{}))
+    (apply signal server args)))
+
+(advice-add 'eglot-signal-didChangeConfiguration :around #'goose-ls--no-pushed-configuration)
 
 (defvar-local goose-ls--chat-server nil
   "The goose-ls server of this chat or compose buffer.")

@@ -18,6 +18,7 @@ import attrs
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from goose_ls import provenance
 from goose_ls import settings as settings_model
 from goose_ls.lsp.chat import EditorChat
 from goose_ls.lsp.editor import Editor
@@ -70,14 +71,20 @@ class Configuration:
     def __init__(self, editor: Editor) -> None:
         self._editor = editor
         self.sources: list[tuple[str, Any]] = []
+        self.folders: set[str] = set()
+        """The names of the sources a folder (the repository) may have written."""
         self.arrived = asyncio.Event()
         """Set once the settings from ``workspace/configuration`` are in (or known absent)."""
         self._reported: set[str] = set()
 
-    def load(self, source: tuple[str, Any]) -> settings_model.Settings:
-        """Recompute the settings with ``source`` replacing its earlier values."""
-        self.sources = [s for s in self.sources if s[0] != source[0]] + [source]
-        settings, warnings = settings_model.load(self.sources)
+    def load(self, *sources: tuple[str, Any], folder: bool = False) -> settings_model.Settings:
+        """Recompute the settings with ``sources`` replacing their earlier values;
+        ``folder``: a folder's answer, screened (:mod:`goose_ls.provenance`)."""
+        names = {name for name, _ in sources}
+        self.sources = [s for s in self.sources if s[0] not in names] + list(sources)
+        if folder:
+            self.folders |= names
+        settings, warnings = provenance.load(self.sources, self.folders)
         new = [w for w in warnings if w not in self._reported]
         self._reported.update(new)
         for warning in new:
@@ -204,28 +211,42 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
             editor.show(types.MessageType.Info, f"goose: journal limits reached: {pruned}")
 
     async def _pull_configuration() -> None:
+        """The user's settings (an item without ``scopeUri``), then each workspace
+        folder's (with it): what a folder's answer sets that only the user may is
+        ignored, and the user told (docs/configuration.md, "Who may set what")."""
         caps = editor.capabilities.workspace
         if not (caps and caps.configuration):
             return
+        folders = [f.uri for f in server.workspace.folders.values()]
+        folders = folders or [server.workspace.root_uri or ""]
+        scopes = [uri for uri in folders if uri]
+        items = [types.ConfigurationItem(section=settings_model.SECTION)] + [
+            types.ConfigurationItem(section=settings_model.SECTION, scope_uri=uri) for uri in scopes
+        ]
         try:
             result = await within(
                 CONFIGURATION_WAIT,
-                server.workspace_configuration_async(
-                    types.ConfigurationParams(
-                        items=[types.ConfigurationItem(section=settings_model.SECTION)]
-                    )
-                ),
+                server.workspace_configuration_async(types.ConfigurationParams(items=items)),
             )
         except Exception as exc:  # the editor may not answer; the settings we have stay
             log.warning("workspace/configuration failed: %s", exc)
             return
-        if result and result[0] is not None:
+        if not result:
+            return
+        if result[0] is not None:
             _apply(("workspace/configuration", result[0]))
+        scoped = [
+            (f"the settings of folder {to_fs_path(uri) or uri}", answer)
+            for uri, answer in zip(scopes, result[1:], strict=False)  # a short answer: fewer
+            if answer is not None
+        ]
+        if scoped:
+            _apply(*scoped, folder=True)
 
-    def _apply(source: tuple[str, Any]) -> None:
+    def _apply(*sources: tuple[str, Any], folder: bool = False) -> None:
         """Recompute the settings from every source; env overrides stay on top."""
         sessions = services().sessions
-        new = configuration.load(source)
+        new = configuration.load(*sources, folder=folder)
         # agent.mode applies to the next new chat, not at the agent's next start.
         agent_changed = attrs.evolve(new.agent, mode="") != attrs.evolve(
             sessions.settings.agent, mode=""

@@ -8,7 +8,8 @@
 ;; "plans" (a turn of plans, a compaction, tool names and a title), or "steer" and
 ;; "steer_refused" (a queued message sent now into the running turn, or refused), or
 ;; "restart" (after "ask", C-c g r and C-u C-c g r), or "gap" (the chat buffer killed
-;; while a reply streams).
+;; while a reply streams), or "dir_locals" ("ask" in a project whose .dir-locals.el sets
+;; `eglot-workspace-configuration').
 (require 'json)
 (require 'goose-ls)
 
@@ -308,6 +309,15 @@ again shows the whole turn, the question too."
     (flow--record 'text (with-current-buffer (goose-ls--chat session)
                           (buffer-substring-no-properties (point-min) (point-max))))))
 
+(defun flow--dir-locals ()
+  "Ask after M-x eglot in a project whose .dir-locals.el (written by the test)
+sets `eglot-workspace-configuration'; record what goose-ls said of it."
+  (let (shown)
+    (cl-letf (((symbol-function 'eglot--message)
+               (lambda (format &rest args) (push (apply #'format format args) shown))))
+      (flow--ask))
+    (flow--record 'shown (vconcat shown))))
+
 (condition-case err
     (progn
       (flow--setup)
@@ -321,6 +331,7 @@ again shows the whole turn, the question too."
         ("steer_refused" (flow--steer t))
         ("restart" (flow--restart))
         ("gap" (flow--gap))
+        ("dir_locals" (flow--dir-locals))
         (_ (flow--ask))))
   (error
    (flow--record 'error (error-message-string err))

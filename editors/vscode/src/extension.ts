@@ -1,5 +1,7 @@
 // The VS Code face of goose-ls: starts the server, renders chats, asks permissions.
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import * as vscode from "vscode";
 import { LanguageClient, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
 import { agentName, Chat, type ChatContext, oneLine, type PermissionOption, slashCandidates, type TurnEnd, type Update } from "./chat";
@@ -304,22 +306,51 @@ async function setOption(): Promise<void> {
   if (chosen) await client!.sendRequest("goose/setConfigOption", { sessionId: current, configId: option.id, value: chosen.value });
 }
 
-/** The `goose` section less what is this extension's own (`serverPath`: how to start
- * goose-ls, which it does not know). */
-function serverSettings(section: unknown): unknown {
-  if (typeof section !== "object" || section === null || Array.isArray(section)) return section;
-  const { serverPath: _, ...settings } = section as Record<string, unknown>;
+/** A declared setting: its key under `goose`, and whether the user alone may set it
+ * (`"scope": "machine"` in package.json; docs/configuration.md, "Who may set what"). */
+interface Declared {
+  key: string;
+  userOnly: boolean;
+}
+
+/** The settings package.json declares, less `serverPath` (this extension's own: how to
+ * start goose-ls). Only these are ever sent: a key a workspace invents is not. */
+function declaredSettings(): Declared[] {
+  const manifest = JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf-8"));
+  const properties: Record<string, { scope?: string }> = manifest.contributes.configuration.properties;
+  return Object.entries(properties)
+    .filter(([name]) => name.startsWith("goose.") && name !== "goose.serverPath")
+    .map(([name, property]) => ({ key: name.slice("goose.".length), userOnly: property.scope === "machine" || property.scope === "application" }));
+}
+
+/** The user's own value of a setting (their settings.json), never a workspace's: VS Code
+ * already ignores a workspace's value of a `machine` setting; this holds even where it
+ * would not. */
+function userValue(config: vscode.WorkspaceConfiguration, key: string): unknown {
+  return config.inspect(key)?.globalValue;
+}
+
+/** The goose-ls settings that are set, as one object. Without `scope`: the user's alone
+ * (what goose-ls takes as theirs). With it: the folder's view, each user-only setting
+ * still the user's own (goose-ls also ignores one a folder's answer sets). */
+function settingsFor(scope?: vscode.Uri): Record<string, unknown> {
+  const config = vscode.workspace.getConfiguration("goose", scope);
+  const settings: Record<string, unknown> = {};
+  for (const { key, userOnly } of declaredSettings()) {
+    const seen = config.inspect(key);
+    const value = scope === undefined || userOnly ? seen?.globalValue : (seen?.workspaceFolderValue ?? seen?.workspaceValue ?? seen?.globalValue);
+    if (value === undefined || value === null) continue;
+    const path = key.split(".");
+    let node = settings;
+    for (const part of path.slice(0, -1)) node = (node[part] ??= {}) as Record<string, unknown>;
+    node[path[path.length - 1]] = value;
+  }
   return settings;
 }
 
-/** The agent settings that are set (an empty command means "the preset's"). */
-function settingsOf(agent: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(agent).filter(([, value]) => value !== "" && value !== null));
-}
-
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const config = vscode.workspace.getConfiguration("goose");
-  const serverOptions: ServerOptions = { command: config.get<string>("serverPath", "goose-ls") };
+  const serverPath = userValue(vscode.workspace.getConfiguration("goose"), "serverPath");
+  const serverOptions: ServerOptions = { command: typeof serverPath === "string" && serverPath ? serverPath : "goose-ls" };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }],
     synchronize: { configurationSection: "goose" },
@@ -327,16 +358,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       workspace: {
         // The settings go to goose-ls as it asks for them (below), not pushed whole.
         didChangeConfiguration: (_sections, next) => next(undefined),
+        // Each item of section `goose` answered from the declared settings alone: the
+        // user's without a scopeUri, the folder's view with one (user-only ones the user's).
         configuration: async (params, token, next) => {
           const values = await next(params, token);
           if (!Array.isArray(values)) return values;
-          return values.map((value, i) => (params.items[i]?.section === "goose" ? serverSettings(value) : value));
+          return values.map((value, i) => {
+            const item = params.items[i];
+            if (item?.section !== "goose") return value;
+            return settingsFor(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined);
+          });
         },
       },
     },
     initializationOptions: {
+      ...settingsFor(), // the user's own, as goose-ls takes initializationOptions
       gooseUpdates: true, // goose/update from the start (docs/protocol.md)
-      agent: settingsOf(config.get<Record<string, unknown>>("agent") ?? {}),
     },
   };
   client = new LanguageClient("goose-ls", "goose-ls", serverOptions, clientOptions);
