@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,7 +37,7 @@ def _set_aside(editor: Editor) -> dict[str, str]:
     return found
 
 
-async def _turn(editor: Editor, steps: list[dict[str, object]], **settings: object) -> str:
+async def _turn(editor: Editor, steps: list[dict[str, Any]], **settings: Any) -> str:
     await editor.start({"turns": [[*steps, {"text": "[done]"}]]}, settings=settings or None)
     sid = await editor.new_session()
     mid = await editor.prompt(sid, "build it")
