@@ -82,7 +82,9 @@ async def test_a_permission_request_of_100001_options_is_refused_never_allowed(
         m for m in editor.agent_messages() if "error" in m and "options" in m["error"]["message"]
     ]
     assert "20" in answer["error"]["message"]
-    assert [(r["outcome"], r["by"]) for r in _audit(editor)] == [("cancelled", "over a cap: options")]
+    assert [(r["outcome"], r["by"]) for r in _audit(editor)] == [
+        ("cancelled", "over a cap: options")
+    ]
 
 
 async def test_a_5_mb_question_and_a_5_mb_failure_never_reach_the_screen_whole(
@@ -124,12 +126,13 @@ async def test_31_permission_requests_at_once_put_at_most_the_cap_before_the_use
     await editor.start({"turns": [[*({"toolCall": c} for c in calls), {"together": together}]]})
     session_id = await editor.new_session()
     message_id = await editor.prompt(session_id, "go")
-    asked = await editor.goose.wait_for(
-        lambda: (found := editor.goose.of_kind("permission_request", session_id))
-        and editor.goose.text(message_id).count("error -32602") == 31 - MAX_PENDING
-        and found,
-        what="the requests asked and refused",
-    )
+
+    def asked_and_refused() -> list[dict[str, Any]] | None:
+        found = editor.goose.of_kind("permission_request", session_id)
+        refused = editor.goose.text(message_id).count("error -32602")
+        return found if found and refused == 31 - MAX_PENDING else None
+
+    asked = await editor.goose.wait_for(asked_and_refused, what="the requests asked and refused")
     assert len(asked) == MAX_PENDING
     for request in asked:
         await editor.goose.request(
