@@ -157,7 +157,10 @@ class AcpClient:
     ) -> RequestPermissionResponse:
         call = from_wire(model_json(tool_call), events.ToolCallUpdate)
         choices = [from_wire(model_json(option), events.PermissionOption) for option in options]
-        chosen = await self._serve(self._callbacks.request_permission(session_id, call, choices))
+        with _refusals():  # past a cap: an error, never an allow
+            chosen = await self._serve(
+                self._callbacks.request_permission(session_id, call, choices)
+            )
         if chosen is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(
@@ -179,14 +182,15 @@ class AcpClient:
             self._pages[asked] = (session_id, message)
             while len(self._pages) > PAGES_KEPT:
                 del self._pages[next(iter(self._pages))]
-        action, content = await self._serve(
-            self._callbacks.elicit(
-                session_id,
-                message,
-                model_json(schema) if schema is not None else None,
-                None if url is None else str(url),
+        with _refusals():  # past a cap: an error
+            action, content = await self._serve(
+                self._callbacks.elicit(
+                    session_id,
+                    message,
+                    model_json(schema) if schema is not None else None,
+                    None if url is None else str(url),
+                )
             )
-        )
         if action == "accept":
             return AcceptElicitationResponse(action="accept", content=content)
         if action == "decline":

@@ -23,6 +23,7 @@ from goose_ls.errors import Refused
 from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.lsp.transcript.document import TranscriptDocument
 from goose_ls.lsp.transcript.rope import Position, Units, units_of
+from goose_ls.prompt_limits import MAX_BUTTON_CHARS, cut
 from goose_ls.sessions import path_of
 from goose_ls.tasks import within
 
@@ -160,6 +161,9 @@ class Editor:
 
     # --- telling the user --------------------------------------------------------------
     def show(self, kind: types.MessageType, message: str) -> None:
+        """A message in the editor, cut to :data:`~goose_ls.prompt_limits.MAX_SHOWN_CHARS`
+        (whatever it carries of the agent's, a message stays a line or two)."""
+        message = cut(message)
         log.log(logging.ERROR if kind == types.MessageType.Error else logging.INFO, "%s", message)
         self._server.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
@@ -186,19 +190,25 @@ class Editor:
         self._server.protocol.notify_encoded(method, params)
 
     async def ask(self, kind: types.MessageType, message: str, choices: list[str]) -> str | None:
-        """A popup with buttons; the chosen title, or None (dismissed, or no popup)."""
+        """A popup with buttons; the chosen choice, or None (dismissed, or no popup). The
+        message and each button are cut (:mod:`goose_ls.prompt_limits`); a button whose cut
+        title another's shares means nothing, and choosing it is a dismissal."""
+        shown: dict[str, str | None] = {}
+        for choice in choices:
+            title = cut(choice, MAX_BUTTON_CHARS)
+            shown[title] = None if title in shown else choice
         try:
             chosen = await self._server.window_show_message_request_async(
                 types.ShowMessageRequestParams(
                     type=kind,
-                    message=message,
-                    actions=[types.MessageActionItem(title=choice) for choice in choices],
+                    message=cut(message),
+                    actions=[types.MessageActionItem(title=title) for title in shown],
                 )
             )
         except Exception as exc:  # no popup after all (Helix answers MethodNotFound)
             log.info("window/showMessageRequest failed: %s", exc)
             return None
-        return chosen.title if chosen is not None else None
+        return shown.get(chosen.title) if chosen is not None else None
 
     def show_document(
         self, path: Path, beside: bool = False, at: Position | None = None

@@ -21,10 +21,16 @@ from goose_ls import events
 from goose_ls.inert import inert_line
 from goose_ls.lsp.editor import Editor
 from goose_ls.lsp.transcripts import Transcripts
+from goose_ls.prompt_limits import MAX_SHOWN_CHARS, cut
 from goose_ls.sessions import Permissions
 from goose_ls.tasks import Tasks
 
 log = logging.getLogger(__name__)
+
+TITLE = 200
+"""Characters of the agent's title a popup repeats."""
+ACTION = MAX_SHOWN_CHARS - TITLE - 200
+"""Characters of what allowing does a popup shows (with the title, within the cap)."""
 
 
 class PermissionPrompts:
@@ -50,8 +56,10 @@ class PermissionPrompts:
                 await self._prompt(session_id, request)
 
     async def _prompt(self, session_id: str, request: events.PermissionRequested) -> None:
-        title = inert_line(request.tool_call.title or request.tool_call.tool_call_id)
+        title = inert_line(cut(request.tool_call.title or request.tool_call.tool_call_id, TITLE))
         action = inert_line(request.action or title)
+        if len(action) > ACTION:  # cut: where to read the whole of it
+            action = f"{cut(action, ACTION)} (the whole of it is on the card in the chat)"
         message = f"The agent is waiting for your approval: {action} (it calls this “{title}”)"
         await self._transcripts.drawn(session_id)  # the card first: then the news of it
         if not self._editor.has_popups():

@@ -3,7 +3,9 @@ requests and its questions alike (one owner of each's waiting map).
 
 An entry lives while its asker awaits the answer; it is "waiting" until answered. The
 editor's side looks entries up by id (request ids are random, never reused), and, given a
-session, only among that session's.
+session, only among that session's. How many wait in a session, of every kind together,
+is counted in one :class:`Waiting`: past :data:`~goose_ls.prompt_limits.MAX_PENDING` a
+new prompt is refused (:func:`over_cap`).
 """
 
 from __future__ import annotations
@@ -11,10 +13,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+from collections import Counter
 from collections.abc import Iterator
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import attrs
+
+from goose_ls.agent.interface import ClientRefusal
+from goose_ls.prompt_limits import MAX_PENDING
+
+if TYPE_CHECKING:
+    from goose_ls.sessions.registry import Registry
+    from goose_ls.sessions.session import Session
 
 Question = TypeVar("Question")
 Answer = TypeVar("Answer")
@@ -27,11 +37,58 @@ class Asked(Generic[Question, Answer]):
     answer: asyncio.Future[Answer]
 
 
+class Waiting:
+    """How many prompts wait for the user in each session, permission requests and
+    questions together (one for the whole goose-ls, shared by every :class:`Asking`)."""
+
+    def __init__(self) -> None:
+        self._count: Counter[str] = Counter()
+
+    def count(self, session_id: str) -> int:
+        return self._count[session_id]
+
+    def full(self, session_id: str) -> str | None:
+        """Why one more prompt may not wait in the session (None: it may)."""
+        if self._count[session_id] < MAX_PENDING:
+            return None
+        return (
+            f"{MAX_PENDING} prompts already wait for the user in this session "
+            f"(goose-ls's cap on prompts waiting at once, {MAX_PENDING})"
+        )
+
+    @contextlib.contextmanager
+    def one(self, session_id: str) -> Iterator[None]:
+        self._count[session_id] += 1
+        try:
+            yield
+        finally:
+            self._count[session_id] -= 1
+            if not self._count[session_id]:
+                del self._count[session_id]
+
+
+def over_cap(registry: Registry, session: Session, cap: str, problem: str) -> ClientRefusal:
+    """The agent's error for a prompt past a cap (``problem`` says which); the user hears
+    of it in the chat once a turn for each ``cap``."""
+    turn = session.active
+    if turn is not None and cap not in turn.capped:
+        turn.capped.add(cap)
+        registry.note(
+            session,
+            "warning",
+            f"goose-ls refused a prompt from the agent: {problem}. The agent was told; "
+            "more of the same in this turn are refused without a note.",
+        )
+    return ClientRefusal(ClientRefusal.INVALID, f"goose-ls refused to ask the user: {problem}")
+
+
 class Asking(Generic[Question, Answer]):
     """The questions of one kind waiting for the user."""
 
-    def __init__(self) -> None:
+    def __init__(self, waiting: Waiting | None = None) -> None:
         self._asked: dict[str, Asked[Question, Answer]] = {}
+        self.waiting_count = waiting or Waiting()
+        """The prompts waiting per session, shared with the other kinds'."""
 
     @contextlib.contextmanager
     def ask(
@@ -42,7 +99,8 @@ class Asking(Generic[Question, Answer]):
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         asked = self._asked[request_id] = Asked(session_id, question, future)
         try:
-            yield request_id, asked
+            with self.waiting_count.one(session_id):
+                yield request_id, asked
         finally:
             del self._asked[request_id]
 

@@ -5,16 +5,25 @@ and waits for the editor's answer; its outcome is recorded as ``elicitation_reso
 A form's answer is checked against the schema the agent sent before it goes on: a bad
 one is refused, naming the field, and the question stays open. Questions fail closed:
 a question outside a running turn, a cancelled turn, a stopped agent or a withdrawn
-request is answered ``cancel``, never with content goose-ls made up.
+request is answered ``cancel``, never with content goose-ls made up. A question past a
+cap of :mod:`goose_ls.prompt_limits` (its message, fields, choices, size, or too many
+prompts waiting) is never put to the user: the agent gets an error naming the cap.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from goose_ls import events
-from goose_ls.sessions.asking import Asking
+from goose_ls.prompt_limits import (
+    MAX_CHOICES,
+    MAX_FORM_CHARS,
+    MAX_FORM_FIELDS,
+    MAX_MESSAGE_CHARS,
+)
+from goose_ls.sessions.asking import Asking, Waiting, over_cap
 from goose_ls.sessions.registry import Registry
 from goose_ls.workspace.pages import page_problem
 
@@ -41,6 +50,49 @@ def choices(prop: Json) -> list[str] | None:
     titled = source.get("oneOf") or source.get("anyOf")
     if isinstance(titled, list):
         return [str(item.get("const")) for item in titled if isinstance(item, dict)]
+    return None
+
+
+def _choice_count(prop: Json) -> int:
+    """How many choices a property offers (its ``enum``, ``oneOf`` or ``anyOf``)."""
+    source = prop.get("items", prop) if isinstance(prop.get("items"), dict) else prop
+    return max(
+        (
+            len(found)
+            for key in ("enum", "oneOf", "anyOf")
+            if isinstance(found := source.get(key), list)
+        ),
+        default=0,
+    )
+
+
+def over_limits(message: str, schema: Json | None) -> tuple[str, str] | None:
+    """The cap a question goes past, and how (None: it fits every cap)."""
+    if len(message) > MAX_MESSAGE_CHARS:
+        return "message", (
+            f"a question's message of {len(message):,} characters (goose-ls's cap, "
+            f"{MAX_MESSAGE_CHARS:,})"
+        )
+    if schema is None:
+        return None
+    properties = schema.get("properties")
+    fields = properties if isinstance(properties, dict) else {}
+    if len(fields) > MAX_FORM_FIELDS:
+        return "fields", (
+            f"a question of {len(fields)} fields (goose-ls's cap on fields, {MAX_FORM_FIELDS})"
+        )
+    for name, prop in fields.items():
+        count = _choice_count(prop) if isinstance(prop, dict) else 0
+        if count > MAX_CHOICES:
+            return "choices", (
+                f"a question whose field {str(name)[:40]!r} offers {count:,} choices "
+                f"(goose-ls's cap on choices, {MAX_CHOICES})"
+            )
+    size = len(json.dumps(schema, ensure_ascii=False))
+    if size > MAX_FORM_CHARS:
+        return "form size", (
+            f"a question's form of {size:,} characters (goose-ls's cap, {MAX_FORM_CHARS:,})"
+        )
     return None
 
 
@@ -81,18 +133,24 @@ def content_problem(schema: Json, content: Json | None) -> str | None:
 class Elicitations:
     """The questions waiting for the user, by goose-ls's request id."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Registry, waiting: Waiting | None = None) -> None:
+        """``waiting`` counts the prompts of a session, the permission requests' too."""
         self._registry = registry
-        self._asking: Asking[Json | str, Answer] = Asking()
+        self._asking: Asking[Json | str, Answer] = Asking(waiting)
         """Each question's form schema, or the page it asks to open."""
 
     async def request(
         self, session_id: str, message: str, schema: Json | None, url: str | None
     ) -> Answer:
-        """Ask the user (a form with ``schema``, else the page at ``url``); the answer."""
+        """Ask the user (a form with ``schema``, else the page at ``url``); the answer.
+        Raises :class:`ClientRefusal` past a cap (the agent is told which)."""
         session = self._registry.find(session_id)
         if session is None or session.active is None or session.active.cancelled:
             return CANCEL
+        if over := over_limits(message, schema):
+            raise over_cap(self._registry, session, *over)
+        if problem := self._asking.waiting_count.full(session_id):
+            raise over_cap(self._registry, session, "pending", problem)
         if schema is None and (problem := page_problem(url or "")):
             # Never put before the user: the agent hears "decline", the user why.
             note = f"The agent asked you to open a page; goose-ls refused it: {problem}."

@@ -20,6 +20,7 @@ from goose_ls.errors import Refused, UnknownSession
 from goose_ls.files import remove_stale_temps
 from goose_ls.paths import data_dir
 from goose_ls.sessions import listing
+from goose_ls.sessions.asking import Waiting
 from goose_ls.sessions.elicitations import Answer, Elicitations
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.lifecycle import Lifecycle
@@ -87,13 +88,15 @@ class SessionManager:
             self.registry.ids,
         )
         self.trust = PolicyTrust(folder / "trusted-policies.json", listener.cannot_write)
+        waiting = Waiting()  # prompts of every kind count against one cap per session
         self.permissions = Permissions(
             self.registry,
             self._policy,
             AuditLog(folder / "audit.log", listener.cannot_write),
             self._confinement,
+            waiting,
         )
-        self.elicitations = Elicitations(self.registry)
+        self.elicitations = Elicitations(self.registry, waiting)
         self.planted = PlantedPaths(
             self.registry,
             self.permissions.audit,

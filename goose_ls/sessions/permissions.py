@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import NoReturn
 
 import attrs
 
 from goose_ls import events
-from goose_ls.sessions.asking import Asking
+from goose_ls.prompt_limits import MAX_PERMISSION_OPTIONS, cut
+from goose_ls.sessions.asking import Asking, Waiting, over_cap
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session
 from goose_ls.workspace.audit import AuditLog
@@ -156,12 +158,14 @@ class Permissions:
         policy: PolicySource,
         audit: AuditLog,
         confinement: ConfinementSource,
+        waiting: Waiting | None = None,
     ) -> None:
+        """``waiting`` counts the prompts of a session, the questions' too."""
         self._registry = registry
         self._policy = policy
         self._confinement = confinement
         self.audit = audit
-        self._asking: Asking[_Offer, Chosen] = Asking()
+        self._asking: Asking[_Offer, Chosen] = Asking(waiting)
 
     async def request(
         self,
@@ -175,10 +179,22 @@ class Permissions:
         the agent's call may then run once in a terminal without asking again; goose-ls's
         ``own`` calls grant nothing and join the session's tool calls only when asked.
         A call naming ``foreign`` paths (the agent's files, spelt perhaps as local ones)
-        is never allowed by a rule, nor for the session, and grants no path."""
+        is never allowed by a rule, nor for the session, and grants no path.
+
+        Past a cap of :mod:`goose_ls.prompt_limits` (too many options, too many prompts
+        waiting) it raises :class:`ClientRefusal`: the agent gets an error, never an
+        allow, and the user a note."""
         session = self._registry.find(session_id)
         if session is None or session.active is None or session.active.cancelled:
             return None
+        if len(options) > MAX_PERMISSION_OPTIONS:
+            self._over_cap(
+                session,
+                tool_call,
+                "options",
+                f"a permission request offered {len(options)} options (goose-ls's cap on "
+                f"options, {MAX_PERMISSION_OPTIONS})",
+            )
         merged = tool_call if own else session.tool_calls.apply(tool_call)
         target = ToolTarget.of(merged, None if own else session.cwd)
         tool = tool_call.title or target.kind
@@ -242,6 +258,8 @@ class Permissions:
             _warning(protected),
         )
         warning = " ".join(w for w in warnings if w) or None
+        if problem := self._asking.waiting_count.full(session_id):
+            self._over_cap(session, tool_call, "pending", problem)
         with self._asking.ask(session_id, offer) as (request_id, asked):
             self._registry.record(
                 session,
@@ -282,6 +300,14 @@ class Permissions:
             ),
         )
         return chosen
+
+    def _over_cap(
+        self, session: Session, tool_call: events.ToolCallUpdate, cap: str, problem: str
+    ) -> NoReturn:
+        """Refuse a request past a cap: audited as cancelled, the agent told which cap."""
+        tool = cut(tool_call.title or tool_call.tool_call_id, ACTION_CHARS)
+        self.audit.record(session.session_id, tool, "", "cancelled", f"over a cap: {cap}")
+        raise over_cap(self._registry, session, cap, problem)
 
     async def authorize_command(self, session_id: str, call: events.ToolCallUpdate) -> str | None:
         """May the shell line of ``call`` run in a terminal? None if so, else why not.

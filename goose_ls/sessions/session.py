@@ -77,6 +77,8 @@ class Turn:
     """The messages steered into this running turn: each ends when this turn ends."""
     ended: TurnEnded | None = None
     """How this turn ended, once it has."""
+    capped: set[str] = attrs.Factory(set)
+    """The prompt caps the agent went past in this turn (the user is told once each)."""
 
     @property
     def steered(self) -> bool:

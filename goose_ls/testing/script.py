@@ -57,7 +57,8 @@ on, withdraw it with ``$/cancel_request`` and say the answer, ``[permission: err
 in form mode, or URL mode with ``"mode": "url"``, sent only to a client that advertised
 that mode; says the answer, ``[elicitation: accept {...}]``, ``[elicitation: decline]``,
 or ``[elicitation: form not supported]``), ``elicitComplete`` (an ``elicitationId``:
-``elicitation/complete``), ``sleep``, ``waitForCancel``, ``raw``
+``elicitation/complete``), ``together`` (a list of steps played at once, as an agent
+running tools in parallel asks: its permission requests all wait together), ``sleep``, ``waitForCancel``, ``raw``
 (a raw stdout line), ``rawHex``, ``bigText`` (one chunk of N bytes), ``bigRaw``,
 ``waitForSteer`` (until a message is taken into the turn), ``halfLine`` (half a line, then exit), ``crash`` (exit code), ``hang``, ``stderr``,
 ``stopReason``, ``turnUsage`` (the prompt answer's ``usage``, as goose sends it), ``error`` (``{"code", "message", "data"}`` as the prompt's reply),

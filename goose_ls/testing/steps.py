@@ -121,6 +121,10 @@ class StepPlayer:
             await self.peer.notify(
                 "elicitation/complete", {"elicitationId": step["elicitComplete"]}
             )
+        elif "together" in step:  # steps at once, as an agent running tools in parallel
+            await asyncio.gather(
+                *(self.step(session_id, each, cancel) for each in step["together"])
+            )
         elif "sleep" in step:
             await asyncio.sleep(float(step["sleep"]))
         elif "waitForCancel" in step:

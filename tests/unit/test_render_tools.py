@@ -49,3 +49,20 @@ def test_a_block_far_up_gets_a_status_line_at_the_end() -> None:
     chat.show(events.ToolCallUpdate("t1", status="completed"))
     body = chat.text.body
     assert body.rstrip().endswith("_✓ shell · make: completed_"), body[-80:]
+
+
+def test_the_blocks_a_redraw_may_shift_stay_bounded_however_many_calls_came() -> None:
+    """Agent-driven cost stays linear: 5,000 calls started, then the one before the last
+    drawn again and again; each redraw shifts only the blocks near the end (it used to
+    shift all 5,000, so each update cost more the more calls the turn had)."""
+    chat = _Chat()
+    for n in range(5_000):
+        chat.show(events.ToolCall(f"c{n}", "r", status="pending"))
+    for n in range(100):
+        chat.show(events.ToolCallUpdate("c4998", status=("in_progress", "pending")[n % 2]))
+    spans = chat.renderer._spans
+    assert len(spans) <= REDRAW_LIMIT // 20, len(spans)
+    assert "c4998" in "".join(spans) and "c4999" in "".join(spans)
+    body = chat.text.body
+    assert body.count("**🔧 r** — ⏳ pending") == 5_000  # redrawn in place, no status lines
+    assert list(spans.values()) == sorted(spans.values())

@@ -13,6 +13,7 @@ Over 300 lines: one renderer with one branch per kind of event, read as a whole.
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Callable, Iterator
 
 import attrs
@@ -93,7 +94,8 @@ class Renderer:
         """Tool calls that have a block of their own."""
         self._spans: dict[str, tuple[int, int]] = {}
         """Where each block that may be drawn again is in the body (start, end): tool
-        calls (``tool:<id>``) and cards (``card:<request id>``)."""
+        calls (``tool:<id>``) and cards (``card:<request id>``), in the body's order; only
+        those near enough the end to be drawn again (:meth:`_forget_far_spans`)."""
         self._cards: dict[str, str] = {}
         """Each card still waiting for its answer, as drawn without its last line."""
         self._replay_calls: ToolCalls | None = None
@@ -298,20 +300,32 @@ class Renderer:
     def _redraw(self, key: str, block: str) -> bool:
         """Draw a block (a tool call's, a card) again where it is, the text after it kept:
         whether it was near enough the end (what follows it is sent to the editor again)."""
+        self._forget_far_spans()
         span = self._spans.get(key)
         if span is None or self.text.length - span[1] > REDRAW_LIMIT:
             return False
         start, end = span
         self.text.rewrite_from(start, block + self.text.body_text(end))
         moved = len(block) - (end - start)
-        self._spans = {
-            other: (a + moved, b + moved) if a > start else (a, b)
-            for other, (a, b) in self._spans.items()
-        }
+        # Only the blocks below it move: the spans are in the body's order.
+        below = list(itertools.takewhile(lambda other: other != key, reversed(self._spans)))
+        for other in below:
+            a, b = self._spans[other]
+            self._spans[other] = (a + moved, b + moved)
         self._spans[key] = (start, start + len(block))
         if self._block_start > start:
             self._block_start += moved
         return True
+
+    def _forget_far_spans(self) -> None:
+        """Forget the blocks more than :data:`REDRAW_LIMIT` above the end: they are never
+        drawn again, and what a redraw shifts stays bounded however many calls came."""
+        limit = self.text.length - REDRAW_LIMIT
+        while self._spans:
+            first = next(iter(self._spans))
+            if self._spans[first][1] >= limit:
+                return
+            del self._spans[first]
 
     def _tool_block(self, state: ToolCallState) -> str:
         status = state.status or "pending"
