@@ -851,6 +851,34 @@ async def test_a_question_of_one_choice_through_a_popup(editor: Editor) -> None:
     assert '[elicitation: accept {"language": "rs"}]' in editor.goose.text(end["messageId"])
 
 
+async def test_question_buttons_that_would_read_alike_say_which_is_which(
+    editor: Editor,
+) -> None:
+    """Two choices titled alike, one titled "Decline": each button says which value it
+    sends, and "Decline" declines."""
+    choice = {
+        "type": "string",
+        "oneOf": [
+            {"const": "py", "title": "Python"},
+            {"const": "rs", "title": "Python"},
+            {"const": "yes", "title": "Decline"},
+        ],
+    }
+    schema = {"type": "object", "properties": {"language": choice}, "required": ["language"]}
+    buffers = await _start(
+        editor,
+        "neovim",
+        {"turns": [[{"elicit": {"message": "Which language?", "schema": schema}}]]},
+    )
+    asked = _answer_popups(editor, "Decline")
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    titles = [a.title for a in asked[0].actions or []]
+    assert titles == ["Python", "Python (rs)", "Decline (yes)", "Decline"]
+    assert "[elicitation: decline]" in editor.goose.text(end["messageId"])
+
+
 async def test_a_page_opens_only_once_the_user_said_yes_to_its_origin(editor: Editor) -> None:
     url = "https://example.com/sign-in?state=1"
     step = {"elicit": {"message": "Sign in", "mode": "url", "url": url, "elicitationId": "s1"}}

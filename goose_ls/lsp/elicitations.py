@@ -42,7 +42,15 @@ def single_choice(schema: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     if not values:
         return None
     titles = {str(o.get("const")): o.get("title") for o in prop.get("oneOf") or []}
-    return name, {str(titles.get(value) or value): value for value in values}
+    labels: dict[str, Any] = {}
+    for value in values:
+        label = inert_line(str(titles.get(value) or value))
+        if label in labels or label == DECLINE:  # two buttons reading alike: say which is which
+            label = f"{label} ({inert_line(value)})"
+        if label in labels:
+            return None  # still alike: the card, field by field, not a popup
+        labels[label] = value
+    return name, labels
 
 
 class ElicitationPrompts:
@@ -69,7 +77,7 @@ class ElicitationPrompts:
             )
             return
         name, values = choice
-        labels = [*values, *([] if DECLINE in values else [DECLINE])]
+        labels = [*values, DECLINE]  # no choice reads "Decline" (single_choice)
         await self._transcripts.show_end(session_id)  # its card in view before the popup
         if not self._questions.waiting(request.request_id):
             return
