@@ -37,12 +37,11 @@ from goose_ls.workspace import files, sandbox
 from goose_ls.workspace.agent_sandbox import Bounds, bounds_for
 from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.confinement import (
-    SNIFF_BYTES,
     BadPath,
     Confinement,
     Denied,
     checked_spelling,
-    credential_in,
+    credential_anywhere,
     roots_of,
 )
 from goose_ls.workspace.files import EditorFiles, FileProblem
@@ -196,7 +195,8 @@ class AgentTools:
         resolved = await self._check(session_id, path, f"read {path}", "read")
         text = self._editor.buffer_text(resolved)
         if text is not None:
-            if what := credential_in(text[:SNIFF_BYTES].encode("utf-8", "replace")):
+            data = text.encode("utf-8", "replace")
+            if what := credential_anywhere(lambda at, n: data[at : at + n], len(data)):
                 denied = Denied(
                     f"{path} is a secret (it holds {what}); goose-ls does not hand those out"
                 )

@@ -10,10 +10,11 @@ one is one). Without a workspace folder there are no roots, and nothing is allow
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 import stat as stats
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePath
 
 import attrs
@@ -71,6 +72,57 @@ SNIFF_LIMIT = 1 << 20
 def credential_in(head: bytes) -> str | None:
     """What kind of credential ``head`` (a file's first bytes) holds, if any."""
     return next((what for what, mark in CREDENTIAL_MARKS if mark.search(head)), None)
+
+
+SCAN_CHUNK = 1 << 20
+OVERLAP = 4096
+"""How far a mark may straddle two chunks of a scanned file (a key's first line is short)."""
+
+
+def credential_anywhere(read: Callable[[int, int], bytes], size: int) -> str | None:
+    """What kind of credential a file of ``size`` bytes holds anywhere in it (``read``:
+    ``(offset, length) -> bytes``), its text as written or, for JSON, as decoded
+    (``"\\u0070rivate_key"`` is ``private_key``)."""
+    at = 0
+    while at < size:
+        chunk = read(max(at - OVERLAP, 0), SCAN_CHUNK + OVERLAP)
+        if not chunk:
+            break
+        if what := credential_in(chunk):
+            return what
+        at += SCAN_CHUNK
+    if size <= JSON_LIMIT and (what := _credential_in_json(read(0, size))):
+        return what
+    return None
+
+
+JSON_LIMIT = 10_000_000
+"""JSON up to this size is decoded to look for a key spelt with escapes."""
+
+
+def _credential_in_json(data: bytes) -> str | None:
+    text = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not text.startswith((b"{", b"[")) or b"\\u" not in text:
+        return None  # no escape: the marks above have seen it as it is
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    pending = [document]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if isinstance(value, str) and (
+                    what := credential_in(f'"{key}": "{value}"'.encode())
+                ):
+                    return what
+                pending.append(value)
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, str) and (what := credential_in(item.encode())):
+            return what
+    return None
 
 
 def credential_file(path: Path) -> str | None:

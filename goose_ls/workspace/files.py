@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from goose_ls.files import replace_at
-from goose_ls.workspace.confinement import SNIFF_BYTES as CREDENTIAL_SNIFF_BYTES
-from goose_ls.workspace.confinement import Denied, credential_in
+from goose_ls.workspace.confinement import Denied, credential_anywhere
 from goose_ls.workspace.opening import open_folder
 
 READ_FLAGS = os.O_RDONLY
@@ -130,10 +129,11 @@ def read_disk(
         if why := _kind(opened.st_mode):  # swapped between the stat and the open
             raise FileProblem(f"{path} {why}")
         check_links(path, opened)
-        head = os.pread(stream.fileno(), CREDENTIAL_SNIFF_BYTES, 0)
-        if b"\0" in head[:SNIFF_BYTES]:
+        fd = stream.fileno()
+        if b"\0" in os.pread(fd, SNIFF_BYTES, 0):
             raise FileProblem(f"{path} is a binary file")
-        if what := credential_in(head):
+        # The whole file, whatever part is asked for: a key 1 MB in is a key.
+        if what := credential_anywhere(lambda at, n: os.pread(fd, n, at), opened.st_size):
             raise Denied(f"{path} is a secret (it holds {what}); goose-ls does not hand those out")
         data = _lines(stream, line, limit, cap, path)
     try:

@@ -46,13 +46,27 @@ OPENER_LENGTH = max(len(opener) for opener in OWN_OPENERS) + 40
 
 def imitates(line: str, speakers: tuple[str, ...]) -> bool:
     """Whether a line of agent text begins as goose-ls's own lines do (``speakers``: the
-    names goose-ls heads turns with, ``## You`` and the agent's)."""
+    names goose-ls heads turns with, ``## You`` and the agent's), as markdown shows it:
+    up to three spaces before it, and quote markers with or without a space, nested or
+    not, read the same."""
+    line = _as_shown(line)
     if line.startswith(OWN_OPENERS):
         return True
     if line.startswith("## "):
         name = line[3:]
         return any(name.startswith(speaker) for speaker in speakers)
     return False
+
+
+def _as_shown(line: str) -> str:
+    """``line`` with what markdown does not show told apart removed: the indent of up to
+    three spaces, and quote markers spelt any way (``>x``, `` > x``, ``>> x``) as one ``> ``."""
+    rest = line[: len(line) - len(line.lstrip(" "))][:3]
+    line = line[len(rest) :]
+    if not line.startswith(">"):
+        return line
+    body = line.lstrip("> ")
+    return "> " + body
 
 
 def quoted(line: str) -> str:
