@@ -188,6 +188,8 @@ class Policy:
                 return Decision("deny", f"policy rule {rule.describe()}")
         if target.command is not None and parsed is None:
             return Decision("ask", "the command could not be parsed")
+        if parsed is not None and parsed.opaque is not None:
+            return Decision("ask", f"no rule can tell what it runs: {parsed.opaque}")
         if target.unseen is not None:
             return Decision("ask", f"goose-ls cannot see all the call would touch: {target.unseen}")
         if not matching:

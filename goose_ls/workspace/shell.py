@@ -37,6 +37,9 @@ class Parsed:
     backticks, subshells, expansions or ``VAR=value`` prefixes."""
     redirect_targets: tuple[str, ...] = ()
     """Files the single command's plain redirections (``>``, ``<``...) name."""
+    opaque: str | None = None
+    """Why no rule can tell what the line runs, if so: a program named by an expansion
+    (``$(printf rm) -rf``), or a shell reading its commands from its input (``… | sh``)."""
 
 
 def parse(line: str, depth: int = 0) -> Parsed | None:
@@ -48,14 +51,17 @@ def parse(line: str, depth: int = 0) -> Parsed | None:
         trees = bashlex.parse(line)
     except Exception:  # bashlex raises its own errors, and others on odd input
         return None
-    commands = tuple(_words(node) for node in _nodes(trees) if node.kind == "command")
+    nodes = [node for node in _nodes(trees) if node.kind == "command"]
+    commands = tuple(_words(node, line) for node in nodes)
     if not commands or any(not words for words in commands):
         return None
+    opaque = next(filter(None, (_opaque(node, line) for node in nodes)), None)
     for line_run in filter(None, (_handed_line(command) for command in commands)):
         nested = parse(line_run, depth + 1) if depth < NESTING else None
         if nested is None:
             return None
         commands += nested.commands
+        opaque = opaque or nested.opaque
     top = trees[0]
     simple = len(trees) == 1 and top.kind == "command" and len(commands) == 1
     targets: list[str] = []
@@ -68,7 +74,7 @@ def parse(line: str, depth: int = 0) -> Parsed | None:
             targets.append(part.output.word)
             continue
         simple = False
-    return Parsed(commands, simple, tuple(targets))
+    return Parsed(commands, simple, tuple(targets), opaque)
 
 
 def argv_line(argv: Sequence[str]) -> str:
@@ -114,17 +120,58 @@ def _options(words: tuple[str, ...]) -> list[str]:
 
 
 def _handed_line(words: tuple[str, ...]) -> str | None:
-    """The line a command hands a shell to run (``bash -lc LINE``, ``eval A B``), if any."""
+    """The line a command hands a shell to run (``bash -lc LINE``, ``sh -e -c -- LINE``,
+    ``bash -O extglob -c LINE``, ``env -S LINE``, ``eval A B``), if any."""
     for run in programs(words):
         if run[0] == "eval" and len(run) > 1:
             return " ".join(run[1:])
-        if run[0] in SHELLS:
+        if run[0] == "env":
             for index, word in enumerate(run[1:], 1):
-                if not word.startswith("-"):
-                    break
-                if word[1:2] != "-" and "c" in word[1:] and index + 1 < len(run):
+                if word in ("-S", "--split-string") and index + 1 < len(run):
                     return run[index + 1]
+                if word.startswith("--split-string="):
+                    return word.split("=", 1)[1]
+        if run[0] in SHELLS and (line := _shell_line(run)) is not None:
+            return line
     return None
+
+
+SHELL_OPTIONS_WITH_VALUE = {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
+"""Shell options whose value is the next word (``bash -O extglob -c …``)."""
+
+
+def _shell_line(run: tuple[str, ...]) -> str | None:
+    """The line after a shell's ``-c`` (in any cluster of short options, after any other
+    options and ``--``), or None when it runs no ``-c`` line."""
+    command = False
+    index = 1
+    while index < len(run):
+        word = run[index]
+        if word == "--" or word == "-":
+            index += 1
+            break
+        if word in SHELL_OPTIONS_WITH_VALUE:
+            index += 2
+            continue
+        if word.startswith("--"):
+            index += 1
+            continue
+        if len(word) > 1 and word[0] in "-+":
+            command = command or (word[0] == "-" and "c" in word[1:])
+            index += 2 if word[-1] in "oO" else 1
+            continue
+        break
+    return run[index] if command and index < len(run) else None
+
+
+def _reads_input(words: tuple[str, ...]) -> bool:
+    """A shell given no line and no script: it runs what comes on its input (``… | sh``),
+    which no rule can read."""
+    run = program(words)
+    if not run or run[0] not in SHELLS or _shell_line(run) is not None:
+        return False
+    rest = [word for word in run[1:] if not word.startswith(("-", "+"))]
+    return not rest or "-s" in run[1:]
 
 
 def rule_words(command: str) -> tuple[str, ...] | None:
@@ -144,8 +191,34 @@ def _plain(node: Any) -> bool:
     return getattr(node, "kind", None) == "word" and not getattr(node, "parts", None)
 
 
-def _words(node: Any) -> tuple[str, ...]:
-    return tuple(part.word for part in node.parts if part.kind == "word")
+def _opaque(node: Any, line: str) -> str | None:
+    words = [part for part in node.parts if part.kind == "word"]
+    if not words:
+        return None
+    first = line[words[0].pos[0] : words[0].pos[1]]
+    if "$" in first or "`" in first:
+        return f"the program it runs is computed ({first})"
+    if _reads_input(_words(node, line)):
+        return "a shell runs what comes on its input"
+    return None
+
+
+def _words(node: Any, line: str) -> tuple[str, ...]:
+    return tuple(_unquoted(part, line) for part in node.parts if part.kind == "word")
+
+
+def _unquoted(part: Any, line: str) -> str:
+    """A word as the shell passes it on: bashlex leaves the quotes inside a word that
+    joins several quoted pieces (``'a '"'"'b'`` is ``a 'b``), so the word's own text is
+    read again with POSIX quoting; a word with an expansion stays as bashlex has it."""
+    source = line[part.pos[0] : part.pos[1]]
+    if "$" in source or "`" in source:
+        return str(part.word)
+    try:
+        tokens = shlex.split(source)
+    except ValueError:
+        return str(part.word)
+    return tokens[0] if len(tokens) == 1 else str(part.word)
 
 
 def _nodes(items: Any) -> Iterator[Any]:
