@@ -27,6 +27,14 @@ from goose_ls.tasks import Tasks
 log = logging.getLogger(__name__)
 
 
+def popup_message(request: events.PermissionRequested) -> str:
+    """What a popup (or the note of an editor without popups) says it asks about: the
+    action first, the agent's name for it after."""
+    title = inert_line(request.tool_call.title or request.tool_call.tool_call_id)
+    action = inert_line(request.action or title)
+    return f"The agent is waiting for your approval: {action} (it calls this “{title}”)"
+
+
 class PermissionPrompts:
     def __init__(
         self, editor: Editor, permissions: Permissions, transcripts: Transcripts, tasks: Tasks
@@ -50,9 +58,7 @@ class PermissionPrompts:
                 await self._prompt(session_id, request)
 
     async def _prompt(self, session_id: str, request: events.PermissionRequested) -> None:
-        title = inert_line(request.tool_call.title or request.tool_call.tool_call_id)
-        action = inert_line(request.action or title)
-        message = f"The agent is waiting for your approval: {action} (it calls this “{title}”)"
+        message = popup_message(request)
         await self._transcripts.drawn(session_id)  # the card first: then the news of it
         if not self._editor.has_popups():
             self._editor.show(
