@@ -54,3 +54,13 @@ def inert_line(text: str) -> str:
     """One line of agent text (a title, a label, a popup's message, a log record): also
     its newlines and tabs escaped, so it cannot forge a line of its own."""
     return _ACTING_ON_A_LINE.sub(_escape, text) if _ACTING_ON_A_LINE.search(text) else text
+
+
+def inert_json(text: str) -> str:
+    """JSON text (``ensure_ascii=False``) with every character that would act, or end a
+    line for some readers (NEL, the Unicode line and paragraph separators), as its
+    ``\\uXXXX`` escape: the same JSON, on one line, inert when printed."""
+    return _IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+_IN_JSON = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{_BIDI}{_INVISIBLE}]")
