@@ -531,7 +531,8 @@ async def _end_to_end(tmp: Path, cases: list[tuple[str, Any, Any, int]]) -> None
                 {"permission": {"toolCall": call, "options": offered}},
             ]
         capabilities, encoding = EDITORS["helix"]
-        await editor.start({"turns": [[*turn, {"text": "done"}]]}, editor=capabilities)
+        settings = {"workspace": {"outside": "ask"}}
+        await editor.start({"turns": [[*turn, {"text": "done"}]]}, settings, capabilities)
         buffers = EditorBuffers(editor.client, encoding)
         code = editor.workspace / "app.py"
         code.write_text("x = 1\n")
@@ -562,10 +563,26 @@ async def _answer_one(
     offered: list[dict[str, Any]],
     pick: int,
 ) -> None:
-    requests = await editor.goose.wait_for(
-        lambda: editor.goose.of_kind("permission_request")[n:], what=f"request {n}"
-    )
-    request = requests[0]
+    def outcomes() -> list[Any]:
+        answered = [m.get("result", {}) for m in editor.agent_messages()]
+        return [a["outcome"] for a in answered if isinstance(a, dict) and "outcome" in a]
+
+    def asked_or_settled() -> list[Any]:
+        asked: list[Any] = [
+            r
+            for r in editor.goose.of_kind("permission_request")
+            if r["toolCall"]["toolCallId"] == f"t{n}"
+        ]
+        return asked or (["settled"] if len(outcomes()) > n else [])
+
+    (request,) = await editor.goose.wait_for(asked_or_settled, what=f"request {n}")
+    if request == "settled":  # refused without asking (a path no file can have, a secret)
+        sent = outcomes()[n].get("optionId")
+        assert not {o["kind"] for o in offered if o["optionId"] == sent} & {
+            "allow_once",
+            "allow_always",
+        }
+        return
     marker = permission_marker(request["requestId"])
     await editor.goose.wait_for(lambda: marker in buffers.texts[uri].split("\n"), what=f"card {n}")
     lines = buffers.texts[uri].split("\n")
@@ -599,14 +616,7 @@ async def _answer_one(
             command=chosen.command.command, arguments=chosen.command.arguments
         )
     )
-    answers = await editor.goose.wait_for(
-        lambda: [
-            m["result"]["outcome"]
-            for m in editor.agent_messages()
-            if "outcome" in m.get("result", {})
-        ][n:],
-        what=f"answer {n}",
-    )
+    answers = await editor.goose.wait_for(lambda: outcomes()[n:], what=f"answer {n}")
     outcome: Any = answers[0]
     sent = outcome.get("optionId")
     kinds = {o["kind"] for o in offered if o["optionId"] == sent}
