@@ -457,7 +457,7 @@ def test_agent_text_never_begins_a_line_as_goose_ls_s_own_and_answers_no_card(
         assert not acting, f"line {n} {line!r} is not inert"
     for markers in (permission_marker, question_marker):
         for n in range(len(real)):
-            found = cards_at(real, REQUEST_IDS + GUESSED_IDS, markers, n, n)
+            found = cards_at(real, REQUEST_IDS, markers, n, n)
             assert set(found) <= set(cards_at(model, REQUEST_IDS, markers, n, n)), (n, shown)
     assert not any(line.startswith(CHOICES) for line in real) or any(
         line.startswith(CHOICES) for line in model
