@@ -235,11 +235,20 @@ def _reads_the_same(label: str) -> str:
     return re.sub(r"\s+", " ", folded).strip()
 
 
+def _strings(value: Any) -> list[str]:
+    """Every string in a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [s for item in value for s in _strings(item)] if isinstance(value, list) else []
+
+
 def _check_action(call: events.ToolCallUpdate, action: str) -> None:
     """The action comes from the request's own data, or says goose-ls cannot tell (and
     then shows that data, never the title alone)."""
     raw = call.raw_input
-    assert action.strip(), "the prompt states an action"
+    assert inert_line(action).strip(), "the prompt states an action"
     if action.startswith(CANNOT_TELL):
         shown = json.dumps(raw, sort_keys=True, default=repr)[:40]
         assert shown in action, f"the request's data is shown: {shown!r} in {action!r}"
@@ -262,7 +271,7 @@ def _check_action(call: events.ToolCallUpdate, action: str) -> None:
             assert os.path.basename(path) in action, (path, action)
     title = call.title or ""
     if title.strip() and action.strip() == title.strip():
-        assert title in json.dumps(raw), "the title alone is no action"
+        assert any(title.strip() in said for said in _strings(raw)), "the title alone is no action"
 
 
 @FUZZ
@@ -417,9 +426,9 @@ def _fenced(lines: list[str]) -> set[int]:
     fence: str | None = None
     for n, line in enumerate(lines):
         if fence is None:
-            match = re.match(r"(`{3,}|~{3,})", line)
+            match = re.match(r"(`{3,})[^`]*$|(~{3,})", line)  # CommonMark: no ` after ```
             if match:
-                fence = match.group(1)
+                fence = match.group(1) or match.group(2)
         elif re.fullmatch(f"{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line):
             fence = None
         else:
@@ -459,9 +468,8 @@ def test_agent_text_never_begins_a_line_as_goose_ls_s_own_and_answers_no_card(
         for n in range(len(real)):
             found = cards_at(real, REQUEST_IDS, markers, n, n)
             assert set(found) <= set(cards_at(model, REQUEST_IDS, markers, n, n)), (n, shown)
-    assert not any(line.startswith(CHOICES) for line in real) or any(
-        line.startswith(CHOICES) for line in model
-    )
+    choices = [n for n, line in enumerate(real) if line.startswith(CHOICES) and n not in fenced]
+    assert choices == [n for n, line in enumerate(model) if line.startswith(CHOICES)], shown
 
 
 # --- end to end -------------------------------------------------------------------------
