@@ -16,8 +16,11 @@ import re
 
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 _INVISIBLE = "\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
-_ACTING = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}{_INVISIBLE}]")
-_ACTING_ON_A_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}{_INVISIBLE}]")
+_SEPARATORS = "\u2028\u2029"
+"""The Unicode line and paragraph separators: a line break to some readers, none to
+others, so a line would read differently in each."""
+_ACTING = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}{_INVISIBLE}{_SEPARATORS}]")
+_ACTING_ON_A_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}{_INVISIBLE}{_SEPARATORS}]")
 _JOINER = "\u200d"
 
 
@@ -54,3 +57,13 @@ def inert_line(text: str) -> str:
     """One line of agent text (a title, a label, a popup's message, a log record): also
     its newlines and tabs escaped, so it cannot forge a line of its own."""
     return _ACTING_ON_A_LINE.sub(_escape, text) if _ACTING_ON_A_LINE.search(text) else text
+
+
+def inert_json(text: str) -> str:
+    """JSON text (``ensure_ascii=False``) with every character that would act, or end a
+    line for some readers (NEL, the Unicode line and paragraph separators), as its
+    ``\\uXXXX`` escape: the same JSON, on one line, inert when printed."""
+    return _IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+_IN_JSON = re.compile(f"[\x00-\x1f\x7f-\x9f{_SEPARATORS}{_BIDI}{_INVISIBLE}]")

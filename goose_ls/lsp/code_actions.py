@@ -160,17 +160,25 @@ def _cards_near(
     if not pending or transcript is None:
         return []
     lines = s.transcripts.prompts.document_text(transcript).split("\n")
+    return cards_at(lines, pending, marker_of, selection.start.line, selection.end.line)
+
+
+def cards_at(
+    lines: list[str], pending: list[str], marker_of: Callable[[str], str], first: int, last: int
+) -> list[str]:
+    """The ``pending`` requests whose card, in ``lines``, lies across lines ``first`` to
+    ``last``: from its marker line to its line of choices."""
     near = []
     for request_id in pending:
         marker = marker_of(request_id)
-        for first, line in enumerate(lines):
+        for start, line in enumerate(lines):
             if line != marker:
                 continue
-            last = next(
-                (n for n in range(first + 1, len(lines)) if lines[n].startswith(CHOICES)),
-                first,
+            end = next(
+                (n for n in range(start + 1, len(lines)) if lines[n].startswith(CHOICES)),
+                start,
             )
-            if first <= selection.end.line and selection.start.line <= last:
+            if start <= last and first <= end:
                 near.append(request_id)
     return near
 

@@ -33,6 +33,17 @@ ACTION = MAX_SHOWN_CHARS - TITLE - 200
 """Characters of what allowing does a popup shows (with the title, within the cap)."""
 
 
+def popup_message(request: events.PermissionRequested) -> str:
+    """What a popup (or the note of an editor without popups) says it asks about: the
+    action first (cut within the cap on messages, saying where the whole is), the
+    agent's name for it after."""
+    title = inert_line(cut(request.tool_call.title or request.tool_call.tool_call_id, TITLE))
+    action = inert_line(request.action or title)
+    if len(action) > ACTION:  # cut: where to read the whole of it
+        action = f"{cut(action, ACTION)} (the whole of it is on the card in the chat)"
+    return f"The agent is waiting for your approval: {action} (it calls this “{title}”)"
+
+
 class PermissionPrompts:
     def __init__(
         self, editor: Editor, permissions: Permissions, transcripts: Transcripts, tasks: Tasks
@@ -56,11 +67,7 @@ class PermissionPrompts:
                 await self._prompt(session_id, request)
 
     async def _prompt(self, session_id: str, request: events.PermissionRequested) -> None:
-        title = inert_line(cut(request.tool_call.title or request.tool_call.tool_call_id, TITLE))
-        action = inert_line(request.action or title)
-        if len(action) > ACTION:  # cut: where to read the whole of it
-            action = f"{cut(action, ACTION)} (the whole of it is on the card in the chat)"
-        message = f"The agent is waiting for your approval: {action} (it calls this “{title}”)"
+        message = popup_message(request)
         await self._transcripts.drawn(session_id)  # the card first: then the news of it
         if not self._editor.has_popups():
             self._editor.show(

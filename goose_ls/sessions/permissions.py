@@ -23,6 +23,7 @@ option has it. An agent cannot offer an option that the user takes for goose-ls'
 from __future__ import annotations
 
 import asyncio
+import unicodedata
 from collections.abc import Callable
 from typing import NoReturn
 
@@ -100,13 +101,28 @@ def _foreign_warning(foreign: tuple[str, ...]) -> str | None:
     )
 
 
+def _unambiguous(options: list[events.PermissionOption]) -> list[events.PermissionOption]:
+    """The agent's options whose id no option of another kind has: an id it calls both an
+    allow and a reject lets it read either answer as it likes, so neither is used."""
+    kinds: dict[str, set[str]] = {}
+    for option in options:
+        kinds.setdefault(option.option_id, set()).add(option.kind)
+    return [option for option in options if len(kinds[option.option_id]) == 1]
+
+
+def _reading(label: str) -> str:
+    """A label as a person reads it: compatibility forms and case alike (``é`` written
+    as one character or two, ``ﬁ``), any run of spaces one space."""
+    return " ".join(unicodedata.normalize("NFKC", label).casefold().split())
+
+
 def _offerable(options: list[events.PermissionOption]) -> list[events.PermissionOption]:
     """The agent's options the user may be offered: those of a kind goose-ls knows (what
     choosing one does is its kind, whatever it is called), each reading differently."""
     offered: dict[str, events.PermissionOption] = {}
     for option in options:
         if option.kind in events.KIND_LABELS:
-            offered.setdefault(option.label, option)
+            offered.setdefault(_reading(option.label), option)
     return list(offered.values())
 
 
@@ -195,6 +211,7 @@ class Permissions:
                 f"a permission request offered {len(options)} options (goose-ls's cap on "
                 f"options, {MAX_PERMISSION_OPTIONS})",
             )
+        options = _unambiguous(options)
         merged = tool_call if own else session.tool_calls.apply(tool_call)
         target = ToolTarget.of(merged, None if own else session.cwd)
         tool = tool_call.title or target.kind
@@ -203,7 +220,8 @@ class Permissions:
             self._registry.note(session, "warning", problem)
         # goose-ls's own calls name paths it has confined already
         verdict = Verdict() if own else await self._confined(target, foreign)
-        protected = policy.protected_path(target)
+        # a path no file can have (a NUL byte) is refused before it is resolved
+        protected = None if verdict.refused is not None else policy.protected_path(target)
         if verdict.refused is not None:
             decision = Decision("deny", "confinement")
         else:
@@ -212,7 +230,7 @@ class Permissions:
             kind = "allow_once" if decision.action == "allow" else "reject_once"
             chosen = _option(options, kind) or _option(options, kind.replace("once", "always"))
             written = self.audit.record(
-                session_id, tool, target.describe(), chosen or "cancelled", decision.reason
+                session_id, tool, action_of(target), chosen or "cancelled", decision.reason
             )
             if written or decision.action == "deny":
                 if decision.action == "allow" and not (own or foreign):
@@ -241,7 +259,7 @@ class Permissions:
         offerable = _offerable(options)
         agent = [o for o in offerable if not (lasting and o.kind == "allow_always")]
         if not agent:  # fail closed: nothing the user could be shown means anything
-            self.audit.record(session_id, tool, target.describe(), "cancelled", "no known choice")
+            self.audit.record(session_id, tool, action_of(target), "cancelled", "no known choice")
             self._registry.note(
                 session,
                 "warning",
@@ -270,7 +288,7 @@ class Permissions:
             try:
                 answered = await asked.answer
             except asyncio.CancelledError:  # the agent withdrew its request: the card says so
-                self.audit.record(session_id, tool, target.describe(), "cancelled", "agent")
+                self.audit.record(session_id, tool, action_of(target), "cancelled", "agent")
                 self._registry.record(session, events.PermissionResolved(request_id, "cancelled"))
                 raise
         chosen = answered[1] if answered else None
@@ -289,7 +307,7 @@ class Permissions:
             session.active.refused.update(policy.resolve(path) for path in target.paths)
             if target.command:
                 session.active.refused.add(target.command.strip())
-        self.audit.record(session_id, tool, target.describe(), chosen or "cancelled", "user")
+        self.audit.record(session_id, tool, action_of(target), chosen or "cancelled", "user")
         label = None
         if answered:
             label = (offer.own if answered[0] and offer.own else _find(options, answered[1])).label

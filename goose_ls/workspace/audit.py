@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 from goose_ls.files import PRIVATE_FILE, WriteFailed, private_folder, tighten
+from goose_ls.inert import inert_json
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ class AuditLog:
             "outcome": outcome,
             "by": by,
         }
-        line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+        line = (inert_json(json.dumps(entry, ensure_ascii=False)) + "\n").encode("utf-8")
         try:
             private_folder(self.path.parent)
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)

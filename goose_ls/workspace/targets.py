@@ -107,7 +107,7 @@ def read(call: ToolCallState, folder: str | None = None) -> Seen:
 
 
 def _said(call: ToolCallState) -> str:
-    fields = [call.name, call.title, call.kind, call.raw_input]
+    fields = [call.raw_input, call.name, call.kind, call.title]  # its input first: shown cut
     return json.dumps(fields, sort_keys=True, default=repr)
 
 

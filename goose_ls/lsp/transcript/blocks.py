@@ -32,6 +32,8 @@ OWN_OPENERS = (
     "> ⚠",
     "> 📎",
     "> Answer with",
+    "> Allowing",
+    "> Open:",
     "> Agent sandbox",
     "> _",
     "_Permission",
@@ -245,8 +247,9 @@ def plan_document(update: events.PlanUpdate) -> str:
     kind = body.get("type")
     if kind == "items":
         return plan("Plan", list(body.get("entries") or []))
-    if kind == "markdown":
-        return f"**Plan**\n\n{str(body.get('content', '')).rstrip()}\n"
+    if kind == "markdown":  # the agent's text: quoted, as a compaction's summary
+        lines = inert(str(body.get("content", "")).strip()).split("\n")
+        return "**Plan**\n" + "".join(f"\n> {quoted(line)}" for line in lines) + "\n"
     uri = str(body.get("uri", ""))
     return f"**Plan**: [{shown_path(describe_uri(uri), None)}]({uri})\n"
 
@@ -261,7 +264,8 @@ COMPACTION_WORDS = {
 def compaction(event: events.Compaction) -> str:
     """Where a compaction stands, and the summary the agent kept once it is done."""
     if event.status == "failed":
-        return f"> ⚠ **Compacting the conversation failed:** {event.error or 'no reason given'}\n"
+        why = inert_line(event.error or "no reason given")
+        return f"> ⚠ **Compacting the conversation failed:** {why}\n"
     text = f"_{COMPACTION_WORDS.get(event.status, f'🗜 Compaction: {event.status}')}_\n"
     summary = "".join(content_text(block) for block in event.summary or [])
     if summary.strip():

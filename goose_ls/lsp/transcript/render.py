@@ -181,7 +181,7 @@ class Renderer:
         elif isinstance(event, events.PermissionRequested):
             self._card(event)
         elif isinstance(event, events.PermissionResolved):
-            answer = event.label or event.option_id or "cancelled"
+            answer = inert_line(event.label or event.option_id or "cancelled")
             self._answered(event.request_id, f"Permission answered: {answer}.")
         elif isinstance(event, events.ElicitationRequested):
             self._new_block(f"card:{event.request_id}", AGENT)
@@ -193,9 +193,9 @@ class Renderer:
         elif isinstance(event, events.TurnEnded):
             self._new_block("status")
             if event.error:
-                self.text.append(f"> ⚠ **The turn failed:** {event.error}\n")
+                self.text.append(f"> ⚠ **The turn failed:** {inert_line(event.error)}\n")
             elif event.stop_reason != "end_turn":
-                self.text.append(f"_Turn ended: {event.stop_reason}._\n")
+                self.text.append(f"_Turn ended: {inert_line(str(event.stop_reason))}._\n")
             if event.usage:
                 self.text.append(f"_{usage.turn_tokens(event.usage)}_\n")
             self._speaker = None
@@ -294,8 +294,8 @@ class Renderer:
         elif not self._redraw(block, self._tool_block(state)):
             self._new_block("status")
             mark = STATUS_MARK.get(state.status or "", "•")
-            title = state.title or state.tool_call_id
-            self.text.append(f"_{mark} {title}: {state.status or 'updated'}_\n")
+            title = inert_line(state.title or state.tool_call_id)
+            self.text.append(f"_{mark} {title}: {inert_line(state.status or 'updated')}_\n")
 
     def _redraw(self, key: str, block: str) -> bool:
         """Draw a block (a tool call's, a card) again where it is, the text after it kept:
@@ -328,7 +328,7 @@ class Renderer:
             del self._spans[first]
 
     def _tool_block(self, state: ToolCallState) -> str:
-        status = state.status or "pending"
+        status = inert_line(state.status or "pending")
         kind = f" · {inert_line(state.kind)}" if state.kind else ""
         if state.name and state.name != state.title:
             kind += f" · {blocks.code_span(inert_line(state.name))}"
