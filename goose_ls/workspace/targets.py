@@ -141,10 +141,34 @@ def map_raw_paths(raw: Any, convert: Callable[[str], str]) -> Any:
     return mapped
 
 
+CHANGE_TAGS = ("add", "delete", "update")
+CHANGE_KEYS = {"type", "content", "unified_diff", "move_path"}
+"""A codex patch's change, tagged inside (``{"type": "update", …}``) or outside
+(``{"update": {…}}``): anything else in it is a shape goose-ls does not read."""
+
+
+def _change_body(change: Any) -> dict[str, Any] | None:
+    """A change's fields, whichever way it is tagged; None when not a shape read here."""
+    if not isinstance(change, dict):
+        return None
+    if len(change) == 1 and next(iter(change)) in CHANGE_TAGS:
+        change = next(iter(change.values()))
+        if not isinstance(change, dict):
+            return None
+    if not set(change) <= CHANGE_KEYS:
+        return None
+    move = change.get("move_path")
+    return change if move is None or isinstance(move, str) else None
+
+
 def _moved(change: Any, convert: Callable[[str], str]) -> Any:
-    if isinstance(change, dict) and isinstance(change.get("move_path"), str):
-        return {**change, "move_path": convert(change["move_path"])}
-    return change
+    body = _change_body(change)
+    if body is None or not isinstance(body.get("move_path"), str):
+        return change
+    moved = {**body, "move_path": convert(body["move_path"])}
+    if isinstance(change, dict) and len(change) == 1 and next(iter(change)) in CHANGE_TAGS:
+        return {next(iter(change)): moved}
+    return moved
 
 
 def _kind(call: ToolCallState, claude: tuple[str, tuple[str, ...]] | None, runs: bool) -> str:
@@ -193,7 +217,11 @@ def _any(raw: Any) -> _Input:
         unreadable.append("command")
         command = None
     changes = raw.get("changes")
-    if isinstance(changes, dict) and all(isinstance(path, str) for path in changes):
+    if (
+        isinstance(changes, dict)
+        and all(isinstance(path, str) for path in changes)
+        and all(_change_body(change) is not None for change in changes.values())
+    ):
         paths += raw_paths({"changes": changes})  # its keys, and where a file moves
     elif changes is not None:
         unreadable.append("changes")
