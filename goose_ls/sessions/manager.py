@@ -100,6 +100,7 @@ class SessionManager:
         self.planted = PlantedPaths(
             self.registry,
             self.permissions.audit,
+            editor,
             lambda: self.tools.confinement().roots,
             lambda: self.settings.workspace.protected,
             lambda: data_dir(self.settings.data_dir) / "set-aside",

@@ -1,23 +1,28 @@
-"""Each turn's watch for protected paths it created unasked (:mod:`goose_ls.workspace.planted`).
+"""The watch for protected paths the agent created unasked (:mod:`goose_ls.workspace.planted`).
 
-The protected paths of the roots are noted before a turn's prompt goes out; after each
-command goose-ls ran for it and at its end, a protected path that appeared since, and
-that no card of the turn allowed, is set aside in the data dir, in the audit log, and
-told in the chat. Checks of one session run one at a time, and a turn's first look waits
-for the last turn's check: what a turn planted is never taken as where the next began.
+goose-ls notes the protected paths of the roots before a turn's prompt goes out, after
+each command it ran for the agent, and before a turn's end is told. A protected path
+that appeared since the last look is set aside in the data dir, in the audit log, and
+told in the chat, unless a card or a rule allowed it (or goose-ls wrote it after its
+checks) or the user has it open in the editor. The last look of one turn is where the
+next begins, whichever chat of this window it is in: what the agent's process left
+running planted after its turn is set aside when the next turn starts.
+
+Checks run one at a time; a turn's first look waits for the last turn's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session, Turn
 from goose_ls.tasks import Tasks
 from goose_ls.workspace.audit import AuditLog
+from goose_ls.workspace.files import EditorFiles
 from goose_ls.workspace.planted import protected_in, set_aside
 
 log = logging.getLogger(__name__)
@@ -28,6 +33,7 @@ class PlantedPaths:
         self,
         registry: Registry,
         audit: AuditLog,
+        editor: EditorFiles,
         roots: Callable[[], list[Path]],
         extra: Callable[[], list[str]],
         into: Callable[[], Path],
@@ -35,67 +41,71 @@ class PlantedPaths:
     ) -> None:
         self._registry = registry
         self._audit = audit
+        self._editor = editor
         self._roots = roots
         self._extra = extra
         self._into = into
         self._tasks = tasks
-        self._known: dict[str, set[Path]] = {}
-        """The protected paths each session's running turn started with (or allowed since)."""
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._last: dict[str, asyncio.Task[None]] = {}
+        self._known: set[Path] | None = None
+        """The protected paths at the last look (None: no look yet in this window)."""
+        self._allowed: set[Path] = set()
+        """Paths a card or a rule allowed changing, or goose-ls wrote, in this window."""
+        self._lock = asyncio.Lock()
+        self._last: asyncio.Task[None] | None = None
 
     async def before(self, session: Session) -> None:
-        """Note the protected paths as the turn starts."""
-        if (last := self._last.pop(session.session_id, None)) is not None:
+        """The turn starts: what appeared while no turn ran is set aside too."""
+        if (last := self._last) is not None:
+            self._last = None
             await asyncio.shield(last)
-        async with self._lock(session.session_id):
-            roots, extra = self._roots(), self._extra()
-            self._known[session.session_id] = await asyncio.to_thread(protected_in, roots, extra)
+        await self._look(session, None, "appeared while no turn of this chat ran")
 
     async def check(self, session: Session, turn: Turn) -> None:
-        """Set aside what appeared since, unless a card of ``turn`` allowed it."""
-        known = self._known.get(session.session_id)
-        if known is None:
-            return
-        async with self._lock(session.session_id):
-            roots, extra = self._roots(), self._extra()
-            now = await asyncio.to_thread(protected_in, roots, extra)
-            allowed = {Path(path) for path in turn.approved_paths}
-            planted = sorted(now - known - allowed)
-            if not planted:
-                return
-            folder, moved = await asyncio.to_thread(set_aside, planted, roots, self._into())
-            self._known[session.session_id] = now - set(moved)
-        for path in moved:
-            self._audit.record(session.session_id, "created", str(path), "set aside", "goose-ls")
-            log.warning("set aside %s, created without a yes, in %s", path, folder)
-        if moved:
-            names = ", ".join(str(path) for path in moved[:5])
-            more = f" and {len(moved) - 5} more" if len(moved) > 5 else ""
-            self._registry.note(
-                session,
-                "warning",
-                f"This turn created {names}{more}: protected paths (editor, agent, shell or "
-                f"git settings) that no card allowed. goose-ls moved them, unread, to {folder}; "
-                "move them back if you want them.",
-            )
+        """After a command, and at the turn's end."""
+        await self._look(session, turn, "this turn created")
 
     async def finish(self, session: Session, turn: Turn) -> None:
         """The turn's last look, before its end is told."""
-        await self._final(session, turn)
+        await self.check(session, turn)
 
     def after(self, session: Session, turn: Turn) -> None:
         """The turn ended without its last look (cancelled): look in the background (the
-        session's next turn waits for it)."""
-        if session.session_id in self._known:
-            task = self._tasks.run(self._final(session, turn), "checking for planted paths")
-            self._last[session.session_id] = task
+        next turn waits for it)."""
+        self._last = self._tasks.run(self.check(session, turn), "checking for planted paths")
 
-    async def _final(self, session: Session, turn: Turn) -> None:
-        try:
-            await self.check(session, turn)
-        finally:
-            self._known.pop(session.session_id, None)
+    async def _look(self, session: Session, turn: Turn | None, how: str) -> None:
+        # What any running turn of this window was allowed (another chat may be mid-turn).
+        running = [s.active for s in self._registry if s.active is not None]
+        for allowed in (turn, *running):
+            if allowed is not None:
+                self._allowed.update(Path(path) for path in allowed.approved_paths)
+        async with self._lock:
+            roots, extra = self._roots(), self._extra()
+            now = await asyncio.to_thread(protected_in, roots, extra)
+            known, self._known = self._known, now
+            if known is None:
+                return
+            kept = self._allowed | set(self._editor.open_files())
+            planted = sorted(now - known - kept)
+            if not planted:
+                return
+            folder, moved = await asyncio.to_thread(set_aside, planted, roots, self._into())
+            self._known = now - set(moved)
+        self._tell(session, how, folder, moved)
 
-    def _lock(self, session_id: str) -> asyncio.Lock:
-        return self._locks.setdefault(session_id, asyncio.Lock())
+    def _tell(self, session: Session, how: str, folder: Path, moved: Iterable[Path]) -> None:
+        moved = list(moved)
+        for path in moved:
+            self._audit.record(session.session_id, "created", str(path), "set aside", "goose-ls")
+            log.warning("set aside %s, created without a yes, in %s", path, folder)
+        if not moved:
+            return
+        names = ", ".join(str(path) for path in moved[:5])
+        more = f" and {len(moved) - 5} more" if len(moved) > 5 else ""
+        self._registry.note(
+            session,
+            "warning",
+            f"Protected paths (editor, agent, shell or git settings) that no card allowed "
+            f"{how}: {names}{more}. goose-ls moved them, unread, into {folder} (below "
+            "the folder's name, where they were); move them back if you want them.",
+        )

@@ -1,6 +1,7 @@
-"""Attack 28: breaks found by attacking goose-ls from its docs alone, as a hostile agent
-and a hostile repository. Each test fails on main at the time of writing; each says the
-doc sentence it holds goose-ls to."""
+"""Invariants of docs/security.md against the other spellings a hostile agent tries: a
+protected path planted after its turn, a key deep in a file or spelt with JSON escapes,
+a line handed to a shell every way a shell takes one, a patch tagged another way, a card
+as markdown shows it however it is indented. Each section names the sentence it holds."""
 
 from __future__ import annotations
 
@@ -53,13 +54,13 @@ async def _turn(
     return editor.goose.text(mid)
 
 
-# --- 1. Protected paths the agent's own process plants between turns -------------------
+# --- Protected paths the agent's own process plants between turns -----------------------
 #
 # security.md, "Protected paths a turn created": "a protected path ... that a turn created
 # ... does not stay in the workspace. goose-ls notes the protected paths before the turn's
 # prompt goes out and looks again after each command ... and before the turn's end is
 # told". The agent's process outlives its turns: what it plants after the turn's end is
-# noted as already there when the next turn starts, and stays for good.
+# set aside when the next turn starts.
 
 
 async def test_protected_paths_the_agent_plants_after_its_turn_do_not_stay(
@@ -82,20 +83,19 @@ async def test_protected_paths_the_agent_plants_after_its_turn_do_not_stay(
     assert not stayed, f"planted by the agent between its turns, and kept: {stayed}"
 
 
-# --- 2. Credentials found by content, handed out through fs/read_text_file ------------
+# --- Credentials found by content, wherever they are in the file ----------------------
 #
 # security.md, "Files read and written through goose-ls": "a secret by its name ... or by
 # its content (a PEM or PuTTY private key, a service-account JSON with `private_key`, AWS
 # credentials), on the disk or in the editor's unsaved buffer, is refused (-32003),
-# whatever the file is called". Only the start of a file is looked at, and JSON is
-# matched as text, not read as JSON.
+# whatever the file is called": anywhere in the file, and in JSON as decoded.
 
 
 async def test_a_key_after_a_long_preamble_is_still_refused(editor: Editor) -> None:
     ws = editor.workspace
     (ws / "notes.txt").write_text("x" * 70_000 + "\n" + KEY)  # a key at 70 KB
     (ws / "log.txt").write_text(("y" * 99 + "\n") * 12_000 + KEY)  # at 1.2 MB
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"readFile": {"path": str(ws / "notes.txt")}},
         {"readFile": {"path": str(ws / "log.txt")}},
         {"readFile": {"path": str(ws / "log.txt"), "line": 12_001, "limit": 4}},
@@ -119,13 +119,13 @@ async def test_a_service_account_json_is_refused_however_its_json_is_spelled(
     assert "SECRETSECRET" not in said and "[read error -32003" in said, said
 
 
-# --- 3. A deny rule passed by another spelling of "a line handed to a shell" -----------
+# --- A deny rule, whatever way a line is handed to a shell -----------------------------
 #
 # configuration.md, "Command rules": "A deny (or ask) rule matches every simple command of
 # the line, nested ones too ... behind sudo, env, ...", "A line handed to a shell is read
 # as its own line: bash -c ..., sh -lc '…' ... are refused by the rule above"; and
 # "Permission requests": "an argv ["bash", "-lc", X] or ["sh", "-c", X] (any shell, -c or
-# -lc) is judged as the line X". Other ways of writing the same -c are not read.
+# -lc) is judged as the line X": every other way of writing the same -c too.
 
 SHELL_SPELLINGS = [
     "bash -ec 'touch m1'",
@@ -172,14 +172,14 @@ async def test_a_deny_rule_holds_for_an_argv_with_a_double_dash(editor: Editor) 
     assert "[permission: reject_once]" in said, said
 
 
-# --- 4. A patch whose rename goose-ls does not read is allowed by a rule ---------------
+# --- A patch, however its changes are tagged -------------------------------------------
 #
 # security.md, "Permission requests": "Every request fails closed: ... a request whose
 # target goose-ls cannot determine (a rawInput of an unknown shape ...) is asked, never
 # allowed by a rule"; configuration.md: codex's "patches (changes, by file, with a renamed
-# file's move_path)" are read. A change written {"update": {..., "move_path"}} (codex's
-# externally tagged FileChange) is judged as its key alone: a rename onto a git hook,
-# onto .env or out of the workspace is allowed by a broad rule, unasked.
+# file's move_path)" are read: a change written {"update": {..., "move_path"}} (codex's
+# externally tagged FileChange) too, and a rename onto a git hook, onto .env or out of
+# the workspace is never allowed by a broad rule.
 
 
 async def test_a_patch_renaming_a_file_where_goose_ls_does_not_look_is_not_allowed(
@@ -203,11 +203,11 @@ async def test_a_patch_renaming_a_file_where_goose_ls_does_not_look_is_not_allow
     assert not allowed, f"{len(allowed)} renames allowed by the broad rule: {said}"
 
 
-# --- 5. Agent text that renders as a card is not escaped -------------------------------
+# --- Agent text that markdown shows as a card -----------------------------------------
 #
 # security.md: "a line of it that begins as goose-ls's own lines do (a card, a marker, a
 # turn's heading) is escaped". In markdown, a block quote may be indented up to three
-# spaces and needs no space after ">": these lines render exactly as goose-ls's card.
+# spaces and needs no space after ">": such lines would render as goose-ls's card.
 
 
 async def test_agent_text_that_renders_as_a_card_is_escaped(editor: Editor) -> None:
