@@ -367,6 +367,7 @@ async def test_a_permission_through_the_card_in_helix(editor: Editor) -> None:
         f"Goose: Reject: {action}",
         f"Goose: Reject always: {action}",
     } <= set(actions), "each choice names what it answers"
+    assert next(iter(actions)) == f"Goose: Reject: {action}", "Enter allows nothing"
     assert "Goose: Send" in actions
     await _run(editor, actions[f"Goose: Allow once: {action}"])
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")

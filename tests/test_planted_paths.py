@@ -58,6 +58,7 @@ async def test_a_command_run_through_goose_ls_cannot_plant_editor_or_shell_setti
     assert _set_aside(editor) == {target: "planted\n" for target in PLANTED}
     (note,) = [n["text"] for n in editor.goose.of_kind("note")]
     assert ".vscode/settings.json" in note and "moved them, unread" in note, note
+    assert "set-aside/" in note and "/workspace/" in note, "where to find them, whole"
     audited = {e["target"] for e in _audit(editor) if e["outcome"] == "set aside"}
     assert audited == {str(editor.workspace / target) for target in PLANTED}
 
@@ -103,9 +104,15 @@ def test_set_aside_keeps_a_link_as_a_link(tmp_path: Path) -> None:
     (root / "ok.txt").write_text("ok")
     found = protected_in([root])
     assert found == {root / ".envrc", root / ".vscode" / "settings.json"}
-    folder, moved = set_aside(found, [root], tmp_path / "aside")
+    moved = dict(set_aside(found, [root], tmp_path / "aside"))
     assert sorted(moved) == sorted(found)
-    assert (folder / "root" / ".envrc").is_symlink() and secret.read_text() == "never read"
+    assert moved[root / ".envrc"].is_symlink() and secret.read_text() == "never read"
+    settings = moved[root / ".vscode" / "settings.json"]
+    assert settings.stat().st_mode & 0o777 == 0o600
+    for folder in [settings.parent, *settings.parents][
+        : len(settings.parts) - len(tmp_path.parts) - 1
+    ]:
+        assert folder.stat().st_mode & 0o777 == 0o700, folder
     assert not (root / ".envrc").exists() and (root / "ok.txt").exists()
 
 

@@ -16,6 +16,7 @@ from pygls.lsp.server import LanguageServer
 from goose_ls.inert import inert_line
 from goose_ls.lsp.commands import COMMANDS
 from goose_ls.lsp.option_choices import CATEGORY_LABELS, choices
+from goose_ls.lsp.permissions import rejecting_first
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.lsp.sessions_view import entry_at, index_path
 from goose_ls.lsp.transcript.render import CHOICES, permission_marker, question_marker
@@ -108,7 +109,7 @@ def transcript_actions(
                 option.option_id,
                 title=f"Goose: {option.label}: {action}",
             )
-            for option in permissions.offered(request_id)
+            for option in rejecting_first(permissions.offered(request_id))
         ]
         actions[:0] = answers
     questions = s.sessions.elicitations

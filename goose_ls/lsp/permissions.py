@@ -44,6 +44,12 @@ def popup_message(request: events.PermissionRequested) -> str:
     return f"The agent is waiting for your approval: {action} (it calls this “{title}”)"
 
 
+def rejecting_first(options: list[events.PermissionOption]) -> list[events.PermissionOption]:
+    """The choices as a menu lists them: rejecting first. Helix selects a menu's first
+    entry, and a stray Enter must not allow what the agent listed first."""
+    return sorted(options, key=lambda option: not option.kind.startswith("reject"))
+
+
 class PermissionPrompts:
     def __init__(
         self, editor: Editor, permissions: Permissions, transcripts: Transcripts, tasks: Tasks
@@ -79,9 +85,7 @@ class PermissionPrompts:
         await self._transcripts.show_end(session_id)
         if not self._permissions.is_pending(request.request_id):
             return  # answered on the card meanwhile
-        # Rejecting first: Helix selects the first choice, and a stray Enter must not
-        # allow what the agent listed first.
-        ordered = sorted(request.options, key=lambda o: not o.kind.startswith("reject"))
+        ordered = rejecting_first(request.options)
         labels = {o.label: o.option_id for o in ordered}
         chosen = await self._editor.ask(types.MessageType.Warning, message, list(labels))
         option_id = labels.get(chosen) if chosen is not None else None

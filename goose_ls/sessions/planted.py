@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 from goose_ls.sessions.registry import Registry
@@ -89,23 +89,23 @@ class PlantedPaths:
             planted = sorted(now - known - kept)
             if not planted:
                 return
-            folder, moved = await asyncio.to_thread(set_aside, planted, roots, self._into())
-            self._known = now - set(moved)
-        self._tell(session, how, folder, moved)
+            moved = await asyncio.to_thread(set_aside, planted, roots, self._into())
+            self._known = now - {path for path, _ in moved}
+        self._tell(session, how, moved)
 
-    def _tell(self, session: Session, how: str, folder: Path, moved: Iterable[Path]) -> None:
-        moved = list(moved)
-        for path in moved:
+    def _tell(self, session: Session, how: str, moved: list[tuple[Path, Path]]) -> None:
+        for path, where in moved:
             self._audit.record(session.session_id, "created", str(path), "set aside", "goose-ls")
-            log.warning("set aside %s, created without a yes, in %s", path, folder)
+            log.warning("set aside %s, created without a yes, as %s", path, where)
         if not moved:
             return
-        names = ", ".join(str(path) for path in moved[:5])
+        names = ", ".join(str(path) for path, _ in moved[:5])
         more = f" and {len(moved) - 5} more" if len(moved) > 5 else ""
+        (first, where), *_ = moved
         self._registry.note(
             session,
             "warning",
             f"Protected paths (editor, agent, shell or git settings) that no card allowed "
-            f"{how}: {names}{more}. goose-ls moved them, unread, into {folder} (below "
-            "the folder's name, where they were); move them back if you want them.",
+            f"{how}: {names}{more}. goose-ls moved them, unread, out of the workspace "
+            f"({first.name} is now {where}); move them back if you want them.",
         )

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 
-from goose_ls.files import PRIVATE_FOLDER
+from goose_ls.files import PRIVATE_FILE, private_folder, tighten
 from goose_ls.workspace.protected import FOLDERS, NAMES, protected_class
 
 WALK_LIMIT = 200_000
@@ -77,11 +77,11 @@ def _protected_file(root: Path, entry: os.DirEntry[str], patterns: list[str]) ->
     return protected_class(relative, patterns) is not None
 
 
-def set_aside(paths: Iterable[Path], roots: list[Path], into: Path) -> tuple[Path, list[Path]]:
+def set_aside(paths: Iterable[Path], roots: list[Path], into: Path) -> list[tuple[Path, Path]]:
     """Move each of ``paths`` (under one of ``roots``) into a new folder of ``into``,
-    below its root's name and where it was; that folder, and the paths moved. One that
-    cannot be moved is left (and not in the answer)."""
-    moved: list[Path] = []
+    below its root's name and where it was, private (0700 folders, 0600 files); each path
+    moved and where it went. One that cannot be moved is left (and not in the answer)."""
+    moved: list[tuple[Path, Path]] = []
     folder = into / time.strftime("%Y%m%d-%H%M%S")
     for path in sorted(paths):
         root = next((r for r in roots if r in path.parents), None)
@@ -89,10 +89,20 @@ def set_aside(paths: Iterable[Path], roots: list[Path], into: Path) -> tuple[Pat
             continue
         target = folder / root.name / path.relative_to(root)
         try:
-            into.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
-            target.parent.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+            _private_folders(into, target.parent)
             shutil.move(path, target)  # a link as a link, never what it points at
+            if not target.is_symlink():
+                tighten(target, PRIVATE_FILE)
         except (OSError, shutil.Error):
             continue
-        moved.append(path)
-    return folder, moved
+        moved.append((path, target))
+    return moved
+
+
+def _private_folders(base: Path, folder: Path) -> None:
+    """``folder`` and each folder between it and ``base`` (``base`` too), made 0700."""
+    private_folder(base)
+    here = base
+    for part in folder.relative_to(base).parts:
+        here = here / part
+        private_folder(here)
