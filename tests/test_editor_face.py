@@ -897,6 +897,8 @@ async def test_a_page_opens_only_once_the_user_said_yes_to_its_origin(editor: Ed
     assert "[elicitation: accept]" in editor.goose.text(end["messageId"])
     notes = [note["text"] for note in editor.goose.of_kind("note")]
     assert notes == ["Done: Sign in"], "the agent's word that the page's work is done"
+    audit = (editor.tmp / "data" / "audit.log").read_text()
+    assert '"tool": "page"' in audit and url in audit and '"outcome": "accept"' in audit
 
 
 async def test_a_page_the_user_declines_is_not_opened(editor: Editor) -> None:
@@ -934,6 +936,8 @@ async def test_a_page_no_one_should_open_is_never_put_to_the_user(
     assert not editor.goose.of_kind("elicitation_request"), "never shown as a question"
     (note,) = [n["text"] for n in editor.goose.of_kind("note")]
     assert "refused" in note and why in note and "hunter2" not in note, note
+    audit = (editor.tmp / "data" / "audit.log").read_text()
+    assert '"outcome": "refused"' in audit and why in audit and "hunter2" not in audit
 
 
 async def test_a_page_is_opened_from_its_card_in_an_editor_without_popups(editor: Editor) -> None:

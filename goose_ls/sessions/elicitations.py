@@ -25,7 +25,8 @@ from goose_ls.prompt_limits import (
 )
 from goose_ls.sessions.asking import Asking, Waiting, over_cap
 from goose_ls.sessions.registry import Registry
-from goose_ls.workspace.pages import page_problem
+from goose_ls.workspace.audit import AuditLog
+from goose_ls.workspace.pages import page_problem, without_credentials
 
 Json = dict[str, Any]
 Answer = tuple[events.ElicitationAction, Json | None]
@@ -133,9 +134,14 @@ def content_problem(schema: Json, content: Json | None) -> str | None:
 class Elicitations:
     """The questions waiting for the user, by goose-ls's request id."""
 
-    def __init__(self, registry: Registry, waiting: Waiting | None = None) -> None:
-        """``waiting`` counts the prompts of a session, the permission requests' too."""
+    def __init__(
+        self, registry: Registry, waiting: Waiting | None = None, audit: AuditLog | None = None
+    ) -> None:
+        """``waiting`` counts the prompts of a session, the permission requests' too;
+        ``audit`` records what became of each question (a page's address, a form's
+        message; never a form's content)."""
         self._registry = registry
+        self._audit = audit
         self._asking: Asking[Json | str, Answer] = Asking(waiting)
         """Each question's form schema, or the page it asks to open."""
 
@@ -155,7 +161,9 @@ class Elicitations:
             # Never put before the user: the agent hears "decline", the user why.
             note = f"The agent asked you to open a page; goose-ls refused it: {problem}."
             self._registry.record(session, events.Note("warning", note))
+            self._audited(session_id, message, url or "", "refused", f"goose-ls: {problem}")
             return ("decline", None)
+        page = (url or "") if schema is None else None
         with self._asking.ask(session_id, schema if schema is not None else url or "") as (
             request_id,
             asked,
@@ -169,9 +177,22 @@ class Elicitations:
                 action, content = await asked.answer
             except asyncio.CancelledError:  # the agent withdrew its question
                 self._registry.record(session, events.ElicitationResolved(request_id, "cancel"))
+                self._audited(session_id, message, page, "cancel", "agent")
                 raise
         self._registry.record(session, events.ElicitationResolved(request_id, action, content))
+        by = "user" if action in ("accept", "decline") else "cancelled (not answered)"
+        self._audited(session_id, message, page, action, by)
         return action, content
+
+    def _audited(
+        self, session_id: str, message: str, url: str | None, outcome: str, by: str
+    ) -> None:
+        if self._audit is not None:
+            page = url is not None
+            tool, target = (
+                ("page", without_credentials(url or "")) if page else ("question", message[:200])
+            )
+            self._audit.record(session_id, tool, target, outcome, by)
 
     def waiting(self, request_id: str, session_id: str | None = None) -> bool:
         """Whether the question still waits (in ``session_id``, when given)."""

@@ -96,7 +96,7 @@ class SessionManager:
             self._confinement,
             waiting,
         )
-        self.elicitations = Elicitations(self.registry, waiting)
+        self.elicitations = Elicitations(self.registry, waiting, self.permissions.audit)
         self.planted = PlantedPaths(
             self.registry,
             self.permissions.audit,

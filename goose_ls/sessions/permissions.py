@@ -307,7 +307,9 @@ class Permissions:
             session.active.refused.update(policy.resolve(path) for path in target.paths)
             if target.command:
                 session.active.refused.add(target.command.strip())
-        self.audit.record(session_id, tool, action_of(target), chosen or "cancelled", "user")
+        # Unanswered (the turn was cancelled, the editor quit): nobody chose.
+        by = "user" if answered else "nobody (not answered)"
+        self.audit.record(session_id, tool, action_of(target), chosen or "cancelled", by)
         label = None
         if answered:
             label = (offer.own if answered[0] and offer.own else _find(options, answered[1])).label

@@ -68,3 +68,15 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def without_credentials(url: str) -> str:
+    """``url`` as it may be written down (the audit log): any user name and password cut
+    out; an address that cannot be read, as such."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port
+    except ValueError:
+        return "(an address that cannot be read)"
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    return parts._replace(netloc=netloc).geturl()
