@@ -281,12 +281,9 @@ def test_a_page_and_a_form_of_choices_are_answered_as_picked(
         ("tags, optional (alpha / beta; several with ,): ", ["alpha", "beta"]),
         ("public (yes / no): ", ["yes", "no"]),
         ("ratio, optional: ", None),
-        (
-            "goose asks: Open this (file:///etc/passwd: not a web page) (Decline / Cancel): ",
-            ["Decline", "Cancel"],
-        ),
-    ]
+    ], "a page not on the web is never put to the user"
     assert "❓ Log in\nhttps://example.test/login\n" in result["text"]
+    assert "goose-ls refused it: a file scheme" in result["text"]
 
 
 @pytest.mark.parametrize(("major", "emacs"), EMACSES)
@@ -551,7 +548,10 @@ def test_keys_compose_queue_permission_diff_and_follow(
     # The permission: its minimal diff drawn before the question, the choice written.
     asked = result["chat-when-asked"]
     assert HUNK in asked and "line 3\n" not in asked, asked
-    assert asked.index("🔐 Edit app.py asks permission") < asked.index(HUNK)
+    # The card says what allowing does, then the agent's title for it.
+    card = f"🔐 permission: {tmp_path / 'workspace' / 'app.py'} (it calls this “Edit app.py”)"
+    assert card in asked, asked
+    assert asked.index(card) < asked.index(HUNK)
     assert result["choices"] == GOOSE_LABELS
     text = result["text"]
     assert "🔐 Edit app.py: allowed once\n" in text

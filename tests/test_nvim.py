@@ -204,19 +204,22 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path:
         "-line 6\n+line six\n line 7\n line 8\n line 9\n```"
     )
     assert minimal in text, "a minimal diff, 3 lines of context"
-    assert result["asked"] == "Claude Agent wants to run: edit", "the agent's own name"
-    assert result["text_at_question"].endswith("🔐 permission: edit\n\n" + minimal), (
+    card = f"{tmp_path / 'workspace' / 'notes.txt'} (it calls this “edit”)"
+    assert result["asked"] == f"Claude Agent is waiting for your approval: {card}", (
+        "the agent's own name, and what allowing does, not its title alone"
+    )
+    assert result["text_at_question"].endswith(f"🔐 permission: {card}\n\n" + minimal), (
         "the diff is in the chat before the question"
     )
     assert result["status_at_question"] == "Claude Agent: waiting for you"
     assert "## goose" not in text and text.count("## Claude Agent\n") == 1, (
         "the agent's name heads its turn once, over its tool call, its card and its text"
     )
-    order = ["## You\n", "## Claude Agent\n\n🔧 shell · pytest", "🔐 permission: edit", REPLY]
+    order = ["## You\n", "## Claude Agent\n\n🔧 shell · pytest", "🔐 permission: ", REPLY]
     assert [text.index(part) for part in order] == sorted(text.index(part) for part in order)
     assert "\n\n🔐 allowed once by you\n\n[permission: allow_once]" in text
     assert text.rstrip().endswith(REPLY.rstrip())
-    assert result["choices"][:4] == ["Allow always", "Allow once", "Reject", "Reject always"]
+    assert result["choices"][:4] == ["Reject", "Reject always", "Allow always", "Allow once"]
     assert result["choices"] == result["sent"], "the labels goose-ls sent"
     states = result["states"]
     assert states[-1] == result["statusline"] == "Claude Agent: idle", "no turn runs: idle"
@@ -241,9 +244,14 @@ def test_permission_choices_are_the_labels_goose_ls_sent(nvim: str, tmp_path: Pa
             ]
         },
     )
-    assert result["asked"] == "goose wants to run: Edit app.py"
+    assert result["asked"].startswith("goose is waiting for your approval: goose-ls cannot tell")
+    assert result["asked"].endswith("(it calls this “Edit app.py”)"), "never the title alone"
     assert result["statusline"] == "goose: idle · 12k/200k", "how full the chat's context is"
-    assert result["choices"] == LABELS_FOR_AGENT_NAMES == result["sent"]
+    rejecting = [label for label in LABELS_FOR_AGENT_NAMES if label.startswith("Reject")]
+    allowing = [label for label in LABELS_FOR_AGENT_NAMES if not label.startswith("Reject")]
+    assert result["choices"] == [*rejecting, *allowing] == result["sent"], (
+        "goose-ls's labels, rejecting first: Enter on a picker's first entry allows nothing"
+    )
     assert "🔐 allowed once by you" in result["text"], "the choice as goose-ls words its kind"
     assert result["text"].rstrip().endswith("[permission: allow]done")
     assert result["resumed_text"].endswith("## You\n\nWhy?\n📎 app.py:8-12\n📎 app.py:1-2\n"), (
@@ -315,12 +323,11 @@ def test_a_page_and_a_form_of_choices_are_answered_as_picked(nvim: str, tmp_path
         "ratio, optional: ",
         "tags, optional",
         "tags, optional [beta]",
-        "goose asks: Open this (file:///etc/passwd: not a web page)",
-    ], "required first, then by name"
+    ], "required first, then by name; a page not on the web is never put to the user"
     assert prompts[2]["items"] == ["yes (default)", "no"]
     assert prompts[4]["items"] == ["skip", "alpha", "beta"]
     assert prompts[5]["items"] == ["done", "alpha"]
-    assert prompts[6]["items"] == ["Decline", "Cancel"], "no Open for a page that is not on the web"
+    assert "goose-ls refused it: a file scheme" in result["text"]
     assert "❓ Log in\n\nhttps://example.test/login" in result["text"]
 
 

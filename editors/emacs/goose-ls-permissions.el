@@ -121,7 +121,10 @@ completion UI lists them at once; nil when none was chosen."
     (with-current-buffer (goose-ls--chat session server)
       (puthash (plist-get request :requestId) request goose-ls--permissions))
     (goose-ls--separate session 'permission)
-    (goose-ls--append session (format "🔐 %s asks permission\n" (plist-get tool-call :title))
+    (goose-ls--append session
+                      (format "🔐 permission: %s (it calls this “%s”)\n"
+                              (or (plist-get request :action) (plist-get tool-call :title))
+                              (plist-get tool-call :title))
                       'font-lock-face 'goose-ls-permission 'goose-ls-verbatim t)
     (when-let ((warning (plist-get request :warning)))
       (goose-ls--append session (format "⚠ %s\n" warning)

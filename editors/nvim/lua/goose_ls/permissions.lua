@@ -43,8 +43,16 @@ local function ask(id, update)
     if not s.permissions[update.requestId] then return end -- answered already (a replay)
     if not c.window(id) then c.show(id) end
     pcall(vim.cmd, "redraw")
-    vim.ui.select(update.options, {
-      prompt = goose().agent_name() .. " wants to run: " .. (update.toolCall.title or "a tool"),
+    -- Rejecting first: a picker that starts on its first entry must not allow on Enter.
+    local options = {}
+    for _, o in ipairs(update.options) do
+      if o.kind:match("^reject") then table.insert(options, o) end
+    end
+    for _, o in ipairs(update.options) do
+      if not o.kind:match("^reject") then table.insert(options, o) end
+    end
+    vim.ui.select(options, {
+      prompt = goose().agent_name() .. " is waiting for your approval: " .. M.action(update),
       format_item = function(o) return o.label end, -- worded by goose-ls
     }, function(choice)
       s.answered[update.requestId] = true
@@ -78,6 +86,15 @@ local function verdict(s, u)
   return allowed .. " (" .. (u.label or u.optionId or "?") .. ")" .. by
 end
 
+--- What allowing lets happen, from goose-ls's reading of the request (its command, its
+--- files), then the agent's own name for it: never the agent's title alone.
+function M.action(u)
+  local title = (u.toolCall and u.toolCall.title) or "a tool"
+  local action = u.action
+  if not action or action == "" then return title end
+  return action .. " (it calls this “" .. title .. "”)"
+end
+
 --- A permission_request or permission_resolved of the session: the text the chat shows for
 --- it. A request is asked once the chat has drawn it, unless it was answered meanwhile.
 function M.on_update(id, u)
@@ -88,7 +105,7 @@ function M.on_update(id, u)
     return text
   end
   s.permissions[u.requestId] = u
-  local text = "🔐 permission: " .. (u.toolCall.title or "a tool")
+  local text = "🔐 permission: " .. M.action(u)
   if u.warning then text = text .. "\n\n⚠ " .. u.warning end
   for _, item in ipairs(diffs_of(s, u.toolCall)) do -- what an edit will do, before asking
     text = text .. diff_block(item)
