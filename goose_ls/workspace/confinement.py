@@ -74,7 +74,7 @@ def credential_in(head: bytes) -> str | None:
     return next((what for what, mark in CREDENTIAL_MARKS if mark.search(head)), None)
 
 
-SCAN_CHUNK = 1 << 20
+SCAN_CHUNK = 1 << 18
 OVERLAP = 4096
 """How far a mark may straddle two chunks of a scanned file (a key's first line is short)."""
 
@@ -91,8 +91,9 @@ def credential_anywhere(read: Callable[[int, int], bytes], size: int) -> str | N
         if what := credential_in(chunk):
             return what
         at += SCAN_CHUNK
-    if size <= JSON_LIMIT and (what := _credential_in_json(read(0, size))):
-        return what
+    opening = read(0, 64).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if size <= JSON_LIMIT and opening.startswith((b"{", b"[")):
+        return _credential_in_json(read(0, size))  # JSON: read whole only then
     return None
 
 

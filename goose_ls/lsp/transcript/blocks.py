@@ -61,14 +61,15 @@ def imitates(line: str, speakers: tuple[str, ...]) -> bool:
 
 
 def _as_shown(line: str) -> str:
-    """``line`` with what markdown does not show told apart removed: the indent of up to
-    three spaces, and quote markers spelt any way (``>x``, `` > x``, ``>> x``) as one ``> ``."""
-    rest = line[: len(line) - len(line.lstrip(" "))][:3]
-    line = line[len(rest) :]
-    if not line.startswith(">"):
-        return line
-    body = line.lstrip("> ")
-    return "> " + body
+    """``line`` with what markdown does not tell apart removed: an indent of up to three
+    spaces, and the space after a quote marker (``>x`` and `` > x`` read as ``> x``). A
+    quote inside a quote (``> > x``) shows as one, so it stays as it is."""
+    indent = len(line) - len(line.lstrip(" "))
+    if indent <= 3:
+        line = line[indent:]
+    if line.startswith(">") and not line.startswith("> "):
+        return "> " + line[1:].lstrip(" ")
+    return line
 
 
 def quoted(line: str) -> str:
