@@ -988,6 +988,34 @@ async def test_a_form_waits_on_its_card_in_helix_and_can_be_declined(editor: Edi
     await editor.goose.wait_for(lambda: "[elicitation: decline] done" in buffers.texts[transcript])
 
 
+async def test_an_answer_naming_no_request_is_refused_once_a_card_was_swapped(
+    editor: Editor,
+) -> None:
+    """The agent withdraws the card the user reads and asks another at once: a key meant
+    for the first (`goose.permission allow_once`, no request id) does not allow the
+    second; the user is told, reads the new card, and answers again."""
+    harmless = {"toolCallId": "p1", "title": "ls", "kind": "execute", "withdrawAfter": 0.3}
+    harmful = {
+        "toolCallId": "p2",
+        "title": "ls",
+        "kind": "execute",
+        "rawInput": {"command": "rm -rf ~/projects"},
+    }
+    await editor.start({"turns": [[{"permission": harmless}, {"permission": harmful}]]})
+    session = await editor.new_session()
+    turn = await editor.prompt(session, "go")
+    await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request")[1:])
+    bare = types.ExecuteCommandParams(command="goose.permission", arguments=["allow_once"])
+    await editor.client.workspace_execute_command_async(bare)
+    refused = await editor.shown("withdrew a permission request")
+    assert "rm -rf ~/projects" in refused, refused
+    resolved = editor.goose.of_kind("permission_resolved")
+    assert [r["outcome"] for r in resolved] == ["cancelled"], "the second is not answered"
+    await editor.client.workspace_execute_command_async(bare)  # read, and answered again
+    await editor.goose.turn_end(turn)
+    assert "[permission: allow_once]" in editor.goose.text(turn)
+
+
 async def test_an_answer_naming_no_request_is_refused_while_two_chats_ask(
     editor: Editor,
 ) -> None:

@@ -150,6 +150,18 @@ async def permission(s: Services, a: args.PermissionArguments) -> None:
                 "(its code actions), or name its request id"
             )
         request_id, choice = pending[0], a.request_or_kind
+        session_id = permissions.session_of(request_id)
+        if len(pending) > 1:
+            raise Refused(
+                f"{len(pending)} permission requests wait in this chat: answer one on its "
+                "card (its code actions), or name its request id"
+            )
+        if session_id is not None and permissions.replaced(session_id):
+            # The card the user read may be the one withdrawn: this one is new to them.
+            raise Refused(
+                "the agent withdrew a permission request and asks another: read its card "
+                f"({permissions.action_of(request_id)}), then answer again"
+            )
     else:
         raise Refused("no permission request is waiting")
     option_id = permissions.option_for(request_id, choice, by_kind=a.option_id is None)

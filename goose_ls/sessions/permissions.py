@@ -182,6 +182,9 @@ class Permissions:
         self._confinement = confinement
         self.audit = audit
         self._asking: Asking[_Offer, Chosen] = Asking(waiting)
+        self._withdrawn: set[str] = set()
+        """Sessions whose agent withdrew a request since the user last answered one: an
+        answer naming no request may be meant for the card that went away."""
 
     async def request(
         self,
@@ -288,6 +291,7 @@ class Permissions:
             try:
                 answered = await asked.answer
             except asyncio.CancelledError:  # the agent withdrew its request: the card says so
+                self._withdrawn.add(session_id)
                 self.audit.record(session_id, tool, action_of(target), "cancelled", "agent")
                 self._registry.record(session, events.PermissionResolved(request_id, "cancelled"))
                 raise
@@ -434,7 +438,15 @@ class Permissions:
             offered = ", ".join(o.option_id for o in offer.options)
             raise ValueError(f"{option_id!r} was not offered (offered: {offered})")
         own = offer.own is not None and option_id == offer.own.option_id
+        self._withdrawn.discard(asked.session_id)
         asked.answer.set_result(None if option_id is None else (own, option_id))
+
+    def replaced(self, session_id: str) -> bool:
+        """Whether the agent withdrew a request of ``session_id`` since the user last
+        answered one; asking forgets it (the user is told once, then answers again)."""
+        withdrawn = session_id in self._withdrawn
+        self._withdrawn.discard(session_id)
+        return withdrawn
 
     def cancel(self, session_id: str | None = None) -> None:
         """Answer ``cancelled`` to the waiting requests of a session (of all, with None)."""
