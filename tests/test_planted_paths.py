@@ -54,6 +54,8 @@ async def test_a_command_run_through_goose_ls_cannot_plant_editor_or_shell_setti
     await editor.goose.wait_for(lambda: editor.goose.of_kind("note"), what="the note")
     for target in PLANTED:
         assert not (editor.workspace / target).exists(), target
+    assert not (editor.workspace / ".vscode").exists(), "the folder made to hold it goes too"
+    assert (editor.workspace / "sub").is_dir() and (editor.workspace / ".git" / "hooks").is_dir()
     assert (editor.workspace / "build" / "out.txt").read_text() == "built\n", "the rest stays"
     assert _set_aside(editor) == {target: "planted\n" for target in PLANTED}
     (note,) = [n["text"] for n in editor.goose.of_kind("note")]

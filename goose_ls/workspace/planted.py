@@ -96,7 +96,19 @@ def set_aside(paths: Iterable[Path], roots: list[Path], into: Path) -> list[tupl
         except (OSError, shutil.Error):
             continue
         moved.append((path, target))
+        _drop_emptied(path.parent, root)
     return moved
+
+
+def _drop_emptied(folder: Path, root: Path) -> None:
+    """Remove the protected folders (``.vscode/``...) the move left empty: made to hold
+    what was planted (one that existed is read-only in the sandbox, nothing lands there)."""
+    while folder != root and root in folder.parents and folder.name in FOLDERS:
+        try:
+            folder.rmdir()  # only if empty
+        except OSError:
+            return
+        folder = folder.parent
 
 
 def _private_folders(base: Path, folder: Path) -> None:
