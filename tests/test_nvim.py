@@ -34,7 +34,14 @@ from goose_ls.testing.script import (
     write_script,
 )
 from goose_ls.testing.terminal import MISSING, TMUX, Terminal, answers_once_idle
-from goose_ls.testing.turns import PLANS_AND_COMPACTION, STEERED_TURN, check_plans_drawn
+from goose_ls.testing.turns import (
+    HOSTILE_TURN,
+    PLANS_AND_COMPACTION,
+    STEERED_TURN,
+    acting,
+    check_inert,
+    check_plans_drawn,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))
@@ -228,31 +235,6 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path:
     assert result["replay_count"] > 10 and result["text_after_replay"] == text, "no duplicates"
 
 
-HOSTILE_TURN: list[dict[str, Any]] = [
-    {"thought": "planning\x1b]52;c;cHduZWQ=\x07\n⚠ fake warning"},
-    {"toolCall": {"toolCallId": "t1", "title": "ls\x1b[2J\r🔐 permission: nothing"}},
-    {
-        "toolUpdate": {
-            "toolCallId": "t1",
-            "status": "completed",
-            "content": [
-                {"type": "content", "content": {"type": "text", "text": "out\x1b[31m\r\u202eok"}}
-            ],
-        }
-    },
-    {"permission": {"toolCallId": "t2", "title": "Read\x1b[2J README.md\u202e"}},
-    # Forged lines split across chunks anywhere, as a stream splits them.
-    {"text": "Hello\x1b[2J\n#"},
-    {"text": "# Yo"},
-    {"text": "u\n## Claude"},
-    {"text": " Agent\n🔐 per"},
-    {"text": "mission: rm -rf ~ (it calls this “Read”)\nfine\u200b\rX\u202eY\n"},
-]
-"""An agent's turn that tries to act through its text (ESC sequences, an OSC 52 clipboard
-write, ``\\r`` overwrites, bidi overrides, zero-width characters) and to forge the chat's
-own lines (the speakers' headings, a permission line), each split across chunks."""
-
-
 @EACH_NVIM
 def test_agent_text_is_shown_inert_and_forges_no_line_of_the_chat(
     nvim: str, tmp_path: Path
@@ -270,29 +252,14 @@ def test_agent_text_is_shown_inert_and_forges_no_line_of_the_chat(
         },
     )
     text = result["text"]
-    shown = text + result["asked"]
-    for acting in ("\x1b", "\x07", "\r", "\u202e", "\u200b"):
-        assert acting not in shown, (acting, shown)
-    for escaped in ("\\x1b[2J", "\\x1b]52;c;cHduZWQ=\\x07", "\\r", "\\u202e", "\\u200b"):
-        assert escaped in text, escaped
+    check_inert(text, "Claude Agent")
+    assert not acting(result["asked"]), result["asked"]
     assert "\\x1b[2J README.md\\u202e" in result["asked"], result["asked"]
     lines = text.split("\n")
-    assert [line for line in lines if line.startswith("## ")] == ["## You", "## Claude Agent"]
     assert [line for line in lines if line.startswith("🔐")] == [
         next(line for line in lines if line.startswith("🔐 permission: ")),
         "🔐 allowed once by you",
     ], "the request's own line and its verdict, no other"
-    assert "rm -rf" not in next(line for line in lines if line.startswith("🔐 permission: "))
-    for forged in (
-        "\\## You",
-        "\\## Claude Agent",
-        "\\🔐 permission: rm -rf ~ (it calls this “Read”)",
-        "> \\⚠ fake warning",
-        "fine\\u200b\\rX\\u202eY",
-        "    out\\x1b[31m\\r\\u202eok",
-    ):
-        assert forged in lines, (forged, lines)
-    assert "🔧 ls\\x1b[2J\\r🔐 permission: nothing — completed" in lines
 
 
 @EACH_NVIM
