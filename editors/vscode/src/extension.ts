@@ -206,7 +206,7 @@ async function answerPermission(requestId?: string): Promise<void> {
     diff,
     key: `${waiting.requestId}/${n}`,
   }));
-  const choices = waiting.options.map((option) => ({ label: option.label, option }));
+  const choices = waiting.options.map((option) => ({ label: oneLine(option.label), option }));
   const items: ((typeof shows)[number] | (typeof choices)[number])[] = [...shows, ...choices];
   const options = { title: waiting.question, placeHolder: "your answer (Escape: it waits)", ignoreFocusOut: true };
   let pick: (typeof items)[number] | undefined;
