@@ -433,7 +433,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.commands.registerCommand("gooseLs.sessions", async () => {
       const result = await client!.sendRequest<{ sessions: { sessionId: string; title: string }[] }>("goose/listSessions", {});
-      const pick = await vscode.window.showQuickPick(result.sessions.map((s) => ({ label: s.title, description: s.sessionId })));
+      const pick = await vscode.window.showQuickPick(result.sessions.map((s) => ({ label: oneLine(s.title), description: s.sessionId })));
       if (!pick?.description) return;
       current = pick.description;
       const chat = chatOf(current);
