@@ -158,7 +158,7 @@ REQUIRED fields cannot be left out.  A quit goes up as a quit."
     (pcase action
       ("Open" (condition-case err
                   (progn (browse-url url) (list "accept"))
-                (error (message "goose-ls: could not open %s: %s" url (error-message-string err))
+                (error (message "goose-ls: could not open %s: %s" (goose-ls-inert-line url) (error-message-string err))
                        (list "decline"))))
       ("Decline" (list "decline"))
       (_ (list "cancel")))))

@@ -15,6 +15,7 @@
 (require 'seq)
 (require 'eglot)
 (require 'goose-ls-chat)
+(require 'goose-ls-inert)
 (require 'goose-ls-status)
 (require 'goose-ls-tools)
 (require 'goose-ls-permissions)
@@ -97,7 +98,7 @@ A queued one whose events come while another turn runs was sent into that turn."
                             (buffer-local-value 'goose-ls--joined (goose-ls--chat session)))))
         (unless joined ; it ended with the turn it joined, said just above
           (unless (equal outcome "end_turn")
-            (goose-ls--append session (format "\n\n_%s_" outcome)))
+            (goose-ls--append session (format "\n\n_%s_" (goose-ls-inert-line outcome))))
           (goose-ls--append session "\n"))
         (with-current-buffer (goose-ls--chat session)
           (setq goose-ls--joined (delete (plist-get params :messageId) goose-ls--joined))

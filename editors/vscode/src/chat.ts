@@ -276,7 +276,7 @@ export class Chat {
     this.block = "";
     this.speaker = undefined; // the next turn's agent is headed anew
     const outcome = params.error ?? params.stopReason;
-    if (outcome !== "end_turn") this.add(`\n\n_${outcome}_`);
+    if (outcome !== "end_turn") this.add(`\n\n_${inertLine(String(outcome))}_`);
     this.add("\n");
     return true;
   }

@@ -168,7 +168,7 @@ local function ask_url(session_id, u)
     if choice == nil or choice == "Cancel" then return send(session_id, u, "cancel") end
     if choice == "Decline" then return send(session_id, u, "decline") end
     local _, err = vim.ui.open(url)
-    if err then vim.notify("goose: could not open " .. url .. ": " .. err, vim.log.levels.ERROR) end
+    if err then vim.notify("goose: could not open " .. shown .. ": " .. err, vim.log.levels.ERROR) end
     send(session_id, u, err and "decline" or "accept")
   end)
 end

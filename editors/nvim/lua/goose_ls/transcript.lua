@@ -183,7 +183,7 @@ function M.on_turn_end(params)
   local s = c.session(id)
   if not queue.ended(id, params.messageId) then
     s.kind, s.speaker = nil, nil -- the next turn's agent is headed anew
-    local outcome = params.error and ("⚠ " .. params.error) or params.stopReason
+    local outcome = inert.line(params.error and ("⚠ " .. params.error) or params.stopReason)
     if outcome ~= "end_turn" then c.append(id, "\n\n_" .. outcome .. "_") end
     c.append(id, "\n")
   end
