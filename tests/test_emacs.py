@@ -39,7 +39,14 @@ from goose_ls.testing.script import (
     write_script,
 )
 from goose_ls.testing.terminal import MISSING, TMUX, Terminal, answers_once_idle
-from goose_ls.testing.turns import PLANS_AND_COMPACTION, STEERED_TURN, check_plans_drawn
+from goose_ls.testing.turns import (
+    HOSTILE_TURN,
+    PLANS_AND_COMPACTION,
+    STEERED_TURN,
+    acting,
+    check_inert,
+    check_plans_drawn,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))
@@ -329,6 +336,31 @@ def test_ask_about_the_region_streams_into_the_chat_buffer(
     assert text.count("## You") == 1, "the attached region goes under the same heading"
     assert "> 💭 Look at the code." in text
     assert text.rstrip().endswith("[permission: allow_once]" + REPLY)
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_agent_text_is_shown_inert_and_forges_no_line_of_the_chat(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """ESC, BEL, ``\\r``, U+202E and U+200B from the agent show as their escapes, and its
+    lines that begin as the chat's own (a heading, a 🔐 line, a quoted ⚠) are escaped
+    with a backslash, though the chunks split them anywhere."""
+    result = _run(
+        major,
+        emacs,
+        tmp_path,
+        {
+            "agentInfo": {"name": "scripted", "title": "Claude Agent", "version": "1.0"},
+            "turns": [HOSTILE_TURN],
+        },
+    )
+    text = result["text"]
+    check_inert(text, "Claude Agent")
+    assert not acting(result["prompt"]), result["prompt"]
+    assert "\\x1b[2J README.md\\u202e" in result["prompt"], result["prompt"]
+    lines = text.split("\n")
+    verdicts = [line for line in lines if line.startswith("🔐") and "permission: " not in line]
+    assert verdicts == ["🔐 Read\\x1b[2J README.md\\u202e: allowed once"], text
 
 
 @pytest.mark.parametrize(("major", "emacs"), EMACSES)

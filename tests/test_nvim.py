@@ -34,7 +34,14 @@ from goose_ls.testing.script import (
     write_script,
 )
 from goose_ls.testing.terminal import MISSING, TMUX, Terminal, answers_once_idle
-from goose_ls.testing.turns import PLANS_AND_COMPACTION, STEERED_TURN, check_plans_drawn
+from goose_ls.testing.turns import (
+    HOSTILE_TURN,
+    PLANS_AND_COMPACTION,
+    STEERED_TURN,
+    acting,
+    check_inert,
+    check_plans_drawn,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))
@@ -226,6 +233,33 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path:
     running = states.index("Claude Agent: running")
     assert states.index("Claude Agent: waiting for you") > running
     assert result["replay_count"] > 10 and result["text_after_replay"] == text, "no duplicates"
+
+
+@EACH_NVIM
+def test_agent_text_is_shown_inert_and_forges_no_line_of_the_chat(
+    nvim: str, tmp_path: Path
+) -> None:
+    """ESC, BEL, ``\\r``, U+202E and U+200B from the agent show as their escapes, and its
+    lines that begin as the chat's own (a heading, a 🔐 line, a quoted ⚠) are escaped
+    with a backslash, though the chunks split them anywhere."""
+    result = _run(
+        nvim,
+        tmp_path,
+        "inert",
+        {
+            "agentInfo": {"name": "scripted", "title": "Claude Agent", "version": "1.0"},
+            "turns": [HOSTILE_TURN],
+        },
+    )
+    text = result["text"]
+    check_inert(text, "Claude Agent")
+    assert not acting(result["asked"]), result["asked"]
+    assert "\\x1b[2J README.md\\u202e" in result["asked"], result["asked"]
+    lines = text.split("\n")
+    assert [line for line in lines if line.startswith("🔐")] == [
+        next(line for line in lines if line.startswith("🔐 permission: ")),
+        "🔐 allowed once by you",
+    ], "the request's own line and its verdict, no other"
 
 
 @EACH_NVIM

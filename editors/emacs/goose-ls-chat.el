@@ -15,6 +15,7 @@
 (require 'url-util)
 (require 'goose-ls-server)
 (require 'goose-ls-markdown)
+(require 'goose-ls-inert)
 
 (declare-function goose-ls-chat-type "goose-ls-compose")
 (declare-function goose-ls-compose "goose-ls-compose")
@@ -41,6 +42,17 @@
 (defvar goose-ls--agent-name "agent"
   "The agent's name for people (goose/agentStatus's `name').
 It heads the agent's messages.")
+
+(defvar-local goose-ls--line-start nil
+  "Where the line of agent text at the chat's end begins, after any lead.
+nil once it is known not to imitate the chat's own lines, or when it follows a
+lead of the chat's own (\"> 💭 \").")
+
+(defvar-local goose-ls--line-head ""
+  "The line of agent text at the chat's end, as far as it decides.")
+
+(defvar-local goose-ls--line-lead ""
+  "The chat's own lead of that line (\"> \" in a thought), read with it.")
 
 (defvar-local goose-ls--tools nil
   "toolCallId -> its `goose-ls--call' in this chat buffer.")
@@ -172,7 +184,39 @@ agent's words again.  LEAD starts the block."
         (with-current-buffer chat (setq goose-ls--speaker who))
         (goose-ls--append session-id
                           (format "## %s\n\n" (if (eq who 'user) "You" goose-ls--agent-name))))
-      (when lead (goose-ls--append session-id lead)))))
+      (when lead (goose-ls--append session-id lead))
+      (goose-ls--new-line session-id (and (not lead) "")))))
+
+(defun goose-ls--new-line (session-id lead)
+  "A line of agent text begins at the end of SESSION-ID's chat after LEAD.
+LEAD nil: it follows a lead of the chat's own, and is not judged."
+  (with-current-buffer (goose-ls--chat session-id)
+    (when goose-ls--line-start (set-marker goose-ls--line-start nil))
+    (setq goose-ls--line-start (and lead (copy-marker goose-ls--end))
+          goose-ls--line-head ""
+          goose-ls--line-lead (or lead ""))))
+
+(defun goose-ls--agent-text (session-id text &optional lead)
+  "Add agent TEXT to SESSION-ID's chat: inert, each new line led by LEAD.
+A line that begins as the chat's own lines do is led by a backslash.  Chunks
+split lines anywhere, so a line's beginning is judged as it is assembled."
+  (let ((first t))
+    (dolist (piece (split-string (goose-ls-inert text) "\n"))
+      (unless first
+        (goose-ls--append session-id (concat "\n" lead))
+        (goose-ls--new-line session-id (or lead "")))
+      (setq first nil)
+      (goose-ls--append session-id piece)
+      (with-current-buffer (goose-ls--chat session-id)
+        (when (and goose-ls--line-start (< (length goose-ls--line-head) goose-ls--decides))
+          (setq goose-ls--line-head (concat goose-ls--line-head piece))
+          (when (goose-ls--imitates-p (concat goose-ls--line-lead goose-ls--line-head)
+                                      (list "You" goose-ls--agent-name))
+            (goose-ls--following
+              (goto-char goose-ls--line-start)
+              (insert "\\"))
+            (set-marker goose-ls--line-start nil)
+            (setq goose-ls--line-start nil)))))))
 
 (defvar goose-ls--catching-up (make-hash-table :test #'equal)
   "Session id -> t while the goose/replay asked for after a gap has not answered.")
@@ -228,7 +272,8 @@ The path is relative to the chat's project when inside it; the lines come from a
 (defun goose-ls--text (content)
   (pcase (plist-get content :type)
     ("text" (plist-get content :text))
-    ("resource_link" (format "[%s]" (or (plist-get content :name) (plist-get content :uri))))
+    ("resource_link" (format "[%s]" (goose-ls-inert-line (or (plist-get content :name)
+                                                             (plist-get content :uri)))))
     ("resource" (goose-ls--attachment (plist-get (plist-get content :resource) :uri)))
     (type (format "[%s]" type))))
 
@@ -257,7 +302,9 @@ The path is relative to the chat's project when inside it; the lines come from a
   "Name SESSION's chat buffer after TITLE, the chat's title, when it is one."
   (when (and (stringp title) (not (string-blank-p title)))
     (with-current-buffer (goose-ls--chat session)
-      (rename-buffer (format "*goose: %s*" (string-trim (replace-regexp-in-string "[ \t\n]+" " " title)))
+      (rename-buffer (format "*goose: %s*" (goose-ls-inert-line
+                                             (string-trim (replace-regexp-in-string
+                                                           "[ \t\n]+" " " title))))
                      t))))
 
 (provide 'goose-ls-chat)

@@ -17,6 +17,7 @@
 (require 'subr-x)
 (require 'browse-url)
 (require 'goose-ls-chat)
+(require 'goose-ls-inert)
 
 (declare-function goose-ls--show-choices "goose-ls-permissions")
 
@@ -47,10 +48,12 @@ list), yes and no for a boolean; nil for a value typed in."
          (titled (or (plist-get source :oneOf) (plist-get source :anyOf))))
     (cond ((equal (plist-get prop :type) "boolean") '(("yes" . t) ("no" . :json-false)))
           (enum (let ((names (append (plist-get source :enumNames) nil)))
-                  (seq-map-indexed (lambda (value i) (cons (format "%s" (or (nth i names) value)) value))
+                  (seq-map-indexed (lambda (value i) (cons (goose-ls-inert-line (format "%s" (or (nth i names) value)))
+                                                              value))
                                    (append enum nil))))
-          (titled (mapcar (lambda (item) (cons (format "%s" (or (plist-get item :title)
-                                                                 (plist-get item :const)))
+          (titled (mapcar (lambda (item) (cons (goose-ls-inert-line
+                                                (format "%s" (or (plist-get item :title)
+                                                                 (plist-get item :const))))
                                                (plist-get item :const)))
                           (append titled nil))))))
 
@@ -72,9 +75,10 @@ list), yes and no for a boolean; nil for a value typed in."
 (defun goose-ls--ask-field (name prop required)
   "Ask field NAME of PROP; (value) with what the user gave, or nil to leave it out.
 REQUIRED fields cannot be left out.  A quit goes up as a quit."
-  (let* ((title (format "%s%s%s" (or (plist-get prop :title) name)
+  (let* ((title (format "%s%s%s" (goose-ls-inert-line (or (plist-get prop :title) name))
                         (if (plist-get prop :description)
-                            (format " (%s)" (plist-get prop :description)) "")
+                            (format " (%s)" (goose-ls-inert-line (plist-get prop :description)))
+                          "")
                         (if required "" ", optional")))
          (default (plist-get prop :default))
          (choices (goose-ls--field-choices prop))
@@ -121,7 +125,8 @@ REQUIRED fields cannot be left out.  A quit goes up as a quit."
                               required))
          (actions (if missing '("Decline" "Cancel") '("Answer" "Decline" "Cancel")))
          (action (goose-ls--choose
-                  (format "%s asks: %s%s (%s): " goose-ls--agent-name (plist-get request :message)
+                  (format "%s asks: %s%s (%s): " goose-ls--agent-name
+                          (goose-ls-inert-line (plist-get request :message))
                           (if missing (format " [cannot be filled in here: %s]"
                                               (mapconcat (lambda (k) (substring (symbol-name k) 1))
                                                          missing ", "))
@@ -145,14 +150,15 @@ REQUIRED fields cannot be left out.  A quit goes up as a quit."
   (let* ((url (or (plist-get request :url) ""))
          (web (string-match-p "\\`https?://[^[:space:]]+\\'" url))
          (actions (if web '("Open" "Decline" "Cancel") '("Decline" "Cancel")))
-         (action (goose-ls--choose (format "%s asks: %s (%s%s) (%s): " goose-ls--agent-name (plist-get request :message)
-                                           url (if web "" ": not a web page")
+         (action (goose-ls--choose (format "%s asks: %s (%s%s) (%s): " goose-ls--agent-name
+                                           (goose-ls-inert-line (plist-get request :message))
+                                           (goose-ls-inert-line url) (if web "" ": not a web page")
                                            (string-join actions " / "))
                                    actions (car actions))))
     (pcase action
       ("Open" (condition-case err
                   (progn (browse-url url) (list "accept"))
-                (error (message "goose-ls: could not open %s: %s" url (error-message-string err))
+                (error (message "goose-ls: could not open %s: %s" (goose-ls-inert-line url) (error-message-string err))
                        (list "decline"))))
       ("Decline" (list "decline"))
       (_ (list "cancel")))))
@@ -201,9 +207,9 @@ History (REPLAY) is not asked."
                             'font-lock-face 'goose-ls-permission 'goose-ls-verbatim t)
           (remhash request-id goose-ls--answered-here))
       (goose-ls--append session
-                        (format "❓ %s\n%s" (plist-get update :message)
+                        (format "❓ %s\n%s" (goose-ls-inert-line (plist-get update :message))
                                 (if (equal (plist-get update :mode) "url")
-                                    (format "%s\n" (plist-get update :url))
+                                    (format "%s\n" (goose-ls-inert-line (plist-get update :url)))
                                   ""))
                         'font-lock-face 'goose-ls-permission 'goose-ls-verbatim t)
       (unless replay

@@ -15,6 +15,7 @@
 (require 'seq)
 (require 'eglot)
 (require 'goose-ls-chat)
+(require 'goose-ls-inert)
 (require 'goose-ls-status)
 (require 'goose-ls-tools)
 (require 'goose-ls-permissions)
@@ -53,14 +54,21 @@ A queued one whose events come while another turn runs was sent into that turn."
         (pcase (plist-get update :sessionUpdate)
           ("agent_message_chunk"
            (goose-ls--said-by session 'agent 'agent)
-           (goose-ls--append session (goose-ls--text (plist-get update :content))))
+           (goose-ls--agent-text session (goose-ls--text (plist-get update :content))))
           ("user_message_chunk"
+           ;; A resumed chat's user messages are replayed by the agent: inert too.
            (goose-ls--said-by session 'user 'user)
-           (goose-ls--append session (concat (goose-ls--text (plist-get update :content)) "\n")))
+           (let ((content (plist-get update :content)))
+             (goose-ls--append session
+                               (concat (if (equal (plist-get content :type) "text")
+                                           (goose-ls--inert-lines
+                                            (goose-ls-inert (plist-get content :text))
+                                            (list "You" goose-ls--agent-name))
+                                         (goose-ls--text content))
+                                       "\n"))))
           ("agent_thought_chunk"
            (goose-ls--said-by session 'agent 'thought "> 💭 ")
-           (goose-ls--append session (replace-regexp-in-string
-                                      "\n" "\n> " (goose-ls--text (plist-get update :content)))))
+           (goose-ls--agent-text session (goose-ls--text (plist-get update :content)) "> "))
           ((or "tool_call" "tool_call_update") (goose-ls--tool session update))
           ("permission_request" (goose-ls--permission session update server
                                                       (plist-get params :replay)))
@@ -90,7 +98,7 @@ A queued one whose events come while another turn runs was sent into that turn."
                             (buffer-local-value 'goose-ls--joined (goose-ls--chat session)))))
         (unless joined ; it ended with the turn it joined, said just above
           (unless (equal outcome "end_turn")
-            (goose-ls--append session (format "\n\n_%s_" outcome)))
+            (goose-ls--append session (format "\n\n_%s_" (goose-ls-inert-line outcome))))
           (goose-ls--append session "\n"))
         (with-current-buffer (goose-ls--chat session)
           (setq goose-ls--joined (delete (plist-get params :messageId) goose-ls--joined))
@@ -115,7 +123,7 @@ until it runs: a state said there stayed after the turn had ended, as if the
 turn still ran (\"goose: running\")."
   (setq goose-ls--agent-state (plist-get params :state))
   (when (stringp (plist-get params :name))
-    (setq goose-ls--agent-name (plist-get params :name)))
+    (setq goose-ls--agent-name (goose-ls-inert-line (plist-get params :name))))
   (setq goose-ls--sign-ins (append (plist-get params :signIn) nil))
   (force-mode-line-update t)
   (cond ((equal (plist-get params :state) "starting")

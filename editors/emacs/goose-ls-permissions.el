@@ -16,6 +16,7 @@
 (require 'diff)
 (require 'diff-mode)
 (require 'goose-ls-chat)
+(require 'goose-ls-inert)
 
 (defcustom goose-ls-permission-function #'goose-ls-ask-permission
   "Function called with a permission request plist.
@@ -92,12 +93,12 @@ The prompt names every choice, as goose-ls labels it, and the default
 completion UI lists them at once; nil when none was chosen."
   (let* ((choices (goose-ls--choices request))
          (labels (mapcar #'car choices))
-         (title (plist-get (plist-get request :toolCall) :title))
+         (title (goose-ls-inert-line (plist-get (plist-get request :toolCall) :title)))
          (answer (minibuffer-with-setup-hook #'goose-ls--show-choices
                    (completing-read (format "%s is waiting for your approval: %s (it calls this “%s”) (%s): "
                                             goose-ls--agent-name
-                                            (or (plist-get request :action) title)
-                                            title (string-join labels " / "))
+                                            (goose-ls-inert-line (or (plist-get request :action) title))
+                                            title (goose-ls-inert-line (string-join labels " / ")))
                                     (goose-ls--in-order labels) nil t))))
     (cdr (assoc answer choices))))
 
@@ -113,7 +114,7 @@ completion UI lists them at once; nil when none was chosen."
                   (_ (or label option-id)))))
     (if (or (null label) (member label '("Allow once" "Allow always" "Reject" "Reject always")))
         words
-      (format "%s (%s)" words label))))
+      (goose-ls-inert-line (format "%s (%s)" words label)))))
 
 (defun goose-ls--permission (session request server replay)
   "Show REQUEST in SESSION's chat with its diff, then ask (unless REPLAY)."
@@ -123,11 +124,12 @@ completion UI lists them at once; nil when none was chosen."
     (goose-ls--separate session 'permission)
     (goose-ls--append session
                       (format "🔐 permission: %s (it calls this “%s”)\n"
-                              (or (plist-get request :action) (plist-get tool-call :title))
-                              (plist-get tool-call :title))
+                              (goose-ls-inert-line (or (plist-get request :action)
+                                                       (plist-get tool-call :title)))
+                              (goose-ls-inert-line (plist-get tool-call :title)))
                       'font-lock-face 'goose-ls-permission 'goose-ls-verbatim t)
     (when-let ((warning (plist-get request :warning)))
-      (goose-ls--append session (format "⚠ %s\n" warning)
+      (goose-ls--append session (format "⚠ %s\n" (goose-ls-inert-line warning))
                         'font-lock-face 'error 'goose-ls-verbatim t))
     (let ((diffs (goose-ls--diffs tool-call)))
       (unless (string-empty-p diffs)
@@ -164,7 +166,8 @@ Then send the answer."
   (with-current-buffer (goose-ls--chat session)
     (let* ((request-id (plist-get update :requestId))
            (request (gethash request-id goose-ls--permissions))
-           (title (or (plist-get (plist-get request :toolCall) :title) "the tool")))
+           (title (goose-ls-inert-line
+                   (or (plist-get (plist-get request :toolCall) :title) "the tool"))))
       (remhash request-id goose-ls--permissions)
       (goose-ls--separate session 'permission)
       (goose-ls--append session
@@ -172,7 +175,7 @@ Then send the answer."
                             (format "🔐 %s: %s\n" title
                                     (if request
                                         (goose-ls--decision request (plist-get update :optionId))
-                                      (plist-get update :label)))
+                                      (goose-ls-inert-line (plist-get update :label))))
                           (format "🔐 %s: cancelled, not answered\n" title))
                         'font-lock-face 'goose-ls-permission 'goose-ls-verbatim t)
       (force-mode-line-update t))))

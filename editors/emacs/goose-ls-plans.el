@@ -12,6 +12,7 @@
 
 (require 'subr-x)
 (require 'goose-ls-chat)
+(require 'goose-ls-inert)
 
 (defvar-local goose-ls--drawn nil
   "Key -> (start . end) markers of each block of this chat drawn in place.")
@@ -43,7 +44,7 @@ wherever it is; what follows it stays."
           (mapconcat (lambda (entry)
                        (format "- [%s] %s\n"
                                (if (equal (plist-get entry :status) "completed") "x" " ")
-                               (or (plist-get entry :content) "")))
+                               (goose-ls-inert-line (plist-get entry :content))))
                      (and (sequencep entries) (append entries nil))
                      "")))
 
@@ -51,7 +52,10 @@ wherever it is; what follows it stays."
   "PLAN, one of several (plan_update): a checklist, markdown, or a file."
   (pcase (plist-get plan :type)
     ("items" (goose-ls--checklist (plist-get plan :entries)))
-    ("markdown" (format "**Plan**\n\n%s\n" (string-trim (format "%s" (or (plist-get plan :content) "")))))
+    ("markdown" (format "**Plan**\n\n%s\n"
+                        (goose-ls--inert-lines
+                         (goose-ls-inert (string-trim (format "%s" (or (plist-get plan :content) ""))))
+                         nil)))
     (_ (format "**Plan**: %s\n"
                (string-remove-prefix "📎 " (goose-ls--attachment
                                            (format "%s" (or (plist-get plan :uri) ""))))))))
@@ -75,15 +79,17 @@ wherever it is; what follows it stays."
   (let ((status (or (plist-get update :status) "in_progress")))
     (if (equal status "failed")
         (format "> ⚠ **Compacting the conversation failed:** %s\n"
-                (or (plist-get update :error) "no reason given"))
+                (goose-ls-inert-line (or (plist-get update :error) "no reason given")))
       (let ((summary (string-trim (let ((kept (goose-ls--blocks-text (plist-get update :summary))))
                                     (if (string-empty-p kept) streamed kept)))))
         (concat "_" (or (cdr (assoc status goose-ls--compaction-words))
-                        (format "🗜 Compaction: %s" status))
+                        (format "🗜 Compaction: %s" (goose-ls-inert-line status)))
                 "_\n"
                 (if (string-empty-p summary)
                     ""
-                  (concat "\n> " (replace-regexp-in-string "\n" "\n> " summary) "\n")))))))
+                  (concat "\n> " (replace-regexp-in-string
+                                  "\n" "\n> " (goose-ls--inert-lines (goose-ls-inert summary) nil))
+                          "\n")))))))
 
 (defun goose-ls--plan (session update)
   "Draw UPDATE, a plan, a plan by id or a compaction, in SESSION's chat."

@@ -13,6 +13,7 @@
 (require 'eglot)
 (require 'parse-time)
 (require 'goose-ls-chat)
+(require 'goose-ls-inert)
 (require 'goose-ls-permissions)
 
 (declare-function goose-ls-compose "goose-ls-compose")
@@ -188,7 +189,8 @@ session id is added to a line that would be the same as another's."
          (seen (make-hash-table :test #'equal)))
     (mapcar (lambda (s)
               (let* ((cwd (plist-get s :cwd))
-                     (parts (list (replace-regexp-in-string "[ \t\n]+" " " (or (plist-get s :title) ""))
+                     (parts (list (goose-ls-inert-line
+                                   (replace-regexp-in-string "[ \t\n]+" " " (or (plist-get s :title) "")))
                                   (if (and (stringp cwd) (not (string-empty-p cwd)))
                                       (abbreviate-file-name (directory-file-name cwd))
                                     "")

@@ -12,6 +12,7 @@
 (require 'seq)
 (require 'subr-x)
 (require 'goose-ls-chat)
+(require 'goose-ls-inert)
 
 (defvar goose-ls-tool-map
   (let ((map (make-sparse-keymap)))
@@ -38,12 +39,12 @@
 
 (defun goose-ls--call-render (call)
   "Write CALL's status line and its indented output over the text it had."
-  (let ((header (propertize (format "🔧 %s%s — %s" (goose-ls--call-title call)
+  (let ((header (propertize (format "🔧 %s%s — %s" (goose-ls-inert-line (goose-ls--call-title call))
                                     (let ((name (goose-ls--call-name call)))
                                       (if (and name (not (equal name (goose-ls--call-title call))))
-                                          (format " · `%s`" name)
+                                          (format " · `%s`" (goose-ls-inert-line name))
                                         ""))
-                                    (goose-ls--call-status call))
+                                    (goose-ls-inert-line (goose-ls--call-status call)))
                             'keymap goose-ls-tool-map 'mouse-face 'highlight
                             'help-echo "TAB: show or hide the output"))
         (output (goose-ls--call-output call)))
@@ -52,7 +53,7 @@
     (insert header)
     (let ((eol (point)))
       (insert "\n")
-      (dolist (line (and output (split-string output "\n")))
+      (dolist (line (and output (split-string (goose-ls-inert output) "\n")))
         (insert (propertize (concat "    " line "\n") 'goose-ls-verbatim t)))
       (set-marker (goose-ls--call-end call) (point))
       (when (goose-ls--call-overlay call) (delete-overlay (goose-ls--call-overlay call)))

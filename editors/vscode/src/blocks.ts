@@ -2,6 +2,7 @@
 // and its compactions of the conversation, worded as goose-ls's own transcript words them;
 // and the messages waiting for the running turn. No vscode import, so it is unit-tested
 // under plain node.
+import { inert, inertLine, ownLinesEscaped } from "./inert";
 
 interface Entry {
   content?: unknown;
@@ -12,7 +13,7 @@ interface Entry {
 export function checklist(entries: unknown): string {
   const lines = ["**Plan**"];
   for (const entry of Array.isArray(entries) ? (entries as (Entry | null)[]) : []) {
-    lines.push(`- [${entry?.status === "completed" ? "x" : " "}] ${String(entry?.content ?? "")}`);
+    lines.push(`- [${entry?.status === "completed" ? "x" : " "}] ${inertLine(String(entry?.content ?? ""))}`);
   }
   return `${lines.join("\n")}\n`;
 }
@@ -34,7 +35,7 @@ function shortPath(uri: string): string {
 /** One plan of several (plan_update): a checklist, markdown, or a file. */
 export function planDocument(plan: PlanDocument): string {
   if (plan.type === "items") return checklist(plan.entries);
-  if (plan.type === "markdown") return `**Plan**\n\n${String(plan.content ?? "").trim()}\n`;
+  if (plan.type === "markdown") return `**Plan**\n\n${ownLinesEscaped(inert(String(plan.content ?? "").trim()), [])}\n`;
   const uri = String(plan.uri ?? "");
   return `**Plan**: [${shortPath(uri)}](${uri})\n`;
 }
@@ -79,9 +80,9 @@ export class Compactions {
 
 /** Where a compaction stands, and the summary the agent kept (or streams) under it. */
 function render(state: CompactionState): string {
-  if (state.status === "failed") return `> ⚠ **Compacting the conversation failed:** ${state.error ?? "no reason given"}\n`;
-  const text = `_${COMPACTION_WORDS[state.status] ?? `🗜 Compaction: ${state.status}`}_\n`;
-  const summary = (textOf(state.summary) || state.streamed).trim();
+  if (state.status === "failed") return `> ⚠ **Compacting the conversation failed:** ${inertLine(state.error ?? "no reason given")}\n`;
+  const text = `_${COMPACTION_WORDS[state.status] ?? `🗜 Compaction: ${inertLine(state.status)}`}_\n`;
+  const summary = ownLinesEscaped(inert((textOf(state.summary) || state.streamed).trim()), []);
   return summary ? `${text}\n> ${summary.replace(/\n/g, "\n> ")}\n` : text;
 }
 

@@ -4,6 +4,9 @@ import { homedir } from "node:os";
 import { isAbsolute, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { checklist, Compactions, planDocument, type PlanDocument, type Queued, queueText } from "./blocks";
+import { DECIDES, imitates, inert, inertLine, oneLine, ownLinesEscaped } from "./inert";
+
+export { oneLine };
 
 export interface Update {
   sessionId: string;
@@ -35,15 +38,6 @@ interface Content {
   uri?: string;
   name?: string;
   resource?: { uri?: string };
-}
-
-/** Agent text on one line, without what could hide or reorder what follows it (control,
- * bidi and zero-width characters). */
-export function oneLine(text: string): string {
-  return text
-    .replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g, " ")
-    .replace(/ +/g, " ")
-    .trim();
 }
 
 /** The agent's name for people (goose/agentStatus `name`) as the chat heads its messages
@@ -100,9 +94,9 @@ function outputOf(content: unknown): string {
  * as an indented (code) block under it. */
 export function renderTool(tool: ToolCall): string {
   const name = tool.name && tool.name !== tool.title ? ` · \`${tool.name}\`` : "";
-  const line = `🔧 ${tool.title}${name} — ${tool.status}\n`;
+  const line = `🔧 ${inertLine(tool.title)}${inertLine(name)} — ${inertLine(tool.status)}\n`;
   if (!tool.output) return line;
-  return `${line}\n${tool.output.split("\n").map((l) => `    ${l}`).join("\n")}\n`;
+  return `${line}\n${inert(tool.output).split("\n").map((l) => `    ${l}`).join("\n")}\n`;
 }
 
 export interface SlashCommand {
@@ -162,6 +156,11 @@ export class Chat {
    * its turn once, over its text, thoughts, tool calls and cards alike. */
   private speaker: "user" | "agent" | undefined;
 
+  /** The line agent text goes on: where it begins (after the chat's own lead, in the last
+   * part), what of it came so far, and that lead, read with it; undefined once it is known
+   * not to imitate the chat's own lines, or after a lead of the chat's own ("> 💭 "). */
+  private line: { part: number; at: number; head: string; lead: string } | undefined;
+
   constructor(
     readonly sessionId: string,
     private readonly context: ChatContext = {},
@@ -216,11 +215,11 @@ export class Chat {
         break;
       case "agent_message_chunk":
         this.begin("agent", "agent");
-        this.add(this.textOf(u.content as Content));
+        this.agentText(this.textOf(u.content as Content), "");
         break;
       case "agent_thought_chunk":
         this.begin("thought", "agent", "> 💭 ");
-        this.add(this.textOf(u.content as Content).replace(/\n/g, "\n> "));
+        this.agentText(this.textOf(u.content as Content), "> ");
         break;
       case "tool_call":
       case "tool_call_update":
@@ -228,15 +227,15 @@ export class Chat {
         break;
       case "permission_request":
         this.begin("permission", "agent");
-        this.add(`🔐 permission: ${(u.toolCall as { title?: string } | undefined)?.title ?? "a tool"}\n`);
+        this.add(`🔐 permission: ${inertLine((u.toolCall as { title?: string } | undefined)?.title ?? "a tool")}\n`);
         break;
       case "elicitation_request":
         this.begin("question", "agent");
-        this.add(`❓ ${u.message as string}\n${u.mode === "url" ? `\n${u.url as string}\n` : ""}`);
+        this.add(`❓ ${inertLine(String(u.message))}\n${u.mode === "url" ? `\n${inertLine(String(u.url))}\n` : ""}`);
         break;
       case "elicitation_resolved":
         this.separate("question");
-        this.add(`❓ ${OUTCOMES[u.action as string] ?? (u.action as string)}\n`);
+        this.add(`❓ ${OUTCOMES[u.action as string] ?? inertLine(String(u.action))}\n`);
         break;
       case "available_commands_update":
         this.commands = Array.isArray(u.availableCommands) ? (u.availableCommands as SlashCommand[]) : [];
@@ -262,7 +261,7 @@ export class Chat {
         this.draw(`compaction:${String(u.compactionId)}`, this.compactions.apply(u));
         break;
       case "session_info_update":
-        if (typeof u.title === "string" && u.title.trim()) this.title = u.title.trim().replace(/\s+/g, " ");
+        if (typeof u.title === "string" && u.title.trim()) this.title = oneLine(u.title);
         break;
     }
     return true;
@@ -277,7 +276,7 @@ export class Chat {
     this.block = "";
     this.speaker = undefined; // the next turn's agent is headed anew
     const outcome = params.error ?? params.stopReason;
-    if (outcome !== "end_turn") this.add(`\n\n_${outcome}_`);
+    if (outcome !== "end_turn") this.add(`\n\n_${inertLine(String(outcome))}_`);
     this.add("\n");
     return true;
   }
@@ -317,6 +316,34 @@ export class Chat {
     if ("content" in u) tool.output = outputOf(u.content); // content replaces the earlier one
   }
 
+  /** The names the chat heads turns with, as drawn. */
+  private get speakers(): string[] {
+    return ["You", this.context.agent?.() ?? "agent"];
+  }
+
+  /** Add text the agent controls: inert, each new line led by `lead` (the chat's own), and
+   * a line that begins as the chat's own lines do led by a backslash. Chunks split lines
+   * anywhere, so a line's beginning is judged as it is assembled, over chunks. */
+  private agentText(text: string, lead: string): void {
+    inert(text)
+      .split("\n")
+      .forEach((piece, n) => {
+        if (n > 0) {
+          this.add(`\n${lead}`);
+          this.line = { part: this.parts.length - 1, at: (this.parts[this.parts.length - 1] as string).length, head: "", lead };
+        }
+        this.add(piece);
+        const line = this.line;
+        if (!line || line.head.length >= DECIDES) return;
+        line.head += piece;
+        if (imitates(line.lead + line.head, this.speakers)) {
+          const part = this.parts[line.part] as string;
+          this.parts[line.part] = `${part.slice(0, line.at)}\\${part.slice(line.at)}`;
+          this.line = undefined;
+        }
+      });
+  }
+
   private add(text: string): void {
     const last = this.parts.length - 1;
     if (typeof this.parts[last] === "string") this.parts[last] += text;
@@ -342,7 +369,11 @@ export class Chat {
     } else if (this.block !== kind || !STREAMED.has(kind)) {
       this.separate(kind);
       this.add(lead);
+    } else {
+      return; // the same streamed block goes on, and its line with it
     }
+    const last = this.parts[this.parts.length - 1];
+    this.line = lead || typeof last !== "string" ? undefined : { part: this.parts.length - 1, at: last.length, head: "", lead: "" };
   }
 
   /** "📎 src/app.py:4-6" for a file URI with a "#L4-L6" fragment, "📎 src/app.py" without. */
@@ -368,8 +399,10 @@ export class Chat {
     if (content.type !== "text") return `[${content.type}]`;
     const text = content.text ?? "";
     if (!user) return text;
-    const fenced = /^(\/[^\n]*):(\d+)-(\d+)\n```[\s\S]*```\s*$/.exec(text);
+    // A resumed chat's user messages are replayed by the agent: inert, no line of ours.
+    const safe = ownLinesEscaped(inert(text), this.speakers);
+    const fenced = /^(\/[^\n]*):(\d+)-(\d+)\n```[\s\S]*```\s*$/.exec(safe);
     if (fenced) return this.attachment(`${pathToFileURL(fenced[1]).href}#L${fenced[2]}-L${fenced[3]}`);
-    return text.replace(/\n?<context ref="([^"]*)">[\s\S]*?<\/context>/g, (_, uri: string) => `\n${this.attachment(uri)}`);
+    return safe.replace(/\n?<context ref="([^"]*)">[\s\S]*?<\/context>/g, (_, uri: string) => `\n${this.attachment(uri)}`);
   }
 }

@@ -206,7 +206,7 @@ async function answerPermission(requestId?: string): Promise<void> {
     diff,
     key: `${waiting.requestId}/${n}`,
   }));
-  const choices = waiting.options.map((option) => ({ label: option.label, option }));
+  const choices = waiting.options.map((option) => ({ label: oneLine(option.label), option }));
   const items: ((typeof shows)[number] | (typeof choices)[number])[] = [...shows, ...choices];
   const options = { title: waiting.question, placeHolder: "your answer (Escape: it waits)", ignoreFocusOut: true };
   let pick: (typeof items)[number] | undefined;
@@ -433,7 +433,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.commands.registerCommand("gooseLs.sessions", async () => {
       const result = await client!.sendRequest<{ sessions: { sessionId: string; title: string }[] }>("goose/listSessions", {});
-      const pick = await vscode.window.showQuickPick(result.sessions.map((s) => ({ label: s.title, description: s.sessionId })));
+      const pick = await vscode.window.showQuickPick(result.sessions.map((s) => ({ label: oneLine(s.title), description: s.sessionId })));
       if (!pick?.description) return;
       current = pick.description;
       const chat = chatOf(current);

@@ -2,6 +2,7 @@
 // picks and input boxes, or a page to open. Decline and cancel are always offered,
 // dismissing any prompt cancels, and only what the user gave is sent. No vscode import:
 // the prompts are handed in, so this is unit-tested under plain node.
+import { oneLine } from "./inert";
 
 export interface Property {
   type?: string;
@@ -48,9 +49,9 @@ export interface Prompts {
 export function choices(prop: Property): Item[] | undefined {
   if (prop.type === "boolean") return [{ label: "yes", value: true }, { label: "no", value: false }];
   const source = prop.type === "array" ? (prop.items ?? {}) : prop;
-  if (Array.isArray(source.enum)) return source.enum.map((value, i) => ({ label: String(source.enumNames?.[i] ?? value), value }));
+  if (Array.isArray(source.enum)) return source.enum.map((value, i) => ({ label: oneLine(String(source.enumNames?.[i] ?? value)), value }));
   const titled = source.oneOf ?? source.anyOf;
-  return Array.isArray(titled) ? titled.map((item) => ({ label: String(item.title ?? item.const), value: item.const })) : undefined;
+  return Array.isArray(titled) ? titled.map((item) => ({ label: oneLine(String(item.title ?? item.const)), value: item.const })) : undefined;
 }
 
 /** Whether a property can be asked here: text, a number, a choice or several. */
@@ -69,7 +70,7 @@ export function numberProblem(prop: Property, text: string): string | undefined 
 type Field = { value: unknown } | "skip" | "cancel";
 
 async function askField(prompts: Prompts, name: string, prop: Property, required: boolean): Promise<Field> {
-  const title = `${prop.title ?? name}${prop.description ? ` (${prop.description})` : ""}${required ? "" : ", optional"}`;
+  const title = `${oneLine(prop.title ?? name)}${prop.description ? ` (${oneLine(prop.description)})` : ""}${required ? "" : ", optional"}`;
   const options = choices(prop);
   if (prop.type === "array" && options) {
     const defaults = Array.isArray(prop.default) ? prop.default : [];
@@ -98,7 +99,7 @@ export async function ask(prompts: Prompts, question: Question, agent = "agent")
     const url = question.url ?? "";
     const web = /^https?:\/\/\S+$/.test(url);
     const actions = web ? ["Open", "Decline", "Cancel"] : ["Decline", "Cancel"];
-    const title = `${agent} asks: ${question.message} (${url}${web ? "" : ": not a web page"})`;
+    const title = `${agent} asks: ${oneLine(question.message)} (${oneLine(url)}${web ? "" : ": not a web page"})`;
     const action = (await prompts.pick(actions.map((label) => ({ label })), title))?.label;
     if (action === "Open") return { action: (await prompts.open(url)) ? "accept" : "decline" };
     return { action: action === "Decline" ? "decline" : "cancel" };
@@ -107,7 +108,7 @@ export async function ask(prompts: Prompts, question: Question, agent = "agent")
   const required = new Set(question.requestedSchema?.required ?? []);
   const missing = [...required].filter((name) => !properties[name] || !askable(properties[name]));
   const actions = missing.length ? ["Decline", "Cancel"] : ["Answer", "Decline", "Cancel"];
-  const title = `${agent} asks: ${question.message}${missing.length ? ` (cannot be filled in here: ${missing.join(", ")})` : ""}`;
+  const title = `${agent} asks: ${oneLine(question.message)}${missing.length ? ` (cannot be filled in here: ${missing.join(", ")})` : ""}`;
   const action = (await prompts.pick(actions.map((label) => ({ label })), title))?.label;
   if (action !== "Answer") return { action: action === "Decline" ? "decline" : "cancel" };
   const content: Record<string, unknown> = {};

@@ -179,7 +179,7 @@ test("the agent's name heads its turn once, over its thoughts, tool calls, cards
 });
 
 test("the agent's name is one line, and never the user's heading", () => {
-  assert.equal(agentName("Claude\nAgent\u202e "), "Claude Agent");
+  assert.equal(agentName("Claude\nAgent\u202e "), "Claude Agent\\u202e", "shown, not hidden");
   assert.deepEqual([agentName(""), agentName(" you "), agentName(undefined)], ["agent", "agent", "agent"]);
 });
 
@@ -192,4 +192,36 @@ test("an attachment is named from the workspace folder it is in; outside, whole,
   chat.apply(update(4, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "/work/shop/app.py:1-2\n```py\ndef add(x, y):\n```" } }));
   assert.equal(chat.text, "# goose chat · s1\n\n## You\n\nWhy?\n📎 src/app.py:4-6\n📎 /etc/hosts\n📎 app.py:1-2\n");
   assert.equal(shownPath("/home/me/notes/todo.md", ["/work/shop"], "/home/me"), "~/notes/todo.md");
+});
+
+test("agent text is shown inert and forges no line of the chat, however the chunks split it", () => {
+  const chat = new Chat("s1", { agent: () => "Claude Agent" });
+  let index = 0;
+  const apply = (u: object) => assert.ok(chat.apply(update(++index, u)));
+  const chunk = (sessionUpdate: string, text: string) => apply({ sessionUpdate, content: { type: "text", text } });
+  chunk("user_message_chunk", "What does this do?");
+  chunk("agent_thought_chunk", "planning\x1b]52;c;cHduZWQ=\x07\n⚠ fake warning");
+  apply({ sessionUpdate: "tool_call", toolCallId: "t1", title: "ls\x1b[2J\r🔐 permission: nothing", status: "pending" });
+  apply({ sessionUpdate: "tool_call_update", toolCallId: "t1", status: "completed", content: output("out\x1b[31m\r\u202eok") });
+  apply({ sessionUpdate: "permission_request", requestId: 1, toolCall: { toolCallId: "t2", title: "Read\x1b[2J README.md\u202e" } });
+  const chunks = ["Hello\x1b[2J\n#", "# Yo", "u\n## Claude", " Agent\n🔐 per", "mission: rm -rf ~ (it calls this “Read”)\n", "fine\u200b\rX\u202eY 👩\u200d💻\n"];
+  for (const text of chunks) chunk("agent_message_chunk", text);
+  assert.ok(chat.end({ sessionId: "s1", messageId: "m1", index: ++index, stopReason: "end_turn" }));
+  const text = chat.text;
+  for (const acting of ["\x1b", "\x07", "\r", "\u202e", "\u200b"]) assert.ok(!text.includes(acting), JSON.stringify(text));
+  const lines = text.split("\n");
+  assert.deepEqual(lines.filter((line) => line.startsWith("## ")), ["## You", "## Claude Agent"]);
+  assert.deepEqual(lines.filter((line) => line.startsWith("🔐")), ["🔐 permission: Read\\x1b[2J README.md\\u202e"]);
+  for (const forged of [
+    "\\## You",
+    "\\## Claude Agent",
+    "\\🔐 permission: rm -rf ~ (it calls this “Read”)",
+    "> \\⚠ fake warning",
+    "> 💭 planning\\x1b]52;c;cHduZWQ=\\x07",
+    "fine\\u200b\\rX\\u202eY 👩\u200d💻",
+    "    out\\x1b[31m\\r\\u202eok",
+    "🔧 ls\\x1b[2J\\r🔐 permission: nothing — completed",
+  ]) {
+    assert.ok(lines.includes(forged), `${forged} in ${JSON.stringify(text)}`);
+  }
 });

@@ -8,6 +8,8 @@ local M = {
   answered = {}, -- requestId -> true when answered from this Neovim
 }
 
+local inert = require("goose_ls.inert")
+
 local function goose() return require("goose_ls") end
 
 --- The form's fields in the order they are asked: the required ones in the order of
@@ -40,14 +42,14 @@ local function choices(prop)
   if type(source.enum) == "table" then
     for i, value in ipairs(source.enum) do
       local names = source.enumNames
-      table.insert(found, { value = value, label = names and names[i] or tostring(value) })
+      table.insert(found, { value = value, label = inert.line(names and names[i] or tostring(value)) })
     end
     return found
   end
   local titled = source.oneOf or source.anyOf
   if type(titled) ~= "table" then return nil end
   for _, item in ipairs(titled) do
-    table.insert(found, { value = item.const, label = item.title or tostring(item.const) })
+    table.insert(found, { value = item.const, label = inert.line(item.title or tostring(item.const)) })
   end
   return found
 end
@@ -60,8 +62,8 @@ end
 
 --- "Workers (how many to start), optional"
 local function heading(name, prop, required)
-  local text = prop.title or name
-  if prop.description then text = text .. " (" .. prop.description .. ")" end
+  local text = inert.line(prop.title or name)
+  if prop.description then text = text .. " (" .. inert.line(prop.description) .. ")" end
   return required and text or (text .. ", optional")
 end
 
@@ -157,14 +159,16 @@ end
 --- A URL question: open it (only a web page) and accept, else decline or cancel.
 local function ask_url(session_id, u)
   local url = u.url or ""
+  local shown = inert.line(url)
   local web = url:match("^https?://[^%s]+$") ~= nil
-  local items = web and { "Open " .. url, "Decline", "Cancel" } or { "Decline", "Cancel" }
-  local prompt = goose().agent_name() .. " asks: " .. u.message .. (web and "" or (" (" .. url .. ": not a web page)"))
+  local items = web and { "Open " .. shown, "Decline", "Cancel" } or { "Decline", "Cancel" }
+  local prompt = goose().agent_name() .. " asks: " .. inert.line(u.message)
+    .. (web and "" or (" (" .. shown .. ": not a web page)"))
   vim.ui.select(items, { prompt = prompt }, function(choice)
     if choice == nil or choice == "Cancel" then return send(session_id, u, "cancel") end
     if choice == "Decline" then return send(session_id, u, "decline") end
     local _, err = vim.ui.open(url)
-    if err then vim.notify("goose: could not open " .. url .. ": " .. err, vim.log.levels.ERROR) end
+    if err then vim.notify("goose: could not open " .. shown .. ": " .. err, vim.log.levels.ERROR) end
     send(session_id, u, err and "decline" or "accept")
   end)
 end
@@ -183,7 +187,7 @@ function M.ask(session_id, request_id)
     if required[name] and not askable(properties[name]) then table.insert(missing, name) end
   end
   local items = #missing == 0 and { "Answer", "Decline", "Cancel" } or { "Decline", "Cancel" }
-  local prompt = goose().agent_name() .. " asks: " .. u.message
+  local prompt = goose().agent_name() .. " asks: " .. inert.line(u.message)
   if #missing > 0 then
     prompt = prompt .. " (this form cannot be filled in here: " .. table.concat(missing, ", ") .. ")"
   end
@@ -220,7 +224,7 @@ function M.on_update(session_id, u, replay)
     M.pending[u.requestId] = { session = session_id, update = u }
     vim.schedule(function() M.ask(session_id, u.requestId) end)
   end
-  return "❓ " .. u.message .. (u.mode == "url" and ("\n\n" .. (u.url or "")) or "")
+  return "❓ " .. inert.line(u.message) .. (u.mode == "url" and ("\n\n" .. inert.line(u.url)) or "")
 end
 
 --- Whether a question of the session waits for the user.

@@ -27,7 +27,8 @@ function M.agent_name() return agent_name end
 local function set_status(status)
   M.status = status
   if type(status.name) == "string" then
-    local name = vim.trim((status.name:gsub("%c", " "):gsub("%s+", " ")))
+    local name = vim.trim((status.name:gsub("%s+", " ")))
+    name = require("goose_ls.inert").line(name) -- shown in headings, prompts, statuslines
     agent_name = (name == "" or name:lower() == "you") and "agent" or name
   end
 end

@@ -4,6 +4,8 @@
 -- as a verdict. A session's open questions are its `permissions` (goose_ls.chat).
 local M = {}
 
+local inert = require("goose_ls.inert")
+
 local function chat() return require("goose_ls.chat") end
 local function goose() return require("goose_ls") end
 
@@ -53,7 +55,7 @@ local function ask(id, update)
     end
     vim.ui.select(options, {
       prompt = goose().agent_name() .. " is waiting for your approval: " .. M.action(update),
-      format_item = function(o) return o.label end, -- worded by goose-ls
+      format_item = function(o) return inert.line(o.label) end, -- worded by goose-ls
     }, function(choice)
       s.answered[update.requestId] = true
       goose().request("goose/permission", {
@@ -83,14 +85,14 @@ local function verdict(s, u)
   local words = VERDICTS[kind or ""]
   if words and words[1] == u.label then return words[2] .. by end
   local allowed = (kind or ""):match("^allow") and "allowed" or (kind and "rejected" or "answered")
-  return allowed .. " (" .. (u.label or u.optionId or "?") .. ")" .. by
+  return allowed .. " (" .. inert.line(u.label or u.optionId or "?") .. ")" .. by
 end
 
 --- What allowing lets happen, from goose-ls's reading of the request (its command, its
 --- files), then the agent's own name for it: never the agent's title alone.
 function M.action(u)
-  local title = (u.toolCall and u.toolCall.title) or "a tool"
-  local action = u.action
+  local title = inert.line((u.toolCall and u.toolCall.title) or "a tool")
+  local action = u.action and inert.line(u.action)
   if not action or action == "" then return title end
   return action .. " (it calls this “" .. title .. "”)"
 end
@@ -106,7 +108,7 @@ function M.on_update(id, u)
   end
   s.permissions[u.requestId] = u
   local text = "🔐 permission: " .. M.action(u)
-  if u.warning then text = text .. "\n\n⚠ " .. u.warning end
+  if u.warning then text = text .. "\n\n⚠ " .. inert.line(u.warning) end
   for _, item in ipairs(diffs_of(s, u.toolCall)) do -- what an edit will do, before asking
     text = text .. diff_block(item)
   end

@@ -5,6 +5,7 @@
 -- (a tool call's output) moves it along.
 local M = {}
 
+local inert = require("goose_ls.inert")
 local tools = require("goose_ls.tools")
 
 local ns = vim.api.nvim_create_namespace("goose_ls_plans")
@@ -64,7 +65,7 @@ local function checklist(entries)
   for _, entry in ipairs(type(entries) == "table" and entries or {}) do
     if type(entry) == "table" then
       local done = entry.status == "completed" and "x" or " "
-      table.insert(lines, string.format("- [%s] %s", done, tostring(entry.content or "")))
+      table.insert(lines, string.format("- [%s] %s", done, inert.line(entry.content)))
     end
   end
   return table.concat(lines, "\n")
@@ -73,7 +74,9 @@ end
 --- One plan of several: a checklist, markdown, or a file.
 local function document(plan)
   if plan.type == "items" then return checklist(plan.entries) end
-  if plan.type == "markdown" then return "**Plan**\n\n" .. vim.trim(tostring(plan.content or "")) end
+  if plan.type == "markdown" then
+    return "**Plan**\n\n" .. inert.lines(inert.block(vim.trim(tostring(plan.content or ""))), {})
+  end
   return "**Plan**: " .. chat().relative(tostring(plan.uri or ""))
 end
 
@@ -94,12 +97,13 @@ end
 --- Where a compaction stands, and the summary the agent kept (or streams) under it.
 local function compaction(state)
   if state.status == "failed" then
-    return "> ⚠ **Compacting the conversation failed:** " .. tostring(state.error or "no reason given")
+    return "> ⚠ **Compacting the conversation failed:** " .. inert.line(state.error or "no reason given")
   end
   local status = tostring(state.status)
-  local text = "_" .. (COMPACTION_WORDS[status] or ("🗜 Compaction: " .. status)) .. "_"
+  local text = "_" .. (COMPACTION_WORDS[status] or ("🗜 Compaction: " .. inert.line(status))) .. "_"
   local summary = vim.trim(text_of(state.summary) ~= "" and text_of(state.summary) or state.streamed)
-  if summary ~= "" then text = text .. "\n\n> " .. (summary:gsub("\n", "\n> ")) end
+  summary = inert.lines(inert.block(summary), {}):gsub("\n", "\n> ")
+  if summary ~= "" then text = text .. "\n\n> " .. summary end
   return text
 end
 

@@ -50,7 +50,7 @@ local function stamp_of(s) return (s.updatedAt or "") ~= "" and s.updatedAt or s
 
 --- One line of the session picker: title, workspace, age, where it is open.
 function M.format(s, now)
-  local parts = { s.title or "New Session" }
+  local parts = { require("goose_ls.inert").line(s.title or "New Session") } -- the agent's title
   local place = M.place(s.cwd)
   if place then table.insert(parts, place) end
   local epoch = M.epoch(stamp_of(s))

@@ -4,12 +4,14 @@
 -- again above it (a tool's output, a plan), which moves the tool calls below.
 local M = {}
 
+local inert = require("goose_ls.inert")
+
 local function chat() return require("goose_ls.chat") end
 
 --- "🔧 title · `name` — status": the tool's own name when it says more than the title.
 local function tool_line(tool)
   local name = tool.name and tool.name ~= tool.title and (" · `" .. tool.name .. "`") or ""
-  return "🔧 " .. tool.title .. name .. " — " .. tool.status
+  return "🔧 " .. inert.line(tool.title) .. inert.line(name) .. " — " .. inert.line(tool.status)
 end
 
 --- Tool calls below ``row`` moved ``delta`` lines (the text above them changed).
@@ -38,7 +40,7 @@ function M.on_update(id, u)
   local output = {}
   for _, item in ipairs(u.content or {}) do
     if item.type == "content" and item.content.type == "text" then
-      for _, line in ipairs(vim.split(item.content.text, "\n", { plain = true })) do
+      for _, line in ipairs(vim.split(inert.block(item.content.text), "\n", { plain = true })) do
         table.insert(output, "    " .. line)
       end
     end

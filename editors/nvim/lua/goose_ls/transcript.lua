@@ -6,6 +6,7 @@
 local M = {}
 
 local elicitation = require("goose_ls.elicitation")
+local inert = require("goose_ls.inert")
 local permissions = require("goose_ls.permissions")
 local plans = require("goose_ls.plans")
 local queue = require("goose_ls.queue")
@@ -35,7 +36,41 @@ local function block(id, kind, who, lead)
     c.separate(id)
   end
   s.kind = kind
+  -- The line agent text goes on: its beginning, until it is known not to imitate the
+  -- plugin's own lines (none after a lead of the plugin's own, as "> 💭 ").
+  s.line = { head = (not lead) and "" or nil, check = "", col = 0 }
   if lead then c.append(id, lead) end
+end
+
+--- The names the chat heads turns with, as drawn.
+local function speakers() return { "You", goose().agent_name() } end
+
+--- Append text the agent controls: inert, each new line led by ``lead`` (the plugin's),
+--- and a line that begins as the plugin's own lines do led by a backslash. Chunks split
+--- lines anywhere, so a line's beginning is judged as it is assembled, over chunks.
+local function agent_text(id, text, lead)
+  local c = chat()
+  local s = c.session(id)
+  lead = lead or ""
+  for n, piece in ipairs(vim.split(inert.block(text), "\n", { plain = true })) do
+    if n > 1 then
+      c.append(id, "\n" .. lead)
+      s.line = { head = "", check = lead, col = #lead }
+    end
+    c.append(id, piece)
+    local line = s.line
+    if line and line.head and #line.head < inert.decides then
+      line.head = line.head .. piece
+      if inert.imitates(line.check .. line.head, speakers()) then
+        local buf = c.buffer(id)
+        local row = vim.api.nvim_buf_line_count(buf) - 1 - s.tail
+        c.write(buf, function()
+          vim.api.nvim_buf_set_text(buf, row, line.col, row, line.col, { "\\" })
+        end)
+        line.head = nil
+      end
+    end
+  end
 end
 
 --- "📎 app.py:8-12" for a URI with a "#L8-L12" fragment, "📎 app.py" without one.
@@ -61,7 +96,11 @@ local function user_text(text)
 end
 
 local function text_of(content, user)
-  if content.type == "text" then return user and user_text(content.text) or content.text end
+  if content.type == "text" then
+    if not user then return content.text end
+    -- A resumed chat's user messages are replayed by the agent: inert, no line of ours.
+    return user_text(inert.lines(inert.block(content.text), speakers()))
+  end
   if content.type == "resource_link" then return attachment(content.uri or content.name or "") end
   if content.type == "resource" then return attachment(content.resource.uri or "") end
   return "[" .. tostring(content.type) .. "]"
@@ -102,13 +141,13 @@ function M.on_update(params)
   local kind = u.sessionUpdate
   if kind == "agent_message_chunk" then
     block(id, "agent", "agent")
-    c.append(id, text_of(u.content))
+    agent_text(id, text_of(u.content))
   elseif kind == "user_message_chunk" then
     block(id, "user", "user")
     c.append(id, text_of(u.content, true) .. "\n")
   elseif kind == "agent_thought_chunk" then
     block(id, "thought", "agent", "> 💭 ")
-    c.append(id, (text_of(u.content):gsub("\n", "\n> ")))
+    agent_text(id, text_of(u.content), "> ")
   elseif kind == "tool_call" or kind == "tool_call_update" then
     if not s.tools[u.toolCallId] then block(id, "tool", "agent") end
     tools.on_update(id, u)
@@ -129,7 +168,7 @@ function M.on_update(params)
   elseif kind == "available_commands_update" then
     s.commands = u.availableCommands or {}
   elseif kind == "session_info_update" and type(u.title) == "string" then
-    c.retitle(id, u.title)
+    c.retitle(id, inert.line(u.title))
   elseif plans.kinds[kind] then
     plans.on_update(id, u)
   end
@@ -144,7 +183,7 @@ function M.on_turn_end(params)
   local s = c.session(id)
   if not queue.ended(id, params.messageId) then
     s.kind, s.speaker = nil, nil -- the next turn's agent is headed anew
-    local outcome = params.error and ("⚠ " .. params.error) or params.stopReason
+    local outcome = inert.line(params.error and ("⚠ " .. params.error) or params.stopReason)
     if outcome ~= "end_turn" then c.append(id, "\n\n_" .. outcome .. "_") end
     c.append(id, "\n")
   end
