@@ -475,17 +475,6 @@ def test_agent_text_never_begins_a_line_as_goose_ls_s_own_and_answers_no_card(
 # --- end to end -------------------------------------------------------------------------
 
 
-async def _code_actions(editor: Editor, uri: str, line: int) -> dict[str, types.CodeAction]:
-    result = await editor.client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=types.Range(start=types.Position(line, 0), end=types.Position(line, 0)),
-            context=types.CodeActionContext(diagnostics=[]),
-        )
-    )
-    return {a.title: a for a in result or [] if isinstance(a, types.CodeAction)}
-
-
 ACP_KINDS = ["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 e2e_calls = st.builds(
     lambda call, kind: {
@@ -542,19 +531,7 @@ async def _end_to_end(tmp: Path, cases: list[tuple[str, Any, Any, int]]) -> None
         settings = {"workspace": {"outside": "ask"}}
         await editor.start({"turns": [[*turn, {"text": "done"}]]}, settings, capabilities)
         buffers = EditorBuffers(editor.client, encoding)
-        code = editor.workspace / "app.py"
-        code.write_text("x = 1\n")
-        buffers.open(code.as_uri(), language="python")
-        explain = (await _code_actions(editor, code.as_uri(), 0))["Goose: Explain selection"]
-        assert explain.command is not None
-        await editor.client.workspace_execute_command_async(
-            types.ExecuteCommandParams(
-                command=explain.command.command, arguments=explain.command.arguments
-            )
-        )
-        shown = await editor.goose.wait_for(lambda: editor.client.shown_documents, what="chat")
-        uri = shown[0].uri
-        buffers.open(uri)
+        uri = await editor.explain_and_open(buffers)
         for n, (_, call, offered, pick) in enumerate(cases):
             await _answer_one(editor, buffers, uri, n, call, offered, pick)
         await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
@@ -608,13 +585,13 @@ async def _answer_one(
     assert inert_line(action) in lines[first + 2], lines[first : last + 1]
     labels = [option["label"] for option in request["options"]]
     for line in range(len(lines)):
-        titles = await _code_actions(editor, uri, line)
+        titles = await editor.code_actions(uri, line)
         answers = [t for t in titles if any(t.startswith(f"Goose: {label}:") for label in labels)]
         if first <= line <= last:
             assert len(answers) == len(labels), (line, titles)
         else:
             assert not answers, (line, lines[line], answers)
-    titles = await _code_actions(editor, uri, first + 1)
+    titles = await editor.code_actions(uri, first + 1)
     label = labels[pick % len(labels)]
     chosen = next(a for t, a in titles.items() if t.startswith(f"Goose: {label}: "))
     assert chosen.title.removeprefix(f"Goose: {label}: ").rstrip("…") in inert_line(action)

@@ -108,6 +108,38 @@ class Editor:
         )
         return str(found[0])
 
+    async def code_actions(self, uri: str, line: int) -> dict[str, types.CodeAction]:
+        """The code actions on ``line`` of ``uri``, by title."""
+        result = await self.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=types.Range(start=types.Position(line, 0), end=types.Position(line, 0)),
+                context=types.CodeActionContext(diagnostics=[]),
+            )
+        )
+        return {a.title: a for a in result or [] if isinstance(a, types.CodeAction)}
+
+    async def run(self, action: types.CodeAction) -> None:
+        """Run a code action's command, as the editor does when it is picked."""
+        assert action.command is not None, action.title
+        await self.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command=action.command.command, arguments=action.command.arguments
+            )
+        )
+
+    async def explain_and_open(self, buffers: Any) -> str:
+        """Open ``app.py`` (``x = 1``) in ``buffers``, run **Goose: Explain selection** on
+        its first line, and open the chat goose-ls shows, as an editor does: its URI."""
+        code = self.workspace / "app.py"
+        code.write_text("x = 1\n")
+        buffers.open(code.as_uri(), language="python")
+        await self.run((await self.code_actions(code.as_uri(), 0))["Goose: Explain selection"])
+        shown = await self.goose.wait_for(lambda: self.client.shown_documents, what="the chat")
+        uri: str = shown[0].uri
+        buffers.open(uri)
+        return uri
+
     def received(self, method: str) -> list[dict[str, Any]]:
         """Messages with ``method`` that the scripted agent received."""
         return [m for m in self.agent_messages() if m.get("method") == method]

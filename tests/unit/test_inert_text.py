@@ -64,3 +64,18 @@ def test_a_thought_cannot_draw_a_card_line_inside_its_quote() -> None:
     )
     assert "\n> \\**🔐 Permission needed:** x" in body
     assert "\n> > Answer with" in body, "a quote in a quote reads as no card's line"
+
+
+def test_a_fence_the_agent_left_open_is_closed_before_goose_ls_draws_its_own() -> None:
+    """An agent reply ending inside ```` ``` ```` would show the card after it as code."""
+    from goose_ls import events
+    from goose_ls.lsp.transcript.render import Renderer
+    from goose_ls.lsp.transcript.text import TranscriptText
+
+    text = TranscriptText(head="# t\n\n")
+    renderer = Renderer(text, lambda _: None)
+    renderer.render(events.AgentMessageChunk(content={"type": "text", "text": "see:\n```\nx"}))
+    renderer.render(events.Note("info", "after"))
+    body = text.body
+    assert "```\nx\n```\n" in body, body
+    assert body.rstrip().endswith("> **Note:** after"), body

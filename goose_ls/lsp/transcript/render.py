@@ -132,6 +132,8 @@ class Renderer:
 
     # --- blocks ------------------------------------------------------------------
     def _new_block(self, kind: str, speaker: str | None = None) -> None:
+        if self._block in ("text", "thought", "user"):
+            self._close_fence()
         if speaker and speaker != self._speaker:
             self._speaker = speaker
             self._separate()
@@ -140,6 +142,36 @@ class Renderer:
             self._separate()
         self._block = kind
         self._block_start = self.text.length
+
+    def _close_fence(self) -> None:
+        """Close a code fence the agent's text left open: what goose-ls draws next (a
+        card, a heading) would show as code inside it, not as itself."""
+        lead = "> " if self._block == "thought" else ""
+        fence: str | None = None
+        for line in self.text.body_text(self._block_start).split("\n"):
+            line = line.removeprefix(lead) if lead else line
+            if len(line) - len(line.lstrip(" ")) > 3:
+                continue
+            line = line.lstrip(" ")
+            mark = line[:1]
+            if mark not in ("`", "~"):
+                continue
+            run = len(line) - len(line.lstrip(mark))
+            if run < 3:
+                continue
+            if fence is None:
+                if mark == "`" and "`" in line[run:]:
+                    continue  # an inline span, not a fence
+                fence = mark * run
+            elif mark == fence[0] and run >= len(fence) and not line[run:].strip():
+                fence = None
+        if fence is not None:
+            self._separate_line()
+            self.text.append(f"{lead}{fence}\n")
+
+    def _separate_line(self) -> None:
+        if self.text.length and not self.text.endswith("\n"):
+            self.text.append("\n")
 
     def _separate(self) -> None:
         """End the current line and leave one blank line before what comes next."""
