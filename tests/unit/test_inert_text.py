@@ -73,7 +73,7 @@ def test_a_fence_the_agent_left_open_is_closed_before_goose_ls_draws_its_own() -
     from goose_ls.lsp.transcript.text import TranscriptText
 
     text = TranscriptText(head="# t\n\n")
-    renderer = Renderer(text, lambda _: None)
+    renderer = Renderer(text, lambda: None)
     renderer.render(events.AgentMessageChunk(content={"type": "text", "text": "see:\n```\nx"}))
     renderer.render(events.Note("info", "after"))
     body = text.body
