@@ -46,9 +46,18 @@ def test_the_extension_builds_and_its_node_tests_pass(tmp_path: Path) -> None:
             timeout=300,
             check=False,
         )
-        assert done.returncode == 0, f"npm {step[0]}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+        assert done.returncode == 0, f"npm {step[0]}: {_failures(done.stdout)}{done.stderr[-2000:]}"
     written = sum(
         len(re.findall(r"^test\(", test.read_text(encoding="utf-8"), re.MULTILINE))
         for test in (EXTENSION / "test").glob("*.test.ts")
     )
     assert "# fail 0" in done.stdout and f"# pass {written}\n" in done.stdout, done.stdout[-2000:]
+
+
+def _failures(output: str) -> str:
+    """The failed subtests of node's test output, each with what it said (else its end)."""
+    lines = output.splitlines()
+    failed = [n for n, line in enumerate(lines) if line.lstrip().startswith("not ok")]
+    if not failed:
+        return output[-2000:]
+    return "\n".join("\n".join(lines[max(n - 1, 0) : n + 40]) for n in failed)[-6000:]
