@@ -33,6 +33,31 @@ async def _start(
     return EditorBuffers(editor.client, encoding)
 
 
+async def _explained(editor: Editor, buffers: EditorBuffers) -> str:
+    """Open app.py and run **Goose: Explain selection** on its first lines: its URI."""
+    uri = _source(editor, buffers)
+    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    return uri
+
+
+async def _question_popup(
+    editor: Editor, choice: dict[str, Any], answer: str
+) -> tuple[list[str], str]:
+    """The agent asks one single-choice question; the popup is answered ``answer``: its
+    buttons, and what the turn then says."""
+    schema = {"type": "object", "properties": {"language": choice}, "required": ["language"]}
+    buffers = await _start(
+        editor,
+        "neovim",
+        {"turns": [[{"elicit": {"message": "Which language?", "schema": schema}}]]},
+    )
+    asked = _answer_popups(editor, answer)
+    await _explained(editor, buffers)
+    (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    assert "Which language?" in asked[0].message
+    return [a.title for a in asked[0].actions or []], editor.goose.text(end["messageId"])
+
+
 def _answer_popups(editor: Editor, title: str) -> list[types.ShowMessageRequestParams]:
     """Answer every ``window/showMessageRequest`` with ``title``; the requests, as they come."""
     asked: list[types.ShowMessageRequestParams] = []
@@ -314,9 +339,7 @@ async def test_a_permission_through_a_popup(editor: Editor) -> None:
         },
     )
     asked = _answer_popups(editor, "Allow once")
-
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await _explained(editor, buffers)
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     assert [a.title for a in asked[0].actions or []] == [
         "Reject",  # first, selected in Helix: Enter alone allows nothing
@@ -350,8 +373,7 @@ async def test_a_permission_through_the_card_in_helix(editor: Editor) -> None:
             ]
         },
     )
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await _explained(editor, buffers)
     transcript = await _open_transcript(editor, buffers)
     await editor.goose.wait_for(
         lambda: "Permission needed" in buffers.texts[transcript], what="the card"
@@ -442,8 +464,7 @@ async def test_an_editor_without_a_plugin_gets_no_goose_update_until_it_asks(
 ) -> None:
     script = {"turns": [[{"text": "One, two.", "chunks": 4}], [{"text": "Three."}]]}
     buffers = await _start(editor, "helix", script, {"gooseUpdates": False})
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    uri = await _explained(editor, buffers)
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     transcript = await _open_transcript(editor, buffers)
     await editor.goose.wait_for(lambda: "One, two." in buffers.texts[transcript])
@@ -476,8 +497,7 @@ async def test_each_turn_has_progress_and_cancelling_it_cancels_the_turn(editor:
             ]
         },
     )
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    uri = await _explained(editor, buffers)
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the first turn")
     (reports,) = await editor.goose.wait_for(
         lambda: (
@@ -546,8 +566,7 @@ async def test_a_tool_block_tells_its_latest_status_even_with_text_after_it(
             ]
         },
     )
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await _explained(editor, buffers)
     transcript = await _open_transcript(editor, buffers)
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     await editor.goose.wait_for(lambda: "Two files." in buffers.texts[transcript])
@@ -566,8 +585,7 @@ async def test_without_edits_the_file_on_disk_is_written(editor: Editor) -> None
     )
     await editor.start({"turns": [[{"text": REPLY, "chunks": 10}]]}, editor=no_edits)
     buffers = EditorBuffers(editor.client, "utf-16", apply_edits=False)
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await _explained(editor, buffers)
     shown = await editor.goose.wait_for(lambda: editor.client.shown_documents, what="showDocument")
     path = Path(shown[0].uri.removeprefix("file://"))
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
@@ -584,8 +602,7 @@ async def test_a_long_transcript_moves_to_a_part_and_links_to_it(editor: Editor)
         settings={"transcript": {"maxBytes": 2000}},
     )
     buffers = EditorBuffers(editor.client, "utf-8")
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await _explained(editor, buffers)
     transcript = await _open_transcript(editor, buffers)
     await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the first turn")
     await editor.goose.wait_for(lambda: "Earlier in this chat" in buffers.texts[transcript])
@@ -775,8 +792,7 @@ async def test_a_permission_for_an_edit_shows_its_minimal_diff_once_before_the_c
         {"permission": leak},
     ]
     buffers = await _start(editor, "helix", {"turns": [steps]})
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await _explained(editor, buffers)
     transcript = await _open_transcript(editor, buffers)
     asked = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
     (diff,) = [c for c in asked[0]["toolCall"]["content"] if c["type"] == "diff"]
@@ -809,8 +825,7 @@ async def test_a_diff_of_text_without_a_final_newline_keeps_its_lines_apart(
         {"permission": {"toolCall": edit}},
     ]
     buffers = await _start(editor, "neovim", {"turns": [steps]})
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await _explained(editor, buffers)
     transcript = await _open_transcript(editor, buffers)
     asked = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
     await editor.goose.wait_for(lambda: "```diff" in buffers.texts[transcript], what="the diff")
@@ -837,19 +852,9 @@ async def test_a_question_of_one_choice_through_a_popup(editor: Editor) -> None:
         "type": "string",
         "oneOf": [{"const": "py", "title": "Python"}, {"const": "rs", "title": "Rust"}],
     }
-    schema = {"type": "object", "properties": {"language": choice}, "required": ["language"]}
-    buffers = await _start(
-        editor,
-        "neovim",
-        {"turns": [[{"elicit": {"message": "Which language?", "schema": schema}}]]},
-    )
-    asked = _answer_popups(editor, "Rust")
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
-    (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    assert [a.title for a in asked[0].actions or []] == ["Python", "Rust", "Decline"]
-    assert "Which language?" in asked[0].message
-    assert '[elicitation: accept {"language": "rs"}]' in editor.goose.text(end["messageId"])
+    titles, said = await _question_popup(editor, choice, "Rust")
+    assert titles == ["Python", "Rust", "Decline"]
+    assert '[elicitation: accept {"language": "rs"}]' in said
 
 
 async def test_question_buttons_that_would_read_alike_say_which_is_which(
@@ -865,19 +870,9 @@ async def test_question_buttons_that_would_read_alike_say_which_is_which(
             {"const": "yes", "title": "Decline"},
         ],
     }
-    schema = {"type": "object", "properties": {"language": choice}, "required": ["language"]}
-    buffers = await _start(
-        editor,
-        "neovim",
-        {"turns": [[{"elicit": {"message": "Which language?", "schema": schema}}]]},
-    )
-    asked = _answer_popups(editor, "Decline")
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
-    (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    titles = [a.title for a in asked[0].actions or []]
+    titles, said = await _question_popup(editor, choice, "Decline")
     assert titles == ["Python", "Python (rs)", "Decline (yes)", "Decline"]
-    assert "[elicitation: decline]" in editor.goose.text(end["messageId"])
+    assert "[elicitation: decline]" in said
 
 
 async def test_a_page_opens_only_once_the_user_said_yes_to_its_origin(editor: Editor) -> None:
@@ -886,8 +881,7 @@ async def test_a_page_opens_only_once_the_user_said_yes_to_its_origin(editor: Ed
     done = [{"elicitComplete": "nobody asked"}, {"elicitComplete": "s1"}]
     buffers = await _start(editor, "neovim", {"turns": [[step, *done]]})
     asked = _answer_popups(editor, "Open https://example.com")
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await _explained(editor, buffers)
     (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     (popup,) = asked
     assert [a.title for a in popup.actions or []] == ["Decline", "Open https://example.com"]
@@ -905,8 +899,7 @@ async def test_a_page_the_user_declines_is_not_opened(editor: Editor) -> None:
     step = {"elicit": {"message": "Sign in", "mode": "url", "url": "https://example.com/x"}}
     buffers = await _start(editor, "neovim", {"turns": [[step]]})
     _answer_popups(editor, "Decline")
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await _explained(editor, buffers)
     (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     assert not [shown for shown in editor.client.shown_documents if shown.external]
     assert "[elicitation: decline]" in editor.goose.text(end["messageId"])
@@ -928,8 +921,7 @@ async def test_a_page_no_one_should_open_is_never_put_to_the_user(
     step = {"elicit": {"message": "Sign in", "mode": "url", "url": url}}
     buffers = await _start(editor, "neovim", {"turns": [[step]]})
     asked = _answer_popups(editor, "Decline")
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await _explained(editor, buffers)
     (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
     assert not asked and not [shown for shown in editor.client.shown_documents if shown.external]
     assert "[elicitation: decline]" in editor.goose.text(end["messageId"])
@@ -945,8 +937,7 @@ async def test_a_page_is_opened_from_its_card_in_an_editor_without_popups(editor
     step = {"elicit": {"message": "Sign in", "mode": "url", "url": url}}
     buffers = await _start(editor, "helix", {"turns": [[step, {"text": " done"}]]})
     editor.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(lambda _: None)  # dismissed
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await _explained(editor, buffers)
     transcript = await _open_transcript(editor, buffers)
     await editor.goose.wait_for(lambda: url in buffers.texts[transcript], what="the card")
     assert not [shown for shown in editor.client.shown_documents if shown.external]
@@ -972,8 +963,7 @@ async def test_a_form_waits_on_its_card_in_helix_and_can_be_declined(editor: Edi
     }
     step = {"elicit": {"message": "Set up the project", "schema": schema}}
     buffers = await _start(editor, "helix", {"turns": [[step, {"text": " done"}]]})
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
+    await _explained(editor, buffers)
     transcript = await _open_transcript(editor, buffers)
     await editor.goose.wait_for(lambda: "goose asks" in buffers.texts[transcript], what="the card")
     lines = buffers.texts[transcript].split("\n")
