@@ -59,6 +59,11 @@ USER_ONLY: frozenset[str] = frozenset(
         "dataDir",
         "journal.maxAgeDays",
         "journal.maxBytes",
+        # What review and revert can see of a turn.
+        "checkpoints.enabled",
+        "checkpoints.exclude",
+        "checkpoints.maxFileBytes",
+        "checkpoints.maxFiles",
     }
 )
 """Settings a folder never sets: each could loosen what holds the agent, or reach the

@@ -151,6 +151,21 @@ class JournalSettings:
 
 
 @attrs.define
+class CheckpointSettings:
+    """The snapshots of the workspace taken before and after each turn (review, revert)."""
+
+    enabled: bool = True
+    """Snapshot the workspace roots around each turn (needs git)."""
+    exclude: list[str] = attrs.Factory(list)
+    """More ``.gitignore`` patterns left out of the snapshots, besides the built-in list
+    and the project's ignore files."""
+    max_file_bytes: int = 1 << 20
+    """Files bigger than this are left out of the snapshots."""
+    max_files: int = 100_000
+    """A root with more files than this is not snapshotted."""
+
+
+@attrs.define
 class WorkspaceSettings:
     """What the agent may touch through goose-ls."""
 
@@ -202,6 +217,7 @@ class Settings:
     transcript: TranscriptSettings = attrs.Factory(TranscriptSettings)
     journal: JournalSettings = attrs.Factory(JournalSettings)
     workspace: WorkspaceSettings = attrs.Factory(WorkspaceSettings)
+    checkpoints: CheckpointSettings = attrs.Factory(CheckpointSettings)
     terminal: TerminalSettings = attrs.Factory(TerminalSettings)
     policy: PolicySettings = attrs.Factory(PolicySettings)
     data_dir: str = ""
@@ -212,6 +228,7 @@ attrs.resolve_types(AgentSettings)
 attrs.resolve_types(TranscriptSettings)
 attrs.resolve_types(JournalSettings)
 attrs.resolve_types(WorkspaceSettings)
+attrs.resolve_types(CheckpointSettings)
 attrs.resolve_types(TerminalSettings)
 attrs.resolve_types(PolicySettings)
 attrs.resolve_types(Settings)

@@ -317,7 +317,7 @@ async def test_review_shows_the_turn_and_revert_restores_it(editor: Editor) -> N
         types.ExecuteCommandParams(command="goose.revertTurn", arguments=[chat.uri])
     )
     message = await editor.shown("reverted 2 of 3 file(s)")
-    assert "touched.py changed since the agent wrote it" in message
+    assert "touched.py changed since that turn" in message
     await editor.goose.wait_for(lambda: buffers.texts[opened.as_uri()] == "a = 1\n")
     assert closed.read_text() == "b = 1\n"
     assert touched.read_text() == "c = 3  # the user's own change\n"

@@ -106,36 +106,43 @@ class EditorChat:
         self.current_session = session_id
         await self._transcripts.show(self._transcripts.for_session(session_id))
 
-    async def _last_changes(self, uri: str | None) -> tuple[Transcript, Session, str]:
-        """The chat at ``uri`` (or the current one), and its last turn that changed files."""
+    async def _last_changes(
+        self, uri: str | None
+    ) -> tuple[Transcript, Session, str, dict[Path, Change]]:
+        """The chat at ``uri`` (or the current one), its last turn that changed files,
+        and what that turn changed."""
         transcript = await self.transcript(uri=uri)
         session = self._sessions.registry.get(transcript.session_id)
-        message_id = session.checkpoints.last_turn()
-        if message_id is None:
-            raise Refused("the agent has changed no file through goose-ls in this chat")
-        return transcript, session, message_id
+        found = await self._sessions.checkpoints.last_changes(
+            session.session_id, session.checkpoints
+        )
+        if found is None:
+            raise Refused("no turn of this chat changed a file in the workspace")
+        return transcript, session, *found
 
     async def review(self, uri: str | None = None) -> None:
         """Show the last turn's changes of a chat as a diff document."""
-        transcript, session, message_id = await self._last_changes(uri)
-        text = review(message_id, session.checkpoints.turns[message_id], session.cwd)
+        transcript, session, message_id, changes = await self._last_changes(uri)
+        text = review(message_id, changes, session.cwd)
         path = transcript.path.with_name(f"{transcript.path.stem}.review-{message_id[:8]}.md")
         atomic_write(path, text)
         await self._editor.show_document(path)
 
     async def revert_turn(self, uri: str | None = None) -> None:
         """Put back every file the chat's last turn changed (where nobody changed it since)."""
-        _, session, message_id = await self._last_changes(uri)
-        await self._revert(session, list(session.checkpoints.turns[message_id].items()))
+        _, session, _, changes = await self._last_changes(uri)
+        await self._revert(session, list(changes.items()))
 
     async def revert_file(self, uri: str) -> None:
         """Put back one file as it was before the last turn that changed it."""
         path = Path(path_of(uri)).resolve()  # noqa: ASYNC240 (a path, resolved once)
+        checkpoints = self._sessions.checkpoints
         for session in self._sessions.registry:
-            if (found := session.checkpoints.last_change(path)) is not None:
-                await self._revert(session, [(path, found[1])])
+            found = await checkpoints.last_changes(session.session_id, session.checkpoints, path)
+            if found is not None:
+                await self._revert(session, list(found[1].items()))
                 return
-        raise Refused(f"the agent has not changed {path.name} through goose-ls")
+        raise Refused(f"no turn of an open chat changed {path.name}")
 
     async def _revert(self, session: Session, changes: list[tuple[Path, Change]]) -> None:
         tools = self._sessions.tools

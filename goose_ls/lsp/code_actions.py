@@ -85,7 +85,7 @@ def transcript_actions(
         if s.sessions.steering.possible(session.session_id):
             actions.append(_action("goose.sendNow", refactor, uri))
         actions.append(_action("goose.cancel", refactor, uri))
-    if session is not None and session.checkpoints.last_turn() is not None:
+    if session is not None and (session.message_ids or session.checkpoints.last_turn()):
         actions += [
             _action("goose.reviewTurn", refactor, uri),
             _action("goose.revertTurn", refactor, uri),
@@ -286,6 +286,16 @@ def file_actions(s: Services, params: types.CodeActionParams) -> list[types.Code
         path = Path(path_of(uri)).resolve()
     except (ValueError, OSError):  # no file there (a NUL byte in it): nothing to revert
         return actions
-    if any(session.checkpoints.last_change(path) for session in s.sessions.registry):
+    if path in s.sessions.live.conflicts:
+        actions += [
+            _action(name, types.CodeActionKind.QuickFix, uri)
+            for name in (
+                "goose.takeAgentVersion",
+                "goose.keepMyVersion",
+                "goose.compareAgentVersion",
+            )
+        ]
+    written = any(session.checkpoints.last_change(path) for session in s.sessions.registry)
+    if written or path in s.sessions.live.changed:
         actions.append(_action("goose.revertFile", types.CodeActionKind.Refactor, uri))
     return actions

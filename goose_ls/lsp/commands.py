@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -23,12 +24,13 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from goose_ls.errors import GooseLsError, Refused, UnknownSession
+from goose_ls.files import atomic_write
 from goose_ls.lsp import command_args as args
 from goose_ls.lsp.elicitations import open_page
 from goose_ls.lsp.export import export
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.lsp.sessions_view import show_index
-from goose_ls.sessions import ContextItem
+from goose_ls.sessions import Conflict, ContextItem, path_of, unified_diff
 from goose_ls.tasks import Tasks
 
 log = logging.getLogger(__name__)
@@ -265,6 +267,47 @@ async def revert_file(s: Services, a: args.FileArguments) -> None:
     await s.chat.revert_file(_uri(s, a.file))
 
 
+def _conflict(s: Services, file: str) -> tuple[Path, Conflict]:
+    path = Path(path_of(_uri(s, file)))
+    conflict = s.sessions.live.conflicts.get(path)
+    if conflict is None:
+        raise Refused(f"{path.name} has no conflict with the agent's version")
+    return path, conflict
+
+
+async def take_agent_version(s: Services, a: args.FileArguments) -> None:
+    path, _ = _conflict(s, a.file)
+    try:
+        await s.sessions.live.take_agents(path)
+    except OSError as exc:
+        raise Refused(
+            f"{path.name} keeps your version: the editor did not apply it ({exc})"
+        ) from None
+    _info(s, f"{path.name} now holds the agent's version (one undo brings yours back)")
+
+
+async def keep_my_version(s: Services, a: args.FileArguments) -> None:
+    path, conflict = _conflict(s, a.file)
+    s.sessions.live.keep_mine(path)
+    _info(
+        s, f"{path.name} keeps your version; save it to write it. The agent's is in {conflict.copy}"
+    )
+
+
+async def compare_agent_version(s: Services, a: args.FileArguments) -> None:
+    path, conflict = _conflict(s, a.file)
+    mine = s.editor.buffer_text(path.as_uri()) or ""
+    body = unified_diff(mine, conflict.agent_text, path.name)
+    fence = "`" * max(3, max((len(r) for r in re.findall("`+", body)), default=0) + 1)
+    text = (
+        f"# {path.name}: your buffer (-) and the agent's version (+)\n\n"
+        f"The agent's version is kept in `{conflict.copy}`.\n\n{fence}diff\n{body}{fence}\n"
+    )
+    shown = conflict.copy.with_name(f"{conflict.copy.name}.diff.md")
+    atomic_write(shown, text)
+    await s.editor.show_document(shown)
+
+
 COMMANDS = {
     command.name: command
     for command in [
@@ -336,6 +379,21 @@ COMMANDS = {
         Command("goose.reviewTurn", "Goose: Review turn changes", args.ChatArguments, review_turn),
         Command("goose.revertTurn", "Goose: Revert turn", args.ChatArguments, revert_turn),
         Command("goose.revertFile", "Goose: Revert file", args.FileArguments, revert_file),
+        Command(
+            "goose.takeAgentVersion",
+            "Goose: Take the agent's version",
+            args.FileArguments,
+            take_agent_version,
+        ),
+        Command(
+            "goose.keepMyVersion", "Goose: Keep my version", args.FileArguments, keep_my_version
+        ),
+        Command(
+            "goose.compareAgentVersion",
+            "Goose: Compare with the agent's version",
+            args.FileArguments,
+            compare_agent_version,
+        ),
         Command(
             "goose.authenticate", "Goose: Sign in to the agent", args.NoArguments, authenticate
         ),

@@ -263,21 +263,39 @@ class Editor:
         label: str | None = None,
     ) -> str | None:
         """Replace ``start``-``end`` of the buffer at ``uri``; None when applied, else why not."""
-        edit = types.TextEdit(
-            range=types.Range(
-                start=types.Position(line=start.line, character=start.character),
-                end=types.Position(line=end.line, character=end.character),
-            ),
-            new_text=new_text,
-        )
+        return await self.apply_edits(uri, [(start, end, new_text)], timeout, label)
+
+    async def apply_edits(
+        self,
+        uri: str,
+        edits: list[tuple[Position, Position, str]],
+        timeout: float,
+        label: str | None = None,
+        version: int | None = None,
+    ) -> str | None:
+        """Replace ranges of the buffer at ``uri`` (of its text now, not overlapping) in
+        one edit, so one undo; with ``version``, an editor that checks it refuses the
+        edit if the buffer changed since. None when applied, else why not."""
+        text_edits: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit] = [
+            types.TextEdit(
+                range=types.Range(
+                    start=types.Position(line=start.line, character=start.character),
+                    end=types.Position(line=end.line, character=end.character),
+                ),
+                new_text=new_text,
+            )
+            for start, end, new_text in edits
+        ]
         workspace = self.capabilities.workspace
         if workspace and workspace.workspace_edit and workspace.workspace_edit.document_changes:
-            identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None)
+            identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
             change = types.WorkspaceEdit(
-                document_changes=[types.TextDocumentEdit(text_document=identifier, edits=[edit])]
+                document_changes=[
+                    types.TextDocumentEdit(text_document=identifier, edits=text_edits)
+                ]
             )
         else:
-            change = types.WorkspaceEdit(changes={uri: [edit]})
+            change = types.WorkspaceEdit(changes={uri: text_edits})  # type: ignore[dict-item]
         try:
             result = await within(
                 timeout,

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
+import re
 from pathlib import Path
 
 from goose_ls.lsp.editor import Editor
-from goose_ls.lsp.transcript.rope import Position
+from goose_ls.lsp.transcript.rope import Position, Units
+
+LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+"""A line as LSP counts them: ended by ``\\n``, ``\\r\\n`` or ``\\r`` (or the text's end)."""
+DISK_SYNCED = "goose/diskSynced"
 
 EDIT_TIMEOUT = 10.0
 """Seconds to wait for the editor to apply the agent's write to an open buffer."""
@@ -23,6 +29,32 @@ class EditorFileAccess:
     def open_files(self) -> list[Path]:
         return self._editor.open_files()
 
+    def reload_hint(self) -> str:
+        if self._editor.client_name.lower() == "helix":
+            return (
+                " Helix asks for :reload or :w! before its next save of it; either keeps this text."
+            )
+        return ""
+
+    async def sync_buffer(self, path: Path, old: str, new: str) -> str | None:
+        """Bring the open buffer from ``old`` (its text now) to ``new`` with the fewest
+        lines changed, in one undo step; the plugins then mark it saved."""
+        if not self._editor.can_apply_edits():
+            return "the editor cannot apply edits (no workspace/applyEdit)"
+        uri = path.as_uri()
+        if self._editor.buffer_text(uri) != old:
+            return "the buffer changed meanwhile"
+        version = self._editor.document(uri).version
+        edits = line_edits(old, new, self._editor.units)
+        if not edits:
+            return None
+        problem = await self._editor.apply_edits(
+            uri, edits, EDIT_TIMEOUT, label="goose: changed on disk", version=version
+        )
+        if problem is None:
+            self._editor.notify(DISK_SYNCED, {"uri": uri})
+        return problem
+
     async def replace_buffer(self, path: Path, content: str) -> str | None:
         if not self._editor.can_apply_edits():
             return "the editor cannot apply edits (no workspace/applyEdit)"
@@ -31,3 +63,23 @@ class EditorFileAccess:
         return await self._editor.apply_edit(
             uri, Position(0, 0), end, content, EDIT_TIMEOUT, label="goose"
         )
+
+
+def line_edits(old: str, new: str, units: Units) -> list[tuple[Position, Position, str]]:
+    """The edits that turn ``old`` into ``new``, whole lines each (so positions need no
+    units but at a last line without its newline)."""
+    a, b = LINE.findall(old), LINE.findall(new)
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    edits = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        edits.append((_at(a, i1, units), _at(a, i2, units), "".join(b[j1:j2])))
+    return edits
+
+
+def _at(lines: list[str], index: int, units: Units) -> Position:
+    """The start of line ``index``; past a last line without its newline, its end."""
+    if index < len(lines) or not lines or lines[-1].endswith(("\n", "\r")):
+        return Position(index, 0)
+    return Position(len(lines) - 1, units(lines[-1]))

@@ -179,6 +179,7 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
         if services().settings.agent.start == "eager":
             services().sessions.supervisor.start_in_background()
         server.tasks.run(_prune_journal(), "journal prune")  # with the editor's limits
+        services().sessions.checkpoints.warm()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def changed(_: GooseLanguageServer, params: types.DidChangeConfigurationParams) -> None:

@@ -8,6 +8,7 @@ from goose_ls.agent.status import AgentState, AgentStatus
 from goose_ls.sessions.checkpoints import Change, in_workspace, review, unified_diff
 from goose_ls.sessions.context import ContextItem, path_of
 from goose_ls.sessions.elicitations import Elicitations, choices
+from goose_ls.sessions.live import Conflict
 from goose_ls.sessions.manager import SessionListener, SessionManager
 from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.records import EventRow, events_of
@@ -19,6 +20,7 @@ __all__ = [
     "AgentState",
     "AgentStatus",
     "Change",
+    "Conflict",
     "ContextItem",
     "Elicitations",
     "EventRow",

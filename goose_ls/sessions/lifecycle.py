@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from goose_ls.agent.interface import SessionOptions
 from goose_ls.errors import AgentError, UnknownSession
+from goose_ls.sessions.checkpoints import TurnCheckpoints
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.link import AgentLink
 from goose_ls.sessions.modes import Modes
@@ -49,9 +50,11 @@ class Lifecycle:
         folder: Path,
         cwd: str,
         warning: Callable[[str], None],
+        checkpoints: TurnCheckpoints,
     ) -> None:
         """``folder`` holds goose-ls's files (transcripts removed on delete); ``cwd`` is
         where sessions run; ``warning`` tells the user what the agent refused."""
+        self._checkpoints = checkpoints
         self._registry = registry
         self._library = library
         self._link = link
@@ -192,6 +195,7 @@ class Lifecycle:
         if record is None:
             raise UnknownSession(session_id)
         remove_files(self._folder, record.transcript_path)
+        await self._checkpoints.forget([session_id])
         try:
             conn = await self._link.connection()  # the agent keeps its own copy
         except AgentError as exc:

@@ -21,10 +21,12 @@ from goose_ls.files import remove_stale_temps
 from goose_ls.paths import data_dir
 from goose_ls.sessions import listing
 from goose_ls.sessions.asking import Waiting
+from goose_ls.sessions.checkpoints import TurnCheckpoints
 from goose_ls.sessions.elicitations import Answer, Elicitations
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.lifecycle import Lifecycle
 from goose_ls.sessions.link import AgentLink
+from goose_ls.sessions.live import LiveBuffers
 from goose_ls.sessions.modes import Modes
 from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.planted import PlantedPaths
@@ -106,6 +108,27 @@ class SessionManager:
             lambda: data_dir(self.settings.data_dir) / "set-aside",
             tasks,
         )
+        self.checkpoints = TurnCheckpoints(
+            lambda: self.tools.confinement().roots,
+            lambda: data_dir(self.settings.data_dir) / "checkpoints",
+            lambda: (
+                self.settings.checkpoints.enabled,
+                self.settings.checkpoints.exclude,
+                self.settings.checkpoints.max_file_bytes,
+                self.settings.checkpoints.max_files,
+            ),
+            listener.warning,
+            tasks,
+        )
+        self.retention.forgotten.append(self.checkpoints.forget)
+        self.live = LiveBuffers(
+            editor,
+            self.registry,
+            lambda: self.tools.confinement().roots,
+            self.checkpoints.read_before,
+            lambda: data_dir(self.settings.data_dir) / "conflicts",
+            tasks,
+        )
         self.tools = AgentTools(
             self.registry,
             self.permissions,
@@ -131,6 +154,8 @@ class SessionManager:
             (self.permissions, self.elicitations),
             self.library,
             self.planted,
+            self.checkpoints,
+            self.live,
             tasks,
             lambda: self.settings.agent,
             cwd,
@@ -151,6 +176,7 @@ class SessionManager:
             folder,
             cwd,
             listener.warning,
+            self.checkpoints,
         )
         self.recovery = Recovery(self.registry, self.link, tasks)
         self._sandbox: str | None = None

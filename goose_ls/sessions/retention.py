@@ -21,7 +21,7 @@ import logging
 import shutil
 import sqlite3
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from pathlib import Path
 
 import attrs
@@ -85,6 +85,8 @@ class Retention:
         self._open = open_sessions
         self._lock = asyncio.Lock()
         self._stop = threading.Event()
+        self.forgotten: list[Callable[[list[str]], Awaitable[None]]] = []
+        """Told the chats each prune removed (their checkpoints go with them)."""
 
     async def prune(self, scheduled: bool = False) -> Pruned | None:
         """Prune now; None when there is no journal (sessions in memory only) or, for the
@@ -103,6 +105,8 @@ class Retention:
             except sqlite3.Error as exc:
                 raise GooseLsError(f"could not prune the journal {path} ({exc})") from exc
         self._store.forget(pruned.session_ids)
+        for forget in self.forgotten:
+            await forget(pruned.session_ids)
         return pruned
 
     def stop(self) -> None:

@@ -280,6 +280,8 @@ class AgentTools:
         """Put back the content from before the turn; returns why not, when it cannot."""
         if not change.kept:
             return f"{path} was not text goose-ls could keep before that turn; not reverted"
+        if change.on_disk:
+            return await self._revert_disk(path, change)
         now = await self.current_text(path)
         if now != change.after:
             return f"{path} changed since the agent wrote it; not reverted"
@@ -293,6 +295,44 @@ class AgentTools:
                 await asyncio.to_thread(files.remove_disk, path, root)
         except (FileProblem, Denied) as exc:
             return str(exc)
+        return None
+
+    async def _revert_disk(self, path: Path, change: Change) -> str | None:
+        """A change found on disk: the disk goes back, and an open buffer that showed the
+        turn's text follows it (one undo step)."""
+        try:
+            root = self.confinement().root_of(path)
+        except Denied as exc:
+            return str(exc)
+        buffer = self._editor.buffer_text(path)
+        try:
+            disk: str | None = await asyncio.to_thread(self._read_disk, path)
+        except FileProblem as exc:
+            if not exc.not_found:
+                return str(exc)
+            disk = None
+        except Denied as exc:
+            return str(exc)
+        if disk != change.after:
+            return f"{path} changed since that turn; not reverted"
+        if buffer is not None and buffer != change.after:
+            return f"{path} has unsaved changes in the editor; not reverted"
+        if change.before is None and buffer is not None:
+            return f"{path} was created in that turn and is open; close it, then revert again"
+        links = self._settings().workspace.allow_hard_links
+        try:
+            if change.before is None:
+                await asyncio.to_thread(files.remove_disk, path, root)
+            else:
+                await asyncio.to_thread(files.write_disk, path, root, change.before, links)
+        except (FileProblem, Denied) as exc:
+            return str(exc)
+        if (
+            buffer is not None
+            and change.before is not None
+            and (problem := await self._editor.sync_buffer(path, buffer, change.before))
+        ):
+            return f"{path} was reverted on disk, but its buffer was not ({problem})"
         return None
 
     async def _before(self, path: Path) -> tuple[str | None, bool]:

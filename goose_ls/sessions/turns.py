@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from goose_ls import events, heap
 from goose_ls.errors import AgentBusy, AgentError, Refused
+from goose_ls.sessions.checkpoints import TurnCheckpoints
 from goose_ls.sessions.context import ContextItem, to_blocks
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.link import AgentLink
+from goose_ls.sessions.live import LiveBuffers
 from goose_ls.sessions.planted import PlantedPaths
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session, Turn
@@ -59,6 +61,8 @@ class Turns:
         questions: Sequence[Questions],
         library: SessionLibrary,
         planted: PlantedPaths,
+        checkpoints: TurnCheckpoints,
+        live: LiveBuffers,
         tasks: Tasks,
         settings: Callable[[], AgentSettings],
         cwd: str,
@@ -70,6 +74,8 @@ class Turns:
         self._questions = questions
         self._library = library
         self._planted = planted
+        self._checkpoints = checkpoints
+        self._live = live
         self._tasks = tasks
         self._settings = settings
         self._cwd = cwd
@@ -114,9 +120,11 @@ class Turns:
         session.active = turn
         end = events.TurnEnded(stop_reason="cancelled")
         try:
+            await self._live.turn_started()
             if not turn.cancelled:
                 end = await self._send(session, turn)
             await self._planted.finish(session, turn)
+            await self._checkpoints.end(session.session_id, turn.message_id)
         except asyncio.CancelledError:
             end = events.TurnEnded(stop_reason="cancelled")
             raise
@@ -127,6 +135,8 @@ class Turns:
                     handle.cancel()
             self._cancel_questions(session.session_id)
             self._planted.after(session, turn)
+            self._checkpoints.end_later(session.session_id, turn.message_id)
+            self._live.turn_ended()
             turn.ended = end
             self._registry.record(session, end)
             for message_id in turn.joined:  # the messages steered into it end with it
@@ -145,6 +155,7 @@ class Turns:
             if not conn.reads_buffers:
                 await self._tell_unsaved(session, turn)
             await self._planted.before(session)
+            await self._checkpoints.begin(session.session_id, turn.message_id)
             self._watch(session, turn)
             stop, used = await self._prompt(session, turn, conn, blocks)
         except AgentError as exc:

@@ -48,12 +48,17 @@ class GooseRecorder:
         self.updates: list[dict[str, Any]] = []
         self.turn_ends: list[dict[str, Any]] = []
         self.statuses: list[dict[str, Any]] = []
+        self.disk_synced: list[str] = []
+        """The URIs of ``goose/diskSynced``, in order."""
         self.arrived: list[dict[str, Any]] = []
         """Every goose/update and goose/turnEnd, in the order they came."""
         keep_json(client)
         client.feature("goose/update")(lambda params: self._keep(self.updates, params))
         client.feature("goose/turnEnd")(lambda params: self._keep(self.turn_ends, params))
         client.feature("goose/agentStatus")(lambda params: self.statuses.append(plain(params)))
+        client.feature("goose/diskSynced")(
+            lambda params: self.disk_synced.append(plain(params)["uri"])
+        )
 
     def _keep(self, kind: list[dict[str, Any]], params: Any) -> None:
         event = plain(params)

@@ -45,6 +45,14 @@ class EditorFiles(Protocol):
     async def replace_buffer(self, path: Path, content: str) -> str | None:
         """Replace an open buffer's text through the editor; None when done, else why not."""
 
+    async def sync_buffer(self, path: Path, old: str, new: str) -> str | None:
+        """Bring an open buffer holding ``old`` to ``new`` (the file changed on disk) with
+        the smallest edit, one undo step; None when done, else why not."""
+
+    def reload_hint(self) -> str:
+        """What the user must do in this editor after a buffer was brought to the disk's
+        text ("" when nothing), as a sentence to add to the note."""
+
 
 class FileProblem(Exception):
     def __init__(self, message: str, not_found: bool = False) -> None:

@@ -1,0 +1,229 @@
+"""Open buffers follow the disk while the agent works, whoever writes the files.
+
+claude-agent-acp and codex-acp write files with their own tools, never through
+goose-ls: without this, the buffer of a file they edit goes stale, and the next save
+puts the old text back. While a turn runs (and ``GRACE`` seconds after the last one
+ends) the workspace roots are watched (:mod:`goose_ls.workspace.watcher`); at each batch
+of changes, and when the watch ends, every open file is compared with the disk:
+
+- a buffer that held the file's text as it was on disk (no unsaved changes) is brought
+  to the new text by the editor with the smallest edit: one undo takes it back, and the
+  plugins mark it saved (``goose/diskSynced``);
+- a buffer with unsaved changes is left alone, and so is the disk: that is a conflict.
+  The agent's text is copied into the data dir, the chat says so, and code actions in
+  the file take the agent's version or keep the user's. Nothing of either is lost.
+
+The text a buffer is compared against is the file as it was on disk when the watch
+began (or when the turn's checkpoint was taken, for a file opened since).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import attrs
+
+from goose_ls.files import private_folder, tighten
+from goose_ls.sessions.registry import Registry
+from goose_ls.tasks import Tasks
+from goose_ls.workspace import watcher
+from goose_ls.workspace.files import EditorFiles
+
+log = logging.getLogger(__name__)
+
+GRACE = 2.0
+"""Seconds the watch goes on after the last turn ends: an agent's process may still be
+writing what its turn started (a formatter it ran, its own tool finishing)."""
+MAX_TEXT = 10_000_000
+"""Bytes: a bigger open file is not followed."""
+
+
+@attrs.define
+class Conflict:
+    """The agent changed a file whose buffer has unsaved changes."""
+
+    agent_text: str
+    copy: Path
+    """Where the agent's text is kept, in the data dir."""
+
+
+class LiveBuffers:
+    def __init__(
+        self,
+        editor: EditorFiles,
+        registry: Registry,
+        roots: Callable[[], list[Path]],
+        before: Callable[[Path], Awaitable[bytes | None]],
+        into: Callable[[], Path],
+        tasks: Tasks,
+    ) -> None:
+        self._editor = editor
+        self._registry = registry
+        self._roots = roots
+        self._before = before
+        self._into = into
+        self._tasks = tasks
+        self._turns = 0
+        self._stop: asyncio.Event | None = None
+        self._watch: asyncio.Task[None] | None = None
+        self._ending: asyncio.TimerHandle | None = None
+        self._base: dict[Path, str] = {}
+        """Open file → its text on disk as the buffer last matched it."""
+        self.conflicts: dict[Path, Conflict] = {}
+        self.changed: set[Path] = set()
+        """Every path the watch saw change (for the code actions that offer a revert)."""
+        self._lock = asyncio.Lock()
+
+    # --- the watch, from the first turn to the last turn's end -------------------------
+    async def turn_started(self) -> None:
+        self._turns += 1
+        if self._ending is not None:
+            self._ending.cancel()
+            self._ending = None
+        if self._watch is None:
+            await self._remember_open()
+            self._stop = asyncio.Event()
+            self._watch = self._tasks.run(self._follow(self._stop), "following the disk")
+
+    def turn_ended(self) -> None:
+        self._turns = max(0, self._turns - 1)
+        if self._turns == 0 and self._watch is not None and self._ending is None:
+            self._ending = asyncio.get_running_loop().call_later(GRACE, self._end)
+
+    def _end(self) -> None:
+        self._ending = None
+        if self._turns == 0 and self._stop is not None:
+            self._stop.set()
+
+    async def _follow(self, stop: asyncio.Event) -> None:
+        try:
+            async for paths in watcher.changes(self._roots(), stop):
+                self.changed |= paths
+                await self.check()
+            await self.check()  # what came after the last batch, or was missed
+        finally:
+            if self._stop is stop:
+                self._watch = self._stop = None
+                self._base.clear()
+
+    async def _remember_open(self) -> None:
+        for path in self._editor.open_files():
+            if path not in self._base and (text := await self._disk(path)) is not None:
+                self._base[path] = text
+
+    # --- comparing open buffers with the disk --------------------------------------------
+    async def check(self) -> None:
+        async with self._lock:
+            for path in self._editor.open_files():
+                await self._compare(path)
+
+    async def _compare(self, path: Path) -> None:
+        disk = await self._disk(path)
+        buffer = self._editor.buffer_text(path)
+        if disk is None or buffer is None:
+            return
+        base = self._base.get(path)
+        if base is None:
+            before = await self._before(path)
+            base = _text(before) if before is not None else disk
+            self._base[path] = base
+        if disk == base or (path in self.conflicts and self.conflicts[path].agent_text == disk):
+            return
+        if buffer == disk:
+            self._base[path] = disk  # the user saved, or an edit was applied
+            return
+        if buffer != base:
+            await self._conflict(path, disk)
+            return
+        problem = await self._editor.sync_buffer(path, buffer, disk)
+        if problem is not None:
+            log.warning("could not bring %s along: %s", path, problem)
+            await self._conflict(path, disk)
+            return
+        self._base[path] = disk
+        self._tell(
+            "info",
+            f"{path.name} changed on disk; your buffer shows the new text "
+            f"(one undo takes it back).{self._editor.reload_hint()}",
+        )
+
+    async def _disk(self, path: Path) -> str | None:
+        return await asyncio.to_thread(_read, path)
+
+    async def _conflict(self, path: Path, agent_text: str) -> None:
+        copy = await asyncio.to_thread(self._keep, path, agent_text)
+        self.conflicts[path] = Conflict(agent_text, copy)
+        self._tell(
+            "warning",
+            f"{path.name} changed on disk while your buffer of it has unsaved changes. "
+            f"Both are kept: yours in the buffer, the new text on disk and in {copy}. "
+            "In that file, the code actions “Goose: Take the agent's version” and "
+            "“Goose: Keep my version” choose; “Goose: Compare with the agent's version” "
+            "shows the difference. Saving the buffer keeps yours.",
+        )
+
+    def _keep(self, path: Path, text: str) -> Path:
+        stamp = datetime.datetime.now().strftime("%Y%m%dT%H%M%S.%f")
+        folder = self._into() / stamp
+        private_folder(folder.parent)
+        private_folder(folder)
+        copy = folder / path.name
+        copy.write_text(text, encoding="utf-8")
+        tighten(copy, 0o600)
+        return copy
+
+    def _tell(self, severity: str, text: str) -> None:
+        running = [s for s in self._registry if s.active is not None]
+        for session in running or list(self._registry)[-1:]:
+            self._registry.note(session, severity, text)  # type: ignore[arg-type]
+
+    # --- the user's choice in a conflict ----------------------------------------------
+    async def take_agents(self, path: Path) -> None:
+        """The buffer gets the agent's text (the user's stays in the undo history, and
+        in a copy beside the agent's)."""
+        conflict = self.conflicts.pop(path, None)
+        buffer = self._editor.buffer_text(path)
+        if conflict is None or buffer is None:
+            return
+        await asyncio.to_thread(self._keep_mine, conflict.copy, buffer)
+        disk = await self._disk(path)
+        text = disk if disk is not None else conflict.agent_text
+        problem = await self._editor.sync_buffer(path, buffer, text)
+        if problem is not None:
+            self.conflicts[path] = conflict
+            raise OSError(problem)
+        self._base[path] = text
+
+    def keep_mine(self, path: Path) -> Conflict | None:
+        """The user keeps the buffer; the agent's text stays in its copy."""
+        return self.conflicts.pop(path, None)
+
+    @staticmethod
+    def _keep_mine(agent_copy: Path, text: str) -> None:
+        mine = agent_copy.with_name(f"yours-{agent_copy.name}")
+        mine.write_text(text, encoding="utf-8")
+        tighten(mine, 0o600)
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def _read(path: Path) -> str | None:
+    """The file's text, or None when it is not a readable text file of sane size."""
+    try:
+        if path.stat().st_size > MAX_TEXT:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None

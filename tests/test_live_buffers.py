@@ -1,0 +1,257 @@
+"""The agent writes files itself, as claude-agent-acp and codex-acp do: open buffers follow
+the disk, unsaved changes meet it as a conflict, and each turn is reviewed and reverted
+from its checkpoints, whoever changed the files.
+
+The scripted agent's ``shell`` step runs in its own process, never through goose-ls.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from goose_ls.testing.buffers import EditorBuffers
+from goose_ls.testing.harness import Editor, start_editor, stop_editor
+
+NUMBERED = "".join(f"x{n} = {n}\n" for n in range(30))
+
+
+def _python(code: str, *args: Path) -> dict[str, Any]:
+    """A shell step running ``code`` with python3 in the agent's own process."""
+    line = " ".join(["python3", "-c", shlex.quote(code), *(shlex.quote(str(a)) for a in args)])
+    return {"shell": line}
+
+
+REPLACE = "import sys; p=sys.argv[1]; t=open(p).read(); open(p,'w').write(t.replace(sys.argv[2], sys.argv[3]))"
+
+
+def _replace(path: Path, old: str, new: str) -> dict[str, Any]:
+    line = f"python3 -c {shlex.quote(REPLACE)} {shlex.quote(str(path))} {shlex.quote(old)} {shlex.quote(new)}"
+    return {"shell": line}
+
+
+async def _chat(editor: Editor) -> tuple[str, str]:
+    """Open the chat as a plugin-free editor does; its URI and session."""
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.openChat", arguments=[])
+    )
+    (chat,) = await editor.goose.wait_for(lambda: editor.client.shown_documents)
+    (session,) = (await editor.goose.request("goose/status", {}))["sessions"]
+    return chat.uri, session["sessionId"]
+
+
+async def _command(editor: Editor, name: str, *arguments: Any) -> None:
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=name, arguments=list(arguments))
+    )
+
+
+def _notes(editor: Editor) -> list[str]:
+    return [
+        u["update"]["text"] for u in editor.goose.updates if u["update"]["sessionUpdate"] == "note"
+    ]
+
+
+async def test_an_open_file_the_agent_edits_itself_follows_the_disk_in_one_undo_step(
+    editor: Editor,
+) -> None:
+    app = editor.workspace / "app.py"
+    app.write_text(NUMBERED)
+    await editor.start(
+        {"turns": [[_replace(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]}
+    )
+    buffers = EditorBuffers(editor.client, "utf-8")
+    buffers.open(app.as_uri(), NUMBERED, "python")
+    _, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "change x10"))
+
+    agent = NUMBERED.replace("x10 = 10\n", "x10 = 'ten'\n")
+    assert app.read_text() == agent
+    await editor.goose.wait_for(lambda: buffers.texts[app.as_uri()] == agent, what="the buffer")
+    edits = [edit for uri, edit in buffers.edits if uri == app.as_uri()]
+    assert len(edits) == 1, "one edit: one undo step"
+    (edit,) = edits
+    assert (edit.range.start.line, edit.range.end.line, edit.new_text) == (10, 11, "x10 = 'ten'\n")
+    await editor.goose.wait_for(lambda: app.as_uri() in editor.goose.disk_synced)
+    assert any("app.py changed on disk" in note for note in _notes(editor))
+    buffers.save(app.as_uri())
+    assert app.read_text() == agent, "a save keeps the agent's text"
+
+
+async def test_unsaved_changes_meet_the_agents_edit_as_a_conflict_and_nothing_is_lost(
+    editor: Editor,
+) -> None:
+    app = editor.workspace / "app.py"
+    app.write_text(NUMBERED)
+    await editor.start({"turns": [[_replace(app, "x10 = 10\n", "x10 = 'agent'\n")]]})
+    buffers = EditorBuffers(editor.client, "utf-8")
+    buffers.open(app.as_uri(), NUMBERED, "python")
+    mine = NUMBERED.replace("x2 = 2\n", "x2 = 'mine'\n")
+    buffers.replace_all(app.as_uri(), mine)  # typed, not saved
+    _, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "change x10"))
+
+    agent = NUMBERED.replace("x10 = 10\n", "x10 = 'agent'\n")
+    note = await editor.goose.wait_for(
+        lambda: [n for n in _notes(editor) if "unsaved changes" in n], what="the conflict note"
+    )
+    assert buffers.texts[app.as_uri()] == mine and app.read_text() == agent, "both kept"
+    actions = await editor.code_actions(app.as_uri(), 0)
+    assert {"Goose: Take the agent's version", "Goose: Keep my version"} <= set(actions)
+
+    await editor.run(actions["Goose: Compare with the agent's version"])
+    shown = await editor.goose.wait_for(
+        lambda: [d for d in editor.client.shown_documents if d.uri.endswith(".diff.md")]
+    )
+    diff = Path(shown[0].uri.removeprefix("file://")).read_text()
+    assert "-x10 = 10\n+x10 = 'agent'" in diff and "-x2 = 'mine'\n+x2 = 2" in diff
+
+    await editor.run(actions["Goose: Take the agent's version"])
+    await editor.goose.wait_for(lambda: buffers.texts[app.as_uri()] == agent, what="the agent's")
+    copies = list((editor.tmp / "data" / "conflicts").rglob("yours-app.py"))
+    assert [c.read_text() for c in copies] == [mine], "the user's text kept beside the agent's"
+    assert str(copies[0].with_name("app.py")) in note[0]
+    assert "Goose: Take the agent's version" not in await editor.code_actions(app.as_uri(), 0)
+
+
+FORMAT = (
+    "import pathlib,sys\n"
+    "for p in pathlib.Path(sys.argv[1]).glob('*.py'):\n"
+    "    p.write_text(''.join(l.rstrip() + '\\n' for l in p.read_text().splitlines()))"
+)
+
+
+async def test_a_turn_that_edits_files_and_runs_a_formatter_is_reviewed_and_reverted_whole(
+    editor: Editor,
+) -> None:
+    ws = editor.workspace
+    files = {name: f"{name[0]} = 1   \n" for name in ("a.py", "b.py", "c.py")}
+    for name, text in files.items():
+        (ws / name).write_text(text)
+    (ws / "gone.txt").write_text("removed by the agent\n")
+    (ws / "crlf.txt").write_bytes(b"one\r\ntwo\r\n")
+    (ws / ".gitattributes").write_text("* text eol=lf\n")
+    steps = [
+        _replace(ws / "a.py", "a = 1", "a = 2"),
+        _replace(ws / "b.py", "b = 1", "b = 2"),
+        _python("import sys; open(sys.argv[1], 'w').write('new = 1  \\n')", ws / "new.py"),
+        _python("import os, sys; os.remove(sys.argv[1])", ws / "gone.txt"),
+        _python(
+            "import sys; open(sys.argv[1], 'wb').write(b'one\\r\\nTWO\\r\\n')", ws / "crlf.txt"
+        ),
+        _python(FORMAT, ws),  # the formatter touches c.py too
+        {"text": "done"},
+    ]
+    await editor.start({"turns": [steps]})
+    chat, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "edit and format"), timeout=60)
+    assert (ws / "c.py").read_text() == "c = 1\n"
+
+    await _command(editor, "goose.reviewTurn", chat)
+    review = await editor.goose.wait_for(
+        lambda: [d for d in editor.client.shown_documents if ".review-" in d.uri]
+    )
+    text = Path(review[0].uri.removeprefix("file://")).read_bytes().decode()
+    for expected in (
+        "-a = 1   \n+a = 2\n",
+        "-b = 1   \n+b = 2\n",
+        "-c = 1   \n+c = 1\n",
+        "## `new.py` (created)",
+        "## `gone.txt` (removed)",
+        "-two\r\n+TWO\r\n",
+    ):
+        assert expected in text, expected
+
+    (ws / "b.py").write_text("b = 'the user changed it since'\n")
+    await _command(editor, "goose.revertTurn", chat)
+    message = await editor.shown("reverted 5 of 6 file(s)")
+    assert "b.py changed since that turn; not reverted" in message
+    assert [(ws / n).read_text() for n in ("a.py", "c.py")] == ["a = 1   \n", "c = 1   \n"]
+    assert (ws / "gone.txt").read_text() == "removed by the agent\n"
+    assert (ws / "crlf.txt").read_bytes() == b"one\r\ntwo\r\n", "the bytes, not git's idea"
+    assert not (ws / "new.py").exists()
+    assert (ws / "b.py").read_text() == "b = 'the user changed it since'\n"
+
+
+async def test_an_open_buffer_follows_a_revert_in_one_undo_step(editor: Editor) -> None:
+    app = editor.workspace / "app.py"
+    app.write_text(NUMBERED)
+    await editor.start({"turns": [[_replace(app, "x20 = 20\n", "x20 = 'agent'\n")]]})
+    buffers = EditorBuffers(editor.client, "utf-16")
+    buffers.open(app.as_uri(), NUMBERED, "python")
+    chat, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "change it"))
+    await editor.goose.wait_for(lambda: buffers.texts[app.as_uri()] != NUMBERED)
+    before = len(buffers.edits)
+
+    await _command(editor, "goose.revertTurn", chat)
+    await editor.shown("reverted 1 of 1 file(s)")
+    assert app.read_text() == NUMBERED
+    await editor.goose.wait_for(lambda: buffers.texts[app.as_uri()] == NUMBERED)
+    assert len(buffers.edits) == before + 1
+
+
+async def test_checkpoints_survive_a_restart_and_go_with_their_chat(tmp_path: Path) -> None:
+    first = await start_editor(tmp_path)
+    app = first.workspace / "app.py"
+    app.write_text("a = 1\n")
+    script = {"turns": [[_replace(app, "a = 1", "a = 2")]]}
+    try:
+        await first.start(script)
+        _, session_id = await _chat(first)
+        await first.goose.turn_end(await first.prompt(session_id, "change it"))
+    finally:
+        await stop_editor(first)
+    assert app.read_text() == "a = 2\n"
+
+    again = await start_editor(tmp_path)
+    try:
+        await again.start(script)
+        await _command(again, "goose.reviewTurn")  # resumes the workspace's last chat
+        review = await again.goose.wait_for(
+            lambda: [d for d in again.client.shown_documents if ".review-" in d.uri]
+        )
+        text = Path(review[0].uri.removeprefix("file://")).read_text()
+        assert "-a = 1\n+a = 2\n" in text
+        await _command(again, "goose.revertTurn")
+        await again.shown("reverted 1 of 1 file(s)")
+        assert app.read_text() == "a = 1\n"
+
+        refs = list((tmp_path / "data" / "checkpoints").glob("*.git/refs/goose-ls/*"))
+        assert refs, "the turn's checkpoint is kept under its chat"
+        await _command(again, "goose.deleteSession", session_id)
+        await again.goose.wait_for(lambda: not any(r.exists() for r in refs), what="refs gone")
+    finally:
+        await stop_editor(again)
+
+
+async def test_the_repositorys_git_configuration_never_runs(editor: Editor) -> None:
+    ws = editor.workspace
+    marker = editor.tmp / "ran"
+    git = ws / ".git"
+    (git / "hooks").mkdir(parents=True)
+    (git / "HEAD").write_text("ref: refs/heads/main\n")
+    (git / "config").write_text(
+        "[core]\n"
+        f"\tfsmonitor = touch {marker}-fsmonitor\n"
+        f"\thooksPath = {git / 'hooks'}\n"
+        '[filter "evil"]\n'
+        f"\tclean = touch {marker}-filter\n"
+        f"\tsmudge = touch {marker}-filter\n"
+    )
+    hook = git / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}-hook\n")
+    hook.chmod(0o755)
+    (ws / ".gitattributes").write_text("* filter=evil\n")
+    (ws / "app.py").write_text("a = 1\n")
+    await editor.start({"turns": [[_replace(ws / "app.py", "a = 1", "a = 2")]]})
+    chat, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "change it"))
+    await _command(editor, "goose.reviewTurn", chat)
+    await editor.goose.wait_for(
+        lambda: [d for d in editor.client.shown_documents if ".review-" in d.uri]
+    )
+    assert not list(editor.tmp.glob("ran-*"))
