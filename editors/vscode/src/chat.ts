@@ -151,6 +151,9 @@ export class Chat {
   /** An event came after a gap and was not applied: the events after `seen` are to be
    * asked for again (goose/replay), which sends them and that one, in order. */
   missed = false;
+  /** The highest index that came, applied or not: after a replay, a gap remains only
+   * when one came beyond what the replay brought. */
+  private highest = 0;
 
   /** Who spoke last: a heading names the speaker when it changes, so the agent's heads
    * its turn once, over its text, thoughts, tool calls and cards alike. */
@@ -168,6 +171,11 @@ export class Chat {
 
   get seen(): number {
     return this.lastIndex;
+  }
+
+  /** Whether an event came that is not applied yet (beyond a gap). */
+  get behind(): boolean {
+    return this.highest > this.lastIndex;
   }
 
   get running(): boolean {
@@ -193,6 +201,7 @@ export class Chat {
    * shown already is a duplicate; one after a gap waits for the replay of what was
    * missed (applied first, it would make the replayed ones below it look like duplicates). */
   private next(index: number): boolean {
+    this.highest = Math.max(this.highest, index);
     if (index <= this.lastIndex) return false;
     if (index > this.lastIndex + 1) {
       this.missed = true;

@@ -46,13 +46,19 @@ async function catchUp(chat: Chat, always = false): Promise<void> {
   if (!always && (!chat.missed || catchingUp.has(chat.sessionId))) return;
   chat.missed = false;
   catchingUp.add(chat.sessionId);
+  let answered = false;
   try {
     await client!.sendRequest("goose/replay", { sessionId: chat.sessionId, afterIndex: chat.seen });
+    answered = true;
   } catch {
     // the session is gone: nothing more to show
   } finally {
     catchingUp.delete(chat.sessionId);
   }
+  // The gaps seen while the replay ran were filled by it, unless an event came beyond
+  // what it brought.
+  chat.missed = answered && chat.behind;
+  if (chat.missed) void catchUp(chat);
 }
 
 interface Permission {
