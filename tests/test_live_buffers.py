@@ -19,7 +19,7 @@ from goose_ls.testing.harness import Editor, start_editor, stop_editor
 NUMBERED = "".join(f"x{n} = {n}\n" for n in range(30))
 
 
-def _python(code: str, *args: Path) -> dict[str, Any]:
+def _python(code: str, *args: Path | str) -> dict[str, Any]:
     """A shell step running ``code`` with python3 in the agent's own process."""
     line = " ".join(["python3", "-c", shlex.quote(code), *(shlex.quote(str(a)) for a in args)])
     return {"shell": line}
@@ -255,3 +255,47 @@ async def test_the_repositorys_git_configuration_never_runs(editor: Editor) -> N
         lambda: [d for d in editor.client.shown_documents if ".review-" in d.uri]
     )
     assert not list(editor.tmp.glob("ran-*"))
+
+
+async def test_each_tool_call_shows_what_really_changed_on_disk_under_it(editor: Editor) -> None:
+    ws = editor.workspace
+    (ws / "a.py").write_text("a = 1   \n")
+    key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
+    (ws / "notes.txt").write_text("nothing yet\n")
+    call = {"toolCallId": "t1", "title": "Edit a.py", "kind": "edit", "status": "in_progress"}
+    fmt = {"toolCallId": "t2", "title": "Run the formatter", "kind": "execute"}
+    steps = [
+        # The agent says it edits a.py; it also writes a key into notes.txt, unsaid.
+        {"toolCall": call},
+        _replace(ws / "a.py", "a = 1", "a = 2"),
+        _python("import sys; open(sys.argv[1], 'w').write(sys.argv[2])", ws / "notes.txt", key),
+        {"toolUpdate": {"toolCallId": "t1", "status": "completed"}},
+        {"sleep": 1},  # the model's answer, before the next tool
+        {"toolCall": fmt},
+        _python(FORMAT, ws),
+        {"toolUpdate": {"toolCallId": "t2", "status": "completed"}},
+        {"sleep": 1},
+        _python("import sys; open(sys.argv[1], 'w').write('late = 1\\n')", ws / "late.py"),
+        {"text": "done"},
+    ]
+    await editor.start({"turns": [steps]})
+    chat, session_id = await _chat(editor)
+    mid = await editor.prompt(session_id, "edit and format")
+    await editor.goose.turn_end(mid, timeout=60)
+
+    told = [
+        u["update"] for u in editor.goose.updates if u["update"]["sessionUpdate"] == "disk_changes"
+    ]
+    by_call = {t["toolCallId"]: {Path(f["path"]).name: f for f in t["files"]} for t in told}
+    assert set(by_call) == {"t1", "t2", None}
+    assert set(by_call["t1"]) == {"a.py", "notes.txt"}
+    assert by_call["t1"]["notes.txt"]["diff"] == "", "a secret's content is never shown"
+    assert "-a = 1   \n+a = 2   \n" in by_call["t1"]["a.py"]["diff"]
+    assert set(by_call["t2"]) == {"a.py"}, "the formatter's change is under the formatter"
+    assert (by_call["t2"]["a.py"]["added"], by_call["t2"]["a.py"]["removed"]) == (1, 1)
+    assert by_call[None]["late.py"]["state"] == "created"
+
+    text = Path(chat.removeprefix("file://")).read_text()
+    assert "> **💾 Changed on disk** by `Run the formatter`: `a.py` changed +1 -1\n" in text
+    assert "> **💾 Changed on disk** during the turn: `late.py` created +1 -0\n" in text
+    assert "b3BlbnNzaC1rZXktdjEAAAAA" not in text
