@@ -299,3 +299,35 @@ async def test_each_tool_call_shows_what_really_changed_on_disk_under_it(editor:
     assert "> **💾 Changed on disk** by `Run the formatter`: `a.py` changed +1 -1\n" in text
     assert "> **💾 Changed on disk** during the turn: `late.py` created +1 -0\n" in text
     assert "b3BlbnNzaC1rZXktdjEAAAAA" not in text
+
+
+async def test_an_open_file_swapped_for_a_fifo_or_a_link_is_not_followed(editor: Editor) -> None:
+    ws = editor.workspace
+    for name in ("pipe.py", "link.py"):
+        (ws / name).write_text("x = 1\n")
+    secret = editor.tmp / "outside.txt"
+    secret.write_text("outside the workspace\n")
+    swap = (
+        "import os, sys; ws, out = sys.argv[1], sys.argv[2]; os.remove(ws + '/pipe.py'); "
+        "os.mkfifo(ws + '/pipe.py'); os.remove(ws + '/link.py'); os.symlink(out, ws + '/link.py'); "
+        "os.symlink('/', ws + '/root')"
+    )
+    await editor.start(
+        {"turns": [[_python(swap, ws, secret), {"text": "swapped"}], [{"text": "still here"}]]}
+    )
+    buffers = EditorBuffers(editor.client, "utf-8")
+    for name in ("pipe.py", "link.py"):
+        buffers.open((ws / name).as_uri(), "x = 1\n", "python")
+    chat, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "swap them"), timeout=60)
+    second = await editor.prompt(session_id, "are you there")
+    await editor.goose.turn_end(second, timeout=60)
+    assert editor.goose.text(second) == "still here"
+    assert buffers.texts[(ws / "pipe.py").as_uri()] == "x = 1\n", "a FIFO is no text to follow"
+    assert buffers.texts[(ws / "link.py").as_uri()] == "x = 1\n", "nor is a link"
+    await _command(editor, "goose.reviewTurn", chat)
+    review = await editor.goose.wait_for(
+        lambda: [d for d in editor.client.shown_documents if ".review-" in d.uri]
+    )
+    text = Path(review[0].uri.removeprefix("file://")).read_text()
+    assert "outside the workspace" not in text, "a link is shown as a link, never followed"

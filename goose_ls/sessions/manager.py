@@ -126,7 +126,6 @@ class SessionManager:
         self.live = LiveBuffers(
             editor,
             self.registry,
-            lambda: self.tools.confinement().roots,
             self.checkpoints.read_before,
             lambda: data_dir(self.settings.data_dir) / "conflicts",
             tasks,
