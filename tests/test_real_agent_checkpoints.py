@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -61,11 +60,12 @@ async def _review_and_revert(editor: Editor, chat: str) -> None:
         "c = 1\n",
         "new = 1\n",
     ], "the agent did it all, with its own tools"
-    run: Callable[[str], Awaitable[Any]] = lambda name: (
-        editor.client.workspace_execute_command_async(  # noqa: E731
+
+    async def run(name: str) -> None:
+        await editor.client.workspace_execute_command_async(
             types.ExecuteCommandParams(command=name, arguments=[chat])
         )
-    )
+
     await run("goose.reviewTurn")
     review = await editor.goose.wait_for(
         lambda: [d for d in editor.client.shown_documents if ".review-" in d.uri]
