@@ -8,6 +8,7 @@ The scripted agent's ``shell`` step runs in its own process, never through goose
 from __future__ import annotations
 
 import shlex
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from lsprotocol import types
 
 from goose_ls.testing.buffers import EditorBuffers
 from goose_ls.testing.harness import Editor, start_editor, stop_editor
+from goose_ls.workspace.snapshots import ShadowRepo, key
 
 NUMBERED = "".join(f"x{n} = {n}\n" for n in range(30))
 
@@ -331,3 +333,18 @@ async def test_an_open_file_swapped_for_a_fifo_or_a_link_is_not_followed(editor:
     )
     text = Path(review[0].uri.removeprefix("file://")).read_text()
     assert "outside the workspace" not in text, "a link is shown as a link, never followed"
+
+
+async def test_checkpoints_of_chats_pruned_elsewhere_are_swept_when_a_day_old(
+    editor: Editor,
+) -> None:
+    (editor.workspace / "app.py").write_text("a = 1\n")
+    repo = ShadowRepo(editor.workspace.resolve(), editor.tmp / "data" / "checkpoints")
+    tree = repo.snapshot()
+    now = time.time_ns()
+    old, recent = key("pruned-elsewhere"), key("pruned-just-now")
+    repo.keep(f"{old}/{now - 2 * 86_400 * 10**9:020d}-{key('m1')}/before", tree)
+    repo.keep(f"{recent}/{now:020d}-{key('m2')}/before", tree)
+    await editor.start({"turns": [[{"text": "ok"}]]})
+    await editor.goose.wait_for(lambda: not repo.kept(f"{old}/"), what="the old chat's swept")
+    assert repo.kept(f"{recent}/"), "a recent turn is kept whatever the journal says"

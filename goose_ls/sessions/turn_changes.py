@@ -33,6 +33,19 @@ DISK_DIFF_LINES = 60
 """Lines of diff a tool call's disk changes show in the chat (the review shows all)."""
 
 
+SWEEP_AFTER_NS = 86_400 * 10**9
+"""A chat's checkpoints are swept once it is gone from the journal and its turn is older
+than this (a day): a journal that reads short for a moment loses no recent turn."""
+
+
+def _forgotten(ref: str, keys: set[str], now: int) -> bool:
+    """Whether ``ref`` (``<chat key>/<time>-<turn key>/<side>``) is of a chat no longer
+    in the journal, from a turn older than :data:`SWEEP_AFTER_NS`."""
+    chat, _, rest = ref.partition("/")
+    started = rest.partition("-")[0]
+    return chat not in keys and started.isdigit() and now - int(started) > SWEEP_AFTER_NS
+
+
 @attrs.frozen
 class TurnRecord:
     """Where one turn's checkpoints are: per root, the trees before and after."""
@@ -102,10 +115,30 @@ class TurnCheckpoints:
                     log.warning("no snapshot of %s: %s", root, exc)
         return trees
 
-    def warm(self) -> None:
+    def warm(self, known: Callable[[], list[str] | None]) -> None:
         """Take a first snapshot in the background: the first of a big root hashes every
-        file, and the first turn would wait for it."""
-        self._tasks.run(self._snapshot(), "first checkpoint of the workspace")
+        file, and the first turn would wait for it. Then forget the checkpoints of chats
+        the journal no longer has (``known``: its chats, None when it cannot be read;
+        another window pruned them)."""
+
+        async def warm() -> None:
+            await self._snapshot()
+            chats = known()
+            if chats is None:
+                return  # an unreadable journal forgets nothing
+            keys = {key(session_id) for session_id in chats}
+            for root in self._roots():
+                repo = self._repo(root)
+                try:
+                    kept = await asyncio.to_thread(repo.kept, "")
+                    gone = [ref for ref, _ in kept if _forgotten(ref, keys, time.time_ns())]
+                    await asyncio.to_thread(repo.drop, gone)
+                    if gone:
+                        await asyncio.to_thread(repo.prune)
+                except SnapshotError as exc:
+                    log.warning("cannot sweep the checkpoints of %s: %s", root, exc)
+
+        self._tasks.run(warm(), "first checkpoint of the workspace")
 
     async def begin(self, session_id: str, message_id: str) -> None:
         """The turn's prompt is about to go out."""
