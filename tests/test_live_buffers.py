@@ -348,3 +348,37 @@ async def test_checkpoints_of_chats_pruned_elsewhere_are_swept_when_a_day_old(
     await editor.start({"turns": [[{"text": "ok"}]]})
     await editor.goose.wait_for(lambda: not repo.kept(f"{old}/"), what="the old chat's swept")
     assert repo.kept(f"{recent}/"), "a recent turn is kept whatever the journal says"
+
+
+async def test_keeping_my_version_is_not_asked_again_while_the_agent_works_on(
+    editor: Editor,
+) -> None:
+    ws = editor.workspace
+    app = ws / "app.py"
+    app.write_text(NUMBERED)
+    steps = [
+        _replace(app, "x10 = 10\n", "x10 = 'agent'\n"),
+        {"sleep": 3},  # the user keeps theirs meanwhile
+        _python("import sys; open(sys.argv[1], 'w').write('more\\n')", ws / "other.txt"),
+        {"sleep": 1},
+        {"text": "done"},
+    ]
+    await editor.start({"turns": [steps]})
+    buffers = EditorBuffers(editor.client, "utf-8")
+    buffers.open(app.as_uri(), NUMBERED, "python")
+    mine = NUMBERED.replace("x2 = 2\n", "x2 = 'mine'\n")
+    buffers.replace_all(app.as_uri(), mine)
+    _, session_id = await _chat(editor)
+    mid = await editor.prompt(session_id, "change x10")
+
+    def conflicts() -> list[str]:
+        return [n for n in _notes(editor) if "unsaved changes" in n]
+
+    await editor.goose.wait_for(conflicts, what="the conflict note")
+    actions = await editor.code_actions(app.as_uri(), 0)
+    await editor.run(actions["Goose: Keep my version"])
+    await editor.goose.turn_end(mid, timeout=60)
+    assert len(conflicts()) == 1
+    assert buffers.texts[app.as_uri()] == mine
+    buffers.save(app.as_uri())
+    assert app.read_text() == mine

@@ -193,17 +193,19 @@ class LiveBuffers:
         if conflict is None or buffer is None:
             return
         await asyncio.to_thread(self._keep_mine, conflict.copy, buffer)
-        disk = await self._disk(path)
-        text = disk if disk is not None else conflict.agent_text
-        problem = await self._editor.sync_buffer(path, buffer, text)
+        problem = await self._editor.sync_buffer(path, buffer, conflict.agent_text)
         if problem is not None:
             self.conflicts[path] = conflict
             raise OSError(problem)
-        self._base[path] = text
+        self._base[path] = conflict.agent_text
 
     def keep_mine(self, path: Path) -> Conflict | None:
-        """The user keeps the buffer; the agent's text stays in its copy."""
-        return self.conflicts.pop(path, None)
+        """The user keeps the buffer; the agent's text stays in its copy (and is no
+        conflict again while the disk holds it)."""
+        conflict = self.conflicts.pop(path, None)
+        if conflict is not None:
+            self._base[path] = conflict.agent_text
+        return conflict
 
     @staticmethod
     def _keep_mine(agent_copy: Path, text: str) -> None:
