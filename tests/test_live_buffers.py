@@ -382,3 +382,20 @@ async def test_keeping_my_version_is_not_asked_again_while_the_agent_works_on(
     assert buffers.texts[app.as_uri()] == mine
     buffers.save(app.as_uri())
     assert app.read_text() == mine
+
+
+async def test_a_root_over_the_file_limit_gets_no_checkpoint_and_the_user_is_told_once(
+    editor: Editor,
+) -> None:
+    ws = editor.workspace
+    for n in range(5):
+        (ws / f"f{n}.py").write_text(f"f = {n}\n")
+    steps = [_replace(ws / "f1.py", "f = 1", "f = 'one'")]
+    await editor.start({"turns": [steps]}, settings={"checkpoints": {"maxFiles": 3}})
+    chat, session_id = await _chat(editor)
+    for text in ("first", "second"):
+        await editor.goose.turn_end(await editor.prompt(session_id, text))
+    told = await editor.shown("holds more than 3 files (checkpoints.maxFiles)")
+    assert len([m for m in editor.client.messages if m.message == told]) == 1
+    await _command(editor, "goose.reviewTurn", chat)
+    await editor.shown("no turn of this chat changed a file")

@@ -25,7 +25,7 @@ from goose_ls.sessions.checkpoints import Change, Checkpoints, unified_diff
 from goose_ls.sessions.registry import Registry
 from goose_ls.tasks import Tasks
 from goose_ls.workspace.confinement import credential_in
-from goose_ls.workspace.snapshots import Changed, ShadowRepo, SnapshotError, key
+from goose_ls.workspace.snapshots import Changed, ShadowRepo, SnapshotError, TooBig, key
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,8 @@ DISK_DIFF_LINES = 60
 """Lines of diff a tool call's disk changes show in the chat (the review shows all)."""
 
 
+TOO_BIG_RETRY = 600.0
+"""Seconds a root found too big for checkpoints is not looked at again."""
 SWEEP_AFTER_NS = 86_400 * 10**9
 """A chat's checkpoints are swept once it is gone from the journal and its turn is older
 than this (a day): a journal that reads short for a moment loses no recent turn."""
@@ -86,6 +88,8 @@ class TurnCheckpoints:
         self._last: dict[tuple[str, str], dict[Path, str]] = {}
         """Turns running now: the trees their last tool call's changes were told from."""
         self._warned: set[str] = set()
+        self._skip: dict[Path, float] = {}
+        """Roots too big to snapshot, until when (``time.monotonic``) they are skipped."""
         self._lock = asyncio.Lock()
         self._telling = asyncio.Lock()
         """One tool call's changes at a time: each is told from where the last one ended."""
@@ -105,10 +109,14 @@ class TurnCheckpoints:
         trees: dict[Path, str] = {}
         async with self._lock:
             for root in self._roots():
+                if time.monotonic() < self._skip.get(root, 0.0):
+                    continue
                 repo = self._repo(root)
                 try:
                     trees[root] = await asyncio.to_thread(repo.snapshot)
                 except SnapshotError as exc:
+                    if isinstance(exc, TooBig):  # walking it again each time costs as much
+                        self._skip[root] = time.monotonic() + TOO_BIG_RETRY
                     if str(exc) not in self._warned:
                         self._warned.add(str(exc))
                         self._warn(f"no turn checkpoint for {root}: {exc}")
