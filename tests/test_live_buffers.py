@@ -402,6 +402,21 @@ async def test_a_root_over_the_file_limit_gets_no_checkpoint_and_the_user_is_tol
     await editor.shown("no turn of this chat changed a file")
 
 
+async def test_files_a_checkpoint_holds_already_count_toward_the_file_limit(
+    editor: Editor,
+) -> None:
+    """Over the limit at the turn's end: 3 files in the last snapshot, 2 new ones."""
+    ws = editor.workspace
+    for n in range(3):
+        (ws / f"f{n}.py").write_text(f"f = {n}\n")
+    create = "import sys; [open(p, 'w').write('new = 1\\n') for p in sys.argv[1:]]"
+    steps = [_python(create, ws / "new1.py", ws / "new2.py")]
+    await editor.start({"turns": [steps]}, settings={"checkpoints": {"maxFiles": 4}})
+    _, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "add two files"))
+    await editor.shown("holds more than 4 files (checkpoints.maxFiles)")
+
+
 AUTHOR = ["-c", "user.name=me", "-c", "user.email=me@localhost"]
 
 

@@ -196,7 +196,7 @@ class ShadowRepo:
     def snapshot(self) -> str:
         """The root's files now, as a tree id."""
         with self._locked():
-            tracked = self._run("ls-files", "-z").count(b"\0")
+            tracked = self._tracked()
             new = [
                 p for p in self._run("ls-files", "-z", "-o", "--exclude-standard").split(b"\0") if p
             ]
@@ -216,6 +216,20 @@ class ShadowRepo:
                 check=False,
             )
             return self._run("write-tree").decode().strip()
+
+    def _tracked(self) -> int:
+        """The files of the last snapshot: the index's header counts them (listing them
+        with ``git ls-files`` took 6 ms of a 45 ms snapshot of 10,000 files)."""
+        try:
+            with open(self.git_dir / "index", "rb") as index:
+                head = index.read(12)
+        except FileNotFoundError:
+            return 0  # no snapshot yet
+        except OSError as exc:
+            raise SnapshotError(f"cannot read the index: {exc}") from None
+        if len(head) < 12 or head[:4] != b"DIRC":
+            return self._run("ls-files", "-z").count(b"\0")
+        return int.from_bytes(head[8:12], "big")
 
     def _too_big(self, relative: bytes) -> bool:
         try:
