@@ -8,6 +8,7 @@ The scripted agent's ``shell`` step runs in its own process, never through goose
 from __future__ import annotations
 
 import shlex
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -399,3 +400,59 @@ async def test_a_root_over_the_file_limit_gets_no_checkpoint_and_the_user_is_tol
     assert len([m for m in editor.client.messages if m.message == told]) == 1
     await _command(editor, "goose.reviewTurn", chat)
     await editor.shown("no turn of this chat changed a file")
+
+
+async def test_files_a_checkpoint_holds_already_count_toward_the_file_limit(
+    editor: Editor,
+) -> None:
+    """Over the limit at the turn's end: 3 files in the last snapshot, 2 new ones."""
+    ws = editor.workspace
+    for n in range(3):
+        (ws / f"f{n}.py").write_text(f"f = {n}\n")
+    create = "import sys; [open(p, 'w').write('new = 1\\n') for p in sys.argv[1:]]"
+    steps = [_python(create, ws / "new1.py", ws / "new2.py")]
+    await editor.start({"turns": [steps]}, settings={"checkpoints": {"maxFiles": 4}})
+    _, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "add two files"))
+    await editor.shown("holds more than 4 files (checkpoints.maxFiles)")
+
+
+AUTHOR = ["-c", "user.name=me", "-c", "user.email=me@localhost"]
+
+
+def _nested_repository(folder: Path) -> None:
+    folder.mkdir()
+    (folder / "lib.py").write_text("v = 1\n")
+    for args in (["init", "-q"], ["add", "lib.py"], [*AUTHOR, "commit", "-qm", "one"]):
+        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+
+
+async def test_a_turn_that_commits_in_a_nested_repository_is_reviewed(editor: Editor) -> None:
+    """The nested repository is stored as a commit id the shadow repository does not
+    hold: the turn's end and the review name it, and show the other files' diffs."""
+    ws = editor.workspace
+    nested = ws / "vendored"
+    _nested_repository(nested)
+    (ws / "app.py").write_text("a = 1\n")
+    git = shlex.join(["git", *AUTHOR, "commit", "-qam", "two"])
+    commit = f"cd {shlex.quote(str(nested))} && echo 'v = 2' > lib.py && {git}"
+    steps = [_replace(ws / "app.py", "a = 1", "a = 2"), {"shell": commit}]
+    # Without the sandbox, which keeps a nested repository's .git from the agent.
+    await editor.start({"turns": [steps]}, {"agent": {"sandbox": "off"}})
+    chat, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "change and commit"))
+    (told,) = [
+        u["update"] for u in editor.goose.updates if u["update"]["sessionUpdate"] == "disk_changes"
+    ]
+    assert {Path(f["path"]).name: f["diff"] for f in told["files"]} == {
+        "app.py": "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n",
+        "vendored": "",
+    }
+
+    await _command(editor, "goose.reviewTurn", chat)
+    review = await editor.goose.wait_for(
+        lambda: [d for d in editor.client.shown_documents if ".review-" in d.uri]
+    )
+    text = Path(review[0].uri.removeprefix("file://")).read_text()
+    assert "-a = 1\n+a = 2\n" in text
+    assert "## `vendored` (replaced; its earlier content was not text" in text

@@ -184,14 +184,15 @@ class TurnCheckpoints:
         for root, tree in now.items():
             if root in last and last[root] != tree:
                 repo = self._repo(root)
-                for changed in await asyncio.to_thread(repo.changes, last[root], tree):
-                    files.append(await self._told(repo, root, changed))
+                found = await asyncio.to_thread(repo.changes, last[root], tree)
+                contents = await asyncio.to_thread(repo.read_all, found)
+                files += [self._told(root, changed, contents) for changed in found]
         session = self._registry.find(turn[0])
         if files and session is not None:
             self._registry.record(session, events.DiskChanges(tool_call_id, files))
 
-    async def _told(self, repo: ShadowRepo, root: Path, changed: Changed) -> events.Json:
-        """One file's change as the chat shows it."""
+    def _told(self, root: Path, changed: Changed, contents: dict[str, bytes]) -> events.Json:
+        """One file's change as the chat shows it (``contents``: of the blobs, by id)."""
         state = (
             "created"
             if changed.before is None
@@ -199,8 +200,8 @@ class TurnCheckpoints:
             if changed.after is None
             else "changed"
         )
-        old = await asyncio.to_thread(repo.read, changed.before) if changed.before else b""
-        new = await asyncio.to_thread(repo.read, changed.after) if changed.after else b""
+        old = contents.get(changed.before, b"") if changed.before else b""
+        new = contents.get(changed.after, b"") if changed.after else b""
         path = root / changed.path
         text = {"path": str(path), "state": state, "added": 0, "removed": 0, "diff": ""}
         if (
@@ -305,10 +306,12 @@ class TurnCheckpoints:
         changes: dict[Path, Change] = {}
         for root, (before, after) in record.trees.items():
             repo = self._repo(root)
-            for changed in await asyncio.to_thread(repo.changes, before, after):
+            found = await asyncio.to_thread(repo.changes, before, after)
+            contents = await asyncio.to_thread(repo.read_all, found)
+            for changed in found:
                 path = root / changed.path
-                old = await self._text(repo, changed.before) if changed.before else None
-                new = await self._text(repo, changed.after) if changed.after else None
+                old = _text(contents.get(changed.before)) if changed.before else None
+                new = _text(contents.get(changed.after)) if changed.after else None
                 kept = changed.regular and old is not False and new is not False
                 changes[path] = Change(
                     old if isinstance(old, str) else None,
@@ -317,17 +320,6 @@ class TurnCheckpoints:
                     on_disk=True,
                 )
         return changes
-
-    @staticmethod
-    async def _text(repo: ShadowRepo, blob: str) -> str | bool:
-        """The blob as text, or False when it is not text."""
-        data = await asyncio.to_thread(repo.read, blob)
-        if b"\0" in data[:8192]:
-            return False
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            return False
 
     async def forget(self, session_ids: list[str]) -> None:
         """The journal pruned or deleted these chats: their checkpoints go too."""
@@ -369,3 +361,14 @@ class TurnCheckpoints:
             if changes:
                 return memory.get(turn_key, turn_key), changes
         return None
+
+
+def _text(data: bytes | None) -> str | bool:
+    """A blob as text, or False when it is not text (or was not read: a link, a nested
+    repository)."""
+    if data is None or b"\0" in data[:8192]:
+        return False
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
