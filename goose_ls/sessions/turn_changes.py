@@ -21,7 +21,7 @@ from pathlib import Path
 import attrs
 
 from goose_ls import events
-from goose_ls.sessions.checkpoints import Change, Checkpoints, unified_diff
+from goose_ls.sessions.checkpoints import Change, Checkpoints, printable, unified_diff
 from goose_ls.sessions.registry import Registry
 from goose_ls.tasks import Tasks
 from goose_ls.workspace.confinement import credential_in
@@ -203,13 +203,8 @@ class TurnCheckpoints:
         old = contents.get(changed.before, b"") if changed.before else b""
         new = contents.get(changed.after, b"") if changed.after else b""
         path = root / changed.path
-        text = {"path": str(path), "state": state, "added": 0, "removed": 0, "diff": ""}
-        if (
-            not changed.regular
-            or self._secret(path)
-            or credential_in(old[:8192])
-            or credential_in(new[:8192])
-        ):
+        text = {"path": printable(path), "state": state, "added": 0, "removed": 0, "diff": ""}
+        if not changed.regular or self._secret(path) or credential_in(old) or credential_in(new):
             return text
         try:
             before, after = old.decode("utf-8"), new.decode("utf-8")
@@ -217,9 +212,8 @@ class TurnCheckpoints:
             return text
         if "\0" in before[:8192] or "\0" in after[:8192]:
             return text
-        lines = unified_diff(
-            before, after, changed.path, created=changed.before is None
-        ).splitlines(True)
+        name = printable(Path(changed.path))
+        lines = unified_diff(before, after, name, created=changed.before is None).splitlines(True)
         body = [line for line in lines[2:] if not line.startswith("@@")]
         text["added"] = sum(1 for line in body if line.startswith("+"))
         text["removed"] = sum(1 for line in body if line.startswith("-"))
@@ -310,6 +304,7 @@ class TurnCheckpoints:
             contents = await asyncio.to_thread(repo.read_all, found)
             for changed in found:
                 path = root / changed.path
+                data = [contents.get(b) or b"" for b in (changed.before, changed.after) if b]
                 old = _text(contents.get(changed.before)) if changed.before else None
                 new = _text(contents.get(changed.after)) if changed.after else None
                 kept = changed.regular and old is not False and new is not False
@@ -318,6 +313,7 @@ class TurnCheckpoints:
                     new if isinstance(new, str) else ("" if changed.after else None),
                     kept,
                     on_disk=True,
+                    hidden=self._secret(path) or any(credential_in(d) for d in data),
                 )
         return changes
 

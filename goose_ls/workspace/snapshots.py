@@ -162,8 +162,12 @@ class ShadowRepo:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         """One snapshot at a time in the repository, across goose-ls processes."""
-        self._create()
-        with open(self.git_dir / "goose-ls.lock", "a+b") as lock:
+        try:
+            self._create()
+            lock = open(self.git_dir / "goose-ls.lock", "a+b")  # noqa: SIM115
+        except OSError as exc:  # a data dir that cannot be written
+            raise SnapshotError(f"cannot make {self.git_dir}: {exc.strerror or exc}") from None
+        with lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 yield
