@@ -30,6 +30,7 @@ from goose_ls.testing.script import (
     prompt_texts,
     prompts,
     received,
+    replace_in_file,
     scripted_agent_command,
     write_script,
 )
@@ -1066,3 +1067,97 @@ def test_real_nvim_in_tmux_the_session_picker_tells_the_workspaces_apart(
         ], screen
     finally:
         terminal.stop()
+
+
+# --- the agent edits a file open in Neovim, with its own tools -----------------------------
+
+GUARD = ("total / len(values)", "total / max(len(values), 1)")
+TYPED = ("def main():", "def main():  # mine")
+
+
+def _marked(screen: str, name: str = "app.py") -> bool:
+    """Whether the statusline of ``name``'s window says it is modified (``%m``: ``[+]``)."""
+    return re.search(rf"{re.escape(name)}\[\+\] \d+/\d+", screen) is not None
+
+
+def _saved(screen: str, name: str = "app.py") -> bool:
+    return re.search(rf"{re.escape(name)} \d+/\d+", screen) is not None
+
+
+def _no_question(screen: str) -> bool:
+    """No W11/W12 question, no "changed since reading it" warning, nothing asks for Enter."""
+    return not any(
+        asked in screen for asked in ("W11", "W12", "changed since reading", "Press ENTER", "(y/n)")
+    )
+
+
+@contextlib.contextmanager
+def _agent_edits_in_tmux(
+    nvim: str | None, tmp_path: Path, steps: list[dict[str, Any]]
+) -> Iterator[tuple[Terminal, Path]]:
+    """Neovim with the plugin on app.py, and a chat whose turn plays ``steps`` (the agent
+    working on the disk itself); the terminal and app.py."""
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    source = workspace / "app.py"
+    source.write_text(APP)
+    script = {"record": str(tmp_path / "agent.jsonl"), "turns": [steps]}
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    command, env = _tmux_nvim(nvim, tmp_path, agent)
+    terminal = Terminal("goose-nvim-disk")
+    terminal.start(command, workspace, env)
+    try:
+        terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start")
+        yield terminal, source
+    finally:
+        terminal.stop()
+
+
+def _ask(terminal: Terminal, text: str) -> None:
+    """``text`` sent from the compose area, and back to app.py's window, in normal mode."""
+    terminal.type("\\gs")
+    terminal.wait_for(lambda s: "-- INSERT --" in s, "the compose area did not open")
+    terminal.type(text)
+    terminal.keys("C-s")
+    terminal.wait_for(lambda s: "goose: running" in s or "Done." in _chat(s), "not sent")
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+def test_real_nvim_in_tmux_a_file_the_agent_edits_itself_follows_with_no_question(
+    nvim: str | None, tmp_path: Path
+) -> None:
+    """The agent changes app.py on disk itself while app.py is open and saved: its buffer
+    shows the change, marked saved, and nothing asks (not :checktime's W11/W12, not :w's
+    "changed since reading it"); one u takes the change back, marked modified, and :w
+    then writes what the buffer shows."""
+    steps = [replace_in_file(tmp_path / "workspace" / "app.py", *GUARD), {"text": "Done."}]
+    with _agent_edits_in_tmux(nvim, tmp_path, steps) as (terminal, source):
+        _ask(terminal, EDIT)
+        screen = terminal.wait_for(
+            lambda s: GUARD[1] in _code(s) and "goose: idle" in s, "the buffer did not follow"
+        )
+        assert source.read_text() == APP.replace(*GUARD), "the agent wrote the file"
+        screen = terminal.wait_for(lambda s: _saved(s), "app.py is not marked saved")
+        assert "app.py changed on disk" in _chat(screen), "the chat says so"
+        terminal.keys("Escape", "C-w", "l")
+        terminal.type(":checktime")
+        terminal.keys("Enter")
+        terminal.type(":echo 'checked'")
+        terminal.keys("Enter")
+        screen = terminal.wait_for(lambda s: "checked" in s or not _no_question(s), "no echo")
+        assert _no_question(screen), f"Neovim asks about the file:\n{screen}"
+        assert GUARD[1] in _code(screen) and _saved(screen)
+
+        terminal.keys("u")
+        screen = terminal.wait_for(lambda s: GUARD[1] not in _code(s), "u did not undo it")
+        assert GUARD[0] in _code(screen)
+        assert _marked(terminal.wait_for(_marked, "undone, app.py is not marked modified"))
+        terminal.type(":w")
+        terminal.keys("Enter")
+        screen = terminal.wait_for(
+            lambda s: "written" in s or not _no_question(s), "app.py was not written"
+        )
+        assert _no_question(screen), f"Neovim asks before writing:\n{screen}"
+        assert source.read_text() == APP, "what the buffer shows"
+        assert _saved(terminal.wait_for(_saved, "not marked saved after :w"))
