@@ -884,6 +884,45 @@ def _ends(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def _plain_nvim(
+    nvim: str | None, tmp_path: Path, script: dict[str, Any], init: str = "", **env: str
+) -> tuple[str, dict[str, str]]:
+    """The shell line that runs Neovim set up with the docs' plugin-free snippet for its
+    version, as written (then ``init``), on ``app.py``, and its environment: goose-ls on
+    PATH, running the scripted agent on ``script``, in a repository at
+    ``tmp_path / "workspace"``. Skips, loudly, when that Neovim is missing."""
+    _present(nvim)
+    assert nvim is not None
+    (tmp_path / "workspace" / ".git").mkdir(parents=True, exist_ok=True)
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "goose-ls").write_text(
+        f'#!/bin/sh\nexec {" ".join(SERVER_COMMAND)} "$@"\n', encoding="utf-8"
+    )
+    (bin_dir / "goose-ls").chmod(0o755)
+    version = "0.11" if nvim == NVIM else "0.10"
+    (tmp_path / "init.lua").write_text(_plain_snippet(version) + init, encoding="utf-8")
+    environment = {
+        **server_env(tmp_path),
+        "GOOSE_LS_AGENT_COMMAND": json.dumps(agent),
+        "GOOSE_LS_DATA_DIR": str(tmp_path / "data"),
+        "HOME": str(tmp_path / "home"),
+        "TERM": "xterm-256color",
+        **env,
+    }
+    return _nvim_line(nvim, tmp_path, tmp_path / "init.lua"), environment
+
+
+def _plain_started(terminal: Terminal, log: Path) -> None:
+    """Wait for app.py on screen and goose-ls's agent running (goose-ls's ``log``)."""
+    terminal.wait_for(lambda s: "return x + y" in s, "Neovim did not open app.py")
+    deadline = time.monotonic() + 20
+    while not (log.exists() and "agent running" in log.read_text(encoding="utf-8")):
+        assert time.monotonic() < deadline, "goose-ls or its agent did not start"
+        time.sleep(0.05)
+
+
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
 @pytest.mark.parametrize("nvim", TMUX_NVIMS)
 def test_real_nvim_without_the_plugin_the_daily_loop(nvim: str | None, tmp_path: Path) -> None:
@@ -894,42 +933,20 @@ def test_real_nvim_without_the_plugin_the_daily_loop(nvim: str | None, tmp_path:
     changes and skips version numbers); no turn's end asks for Enter (its progress says
     it); ``:qa!`` leaves no traceback in goose-ls's log."""
     version = "0.11" if nvim == NVIM else "0.10"
-    _present(nvim)
-    assert nvim is not None
     workspace = tmp_path / "workspace"
-    (workspace / ".git").mkdir(parents=True)
-    (workspace / "pkg").mkdir()
+    (workspace / "pkg").mkdir(parents=True)
     (workspace / "pkg" / "app.py").write_text("def add(x, y):\n    return x + y\n")
     record = tmp_path / "agent.jsonl"
     turns = [[{"text": PLAIN_REPLY, "chunks": 30, "delay": 0.05}], [{"text": "Short."}]]
-    agent = scripted_agent_command(
-        write_script(tmp_path / "script.json", {"record": str(record), "turns": turns})
-    )
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "goose-ls").write_text(
-        f'#!/bin/sh\nexec {" ".join(SERVER_COMMAND)} "$@"\n', encoding="utf-8"
-    )
-    (bin_dir / "goose-ls").chmod(0o755)
-    (tmp_path / "init.lua").write_text(_plain_snippet(version) + OBSERVER, encoding="utf-8")
     ends = tmp_path / "progress-ends.jsonl"
-    env = {
-        **server_env(tmp_path),
-        "GOOSE_LS_AGENT_COMMAND": json.dumps(agent),
-        "GOOSE_LS_DATA_DIR": str(tmp_path / "data"),
-        "GOOSE_ENDS": str(ends),
-        "HOME": str(tmp_path / "home"),
-        "TERM": "xterm-256color",
-    }
+    command, env = _plain_nvim(
+        nvim, tmp_path, {"record": str(record), "turns": turns}, OBSERVER, GOOSE_ENDS=str(ends)
+    )
     log = tmp_path / "logs" / "goose-ls.log"
     terminal = Terminal("goose-nvim-plain")
-    terminal.start(_nvim_line(nvim, tmp_path, tmp_path / "init.lua"), workspace / "pkg", env)
+    terminal.start(command, workspace / "pkg", env)
     try:
-        terminal.wait_for(lambda s: "return x + y" in s, "Neovim did not open app.py")
-        deadline = time.monotonic() + 20
-        while not (log.exists() and "agent running" in log.read_text(encoding="utf-8")):
-            assert time.monotonic() < deadline, "goose-ls or its agent did not start"
-            time.sleep(0.05)
+        _plain_started(terminal, log)
         terminal.keys("g", "g", "V", "j", "g", "r", "a")
         _pick(terminal, "Goose: Explain selection")
         asked = time.monotonic()
@@ -1161,3 +1178,83 @@ def test_real_nvim_in_tmux_a_file_the_agent_edits_itself_follows_with_no_questio
         assert _no_question(screen), f"Neovim asks before writing:\n{screen}"
         assert source.read_text() == APP, "what the buffer shows"
         assert _saved(terminal.wait_for(_saved, "not marked saved after :w"))
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+def test_real_nvim_in_tmux_unsaved_changes_meet_the_agents_edit_and_nothing_is_lost(
+    nvim: str | None, tmp_path: Path
+) -> None:
+    """The user typed in app.py without saving; the agent changes the file on disk: the
+    buffer keeps what was typed, the chat says so, and app.py's code actions offer the
+    three ways out. Taking the agent's version shows it, marked saved; one u brings back
+    what was typed."""
+    steps = [replace_in_file(tmp_path / "workspace" / "app.py", *GUARD), {"text": "Done."}]
+    with _agent_edits_in_tmux(nvim, tmp_path, steps) as (terminal, source):
+        terminal.type("/def main")
+        terminal.keys("Enter")
+        terminal.type("A  # mine")
+        terminal.keys("Escape")
+        terminal.wait_for(lambda s: TYPED[1] in s and _marked(s), "nothing typed")
+        _ask(terminal, EDIT)
+        screen = terminal.wait_for(
+            lambda s: "unsaved changes" in _chat(s) and "goose: idle" in s, "no conflict said"
+        )
+        assert TYPED[1] in _code(screen) and GUARD[0] in _code(screen), "the buffer is kept"
+        assert source.read_text() == APP.replace(*GUARD), "and so is the disk"
+        terminal.keys("Escape", "C-w", "l")
+        terminal.type(":lua vim.lsp.buf.code_action()")
+        terminal.keys("Enter")
+        screen = terminal.wait_for(lambda s: "Type number" in s, "no code actions")
+        for label in ("Take the agent's version", "Keep my version", "Compare with the agent's"):
+            assert f"Goose: {label}" in screen, screen
+        _pick(terminal, "Goose: Take the agent's version")
+        screen = terminal.wait_for(lambda s: "now holds the agent's version" in s, "not said")
+        if "Press ENTER" in screen:  # 0.11: the menu's lines and the message, read
+            terminal.keys("Enter")
+        screen = terminal.wait_for(
+            lambda s: GUARD[1] in _code(s) and TYPED[1] not in _code(s), "not taken"
+        )
+        assert _saved(terminal.wait_for(_saved, "the agent's version is not marked saved"))
+        terminal.keys("u")
+        screen = terminal.wait_for(lambda s: TYPED[1] in _code(s), "u did not bring it back")
+        assert GUARD[0] in _code(screen) and _marked(screen), screen
+        (mine,) = (tmp_path / "data" / "conflicts").rglob("yours-app.py")
+        assert mine.read_text() == APP.replace(*TYPED), "what was typed, kept in the data dir"
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+def test_real_nvim_without_the_plugin_a_file_the_agent_edits_asks_once_at_w(
+    nvim: str | None, tmp_path: Path
+) -> None:
+    """Plain LSP, the docs' snippet: the agent changes app.py on disk itself while it is
+    open and saved. The buffer shows the change, modified; the chat's note says what :w
+    will ask, and answering y as it says writes the agent's text; one u takes it back."""
+    app = tmp_path / "workspace" / "app.py"
+    app.parent.mkdir(parents=True)
+    app.write_text(APP)
+    steps = [replace_in_file(app, *GUARD), {"text": "Done."}]
+    command, env = _plain_nvim(nvim, tmp_path, {"turns": [steps]})
+    terminal = Terminal("goose-nvim-plain-disk")
+    terminal.start(command, app.parent, env)
+    try:
+        _plain_started(terminal, tmp_path / "logs" / "goose-ls.log")
+        terminal.keys("g", "g", "V", "j", "g", "r", "a")
+        _pick(terminal, "Goose: Explain selection")
+        terminal.wait_for(
+            lambda s: GUARD[1] in s and "app.py [+]" in s, "the buffer did not follow"
+        )
+        note = " ".join(terminal.wait_for(lambda s: "y writes" in s, "no hint").split())
+        assert "Neovim asks at your next :w whether to write over a file" in note, note
+        terminal.keys("C-w", "j")
+        terminal.type(":w")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "changed since reading it" in s, "nothing asked at :w")
+        terminal.keys("y")
+        terminal.wait_for(lambda s: "written" in s, "not written")
+        assert app.read_text() == APP.replace(*GUARD), "the agent's text, as it was"
+        terminal.keys("Enter", "u")  # the question and the answer: read, Enter
+        terminal.wait_for(lambda s: GUARD[0] in s and "app.py [+]" in s, "u did not undo it")
+    finally:
+        terminal.stop()

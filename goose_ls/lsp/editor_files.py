@@ -30,9 +30,17 @@ class EditorFileAccess:
         return self._editor.open_files()
 
     def reload_hint(self) -> str:
-        if self._editor.client_name.lower() == "helix":
+        """What the editor asks about a buffer brought along with the disk, where no
+        plugin marks it saved (``goose/diskSynced``), and the answer that keeps its text."""
+        name = self._editor.client_name.lower()
+        if name == "helix":
             return (
                 " Helix asks for :reload or :w! before its next save of it; either keeps this text."
+            )
+        if name == "neovim" and not self._editor.plugin:
+            return (
+                " Neovim asks at your next :w whether to write over a file “changed since "
+                "reading it”: y writes this same text."
             )
         return ""
 

@@ -29,28 +29,32 @@ local function uris(edit)
   return found
 end
 
---- workspace/applyEdit: the default handler. goose-ls's edit of a buffer without unsaved
---- changes marks it modified first, so that its undo step remembers a buffer Neovim counts
---- as changed: undone, once marked saved, the buffer is modified again (it no longer
---- holds the file), as after a reload.
+--- workspace/applyEdit: Neovim's own handler, but for goose-ls's edit that brings a buffer
+--- along with the disk. That one is applied without a message (the chat says it), and a
+--- buffer without unsaved changes is marked modified first, so that the edit's undo step
+--- remembers a buffer Neovim counts as changed: undone, once marked saved, the buffer is
+--- modified again (it no longer holds the file), as after a reload.
 function M.apply_edit(err, params, ctx, config)
+  if not (params and params.label == M.LABEL) then
+    return vim.lsp.handlers["workspace/applyEdit"](err, params, ctx, config)
+  end
   local marked = {}
-  if params and params.label == M.LABEL then
-    for _, uri in ipairs(uris(params.edit)) do
-      local buf = loaded(uri)
-      if buf and not vim.bo[buf].modified then
-        vim.bo[buf].modified = true
-        table.insert(marked, buf)
-      end
+  for _, uri in ipairs(uris(params.edit)) do
+    local buf = loaded(uri)
+    if buf and not vim.bo[buf].modified then
+      vim.bo[buf].modified = true
+      table.insert(marked, buf)
     end
   end
-  local result = vim.lsp.handlers["workspace/applyEdit"](err, params, ctx, config)
-  if not (result and result.applied) then
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  local encoding = client and client.offset_encoding or "utf-16"
+  local applied, problem = pcall(vim.lsp.util.apply_workspace_edit, params.edit, encoding)
+  if not applied then
     for _, buf in ipairs(marked) do
       if vim.api.nvim_buf_is_valid(buf) then vim.bo[buf].modified = false end
     end
   end
-  return result
+  return { applied = applied, failureReason = not applied and tostring(problem) or nil }
 end
 
 --- The buffer's text as it would be in its file (the LSP client's view of it: the
