@@ -17,9 +17,13 @@ from typing import Any
 
 import pytest
 
+from goose_ls.testing.claude import CLAUDE, claude_agent
+from goose_ls.testing.claude import MISSING as CLAUDE_MISSING
+from goose_ls.testing.fake_anthropic import FakeAnthropic, Reply, ToolUse
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
 from goose_ls.testing.logs import read_log, unexpected_tracebacks
 from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS, PICKER_ITEMS
+from goose_ls.testing.real_agent import tap_in
 from goose_ls.testing.script import (
     FORM_QUESTION,
     LABELS_FOR_AGENT_NAMES,
@@ -534,16 +538,20 @@ def _present(nvim: str | None) -> None:
         pytest.skip(reason)
 
 
-def _tmux_nvim(nvim: str | None, tmp_path: Path, agent: list[str]) -> tuple[str, dict[str, str]]:
+def _tmux_nvim(
+    nvim: str | None, tmp_path: Path, agent: list[str] | dict[str, Any]
+) -> tuple[str, dict[str, str]]:
     """The shell line that runs Neovim as a user sets it up, on ``app.py``, and its
-    environment (goose-ls running ``agent``); skips, loudly, when that Neovim is missing."""
+    environment (goose-ls running ``agent``: a command, or the ``agent`` settings); skips,
+    loudly, when that Neovim is missing."""
     _present(nvim)
     assert nvim is not None
+    settings = agent if isinstance(agent, dict) else {"command": agent}
     env = {
         **server_env(tmp_path),
         "GOOSE_PLUGIN": str(ROOT / "editors" / "nvim"),
         "GOOSE_CMD": json.dumps(SERVER_COMMAND),
-        "GOOSE_INIT": json.dumps({"agent": {"command": agent}, "dataDir": str(tmp_path / "data")}),
+        "GOOSE_INIT": json.dumps({"agent": settings, "dataDir": str(tmp_path / "data")}),
         "HOME": str(tmp_path),
         "TERM": "xterm-256color",
     }
@@ -1110,33 +1118,35 @@ def _no_question(screen: str) -> bool:
 
 @contextlib.contextmanager
 def _agent_edits_in_tmux(
-    nvim: str | None, tmp_path: Path, steps: list[dict[str, Any]]
+    nvim: str | None, tmp_path: Path, agent: list[dict[str, Any]] | dict[str, Any]
 ) -> Iterator[tuple[Terminal, Path]]:
-    """Neovim with the plugin on app.py, and a chat whose turn plays ``steps`` (the agent
-    working on the disk itself); the terminal and app.py."""
+    """Neovim with the plugin on app.py, goose-ls running the scripted agent on one turn of
+    ``agent`` steps (the agent working on the disk itself), or ``agent`` settings; the
+    terminal and app.py."""
     workspace = tmp_path / "workspace"
-    (workspace / ".git").mkdir(parents=True)
+    (workspace / ".git").mkdir(parents=True, exist_ok=True)
     source = workspace / "app.py"
     source.write_text(APP)
-    script = {"record": str(tmp_path / "agent.jsonl"), "turns": [steps]}
-    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    if isinstance(agent, list):
+        script = {"record": str(tmp_path / "agent.jsonl"), "turns": [agent]}
+        agent = {"command": scripted_agent_command(write_script(tmp_path / "script.json", script))}
     command, env = _tmux_nvim(nvim, tmp_path, agent)
     terminal = Terminal("goose-nvim-disk")
     terminal.start(command, workspace, env)
     try:
-        terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start")
+        terminal.wait_for(lambda s: ": idle" in s, "goose-ls did not start", 60)
         yield terminal, source
     finally:
         terminal.stop()
 
 
 def _ask(terminal: Terminal, text: str) -> None:
-    """``text`` sent from the compose area, and back to app.py's window, in normal mode."""
+    """``text`` sent from the compose area (which keeps the cursor)."""
     terminal.type("\\gs")
     terminal.wait_for(lambda s: "-- INSERT --" in s, "the compose area did not open")
     terminal.type(text)
     terminal.keys("C-s")
-    terminal.wait_for(lambda s: "goose: running" in s or "Done." in _chat(s), "not sent")
+    terminal.wait_for(lambda s: f"## You\n\n{text}" in _chat(s), "not sent")
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
@@ -1258,3 +1268,49 @@ def test_real_nvim_without_the_plugin_a_file_the_agent_edits_asks_once_at_w(
         terminal.wait_for(lambda s: GUARD[0] in s and "app.py [+]" in s, "u did not undo it")
     finally:
         terminal.stop()
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.skipif(not CLAUDE.exists(), reason=CLAUDE_MISSING)
+@pytest.mark.parametrize("nvim", [TMUX_NVIMS[0]])
+def test_real_nvim_in_tmux_claude_edits_an_open_file_and_the_buffer_follows(
+    nvim: str | None, tmp_path: Path
+) -> None:
+    """claude-agent-acp (offline, on a fake model) reads app.py and, once allowed, edits it
+    with its own Edit tool, on disk: app.py's buffer shows the edit, marked saved, nothing
+    asks about the file, and one u takes the edit back."""
+    app = tmp_path / "workspace" / "app.py"
+    app.parent.mkdir(parents=True)
+    edit = {"file_path": str(app), "old_string": GUARD[0], "new_string": GUARD[1]}
+    replies = [
+        Reply(("Reading it.",), tool=ToolUse("Read", {"file_path": str(app)}, id="toolu_01")),
+        Reply(("Guarding it.",), tool=ToolUse("Edit", edit, id="toolu_02")),
+        Reply(("Claude guarded mean.",)),
+    ]
+    tap_in(tmp_path, tmp_path / "agent.jsonl", "claude-agent-acp")
+    with (
+        FakeAnthropic(replies) as api,
+        _agent_edits_in_tmux(nvim, tmp_path, claude_agent(tmp_path, api)) as (terminal, source),
+    ):
+        _ask(terminal, EDIT)
+        screen = terminal.wait_for(lambda s: "Allow once" in s, "Claude did not ask", 90)
+        choice = re.search(r"(\d+)[:.] Allow once", screen)
+        assert choice, screen
+        terminal.enter(choice.group(1))
+        screen = terminal.wait_for(
+            lambda s: "Claude guarded mean." in _chat(s) and GUARD[1] in _code(s),
+            "the buffer did not follow Claude's edit",
+            60,
+        )
+        assert source.read_text() == APP.replace(*GUARD), "Claude wrote the file itself"
+        assert _saved(terminal.wait_for(_saved, "app.py is not marked saved"))
+        terminal.keys("Escape", "C-w", "l")
+        terminal.type(":checktime")
+        terminal.keys("Enter")
+        terminal.type(":echo 'checked'")
+        terminal.keys("Enter")
+        screen = terminal.wait_for(lambda s: "checked" in s or not _no_question(s), "no echo")
+        assert _no_question(screen), f"Neovim asks about the file:\n{screen}"
+        terminal.keys("u")
+        screen = terminal.wait_for(lambda s: GUARD[1] not in _code(s), "u did not undo it")
+        assert GUARD[0] in _code(screen) and _marked(screen), screen

@@ -35,7 +35,8 @@ class EditorFileAccess:
         name = self._editor.client_name.lower()
         if name == "helix":
             return (
-                " Helix asks for :reload or :w! before its next save of it; either keeps this text."
+                " Helix refuses your next :w of it (“file modified by an external process”): "
+                ":reload or :w!, either keeps this text."
             )
         if name == "neovim" and not self._editor.plugin:
             return (

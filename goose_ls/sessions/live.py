@@ -198,6 +198,11 @@ class LiveBuffers:
             raise OSError(problem)
         self._base[path] = text
 
+    def reload_hint(self) -> str:
+        """What the editor will ask before it saves a buffer goose-ls changed to the disk's
+        text, and how to answer (nothing, where a plugin marks the buffer saved)."""
+        return self._editor.reload_hint()
+
     def keep_mine(self, path: Path) -> Conflict | None:
         """The user keeps the buffer; the agent's text stays in its copy."""
         return self.conflicts.pop(path, None)
