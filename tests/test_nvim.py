@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -1118,15 +1119,18 @@ def _no_question(screen: str) -> bool:
 
 @contextlib.contextmanager
 def _agent_edits_in_tmux(
-    nvim: str | None, tmp_path: Path, agent: list[dict[str, Any]] | dict[str, Any]
+    nvim: str | None,
+    tmp_path: Path,
+    agent: list[dict[str, Any]] | dict[str, Any],
+    text: str = APP,
 ) -> Iterator[tuple[Terminal, Path]]:
-    """Neovim with the plugin on app.py, goose-ls running the scripted agent on one turn of
-    ``agent`` steps (the agent working on the disk itself), or ``agent`` settings; the
-    terminal and app.py."""
+    """Neovim with the plugin on app.py (holding ``text``), goose-ls running the scripted
+    agent on one turn of ``agent`` steps (the agent working on the disk itself), or
+    ``agent`` settings; the terminal and app.py."""
     workspace = tmp_path / "workspace"
     (workspace / ".git").mkdir(parents=True, exist_ok=True)
     source = workspace / "app.py"
-    source.write_text(APP)
+    source.write_text(text)
     if isinstance(agent, list):
         script = {"record": str(tmp_path / "agent.jsonl"), "turns": [agent]}
         agent = {"command": scripted_agent_command(write_script(tmp_path / "script.json", script))}
@@ -1188,6 +1192,38 @@ def test_real_nvim_in_tmux_a_file_the_agent_edits_itself_follows_with_no_questio
         assert _no_question(screen), f"Neovim asks before writing:\n{screen}"
         assert source.read_text() == APP, "what the buffer shows"
         assert _saved(terminal.wait_for(_saved, "not marked saved after :w"))
+
+
+WRITE = "import sys; open(sys.argv[1], 'w').write(sys.argv[2])"
+
+
+EXTRA = "\n\ndef extra():\n    return 0\n"
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@pytest.mark.parametrize(
+    ("before", "after"), [("", APP), (APP, APP + EXTRA)], ids=["written-whole", "added-to"]
+)
+def test_real_nvim_in_tmux_a_file_the_agent_writes_whole_or_adds_to_follows_exactly(
+    nvim: str | None, before: str, after: str, tmp_path: Path
+) -> None:
+    """The agent writes an empty app.py (Neovim's text of it is one line end, the file has
+    none), or adds lines at its end (after its last line end, where Neovim's own edit
+    would add an empty line): the buffer holds exactly the file, marked saved; no conflict."""
+    app = tmp_path / "workspace" / "app.py"
+    steps = [{"shell": shlex.join(["python3", "-c", WRITE, str(app), after])}, {"text": "Done."}]
+    with _agent_edits_in_tmux(nvim, tmp_path, steps, before) as (terminal, source):
+        _ask(terminal, "Write app.py")
+        last = after.rstrip("\n").rsplit("\n", 1)[-1]
+        screen = terminal.wait_for(
+            lambda s: last in _code(s) or "unsaved changes" in _chat(s), "the buffer did not follow"
+        )
+        assert "unsaved changes" not in _chat(screen), f"a conflict:\n{screen}"
+        assert source.read_text() == after
+        lines = after.count("\n")
+        screen = terminal.wait_for(_saved, "app.py is not marked saved")
+        assert re.search(rf"app\.py \d+/{lines} ", screen), f"not {lines} lines:\n{screen}"
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
