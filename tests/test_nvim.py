@@ -1350,3 +1350,51 @@ def test_real_nvim_in_tmux_claude_edits_an_open_file_and_the_buffer_follows(
         terminal.keys("u")
         screen = terminal.wait_for(lambda s: GUARD[1] not in _code(s), "u did not undo it")
         assert GUARD[0] in _code(screen) and _marked(screen), screen
+
+
+STALE_EDIT_LUA = """
+vim.opt.rtp:append(os.getenv("GOOSE_PLUGIN"))
+local disk = require("goose_ls.disk")
+vim.cmd("edit " .. vim.fn.fnameescape(os.getenv("GOOSE_FILE")))
+local buf = vim.api.nvim_get_current_buf()
+local uri = vim.uri_from_bufnr(buf)
+-- The user typed: Neovim is at version 7 of the text, goose-ls has heard of 5 only.
+vim.lsp.util.buf_versions[buf] = 7
+local function edit(version)
+  local range = { start = { line = 0, character = 0 }, ["end"] = { line = 1, character = 0 } }
+  local change = { textDocument = { uri = uri, version = version }, edits = {
+    { range = range, newText = "changed\\n" } } }
+  return { label = disk.LABEL, edit = { documentChanges = { change } } }
+end
+local result = { stale = disk.apply_edit(nil, edit(5), { client_id = 0 }, {}) }
+result.after_stale = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+result.modified_after_stale = vim.bo[buf].modified
+result.current = disk.apply_edit(nil, edit(7), { client_id = 0 }, {})
+result.after = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+io.write(vim.json.encode(result))
+"""
+
+
+@EACH_NVIM
+def test_the_plugin_refuses_goose_ls_s_edit_of_a_text_it_has_not_seen(
+    nvim: str, tmp_path: Path
+) -> None:
+    """goose-ls brings a buffer along with the disk by an edit made for the text it last
+    heard of; the user typed since (Neovim sends changes a moment later). Neovim alone
+    would skip such an edit and answer that it was applied; the plugin answers that it
+    was not, so that goose-ls keeps both texts as a conflict. The edit of the text Neovim
+    has is applied."""
+    source = tmp_path / "app.py"
+    source.write_text("first\nsecond\n")
+    script = tmp_path / "stale.lua"
+    script.write_text(STALE_EDIT_LUA, encoding="utf-8")
+    env = {**os.environ, "GOOSE_PLUGIN": str(ROOT / "editors" / "nvim"), "GOOSE_FILE": str(source)}
+    done = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-l", str(script)],
+        capture_output=True, text=True, env=env, timeout=60, check=True,
+    )  # fmt: skip
+    result = json.loads(done.stdout)
+    assert result["stale"] == {"applied": False, "failureReason": "the buffer changed meanwhile"}
+    assert result["after_stale"] == ["first", "second"] and not result["modified_after_stale"]
+    assert result["current"]["applied"] is True
+    assert result["after"] == ["changed", "second"]

@@ -17,14 +17,17 @@ local function loaded(uri)
   end
 end
 
---- The URIs a workspace edit changes.
-local function uris(edit)
+--- The URIs a workspace edit changes, each with the version of the text it was made for
+--- (or nil).
+local function targets(edit)
   local found = {}
   for _, change in ipairs(edit and edit.documentChanges or {}) do
-    if change.textDocument then table.insert(found, change.textDocument.uri) end
+    if change.textDocument then
+      table.insert(found, { uri = change.textDocument.uri, version = change.textDocument.version })
+    end
   end
   for uri in pairs(edit and edit.changes or {}) do
-    table.insert(found, uri)
+    table.insert(found, { uri = uri })
   end
   return found
 end
@@ -34,14 +37,27 @@ end
 --- buffer without unsaved changes is marked modified first, so that the edit's undo step
 --- remembers a buffer Neovim counts as changed: undone, once marked saved, the buffer is
 --- modified again (it no longer holds the file), as after a reload.
+---
+--- An edit made for an older text of the buffer is refused: the user typed since, and
+--- goose-ls has not heard of it yet (Neovim sends changes a moment later). Neovim itself
+--- would skip it and answer that it was applied; refused, goose-ls keeps the buffer and
+--- the disk apart as a conflict instead.
 function M.apply_edit(err, params, ctx, config)
   if not (params and params.label == M.LABEL) then
     return vim.lsp.handlers["workspace/applyEdit"](err, params, ctx, config)
   end
+  local buffers = {}
+  for _, target in ipairs(targets(params.edit)) do
+    local buf = loaded(target.uri)
+    local now = buf and vim.lsp.util.buf_versions[buf]
+    if type(target.version) == "number" and now and now > target.version then
+      return { applied = false, failureReason = "the buffer changed meanwhile" }
+    end
+    if buf then table.insert(buffers, buf) end
+  end
   local marked = {}
-  for _, uri in ipairs(uris(params.edit)) do
-    local buf = loaded(uri)
-    if buf and not vim.bo[buf].modified then
+  for _, buf in ipairs(buffers) do
+    if not vim.bo[buf].modified then
       vim.bo[buf].modified = true
       table.insert(marked, buf)
     end
