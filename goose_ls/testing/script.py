@@ -63,7 +63,7 @@ running tools in parallel asks: its permission requests all wait together), ``sl
 ``waitForSteer`` (until a message is taken into the turn), ``halfLine`` (half a line, then exit), ``crash`` (exit code), ``hang``, ``stderr``,
 ``stopReason``, ``turnUsage`` (the prompt answer's ``usage``, as goose sends it), ``error`` (``{"code", "message", "data"}`` as the prompt's reply),
 ``shell`` (a command line run in the agent's own process, as goose's shell tool runs
-it; says ``[shell CODE: OUTPUT]``), ``closeStdout`` (close stdout, then keep running), ``orphanCrash`` (``{"code",
+it; says ``[shell CODE: OUTPUT]``, unless ``"quiet": true``), ``closeStdout`` (close stdout, then keep running), ``orphanCrash`` (``{"code",
 "childSleeps"}``: start a ``sleep`` child that keeps the pipes, say ``[child PID]``, exit),
 ``exitLater`` (exit with code 1 that many seconds later; in ``startup``, an agent that dies
 after a good start), ``unknownSessions`` (N updates, each for a session id nobody opened).
