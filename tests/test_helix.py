@@ -619,6 +619,10 @@ def test_a_file_the_agent_edits_itself_follows_and_the_chat_says_what_to_answer_
     t = helix.t
     try:
         _explain(helix)
+        if version == "25.01":  # app.py is on screen beside the chat
+            t.wait_for(lambda s: "# the product" in _app_view(s, version), "did not follow")
+            shown = time.time() - app.stat().st_mtime
+            print(f"hx {version}: the agent's change on screen {shown:.2f} s after its write")
         _ended(helix, tmp_path, 1)
         _to_app(helix, version)
         screen = t.wait_for(

@@ -1165,11 +1165,16 @@ def test_real_nvim_in_tmux_a_file_the_agent_edits_itself_follows_with_no_questio
     steps = [replace_in_file(tmp_path / "workspace" / "app.py", *GUARD), {"text": "Done."}]
     with _agent_edits_in_tmux(nvim, tmp_path, steps) as (terminal, source):
         _ask(terminal, EDIT)
+        terminal.wait_for(lambda s: GUARD[1] in _code(s), "the buffer did not follow")
+        shown = time.time() - source.stat().st_mtime
         screen = terminal.wait_for(
-            lambda s: GUARD[1] in _code(s) and "goose: idle" in s, "the buffer did not follow"
+            lambda s: GUARD[1] in _code(s) and "goose: idle" in s, "the turn did not end"
         )
         assert source.read_text() == APP.replace(*GUARD), "the agent wrote the file"
         screen = terminal.wait_for(lambda s: _saved(s), "app.py is not marked saved")
+        print(
+            f"{nvim_version(str(nvim))}: the agent's change on screen {shown:.2f} s after its write"
+        )
         assert "app.py changed on disk" in _chat(screen), "the chat says so"
         terminal.keys("Escape", "C-w", "l")
         terminal.type(":checktime")
@@ -1333,11 +1338,10 @@ def test_real_nvim_in_tmux_claude_edits_an_open_file_and_the_buffer_follows(
         choice = re.search(r"(\d+)[:.] Allow once", screen)
         assert choice, screen
         terminal.enter(choice.group(1))
-        screen = terminal.wait_for(
-            lambda s: "Claude guarded mean." in _chat(s) and GUARD[1] in _code(s),
-            "the buffer did not follow Claude's edit",
-            60,
-        )
+        terminal.wait_for(lambda s: GUARD[1] in _code(s), "the buffer did not follow", 60)
+        shown = time.time() - source.stat().st_mtime
+        print(f"Claude's edit on screen {shown:.2f} s after Claude wrote the file")
+        screen = terminal.wait_for(lambda s: "Claude guarded mean." in _chat(s), "no reply", 60)
         assert source.read_text() == APP.replace(*GUARD), "Claude wrote the file itself"
         assert _saved(terminal.wait_for(_saved, "app.py is not marked saved"))
         terminal.keys("Escape", "C-w", "l")
