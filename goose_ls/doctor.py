@@ -29,6 +29,7 @@ from goose_ls.tasks import Tasks
 from goose_ls.workspace import sandbox
 from goose_ls.workspace.agent_sandbox import Bounds, bounds_for
 from goose_ls.workspace.confinement import Confinement, roots_of
+from goose_ls.workspace.snapshots import git_binary
 
 
 class HereTools(RefuseAll):
@@ -74,6 +75,7 @@ async def _check(raw_settings: Any, url: str | None) -> int:
     _line("log dir", str(log_dir()))
     _line("data dir", str(data_dir(settings.data_dir)))
     _line("terminals", sandbox.choose(settings.terminal.sandbox).describe())
+    _line("checkpoints", _checkpoints(settings.checkpoints.enabled))
     for warning in warnings:
         _line("warning", warning)
     agent = settings.agent
@@ -82,6 +84,16 @@ async def _check(raw_settings: Any, url: str | None) -> int:
     if problem is not None:
         return _fail(*problem)
     return await _handshake(settings)
+
+
+def _checkpoints(enabled: bool) -> str:
+    """Whether turns get checkpoints (review and revert of what any agent changed)."""
+    if not enabled:
+        return "off (checkpoints.enabled): review and revert see goose-ls's own writes only"
+    git = git_binary()
+    if git is None:
+        return "git not found: review and revert see goose-ls's own writes only; install git"
+    return f"{git} (a shadow repository per root in the data dir)"
 
 
 async def _binary(agent: settings_model.AgentSettings) -> tuple[str, str] | None:

@@ -262,6 +262,20 @@ class Note:
     text: str
 
 
+@attrs.frozen
+class DiskChanges:
+    """What changed on disk while a tool call ran (goose-ls's own event, from the turn's
+    checkpoints, whatever the agent said): each file's ``path``, ``state`` (``changed``,
+    ``created``, ``removed``), ``added`` and ``removed`` line counts and ``diff`` (a
+    unified diff, cut to a few dozen lines; "" where the content is not
+    shown: not text, or a secret). ``tool_call_id`` is None for changes no tool call
+    was running for (found at the turn's end)."""
+
+    KIND: ClassVar[str] = "disk_changes"
+    tool_call_id: str | None
+    files: list[Json]
+
+
 SessionEvent = (
     UserMessageChunk
     | AgentMessageChunk
@@ -284,6 +298,7 @@ SessionEvent = (
     | ElicitationResolved
     | TurnEnded
     | Note
+    | DiskChanges
 )
 
 
@@ -325,6 +340,7 @@ KINDS: dict[str, type[SessionEvent]] = {
         ElicitationResolved,
         TurnEnded,
         Note,
+        DiskChanges,
     )
 }
 

@@ -42,6 +42,7 @@ from goose_ls.testing.harness import (
     start_editor,
     stop_editor,
 )
+from goose_ls.testing.real_agent import approving
 from goose_ls.workspace import landlock, sandbox
 
 pytestmark = pytest.mark.skipif(
@@ -293,25 +294,6 @@ def _allow(card: dict[str, Any]) -> str:
     return str(kinds.get("allow_once") or kinds["allow_always"])
 
 
-async def _approving(editor: Editor) -> list[dict[str, Any]]:
-    """Answer every permission card with its allow (a user who says yes to all); the
-    cards answered, once the caller cancels."""
-    answered: list[dict[str, Any]] = []
-    try:
-        while True:
-            for card in editor.goose.of_kind("permission_request"):
-                if card in answered:
-                    continue
-                answered.append(card)
-                await editor.goose.request(
-                    "goose/permission",
-                    {"requestId": card["requestId"], "optionId": _allow(card)},
-                )
-            await asyncio.sleep(0.1)
-    except asyncio.CancelledError:
-        return answered
-
-
 @attrs.frozen
 class Trial:
     """What one agent did with the eight actions: what its model was told its tools
@@ -332,14 +314,14 @@ async def _trial(
     session_id = await editor.new_session()
     if mode is not None:
         await editor.goose.request("goose/setMode", {"sessionId": session_id, "modeId": mode})
-    approving = asyncio.ensure_future(_approving(editor))
+    yes = asyncio.ensure_future(approving(editor))
     try:
         message_id = await editor.prompt(session_id, prompt)
         end = await editor.goose.turn_end(message_id, timeout=120)
         assert end["stopReason"] == "end_turn", end
     finally:
-        approving.cancel()
-    cards = await approving
+        yes.cancel()
+    cards = await yes
     status = await editor.goose.request("goose/status", {})
     return cards, str(status["agent"].get("sandbox"))
 

@@ -8,6 +8,7 @@ The scripted agent's ``shell`` step runs in its own process, never through goose
 from __future__ import annotations
 
 import shlex
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +17,12 @@ from lsprotocol import types
 from goose_ls.testing.buffers import EditorBuffers
 from goose_ls.testing.harness import Editor, start_editor, stop_editor
 from goose_ls.testing.script import replace_in_file
+from goose_ls.workspace.snapshots import ShadowRepo, key
 
 NUMBERED = "".join(f"x{n} = {n}\n" for n in range(30))
 
 
-def _python(code: str, *args: Path) -> dict[str, Any]:
+def _python(code: str, *args: Path | str) -> dict[str, Any]:
     """A shell step running ``code`` with python3 in the agent's own process."""
     line = " ".join(["python3", "-c", shlex.quote(code), *(shlex.quote(str(a)) for a in args)])
     return {"shell": line}
@@ -248,3 +250,145 @@ async def test_the_repositorys_git_configuration_never_runs(editor: Editor) -> N
         lambda: [d for d in editor.client.shown_documents if ".review-" in d.uri]
     )
     assert not list(editor.tmp.glob("ran-*"))
+
+
+async def test_each_tool_call_shows_what_really_changed_on_disk_under_it(editor: Editor) -> None:
+    ws = editor.workspace
+    (ws / "a.py").write_text("a = 1   \n")
+    key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
+    (ws / "notes.txt").write_text("nothing yet\n")
+    call = {"toolCallId": "t1", "title": "Edit a.py", "kind": "edit", "status": "in_progress"}
+    fmt = {"toolCallId": "t2", "title": "Run the formatter", "kind": "execute"}
+    steps = [
+        # The agent says it edits a.py; it also writes a key into notes.txt, unsaid.
+        {"toolCall": call},
+        replace_in_file(ws / "a.py", "a = 1", "a = 2"),
+        _python("import sys; open(sys.argv[1], 'w').write(sys.argv[2])", ws / "notes.txt", key),
+        {"toolUpdate": {"toolCallId": "t1", "status": "completed"}},
+        {"sleep": 1},  # the model's answer, before the next tool
+        {"toolCall": fmt},
+        _python(FORMAT, ws),
+        {"toolUpdate": {"toolCallId": "t2", "status": "completed"}},
+        {"sleep": 1},
+        _python("import sys; open(sys.argv[1], 'w').write('late = 1\\n')", ws / "late.py"),
+        {"text": "done"},
+    ]
+    await editor.start({"turns": [steps]})
+    chat, session_id = await _chat(editor)
+    mid = await editor.prompt(session_id, "edit and format")
+    await editor.goose.turn_end(mid, timeout=60)
+
+    told = [
+        u["update"] for u in editor.goose.updates if u["update"]["sessionUpdate"] == "disk_changes"
+    ]
+    by_call = {t["toolCallId"]: {Path(f["path"]).name: f for f in t["files"]} for t in told}
+    assert set(by_call) == {"t1", "t2", None}
+    assert set(by_call["t1"]) == {"a.py", "notes.txt"}
+    assert by_call["t1"]["notes.txt"]["diff"] == "", "a secret's content is never shown"
+    assert "-a = 1   \n+a = 2   \n" in by_call["t1"]["a.py"]["diff"]
+    assert set(by_call["t2"]) == {"a.py"}, "the formatter's change is under the formatter"
+    assert (by_call["t2"]["a.py"]["added"], by_call["t2"]["a.py"]["removed"]) == (1, 1)
+    assert by_call[None]["late.py"]["state"] == "created"
+
+    text = Path(chat.removeprefix("file://")).read_text()
+    assert "> **💾 Changed on disk** by `Run the formatter`: `a.py` changed +1 -1\n" in text
+    assert "> **💾 Changed on disk** during the turn: `late.py` created +1 -0\n" in text
+    assert "b3BlbnNzaC1rZXktdjEAAAAA" not in text
+
+
+async def test_an_open_file_swapped_for_a_fifo_or_a_link_is_not_followed(editor: Editor) -> None:
+    ws = editor.workspace
+    for name in ("pipe.py", "link.py"):
+        (ws / name).write_text("x = 1\n")
+    secret = editor.tmp / "outside.txt"
+    secret.write_text("outside the workspace\n")
+    swap = (
+        "import os, sys; ws, out = sys.argv[1], sys.argv[2]; os.remove(ws + '/pipe.py'); "
+        "os.mkfifo(ws + '/pipe.py'); os.remove(ws + '/link.py'); os.symlink(out, ws + '/link.py'); "
+        "os.symlink('/', ws + '/root')"
+    )
+    await editor.start(
+        {"turns": [[_python(swap, ws, secret), {"text": "swapped"}], [{"text": "still here"}]]}
+    )
+    buffers = EditorBuffers(editor.client, "utf-8")
+    for name in ("pipe.py", "link.py"):
+        buffers.open((ws / name).as_uri(), "x = 1\n", "python")
+    chat, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "swap them"), timeout=60)
+    second = await editor.prompt(session_id, "are you there")
+    await editor.goose.turn_end(second, timeout=60)
+    assert editor.goose.text(second) == "still here"
+    assert buffers.texts[(ws / "pipe.py").as_uri()] == "x = 1\n", "a FIFO is no text to follow"
+    assert buffers.texts[(ws / "link.py").as_uri()] == "x = 1\n", "nor is a link"
+    await _command(editor, "goose.reviewTurn", chat)
+    review = await editor.goose.wait_for(
+        lambda: [d for d in editor.client.shown_documents if ".review-" in d.uri]
+    )
+    text = Path(review[0].uri.removeprefix("file://")).read_text()
+    assert "outside the workspace" not in text, "a link is shown as a link, never followed"
+
+
+async def test_checkpoints_of_chats_pruned_elsewhere_are_swept_when_a_day_old(
+    editor: Editor,
+) -> None:
+    (editor.workspace / "app.py").write_text("a = 1\n")
+    repo = ShadowRepo(editor.workspace.resolve(), editor.tmp / "data" / "checkpoints")
+    tree = repo.snapshot()
+    now = time.time_ns()
+    old, recent = key("pruned-elsewhere"), key("pruned-just-now")
+    repo.keep(f"{old}/{now - 2 * 86_400 * 10**9:020d}-{key('m1')}/before", tree)
+    repo.keep(f"{recent}/{now:020d}-{key('m2')}/before", tree)
+    await editor.start({"turns": [[{"text": "ok"}]]})
+    await editor.goose.wait_for(lambda: not repo.kept(f"{old}/"), what="the old chat's swept")
+    assert repo.kept(f"{recent}/"), "a recent turn is kept whatever the journal says"
+
+
+async def test_keeping_my_version_is_not_asked_again_while_the_agent_works_on(
+    editor: Editor,
+) -> None:
+    ws = editor.workspace
+    app = ws / "app.py"
+    app.write_text(NUMBERED)
+    steps = [
+        replace_in_file(app, "x10 = 10\n", "x10 = 'agent'\n"),
+        {"sleep": 3},  # the user keeps theirs meanwhile
+        _python("import sys; open(sys.argv[1], 'w').write('more\\n')", ws / "other.txt"),
+        {"sleep": 1},
+        {"text": "done"},
+    ]
+    await editor.start({"turns": [steps]})
+    buffers = EditorBuffers(editor.client, "utf-8")
+    buffers.open(app.as_uri(), NUMBERED, "python")
+    mine = NUMBERED.replace("x2 = 2\n", "x2 = 'mine'\n")
+    buffers.replace_all(app.as_uri(), mine)
+    _, session_id = await _chat(editor)
+    mid = await editor.prompt(session_id, "change x10")
+
+    def conflicts() -> list[str]:
+        return [n for n in _notes(editor) if "unsaved changes" in n]
+
+    await editor.goose.wait_for(conflicts, what="the conflict note")
+    actions = await editor.code_actions(app.as_uri(), 0)
+    await editor.run(actions["Goose: Keep my version"])
+    await editor.goose.turn_end(mid, timeout=60)
+    assert len(conflicts()) == 1
+    assert buffers.texts[app.as_uri()] == mine
+    buffers.save(app.as_uri())
+    assert app.read_text() == mine
+
+
+async def test_a_root_over_the_file_limit_gets_no_checkpoint_and_the_user_is_told_once(
+    editor: Editor,
+) -> None:
+    ws = editor.workspace
+    for n in range(5):
+        (ws / f"f{n}.py").write_text(f"f = {n}\n")
+    steps = [replace_in_file(ws / "f1.py", "f = 1", "f = 'one'")]
+    await editor.start({"turns": [steps]}, settings={"checkpoints": {"maxFiles": 3}})
+    chat, session_id = await _chat(editor)
+    for text in ("first", "second"):
+        await editor.goose.turn_end(await editor.prompt(session_id, text))
+    told = await editor.shown("holds more than 3 files (checkpoints.maxFiles)")
+    assert len([m for m in editor.client.messages if m.message == told]) == 1
+    await _command(editor, "goose.reviewTurn", chat)
+    await editor.shown("no turn of this chat changed a file")

@@ -78,6 +78,9 @@ A queued one whose events come while another turn runs was sent into that turn."
           ("note"
            (goose-ls--separate session 'note)
            (goose-ls--append session (format "> %s\n" (plist-get update :text))))
+          ("disk_changes"
+           (goose-ls--separate session 'disk)
+           (goose-ls--append session (goose-ls--disk-changes session update)))
           ("usage_update"
            (with-current-buffer (goose-ls--chat session) (setq goose-ls--usage update))
            (force-mode-line-update t))

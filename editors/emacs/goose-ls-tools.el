@@ -64,6 +64,36 @@
                 (overlay-put overlay 'invisible (and (goose-ls--call-folded call) 'goose-ls-tool))
                 overlay))))))
 
+(defun goose-ls--disk-changes (session-id update)
+  "What a tool call of SESSION-ID really changed on disk, from UPDATE.
+UPDATE is goose-ls's disk_changes: a line naming the files under the tool
+call's title, then each diff indented (a code block nothing in it ends)."
+  (with-current-buffer (goose-ls--chat session-id)
+    (let* ((id (plist-get update :toolCallId))
+           (call (and (stringp id) (gethash id goose-ls--tools)))
+           (by (if call (concat " by " (goose-ls-inert-line (goose-ls--call-title call)))
+                 " during the turn"))
+           (files (append (plist-get update :files) nil))
+           (named (mapconcat
+                   (lambda (file)
+                     (let ((diff (plist-get file :diff)))
+                       (concat (goose-ls-inert-line (file-relative-name (plist-get file :path)))
+                               " " (goose-ls-inert-line (or (plist-get file :state) "changed"))
+                               (if (and (stringp diff) (not (string-empty-p diff)))
+                                   (format " +%s -%s" (plist-get file :added) (plist-get file :removed))
+                                 " (not shown)"))))
+                   files ", "))
+           (diffs (mapconcat
+                   (lambda (file)
+                     (let ((diff (plist-get file :diff)))
+                       (if (and (stringp diff) (not (string-empty-p diff)))
+                           (mapconcat (lambda (line) (concat "    " line))
+                                      (split-string (goose-ls-inert diff) "\n" t) "\n")
+                         "")))
+                   files "\n")))
+      (concat "💾 Changed on disk" by ": " named "\n"
+              (if (string-empty-p (string-trim diffs)) "" (concat "\n" (string-trim-right diffs) "\n"))))))
+
 (defun goose-ls--tool (session-id update)
   "Show the tool call of UPDATE in SESSION-ID's chat.
 UPDATE is a tool_call or a tool_call_update.  The first update of a

@@ -22,6 +22,10 @@ class EditorFileAccess:
 
     def __init__(self, editor: Editor) -> None:
         self._editor = editor
+        self._syncing: dict[str, tuple[int | None, str]] = {}
+        """URI → the version a sync was made from and the text it brought, until the
+        editor reports a change: the same sync asked again meanwhile (a revert, and the
+        watch seeing the file it wrote) is not applied twice."""
 
     def buffer_text(self, path: Path) -> str | None:
         return self._editor.buffer_text(path.as_uri())
@@ -54,14 +58,19 @@ class EditorFileAccess:
         if self._editor.buffer_text(uri) != old:
             return "the buffer changed meanwhile"
         version = self._editor.document(uri).version
+        if (pending := self._syncing.get(uri)) is not None and pending[0] == version:
+            return None if pending[1] == new else "the buffer is being changed"
         edits = line_edits(old, new, self._editor.units)
         if not edits:
             return None
+        self._syncing[uri] = (version, new)
         problem = await self._editor.apply_edits(
             uri, edits, EDIT_TIMEOUT, label="goose: changed on disk", version=version
         )
         if problem is None:
             self._editor.notify(DISK_SYNCED, {"uri": uri})
+        else:
+            self._syncing.pop(uri, None)
         return problem
 
     async def replace_buffer(self, path: Path, content: str) -> str | None:

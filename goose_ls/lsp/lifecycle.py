@@ -180,7 +180,10 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
         if services().settings.agent.start == "eager":
             services().sessions.supervisor.start_in_background()
         server.tasks.run(_prune_journal(), "journal prune")  # with the editor's limits
-        services().sessions.checkpoints.warm()
+        store = services().sessions.library.store
+        services().sessions.checkpoints.warm(
+            lambda: [r.session_id for r in store.all()] if store.usable else None
+        )
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def changed(_: GooseLanguageServer, params: types.DidChangeConfigurationParams) -> None:

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from goose_ls.agent.interface import SessionOptions
 from goose_ls.errors import AgentError, UnknownSession
-from goose_ls.sessions.checkpoints import TurnCheckpoints
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.link import AgentLink
 from goose_ls.sessions.modes import Modes
@@ -29,6 +28,7 @@ from goose_ls.sessions.records import events_of
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.retention import remove_files
 from goose_ls.sessions.session import Session
+from goose_ls.sessions.turn_changes import TurnCheckpoints
 from goose_ls.sessions.turns import Turns
 from goose_ls.workspace.terminals import Terminals
 

@@ -3,8 +3,9 @@
 claude-agent-acp and codex-acp write files with their own tools, never through
 goose-ls: without this, the buffer of a file they edit goes stale, and the next save
 puts the old text back. While a turn runs (and ``GRACE`` seconds after the last one
-ends) the workspace roots are watched (:mod:`goose_ls.workspace.watcher`); at each batch
-of changes, and when the watch ends, every open file is compared with the disk:
+ends) the folders of the open files are watched (:mod:`goose_ls.workspace.watcher`); at
+each batch of changes, and when the watch ends, every open file is compared with the
+disk:
 
 - a buffer that held the file's text as it was on disk (no unsaved changes) is brought
   to the new text by the editor with the smallest edit: one undo takes it back, and the
@@ -22,6 +23,8 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
+import os
+import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -56,14 +59,12 @@ class LiveBuffers:
         self,
         editor: EditorFiles,
         registry: Registry,
-        roots: Callable[[], list[Path]],
         before: Callable[[Path], Awaitable[bytes | None]],
         into: Callable[[], Path],
         tasks: Tasks,
     ) -> None:
         self._editor = editor
         self._registry = registry
-        self._roots = roots
         self._before = before
         self._into = into
         self._tasks = tasks
@@ -101,9 +102,11 @@ class LiveBuffers:
 
     async def _follow(self, stop: asyncio.Event) -> None:
         try:
-            async for paths in watcher.changes(self._roots(), stop):
-                self.changed |= paths
-                await self.check()
+            folders = lambda: {path.parent for path in self._editor.open_files()}  # noqa: E731
+            async for paths in watcher.changes(folders, stop):
+                if paths:
+                    self.changed |= paths
+                    await self.check()
             await self.check()  # what came after the last batch, or was missed
         finally:
             if self._stop is stop:
@@ -190,13 +193,11 @@ class LiveBuffers:
         if conflict is None or buffer is None:
             return
         await asyncio.to_thread(self._keep_mine, conflict.copy, buffer)
-        disk = await self._disk(path)
-        text = disk if disk is not None else conflict.agent_text
-        problem = await self._editor.sync_buffer(path, buffer, text)
+        problem = await self._editor.sync_buffer(path, buffer, conflict.agent_text)
         if problem is not None:
             self.conflicts[path] = conflict
             raise OSError(problem)
-        self._base[path] = text
+        self._base[path] = conflict.agent_text
 
     def reload_hint(self) -> str:
         """What the editor will ask before it saves a buffer goose-ls changed to the disk's
@@ -204,8 +205,12 @@ class LiveBuffers:
         return self._editor.reload_hint()
 
     def keep_mine(self, path: Path) -> Conflict | None:
-        """The user keeps the buffer; the agent's text stays in its copy."""
-        return self.conflicts.pop(path, None)
+        """The user keeps the buffer; the agent's text stays in its copy (and is no
+        conflict again while the disk holds it)."""
+        conflict = self.conflicts.pop(path, None)
+        if conflict is not None:
+            self._base[path] = conflict.agent_text
+        return conflict
 
     @staticmethod
     def _keep_mine(agent_copy: Path, text: str) -> None:
@@ -225,13 +230,22 @@ def _text(data: bytes) -> str:
 
 
 def _read(path: Path) -> str | None:
-    """The file's text, or None when it is not a readable text file of sane size."""
+    """The file's text, or None when it is not a readable regular text file of sane size
+    (a FIFO put in its place is not waited on, a link put there is not followed)."""
     try:
-        if path.stat().st_size > MAX_TEXT:
-            return None
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
     except OSError:
         return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_TEXT:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            data = stream.read(MAX_TEXT + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     if b"\0" in data[:8192]:
         return None
     try:

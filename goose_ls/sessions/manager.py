@@ -21,7 +21,6 @@ from goose_ls.files import remove_stale_temps
 from goose_ls.paths import data_dir
 from goose_ls.sessions import listing
 from goose_ls.sessions.asking import Waiting
-from goose_ls.sessions.checkpoints import TurnCheckpoints
 from goose_ls.sessions.elicitations import Answer, Elicitations
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.lifecycle import Lifecycle
@@ -36,6 +35,7 @@ from goose_ls.sessions.retention import Limits, Retention
 from goose_ls.sessions.session import IndexedEvent
 from goose_ls.sessions.steering import Steering
 from goose_ls.sessions.tools import AgentTools
+from goose_ls.sessions.turn_changes import TurnCheckpoints
 from goose_ls.sessions.turns import Turns
 from goose_ls.sessions.unsaved import UnsavedFiles
 from goose_ls.settings import Settings
@@ -109,6 +109,7 @@ class SessionManager:
             tasks,
         )
         self.checkpoints = TurnCheckpoints(
+            self.registry,
             lambda: self.tools.confinement().roots,
             lambda: data_dir(self.settings.data_dir) / "checkpoints",
             lambda: (
@@ -117,6 +118,7 @@ class SessionManager:
                 self.settings.checkpoints.max_file_bytes,
                 self.settings.checkpoints.max_files,
             ),
+            lambda path: self.tools.confinement().secret_named(path) is not None,
             listener.warning,
             tasks,
         )
@@ -124,7 +126,6 @@ class SessionManager:
         self.live = LiveBuffers(
             editor,
             self.registry,
-            lambda: self.tools.confinement().roots,
             self.checkpoints.read_before,
             lambda: data_dir(self.settings.data_dir) / "conflicts",
             tasks,
@@ -209,6 +210,11 @@ class SessionManager:
     # --- what the agent floor calls ------------------------------------------------
     def session_event(self, session_id: str, event: events.SessionEvent) -> None:
         self.registry.session_event(session_id, event)
+        if isinstance(event, (events.ToolCall, events.ToolCallUpdate)) and event.status in (
+            "completed",
+            "failed",
+        ):
+            self.checkpoints.tool_finished(session_id, event.tool_call_id)
 
     async def request_permission(
         self,

@@ -10,6 +10,7 @@ the scripted agent.
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 import stat
 import sys
@@ -68,3 +69,23 @@ def advertised(editor: Editor) -> dict[str, Any]:
     (first, *_) = answers(editor, "initialize")
     capabilities: dict[str, Any] = first["result"]["agentCapabilities"]
     return capabilities
+
+
+async def approving(editor: Editor) -> list[dict[str, Any]]:
+    """Answer every permission card with its allow (a user who says yes to all); the
+    cards answered, once the caller cancels."""
+    answered: list[dict[str, Any]] = []
+    try:
+        while True:
+            for card in editor.goose.of_kind("permission_request"):
+                if card in answered:
+                    continue
+                answered.append(card)
+                kinds = {o["kind"]: o["optionId"] for o in card["options"]}
+                allow = kinds.get("allow_once") or kinds["allow_always"]
+                await editor.goose.request(
+                    "goose/permission", {"requestId": card["requestId"], "optionId": allow}
+                )
+            await asyncio.sleep(0.1)
+    except asyncio.CancelledError:
+        return answered

@@ -169,6 +169,28 @@ export class Chat {
     private readonly context: ChatContext = {},
   ) {}
 
+  /** What a tool call really changed on disk (goose-ls's disk_changes): a line naming the
+   * files under the tool call's title, then the diffs in a fence nothing in them closes. */
+  private diskChanges(u: Record<string, unknown>): string {
+    const id = typeof u.toolCallId === "string" ? u.toolCallId : undefined;
+    const tool = id ? this.tools.get(id) : undefined;
+    const by = tool ? ` by ${inertLine(tool.title)}` : " during the turn";
+    const files = Array.isArray(u.files) ? (u.files as { path?: string; state?: string; added?: number; removed?: number; diff?: string }[]) : [];
+    const named = files.map((f) => {
+      const counts = f.diff ? ` +${Number(f.added)} -${Number(f.removed)}` : " (not shown)";
+      return `${inertLine(String(f.path ?? ""))} ${inertLine(String(f.state ?? "changed"))}${counts}`;
+    });
+    let text = `💾 Changed on disk${by}: ${named.join(", ")}\n`;
+    for (const f of files) {
+      if (!f.diff) continue;
+      const body = inert(f.diff).replace(/\n$/, "");
+      const longest = Math.max(2, ...(body.match(/`+/g) ?? []).map((run) => run.length));
+      const fence = "`".repeat(longest + 1);
+      text += `\n${fence}diff\n${body}\n${fence}\n`;
+    }
+    return text;
+  }
+
   get seen(): number {
     return this.lastIndex;
   }
@@ -252,6 +274,10 @@ export class Chat {
       case "note":
         this.separate("note");
         this.add(`> ${u.text as string}\n`);
+        break;
+      case "disk_changes":
+        this.separate("disk");
+        this.add(this.diskChanges(u));
         break;
       case "usage_update":
         this.usage = { used: Number(u.used), size: Number(u.size) };

@@ -28,6 +28,7 @@ OWN_OPENERS = (
     "> **🔐",
     "> **❓",
     "> **Note:**",
+    "> **💾",
     "> **⚠",
     "> ⚠",
     "> 📎",
@@ -213,6 +214,24 @@ def diffs(content: list[events.Json] | None, root: str | None = None) -> str:
         diff = unified_diff(old or "", new, name, created=old is None)  # ACP: null is new
         out += "\n" + fenced(inert(diff or NOTHING_CHANGED).removesuffix("\n"), "diff") + "\n"
     return out
+
+
+def disk_changes(event: events.DiskChanges, tool: str | None, root: str | None) -> str:
+    """What a tool call really changed on disk, as goose-ls found it: a line naming the
+    files (by the tool call's title, which the agent chose: inert), then their diffs."""
+    by = f" by {code_span(inert_line(tool))}" if tool else " during the turn"
+    named = []
+    for file in event.files:
+        name = code_span(inert_line(in_workspace(str(file.get("path", "")), root)))
+        state = str(file.get("state", "changed"))
+        shown = file.get("diff") or state == "removed"
+        counts = f" +{file.get('added', 0)} -{file.get('removed', 0)}" if shown else " (not shown)"
+        named.append(f"{name} {inert_line(state)}{counts}")
+    text = f"> **💾 Changed on disk**{by}: {', '.join(named)}\n"
+    for file in event.files:
+        if diff := str(file.get("diff") or ""):
+            text += "\n" + fenced(inert(diff).removesuffix("\n"), "diff") + "\n"
+    return text
 
 
 def question(event: events.ElicitationRequested, agent: str) -> list[str]:

@@ -239,6 +239,11 @@ class Renderer:
         elif isinstance(event, events.Note):
             self._new_block("status")
             self.text.append(f"> **Note:** {inert_line(event.text)}\n")
+        elif isinstance(event, events.DiskChanges):
+            self._new_block("status")
+            self.text.append(
+                blocks.disk_changes(event, self._tool_title(event.tool_call_id), self._root())
+            )
 
     def _agent_text(self, text: str, lead: str) -> None:
         """Append text the agent controls: inert (:mod:`goose_ls.inert`), each line led by
@@ -305,6 +310,11 @@ class Renderer:
             self._new_block("user", USER)
             shown = blocks.shown_path(path_of(content.get("uri", "")), root)
             self.text.append(f"> 📎 {blocks.code_span(shown)} (file)\n")
+
+    def _tool_title(self, tool_call_id: str | None) -> str | None:
+        tracker = self._tool_calls()
+        state = tracker.get(tool_call_id) if tracker is not None and tool_call_id else None
+        return (state.title or tool_call_id) if state is not None else tool_call_id
 
     def _state(self, call: events.ToolCall | events.ToolCallUpdate) -> ToolCallState:
         """The call as the session knows it so far (this event merged in)."""

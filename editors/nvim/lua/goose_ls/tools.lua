@@ -58,4 +58,25 @@ function M.on_update(id, u)
   end
 end
 
+--- What a tool call really changed on disk (goose-ls's disk_changes): a line naming the
+--- files, under the tool call's title, then each diff indented (a code block nothing in
+--- it can end).
+function M.disk_changes(id, u)
+  local tool = u.toolCallId and chat().session(id).tools[u.toolCallId]
+  local by = tool and (" by " .. inert.line(tool.title)) or " during the turn"
+  local named, diffs = {}, {}
+  for _, file in ipairs(u.files or {}) do
+    local name = vim.fn.fnamemodify(tostring(file.path or ""), ":.")
+    local counts = (file.diff or "") ~= "" and string.format(" +%d -%d", file.added or 0, file.removed or 0)
+      or " (not shown)"
+    table.insert(named, inert.line(name) .. " " .. inert.line(file.state or "changed") .. counts)
+    for _, line in ipairs(vim.split(inert.block(file.diff or ""), "\n", { plain = true, trimempty = true })) do
+      table.insert(diffs, "    " .. line)
+    end
+  end
+  local text = "💾 Changed on disk" .. by .. ": " .. table.concat(named, ", ") .. "\n"
+  if #diffs > 0 then text = text .. "\n" .. table.concat(diffs, "\n") .. "\n" end
+  return text
+end
+
 return M

@@ -162,6 +162,9 @@ function M.on_update(params)
   elseif kind == "note" then
     block(id, "note", nil, "> ")
     c.append(id, u.text)
+  elseif kind == "disk_changes" then
+    block(id, "disk", nil)
+    c.append(id, tools.disk_changes(id, u))
   elseif kind == "usage_update" then
     s.usage = u
     goose().changed()
