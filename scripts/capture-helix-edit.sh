@@ -62,7 +62,7 @@ cat > "$work/config/helix/config.toml" <<'TOML'
 enable = true
 TOML
 cd "$workspace"
-tmux new-session -d -s "$session" -x 120 -y 30 \
+tmux new-session -d -s "$session" -x 120 -y 46 \
   -e HOME="$work" -e XDG_CONFIG_HOME="$work/config" -e GOOSE_LS_LOG_DIR="$work/logs" \
   -e GOOSE_LS_AGENT_SANDBOX_READABLE="[\"$root\", \"$work/script.json\"]" \
   "$hx app.py"
@@ -101,7 +101,7 @@ tmux send-keys -t "$session" -l "lsp-workspace-command goose.send"
 tmux send-keys -t "$session" Enter
 for _ in $(seq 300); do grep -qs "finished (end_turn)" "$work/logs/goose-ls.log" && break; sleep 0.1; done
 wait_for "max(len(values), 1)"
-wait_for "changed on disk"
+wait_for "your buffer"
 previous=""
 for _ in $(seq 50); do
   sleep 0.3

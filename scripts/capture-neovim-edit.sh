@@ -41,7 +41,7 @@ export GOOSE_LS_LOG_DIR="$work/logs" XDG_DATA_HOME="$work/xdg"
 # The scripted agent runs from this checkout, its script in $work: its sandbox shows it both.
 export GOOSE_LS_AGENT_SANDBOX_READABLE="[\"$root\", \"$work\"]"
 cd "$work/workspace"
-tmux -L goose-capture-edit -f /dev/null new-session -d -s goose-capture -x 110 -y 22 \
+tmux -L goose-capture-edit -f /dev/null new-session -d -s goose-capture -x 110 -y 34 \
   "$root/.venv/bin/nvim -u NONE -i NONE -n -c 'luafile $root/scripts/capture-neovim-edit.lua' app.py"
 for _ in $(seq 300); do [ -e "$GOOSE_DONE" ] && break; sleep 0.1; done
 [ -e "$GOOSE_DONE" ] || { tmux -L goose-capture-edit capture-pane -p -t goose-capture >&2; echo "the turn did not end" >&2; exit 1; }
