@@ -923,6 +923,12 @@ def _plain_nvim(
     return _nvim_line(nvim, tmp_path, tmp_path / "init.lua"), environment
 
 
+def _saved_chat(tmp_path: Path) -> str:
+    """The transcript's file, as goose-ls last saved it ("" before it has)."""
+    found = list((tmp_path / "data" / "transcripts").glob("*.md"))
+    return found[0].read_text(encoding="utf-8") if found else ""
+
+
 def _plain_started(terminal: Terminal, log: Path) -> None:
     """Wait for app.py on screen and goose-ls's agent running (goose-ls's ``log``)."""
     terminal.wait_for(lambda s: "return x + y" in s, "Neovim did not open app.py")
@@ -1144,10 +1150,17 @@ def _agent_edits_in_tmux(
         terminal.stop()
 
 
+COMPOSE = re.compile(r"(?m)^(?:goose-compose://|<)\S* 0/1 ")
+"""The statusline of an empty compose area (its name cut at the left when long)."""
+
+
 def _ask(terminal: Terminal, text: str) -> None:
     """``text`` sent from the compose area (which keeps the cursor)."""
     terminal.type("\\gs")
-    terminal.wait_for(lambda s: "-- INSERT --" in s, "the compose area did not open")
+    terminal.wait_for(
+        lambda s: "-- INSERT --" in s and COMPOSE.search(s) is not None,
+        "the compose area did not open",
+    )
     terminal.type(text)
     terminal.keys("C-s")
     terminal.wait_for(lambda s: f"## You\n\n{text}" in _chat(s), "not sent")
@@ -1246,7 +1259,9 @@ def test_real_nvim_in_tmux_unsaved_changes_meet_the_agents_edit_and_nothing_is_l
         terminal.keys("Enter")
         terminal.type("A  # mine")
         terminal.keys("Escape")
-        terminal.wait_for(lambda s: TYPED[1] in s and _marked(s), "nothing typed")
+        terminal.wait_for(
+            lambda s: TYPED[1] in s and _marked(s) and "-- INSERT --" not in s, "nothing typed"
+        )
         _ask(terminal, EDIT)
         screen = terminal.wait_for(
             lambda s: "unsaved changes" in _chat(s) and "goose: idle" in s, "no conflict said"
@@ -1296,8 +1311,11 @@ def test_real_nvim_without_the_plugin_a_file_the_agent_edits_asks_once_at_w(
         terminal.wait_for(
             lambda s: GUARD[1] in s and "app.py [+]" in s, "the buffer did not follow"
         )
-        note = " ".join(terminal.wait_for(lambda s: "y writes" in s, "no hint").split())
-        assert "Neovim asks at your next :w whether to write over a file" in note, note
+        hint = "Neovim asks at your next :w whether to write over a file “changed since"
+        deadline = time.monotonic() + 30
+        while hint not in " ".join(_saved_chat(tmp_path).split()):  # saved every few seconds
+            assert time.monotonic() < deadline, f"no hint:\n{_saved_chat(tmp_path)}"
+            time.sleep(0.1)
         terminal.keys("C-w", "j")
         terminal.type(":w")
         terminal.keys("Enter")
