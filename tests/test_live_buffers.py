@@ -17,6 +17,7 @@ from lsprotocol import types
 
 from goose_ls.testing.buffers import EditorBuffers
 from goose_ls.testing.harness import Editor, start_editor, stop_editor
+from goose_ls.testing.script import replace_in_file
 from goose_ls.workspace.snapshots import ShadowRepo, key
 
 NUMBERED = "".join(f"x{n} = {n}\n" for n in range(30))
@@ -25,14 +26,6 @@ NUMBERED = "".join(f"x{n} = {n}\n" for n in range(30))
 def _python(code: str, *args: Path | str) -> dict[str, Any]:
     """A shell step running ``code`` with python3 in the agent's own process."""
     line = " ".join(["python3", "-c", shlex.quote(code), *(shlex.quote(str(a)) for a in args)])
-    return {"shell": line}
-
-
-REPLACE = "import sys; p=sys.argv[1]; t=open(p).read(); open(p,'w').write(t.replace(sys.argv[2], sys.argv[3]))"
-
-
-def _replace(path: Path, old: str, new: str) -> dict[str, Any]:
-    line = f"python3 -c {shlex.quote(REPLACE)} {shlex.quote(str(path))} {shlex.quote(old)} {shlex.quote(new)}"
     return {"shell": line}
 
 
@@ -64,7 +57,7 @@ async def test_an_open_file_the_agent_edits_itself_follows_the_disk_in_one_undo_
     app = editor.workspace / "app.py"
     app.write_text(NUMBERED)
     await editor.start(
-        {"turns": [[_replace(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]}
+        {"turns": [[replace_in_file(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]}
     )
     buffers = EditorBuffers(editor.client, "utf-8")
     buffers.open(app.as_uri(), NUMBERED, "python")
@@ -89,7 +82,7 @@ async def test_unsaved_changes_meet_the_agents_edit_as_a_conflict_and_nothing_is
 ) -> None:
     app = editor.workspace / "app.py"
     app.write_text(NUMBERED)
-    await editor.start({"turns": [[_replace(app, "x10 = 10\n", "x10 = 'agent'\n")]]})
+    await editor.start({"turns": [[replace_in_file(app, "x10 = 10\n", "x10 = 'agent'\n")]]})
     buffers = EditorBuffers(editor.client, "utf-8")
     buffers.open(app.as_uri(), NUMBERED, "python")
     mine = NUMBERED.replace("x2 = 2\n", "x2 = 'mine'\n")
@@ -138,8 +131,8 @@ async def test_a_turn_that_edits_files_and_runs_a_formatter_is_reviewed_and_reve
     (ws / "crlf.txt").write_bytes(b"one\r\ntwo\r\n")
     (ws / ".gitattributes").write_text("* text eol=lf\n")
     steps = [
-        _replace(ws / "a.py", "a = 1", "a = 2"),
-        _replace(ws / "b.py", "b = 1", "b = 2"),
+        replace_in_file(ws / "a.py", "a = 1", "a = 2"),
+        replace_in_file(ws / "b.py", "b = 1", "b = 2"),
         _python("import sys; open(sys.argv[1], 'w').write('new = 1  \\n')", ws / "new.py"),
         _python("import os, sys; os.remove(sys.argv[1])", ws / "gone.txt"),
         _python(
@@ -182,7 +175,7 @@ async def test_a_turn_that_edits_files_and_runs_a_formatter_is_reviewed_and_reve
 async def test_an_open_buffer_follows_a_revert_in_one_undo_step(editor: Editor) -> None:
     app = editor.workspace / "app.py"
     app.write_text(NUMBERED)
-    await editor.start({"turns": [[_replace(app, "x20 = 20\n", "x20 = 'agent'\n")]]})
+    await editor.start({"turns": [[replace_in_file(app, "x20 = 20\n", "x20 = 'agent'\n")]]})
     buffers = EditorBuffers(editor.client, "utf-16")
     buffers.open(app.as_uri(), NUMBERED, "python")
     chat, session_id = await _chat(editor)
@@ -201,7 +194,7 @@ async def test_checkpoints_survive_a_restart_and_go_with_their_chat(tmp_path: Pa
     first = await start_editor(tmp_path)
     app = first.workspace / "app.py"
     app.write_text("a = 1\n")
-    script = {"turns": [[_replace(app, "a = 1", "a = 2")]]}
+    script = {"turns": [[replace_in_file(app, "a = 1", "a = 2")]]}
     try:
         await first.start(script)
         _, session_id = await _chat(first)
@@ -250,7 +243,7 @@ async def test_the_repositorys_git_configuration_never_runs(editor: Editor) -> N
     hook.chmod(0o755)
     (ws / ".gitattributes").write_text("* filter=evil\n")
     (ws / "app.py").write_text("a = 1\n")
-    await editor.start({"turns": [[_replace(ws / "app.py", "a = 1", "a = 2")]]})
+    await editor.start({"turns": [[replace_in_file(ws / "app.py", "a = 1", "a = 2")]]})
     chat, session_id = await _chat(editor)
     await editor.goose.turn_end(await editor.prompt(session_id, "change it"))
     await _command(editor, "goose.reviewTurn", chat)
@@ -270,7 +263,7 @@ async def test_each_tool_call_shows_what_really_changed_on_disk_under_it(editor:
     steps = [
         # The agent says it edits a.py; it also writes a key into notes.txt, unsaid.
         {"toolCall": call},
-        _replace(ws / "a.py", "a = 1", "a = 2"),
+        replace_in_file(ws / "a.py", "a = 1", "a = 2"),
         _python("import sys; open(sys.argv[1], 'w').write(sys.argv[2])", ws / "notes.txt", key),
         {"toolUpdate": {"toolCallId": "t1", "status": "completed"}},
         {"sleep": 1},  # the model's answer, before the next tool
@@ -358,7 +351,7 @@ async def test_keeping_my_version_is_not_asked_again_while_the_agent_works_on(
     app = ws / "app.py"
     app.write_text(NUMBERED)
     steps = [
-        _replace(app, "x10 = 10\n", "x10 = 'agent'\n"),
+        replace_in_file(app, "x10 = 10\n", "x10 = 'agent'\n"),
         {"sleep": 3},  # the user keeps theirs meanwhile
         _python("import sys; open(sys.argv[1], 'w').write('more\\n')", ws / "other.txt"),
         {"sleep": 1},
@@ -391,7 +384,7 @@ async def test_a_root_over_the_file_limit_gets_no_checkpoint_and_the_user_is_tol
     ws = editor.workspace
     for n in range(5):
         (ws / f"f{n}.py").write_text(f"f = {n}\n")
-    steps = [_replace(ws / "f1.py", "f = 1", "f = 'one'")]
+    steps = [replace_in_file(ws / "f1.py", "f = 1", "f = 'one'")]
     await editor.start({"turns": [steps]}, settings={"checkpoints": {"maxFiles": 3}})
     chat, session_id = await _chat(editor)
     for text in ("first", "second"):

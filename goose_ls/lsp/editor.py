@@ -39,6 +39,9 @@ class Editor:
         self._server = server
         self.client_name = ""
         """``clientInfo.name`` of ``initialize`` (``helix``, ``Neovim``...), or ""."""
+        self.plugin = False
+        """Whether the client is one of goose-ls's plugins (it asked for ``goose/update``
+        from the start), which handle goose-ls's own notifications."""
         self._warned: set[str] = set()
         self._kept: dict[str, TranscriptDocument] = {}
         """Open documents goose-ls follows itself rather than through pygls' workspace."""

@@ -136,10 +136,10 @@ class LiveBuffers:
             self._base[path] = base
         if disk == base or (path in self.conflicts and self.conflicts[path].agent_text == disk):
             return
-        if buffer == disk:
+        if _holds(buffer, disk):
             self._base[path] = disk  # the user saved, or an edit was applied
             return
-        if buffer != base:
+        if not _holds(buffer, base):
             await self._conflict(path, disk)
             return
         problem = await self._editor.sync_buffer(path, buffer, disk)
@@ -199,6 +199,11 @@ class LiveBuffers:
             raise OSError(problem)
         self._base[path] = conflict.agent_text
 
+    def reload_hint(self) -> str:
+        """What the editor will ask before it saves a buffer goose-ls changed to the disk's
+        text, and how to answer (nothing, where a plugin marks the buffer saved)."""
+        return self._editor.reload_hint()
+
     def keep_mine(self, path: Path) -> Conflict | None:
         """The user keeps the buffer; the agent's text stays in its copy (and is no
         conflict again while the disk holds it)."""
@@ -212,6 +217,12 @@ class LiveBuffers:
         mine = agent_copy.with_name(f"yours-{agent_copy.name}")
         mine.write_text(text, encoding="utf-8")
         tighten(mine, 0o600)
+
+
+def _holds(buffer: str, text: str) -> bool:
+    """Whether a buffer holds the file's ``text``. Neovim's text of an empty file is one
+    line end (its buffer has one empty line, and the line end it would write)."""
+    return buffer == text or (text == "" and buffer in ("\n", "\r\n"))
 
 
 def _text(data: bytes) -> str:
