@@ -429,7 +429,7 @@ async def test_a_turn_that_commits_in_a_nested_repository_is_reviewed(editor: Ed
     (ws / "app.py").write_text("a = 1\n")
     git = shlex.join(["git", *AUTHOR, "commit", "-qam", "two"])
     commit = f"cd {shlex.quote(str(nested))} && echo 'v = 2' > lib.py && {git}"
-    steps = [_replace(ws / "app.py", "a = 1", "a = 2"), {"shell": commit}]
+    steps = [replace_in_file(ws / "app.py", "a = 1", "a = 2"), {"shell": commit}]
     # Without the sandbox, which keeps a nested repository's .git from the agent.
     await editor.start({"turns": [steps]}, {"agent": {"sandbox": "off"}})
     chat, session_id = await _chat(editor)

@@ -74,6 +74,8 @@ class LiveBuffers:
         self._ending: asyncio.TimerHandle | None = None
         self._base: dict[Path, str] = {}
         """Open file → its text on disk as the buffer last matched it."""
+        self._real: dict[Path, str] = {}
+        """Open file → where it really was when first read (its links resolved)."""
         self.conflicts: dict[Path, Conflict] = {}
         self.changed: set[Path] = set()
         """Every path the watch saw change (for the code actions that offer a revert)."""
@@ -155,6 +157,12 @@ class LiveBuffers:
         )
 
     async def _disk(self, path: Path) -> str | None:
+        """The file's text, if it is still where it was when first read: a folder on its
+        way swapped for a link (to outside the workspace) shows nothing of what it leads
+        to."""
+        real = await asyncio.to_thread(os.path.realpath, path)
+        if self._real.setdefault(path, real) != real:
+            return None
         return await asyncio.to_thread(_read, path)
 
     async def _conflict(self, path: Path, agent_text: str) -> None:
