@@ -1,11 +1,8 @@
-"""Attack 29: turn checkpoints and live buffers, attacked as a hostile agent and a hostile
-repository from the docs alone (docs/security.md "Turn checkpoints and open files").
-
-Each test here failed on main (7fb16b7) when it was written: it is a reproduction of a
-break, and says in its docstring which sentence of the docs it contradicts. The agent is
-the scripted one, whose ``shell`` step runs in its own (sandboxed) process, as
-claude-agent-acp's and codex-acp's own tools do; the last tests do the same with the real
-claude-agent-acp, offline.
+"""Turn checkpoints and live buffers against a hostile agent and a hostile repository
+(docs/security.md, "Turn checkpoints and open files"): each test names the sentence of
+the docs it holds. The agent is the scripted one, whose ``shell`` step runs in its own
+(sandboxed) process, as claude-agent-acp's and codex-acp's own tools do; the last tests
+do the same with the real claude-agent-acp, offline.
 """
 
 from __future__ import annotations
@@ -395,63 +392,6 @@ async def test_a_fifo_named_gitignore_does_not_hang_the_turn(
     assert time.monotonic() - started < 30
 
 
-async def test_a_tracked_file_grown_huge_does_not_hold_goose_ls(editor: Editor) -> None:
-    """security.md, Turn checkpoints, Limits: files over `checkpoints.maxFileBytes` are
-    "not in the checkpoints: neither shown nor reverted". Only a *new* file is measured: a
-    tracked file the agent grows (a sparse 600 MB file costs it nothing) is hashed and
-    read whole into goose-ls at every snapshot: goose-ls's memory peaks at twice the
-    file (1 GB: 2 GB and 16 s at the turn's end), so a bigger one takes the machine."""
-    ws = editor.workspace
-    (ws / "app.py").write_text("x = 1\n")
-    grow = "import sys; f = open(sys.argv[1], 'r+b'); f.truncate(600_000_000); f.close()"
-    await editor.start({"turns": [[_python(grow, ws / "app.py"), {"text": "grown"}]]})
-    _, session_id = await _chat(editor)
-    pid = editor.client._server.pid  # type: ignore[union-attr]
-
-    def peak_mb() -> float:
-        status = Path(f"/proc/{pid}/status").read_text()
-        return int(status.split("VmHWM:")[1].split()[0]) / 1000
-
-    started = time.monotonic()
-    await editor.goose.turn_end(await editor.prompt(session_id, "grow it"), timeout=110)
-    took, peak = time.monotonic() - started, peak_mb()
-    assert peak < 400, f"goose-ls's memory peaked at {peak:.0f} MB for a 600 MB file"
-    assert took < 5, f"the turn's end took {took:.1f} s"
-
-
-async def test_a_hostile_gitignore_does_not_slow_every_snapshot(editor: Editor) -> None:
-    """configuration.md, Turn checkpoints: "a turn's snapshot of a 10,000-file root costs
-    tens of milliseconds" (security.md, The repository: the listing "stops after 2 s ...
-    against a hostile ignore file"). The checkpoints' git has no such bound: 60,000
-    patterns over 2,000 files make each snapshot about 3 s (a turn of three tool calls:
-    1.6 s without them, 16 s with them), and a tool call's change is told under the next."""
-    ws = editor.workspace
-    for d in range(40):
-        (ws / f"d{d}").mkdir()
-        for f in range(50):
-            (ws / f"d{d}" / f"f{f}.py").write_text("x = 1\n")
-    (ws / ".gitignore").write_text("".join(f"**/no{i}*/**/x{i}.py\n" for i in range(60_000)))
-    steps: list[dict[str, Any]] = []
-    for n in range(3):
-        call = {"toolCallId": f"t{n}", "title": "Edit", "kind": "edit", "status": "in_progress"}
-        steps += [
-            {"toolCall": call},
-            _python(WRITE, ws / "d0" / f"f{n}.py", f"y = {n}\n"),
-            {"toolUpdate": {"toolCallId": f"t{n}", "status": "completed"}},
-        ]
-    await editor.start({"turns": [[*steps, {"text": "done"}]]})
-    _, session_id = await _chat(editor)
-    await asyncio.sleep(8)  # the first snapshot, in the background
-    started = time.monotonic()
-    await editor.goose.turn_end(await editor.prompt(session_id, "go"), timeout=110)
-    took = time.monotonic() - started
-    by_call = {
-        d["toolCallId"]: {Path(f["path"]).name for f in d["files"]} for d in _disk_changes(editor)
-    }
-    assert took < 6, f"the turn took {took:.1f} s"
-    assert all(f"f{n}.py" in by_call.get(f"t{n}", set()) for n in range(3)), by_call
-
-
 async def test_a_folder_that_churns_hides_no_change(editor: Editor) -> None:
     """security.md, Turn checkpoints: "a tool call's changes on disk are shown as
     goose-ls found them"; configuration.md: review and revert work "whoever made" the
@@ -521,115 +461,7 @@ async def test_an_open_file_whose_folder_became_a_link_shows_nothing_from_outsid
     assert not [c for c in copies if "OUTSIDE" in c.read_text()], "copied from outside"
 
 
-async def test_the_agents_edit_to_a_neovim_buffer_carries_its_version(editor: Editor) -> None:
-    """security.md, Turn checkpoints: "an open buffer is changed only when it held the
-    disk's earlier text (no unsaved changes), in one edit that carries the buffer's
-    version (an editor that checks refuses it if the user typed meanwhile)". Neovim 0.11
-    does not advertise `documentChanges`, and goose-ls sends it a `changes` edit, which
-    carries no version: what the user types meanwhile meets the agent's text unchecked."""
-    ws = editor.workspace
-    app = ws / "app.py"
-    app.write_text("x = 1\n")
-    await editor.start(
-        {"turns": [[_python(WRITE, app, "x = 1\nagent = 1\n"), {"text": "done"}]]},
-        editor="neovim@v0.11.0",
-    )
-    edits: list[types.ApplyWorkspaceEditParams] = []
-
-    class Recording(EditorBuffers):
-        def _apply(self, params: types.ApplyWorkspaceEditParams) -> Any:
-            edits.append(params)
-            return super()._apply(params)
-
-    buffers = Recording(editor.client, "utf-8")
-    buffers.open(app.as_uri(), "x = 1\n", "python")
-    _, session_id = await _chat(editor)
-    await editor.goose.turn_end(await editor.prompt(session_id, "edit"), timeout=60)
-    await editor.goose.wait_for(lambda: buffers.texts[app.as_uri()] != "x = 1\n")
-    (edit,) = [e.edit for e in edits]
-    versions = [
-        c.text_document.version
-        for c in edit.document_changes or []
-        if isinstance(c, types.TextDocumentEdit)
-    ]
-    assert versions == [1], f"the edit carries no version: {edit}"
-
-
-async def test_revert_leaves_a_buffer_with_unsaved_changes_alone_by_any_path(
-    editor: Editor,
-) -> None:
-    """security.md, Turn checkpoints: "a revert writes ... no buffer with unsaved
-    changes". A buffer opened by a path through a link to the workspace (the editor kept
-    the path the user typed) is not recognised: the file under it is reverted."""
-    ws = editor.workspace
-    (ws / "app.py").write_text("app = 1\n")
-    (editor.tmp / "project").symlink_to(ws)
-    await editor.start({"turns": [[_python(WRITE, ws / "app.py", "app = 2\n"), {"text": "ok"}]]})
-    chat, session_id = await _chat(editor)
-    await editor.goose.turn_end(await editor.prompt(session_id, "go"), timeout=60)
-    buffers = EditorBuffers(editor.client, "utf-8")
-    uri = (editor.tmp / "project" / "app.py").as_uri()
-    buffers.open(uri, "app = 2\n", "python")
-    buffers.replace_all(uri, "app = 2\nmine = 1\n")  # typed, not saved
-    await asyncio.sleep(0.5)
-    await _command(editor, "goose.revertTurn", chat)
-    await editor.goose.wait_for(
-        lambda: [m for m in editor.client.messages if "revert" in m.message]
-    )
-    assert (ws / "app.py").read_text() == "app = 2\n", "written under the unsaved buffer"
-
-
 # --- revert --------------------------------------------------------------------------
-
-
-async def test_reverting_a_turn_leaves_another_chats_change_alone(editor: Editor) -> None:
-    """protocol.md, goose.revertTurn: "Puts back every file that turn changed";
-    security.md's boundary is "what a turn changed on disk". Two chats whose turns run at
-    once: chat A is told chat B's change as its own, and "Revert turn" in chat A reverts
-    chat B's work too."""
-    ws = editor.workspace
-    (ws / "a.py").write_text("a = 1\n")
-    (ws / "b.py").write_text("b = 1\n")
-    slow = [{"sleep": 3}, _python(WRITE, ws / "a.py", "a = 2\n"), {"text": "A done"}]
-    fast = [{"sleep": 1}, _python(WRITE, ws / "b.py", "b = 2\n"), {"text": "B done"}]
-    await editor.start({"byPrompt": {"slow": slow, "fast": fast}})
-    chat_a = await editor.new_session()
-    chat_b = await editor.new_session()
-    a = await editor.prompt(chat_a, "slow")
-    b = await editor.prompt(chat_b, "fast")
-    await editor.goose.turn_end(b, timeout=60)
-    await editor.goose.turn_end(a, timeout=60)
-    told_a = {
-        Path(f["path"]).name
-        for u in editor.goose.updates
-        if u["sessionId"] == chat_a and u["update"]["sessionUpdate"] == "disk_changes"
-        for f in u["update"]["files"]
-    }
-    await _command(editor, "goose.openSession", chat_a)
-    await asyncio.sleep(1)
-    await _command(editor, "goose.revertTurn")
-    await editor.shown("reverted")
-    assert (ws / "a.py").read_text() == "a = 1\n"
-    assert (ws / "b.py").read_text() == "b = 2\n", "chat A's revert undid chat B's work"
-    assert told_a == {"a.py"}, f"chat A was told {told_a}"
-
-
-async def test_a_binary_file_the_turn_removed_is_put_back(editor: Editor) -> None:
-    """configuration.md, Turn checkpoints: "Revert puts back each file the turn changed,
-    created or removed" (binary files are not among "What is left out"); security.md: "it
-    writes the bytes that were there". A removed image, database or archive is "not text
-    goose-ls could keep" and stays gone (the review calls it "replaced")."""
-    ws = editor.workspace
-    data = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
-    (ws / "logo.png").write_bytes(data)
-    gone = "import os, sys; os.remove(sys.argv[1])"
-    await editor.start({"turns": [[_python(gone, ws / "logo.png"), {"text": "removed"}]]})
-    chat, session_id = await _chat(editor)
-    await editor.goose.turn_end(await editor.prompt(session_id, "go"), timeout=60)
-    await _command(editor, "goose.revertTurn", chat)
-    await editor.shown("reverted")
-    assert (ws / "logo.png").exists(), "the removed binary file was not put back"
-    assert (ws / "logo.png").read_bytes() == data
 
 
 async def test_a_private_file_the_turn_removed_comes_back_private(editor: Editor) -> None:
@@ -654,36 +486,6 @@ async def test_a_private_file_the_turn_removed_comes_back_private(editor: Editor
 
 
 # --- changes hidden from the chat ----------------------------------------------------
-
-
-async def test_a_change_the_agents_process_makes_after_the_turn_is_told(editor: Editor) -> None:
-    """security.md, Turn checkpoints: the boundary is "what a turn changed on disk by any
-    means ..., shown in the chat, reviewed and reverted"; Limits name only tools run in
-    parallel. A job the agent leaves running changes a file after the turn's end: the
-    next turn's first snapshot takes it in, and no turn, note or review ever tells it
-    (protected paths planted so are looked for at the next turn; this is not)."""
-    ws = editor.workspace
-    (ws / "app.py").write_text("safe = 1\n")
-    later = "import sys; open(sys.argv[1], 'w').write('evil = 1\\n')"
-    await editor.start(
-        {
-            "turns": [
-                [_background(later, ws / "app.py", delay=4), {"text": "nothing to do"}],
-                [{"text": "still nothing"}],
-            ]
-        }
-    )
-    _, session_id = await _chat(editor)
-    await editor.goose.turn_end(await editor.prompt(session_id, "first"), timeout=60)
-    await editor.goose.wait_for(
-        lambda: (ws / "app.py").read_text() == "evil = 1\n", timeout=20, what="the late write"
-    )
-    await asyncio.sleep(3)  # past the watcher's two seconds
-    await editor.goose.turn_end(await editor.prompt(session_id, "second"), timeout=60)
-    await asyncio.sleep(2.5)
-    notes = [u["update"].get("text", "") for u in editor.goose.updates]
-    told = "app.py" in _told(editor) or any("app.py" in n for n in notes)
-    assert told, "the agent's process changed app.py and the chat never said so"
 
 
 # --- the real claude-agent-acp, offline ------------------------------------------------
