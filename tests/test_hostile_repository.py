@@ -106,7 +106,9 @@ async def test_listing_files_runs_nothing_the_repository_configures(
     marker = _hostile(editor.workspace, how)
     assert _git_would_run_it(editor.workspace, marker), "git runs the planted fsmonitor"
     _watch_git(editor.tmp)
-    await editor.start({"turns": [[{"text": "hi"}]]})
+    # Listing runs no git at all; turn checkpoints (off here) run it on goose-ls's own
+    # repository (tests/test_hostile_checkpoints.py holds that nothing of this one runs).
+    await editor.start({"turns": [[{"text": "hi"}]]}, {"checkpoints": {"enabled": False}})
 
     found = await editor.goose.request("goose/findFiles", {"query": ""})
     assert found["files"] == [".gitattributes", ".gitignore", "src/app.py"]
@@ -131,3 +133,15 @@ async def test_listing_files_runs_nothing_the_repository_configures(
     await editor.goose.turn_end(await editor.prompt(await editor.new_session(), "@src/app.py"))
     assert not marker.exists(), "goose-ls ran a command the repository configured"
     assert not (editor.tmp / "git-ran").exists(), "goose-ls ran git"
+
+
+@pytest.mark.parametrize("how", ["config", "include", "commondir"])
+async def test_turn_checkpoints_run_nothing_the_repository_configures(
+    editor: Editor, how: str
+) -> None:
+    marker = _hostile(editor.workspace, how)
+    await editor.start({"turns": [[{"text": "hi"}]]})
+    session_id = await editor.new_session()
+    for text in ("one", "two"):  # snapshots before and after each turn
+        await editor.goose.turn_end(await editor.prompt(session_id, text))
+    assert not marker.exists(), "goose-ls's git ran a command the repository configured"
