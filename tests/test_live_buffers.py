@@ -7,6 +7,7 @@ The scripted agent's ``shell`` step runs in its own process, never through goose
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 import time
 from pathlib import Path
@@ -499,6 +500,39 @@ async def test_an_edit_refused_because_the_editor_reloaded_first_is_no_conflict(
     assert buffers.texts[app.as_uri()] == agent
     assert not [n for n in _notes(editor) if "Both are kept" in n], "no conflict"
     assert "Goose: Take the agent's version" not in await editor.code_actions(app.as_uri(), 0)
+
+
+async def test_a_late_answer_to_the_edit_is_no_error_of_the_server(editor: Editor) -> None:
+    """The editor asks its user before it applies the edit ("changed on disk; really
+    edit?") and the user takes longer than goose-ls waits: the chat says the editor did
+    not take the new text, and the late answer is not shown as a server error."""
+    app = editor.workspace / "app.py"
+    app.write_text(NUMBERED)
+    await editor.start(
+        {"turns": [[_replace(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]}
+    )
+    buffers = EditorBuffers(editor.client, "utf-8", apply_edits=False)
+    answered, replied = asyncio.Event(), asyncio.Event()
+
+    async def slow(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        await answered.wait()
+        replied.set()
+        return types.ApplyWorkspaceEditResult(applied=False, failure_reason="the user said no")
+
+    editor.client.feature(types.WORKSPACE_APPLY_EDIT)(slow)
+
+    buffers.open(app.as_uri(), NUMBERED, "python")
+    _, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "change x10"))
+    (note,) = await editor.goose.wait_for(
+        lambda: [n for n in _notes(editor) if "Both are kept" in n], timeout=60
+    )
+    assert "the editor did not take the new text into your buffer (no answer in 10 s)" in note
+    answered.set()
+    await replied.wait()
+    await editor.goose.request("goose/status", {})  # the late answer goes out meanwhile,
+    await editor.goose.request("goose/status", {})  # and this comes after it
+    assert not [m.message for m in editor.client.messages if "Error" in m.message]
 
 
 async def test_a_conflict_the_buffer_came_out_of_offers_nothing_to_settle(
