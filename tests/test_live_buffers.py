@@ -13,10 +13,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
 from goose_ls.testing.buffers import EditorBuffers
 from goose_ls.testing.harness import Editor, start_editor, stop_editor
+from goose_ls.testing.script import replace_step
 from goose_ls.workspace.snapshots import ShadowRepo, key
 
 NUMBERED = "".join(f"x{n} = {n}\n" for n in range(30))
@@ -25,14 +27,6 @@ NUMBERED = "".join(f"x{n} = {n}\n" for n in range(30))
 def _python(code: str, *args: Path | str) -> dict[str, Any]:
     """A shell step running ``code`` with python3 in the agent's own process."""
     line = " ".join(["python3", "-c", shlex.quote(code), *(shlex.quote(str(a)) for a in args)])
-    return {"shell": line}
-
-
-REPLACE = "import sys; p=sys.argv[1]; t=open(p).read(); open(p,'w').write(t.replace(sys.argv[2], sys.argv[3]))"
-
-
-def _replace(path: Path, old: str, new: str) -> dict[str, Any]:
-    line = f"python3 -c {shlex.quote(REPLACE)} {shlex.quote(str(path))} {shlex.quote(old)} {shlex.quote(new)}"
     return {"shell": line}
 
 
@@ -64,7 +58,7 @@ async def test_an_open_file_the_agent_edits_itself_follows_the_disk_in_one_undo_
     app = editor.workspace / "app.py"
     app.write_text(NUMBERED)
     await editor.start(
-        {"turns": [[_replace(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]}
+        {"turns": [[replace_step(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]}
     )
     buffers = EditorBuffers(editor.client, "utf-8")
     buffers.open(app.as_uri(), NUMBERED, "python")
@@ -89,7 +83,7 @@ async def test_unsaved_changes_meet_the_agents_edit_as_a_conflict_and_nothing_is
 ) -> None:
     app = editor.workspace / "app.py"
     app.write_text(NUMBERED)
-    await editor.start({"turns": [[_replace(app, "x10 = 10\n", "x10 = 'agent'\n")]]})
+    await editor.start({"turns": [[replace_step(app, "x10 = 10\n", "x10 = 'agent'\n")]]})
     buffers = EditorBuffers(editor.client, "utf-8")
     buffers.open(app.as_uri(), NUMBERED, "python")
     mine = NUMBERED.replace("x2 = 2\n", "x2 = 'mine'\n")
@@ -138,8 +132,8 @@ async def test_a_turn_that_edits_files_and_runs_a_formatter_is_reviewed_and_reve
     (ws / "crlf.txt").write_bytes(b"one\r\ntwo\r\n")
     (ws / ".gitattributes").write_text("* text eol=lf\n")
     steps = [
-        _replace(ws / "a.py", "a = 1", "a = 2"),
-        _replace(ws / "b.py", "b = 1", "b = 2"),
+        replace_step(ws / "a.py", "a = 1", "a = 2"),
+        replace_step(ws / "b.py", "b = 1", "b = 2"),
         _python("import sys; open(sys.argv[1], 'w').write('new = 1  \\n')", ws / "new.py"),
         _python("import os, sys; os.remove(sys.argv[1])", ws / "gone.txt"),
         _python(
@@ -182,7 +176,7 @@ async def test_a_turn_that_edits_files_and_runs_a_formatter_is_reviewed_and_reve
 async def test_an_open_buffer_follows_a_revert_in_one_undo_step(editor: Editor) -> None:
     app = editor.workspace / "app.py"
     app.write_text(NUMBERED)
-    await editor.start({"turns": [[_replace(app, "x20 = 20\n", "x20 = 'agent'\n")]]})
+    await editor.start({"turns": [[replace_step(app, "x20 = 20\n", "x20 = 'agent'\n")]]})
     buffers = EditorBuffers(editor.client, "utf-16")
     buffers.open(app.as_uri(), NUMBERED, "python")
     chat, session_id = await _chat(editor)
@@ -201,7 +195,7 @@ async def test_checkpoints_survive_a_restart_and_go_with_their_chat(tmp_path: Pa
     first = await start_editor(tmp_path)
     app = first.workspace / "app.py"
     app.write_text("a = 1\n")
-    script = {"turns": [[_replace(app, "a = 1", "a = 2")]]}
+    script = {"turns": [[replace_step(app, "a = 1", "a = 2")]]}
     try:
         await first.start(script)
         _, session_id = await _chat(first)
@@ -250,7 +244,7 @@ async def test_the_repositorys_git_configuration_never_runs(editor: Editor) -> N
     hook.chmod(0o755)
     (ws / ".gitattributes").write_text("* filter=evil\n")
     (ws / "app.py").write_text("a = 1\n")
-    await editor.start({"turns": [[_replace(ws / "app.py", "a = 1", "a = 2")]]})
+    await editor.start({"turns": [[replace_step(ws / "app.py", "a = 1", "a = 2")]]})
     chat, session_id = await _chat(editor)
     await editor.goose.turn_end(await editor.prompt(session_id, "change it"))
     await _command(editor, "goose.reviewTurn", chat)
@@ -270,7 +264,7 @@ async def test_each_tool_call_shows_what_really_changed_on_disk_under_it(editor:
     steps = [
         # The agent says it edits a.py; it also writes a key into notes.txt, unsaid.
         {"toolCall": call},
-        _replace(ws / "a.py", "a = 1", "a = 2"),
+        replace_step(ws / "a.py", "a = 1", "a = 2"),
         _python("import sys; open(sys.argv[1], 'w').write(sys.argv[2])", ws / "notes.txt", key),
         {"toolUpdate": {"toolCallId": "t1", "status": "completed"}},
         {"sleep": 1},  # the model's answer, before the next tool
@@ -358,7 +352,7 @@ async def test_keeping_my_version_is_not_asked_again_while_the_agent_works_on(
     app = ws / "app.py"
     app.write_text(NUMBERED)
     steps = [
-        _replace(app, "x10 = 10\n", "x10 = 'agent'\n"),
+        replace_step(app, "x10 = 10\n", "x10 = 'agent'\n"),
         {"sleep": 3},  # the user keeps theirs meanwhile
         _python("import sys; open(sys.argv[1], 'w').write('more\\n')", ws / "other.txt"),
         {"sleep": 1},
@@ -391,7 +385,7 @@ async def test_a_root_over_the_file_limit_gets_no_checkpoint_and_the_user_is_tol
     ws = editor.workspace
     for n in range(5):
         (ws / f"f{n}.py").write_text(f"f = {n}\n")
-    steps = [_replace(ws / "f1.py", "f = 1", "f = 'one'")]
+    steps = [replace_step(ws / "f1.py", "f = 1", "f = 'one'")]
     await editor.start({"turns": [steps]}, settings={"checkpoints": {"maxFiles": 3}})
     chat, session_id = await _chat(editor)
     for text in ("first", "second"):
@@ -415,8 +409,8 @@ async def test_vs_code_reloads_a_clean_buffer_itself_and_goose_ls_sends_it_no_ed
     app.write_text(NUMBERED)
     other.write_text("y = 1\n")
     steps = [
-        _replace(app, "x10 = 10\n", "x10 = 'ten'\n"),
-        _replace(other, "y = 1", "y = 2"),
+        replace_step(app, "x10 = 10\n", "x10 = 'ten'\n"),
+        replace_step(other, "y = 1", "y = 2"),
         {"waitForCancel": True},
     ]
     await editor.start({"turns": [steps]}, editor="visual_studio_code", name="code-server")
@@ -453,7 +447,7 @@ async def test_vs_code_gets_the_edit_when_it_did_not_reload_by_the_watchs_end(
     app = editor.workspace / "app.py"
     app.write_text(NUMBERED)
     await editor.start(
-        {"turns": [[_replace(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]},
+        {"turns": [[replace_step(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]},
         editor="visual_studio_code",
         name="Visual Studio Code",
     )
@@ -476,7 +470,7 @@ async def test_an_edit_refused_because_the_editor_reloaded_first_is_no_conflict(
     app = editor.workspace / "app.py"
     app.write_text(NUMBERED)
     await editor.start(
-        {"turns": [[_replace(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]},
+        {"turns": [[replace_step(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]},
         editor="emacs",
     )
     buffers = EditorBuffers(editor.client, "utf-32", apply_edits=False)
@@ -502,6 +496,40 @@ async def test_an_edit_refused_because_the_editor_reloaded_first_is_no_conflict(
     assert "Goose: Take the agent's version" not in await editor.code_actions(app.as_uri(), 0)
 
 
+@pytest.mark.parametrize("name", ["Eglot", None], ids=["eglot", "eglot-1.9"])
+async def test_eglot_alone_gets_no_edit_and_the_chat_says_to_revert_the_buffer(
+    editor: Editor, name: str | None
+) -> None:
+    """eglot without goose-ls.el asks "File app.py changed on disk.  Reread from disk?"
+    before an edit to a buffer whose file changed, and after a yes eglot 1.9 applies the
+    edit to the reread text (it numbers it as the edit's version): a line the agent added
+    comes twice. So goose-ls sends no edit there; the chat says how to reread it."""
+    app = editor.workspace / "app.py"
+    app.write_text(NUMBERED)
+    added = NUMBERED.replace("x10 = 10\n", "x10 = 10\nx10b = 'added'\n")
+    await editor.start(
+        {"turns": [[replace_step(app, "x10 = 10\n", "x10 = 10\nx10b = 'added'\n")]]},
+        settings={"gooseUpdates": False},  # no plugin: eglot alone
+        editor="emacs",
+        name=name,  # eglot 1.9 gives none
+    )
+    buffers = EditorBuffers(editor.client, "utf-32")
+    buffers.open(app.as_uri(), NUMBERED, "python")
+    chat, session_id = await _chat(editor)
+    await editor.prompt(session_id, "add a line")
+    transcript = Path(chat.removeprefix("file://"))
+    await editor.goose.wait_for(
+        lambda: "C-x x g" in transcript.read_text(), what="the note", timeout=60
+    )
+    assert "app.py changed on disk; your buffer of it shows the old text still" in (
+        transcript.read_text()
+    )
+    assert not [uri for uri, _ in buffers.edits if uri == app.as_uri()], "no edit"
+    buffers.open(app.as_uri(), added, "python")  # C-x x g: eglot opens it again
+    await editor.goose.wait_for(lambda: "the editor reloaded it" in transcript.read_text())
+    assert "Both are kept" not in transcript.read_text()
+
+
 async def test_a_late_answer_to_the_edit_is_no_error_of_the_server(editor: Editor) -> None:
     """The editor asks its user before it applies the edit ("changed on disk; really
     edit?") and the user takes longer than goose-ls waits: the chat says the editor did
@@ -509,7 +537,7 @@ async def test_a_late_answer_to_the_edit_is_no_error_of_the_server(editor: Edito
     app = editor.workspace / "app.py"
     app.write_text(NUMBERED)
     await editor.start(
-        {"turns": [[_replace(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]}
+        {"turns": [[replace_step(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]}
     )
     buffers = EditorBuffers(editor.client, "utf-8", apply_edits=False)
     answered, replied = asyncio.Event(), asyncio.Event()
@@ -544,8 +572,8 @@ async def test_a_conflict_the_buffer_came_out_of_offers_nothing_to_settle(
     for path in (app, lib):
         path.write_text(NUMBERED)
     steps = [
-        _replace(app, "x10 = 10\n", "x10 = 'agent'\n"),
-        _replace(lib, "x10 = 10\n", "x10 = 'agent'\n"),
+        replace_step(app, "x10 = 10\n", "x10 = 'agent'\n"),
+        replace_step(lib, "x10 = 10\n", "x10 = 'agent'\n"),
         {"text": "done"},
     ]
     await editor.start({"turns": [steps]})

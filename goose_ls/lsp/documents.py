@@ -42,12 +42,15 @@ def register(server: LanguageServer, services: ServicesSlot) -> None:
 
         server.protocol.fm.add_builtin_feature(method, handler)
 
-    def changed(params: types.DidChangeTextDocumentParams) -> None:
-        """Open buffers the agent's writes are followed into (goose_ls.sessions.live)."""
+    def changed(
+        params: types.DidChangeTextDocumentParams | types.DidOpenTextDocumentParams,
+    ) -> None:
+        """Open buffers the agent's writes are followed into (goose_ls.sessions.live);
+        eglot opens a buffer again when it is reread from its file."""
         if (path := _file(params.text_document.uri)) is not None:
             services().sessions.live.buffer_changed(path)
 
-    route(types.TEXT_DOCUMENT_DID_OPEN, lambda t, p: t.did_open(p.text_document))
+    route(types.TEXT_DOCUMENT_DID_OPEN, lambda t, p: t.did_open(p.text_document), changed)
     route(types.TEXT_DOCUMENT_DID_CHANGE, lambda t, p: t.did_change(p), changed)
     route(types.TEXT_DOCUMENT_DID_CLOSE, lambda t, p: t.did_close(p.text_document.uri))
 

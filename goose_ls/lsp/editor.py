@@ -39,6 +39,9 @@ class Editor:
         self._server = server
         self.client_name = ""
         """``clientInfo.name`` of ``initialize`` (``helix``, ``Neovim``...), or ""."""
+        self.plugin = False
+        """Whether goose-ls's plugin for the editor runs in it (it asks for goose/update
+        from the start), not the editor alone."""
         self._warned: set[str] = set()
         self._kept: dict[str, TranscriptDocument] = {}
         """Open documents goose-ls follows itself rather than through pygls' workspace."""

@@ -53,6 +53,16 @@ class EditorFileAccess:
     def reloads_clean_buffers(self) -> bool:
         return self._editor.client_name.lower() in RELOADING_EDITORS
 
+    def reload_instead(self) -> str | None:
+        # eglot applies an edit to a buffer whose file changed on disk only after asking
+        # "Reread from disk?", and a yes rereads it, then applies the edit on top (eglot
+        # 1.9 numbers the reread buffer as the edit's version: the change lands twice).
+        # eglot before 1.10 gives no clientInfo, as no other editor goose-ls serves.
+        name = self._editor.client_name.lower()
+        if name in ("eglot", "") and not self._editor.plugin:
+            return "M-x revert-buffer (C-x x g) in it"
+        return None
+
     async def sync_buffer(self, path: Path, old: str, new: str) -> str | None:
         """Bring the open buffer from ``old`` (its text now) to ``new`` with the fewest
         lines changed, in one undo step; the plugins then mark it saved. An edit refused
@@ -60,6 +70,8 @@ class EditorFileAccess:
         from disk?" answered yes) got the buffer there all the same."""
         if not self._editor.can_apply_edits():
             return "the editor cannot apply edits (no workspace/applyEdit)"
+        if (how := self.reload_instead()) is not None:
+            return f"the editor would ask first; {how} takes the text on disk"
         uri = path.as_uri()
         if self._editor.buffer_text(uri) != old:
             return "the buffer changed meanwhile"

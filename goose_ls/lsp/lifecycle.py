@@ -159,6 +159,7 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
         editor.client_name = params.client_info.name if params.client_info else ""
         options = params.initialization_options
         wants_updates = isinstance(options, dict) and options.get(UPDATES_FLAG) is True
+        editor.plugin = wants_updates
         if isinstance(options, dict):  # a flag of the protocol, not a setting
             options = {key: value for key, value in options.items() if key != UPDATES_FLAG}
         settings = configuration.load(("initializationOptions", options))

@@ -12,7 +12,8 @@ disk:
   plugins mark it saved (``goose/diskSynced``). VS Code reloads such a buffer itself
   (undo kept, nothing left unsaved), and an edit from goose-ls would race its reload:
   there goose-ls waits for the reload, and edits only a buffer still not reloaded when
-  the watch ends;
+  the watch ends. eglot without goose-ls.el questions such an edit (and a "yes, reread"
+  answer gets it applied twice): there the note says how to reload the buffer;
 - a buffer with unsaved changes is left alone, and so is the disk: that is a conflict.
   The agent's text is copied into the data dir, the chat says so, and code actions in
   the file take the agent's version or keep the user's. Nothing of either is lost.
@@ -150,14 +151,23 @@ class LiveBuffers:
             if self._reloading.pop(path, None) == disk != base:
                 self._reloaded(path)
             return
-        self._reloading.pop(path, None)
         if disk == base or (path in self.conflicts and self.conflicts[path].agent_text == disk):
+            self._reloading.pop(path, None)
             return
         if buffer != base:
+            self._reloading.pop(path, None)
             await self._conflict(path, disk)
             return
-        if self._editor.reloads_clean_buffers() and not last:
+        how = self._editor.reload_instead()
+        if how is not None or (self._editor.reloads_clean_buffers() and not last):
+            told = self._reloading.get(path) == disk
             self._reloading[path] = disk  # see buffer_changed
+            if how is not None and not told:
+                self._tell(
+                    "info",
+                    f"{path.name} changed on disk; your buffer of it shows the old text "
+                    f"still: {how} shows the new one (one undo takes it back).",
+                )
             return
         problem = await self._editor.sync_buffer(path, buffer, disk)
         if problem is not None:

@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import sys
 from pathlib import Path
@@ -163,6 +164,19 @@ def edit_call(path: Path | str, old: str, new: str, call_id: str = "e1") -> dict
     ``permission`` or ``toolCall`` step), its change as a diff, as goose sends it."""
     diff = {"type": "diff", "path": str(path), "oldText": old, "newText": new}
     return {"toolCallId": call_id, "title": "Edit app.py", "kind": "edit", "content": [diff]}
+
+
+REPLACE = (
+    "import sys; p=sys.argv[1]; t=open(p).read(); "
+    "open(p,'w').write(t.replace(sys.argv[2], sys.argv[3]))"
+)
+
+
+def replace_step(path: Path, old: str, new: str) -> dict[str, Any]:
+    """A ``shell`` step that replaces ``old`` with ``new`` in ``path`` in the agent's own
+    process, never through goose-ls, as claude-agent-acp's and codex-acp's tools write."""
+    words = ["python3", "-c", REPLACE, str(path), old, new]
+    return {"shell": " ".join(shlex.quote(word) for word in words)}
 
 
 def received(record: Path) -> list[dict[str, Any]]:

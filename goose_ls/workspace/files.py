@@ -54,6 +54,11 @@ class EditorFiles(Protocol):
         """Whether the editor reloads a buffer without unsaved changes by itself when its
         file changes on disk, keeping undo (VS Code): an edit from goose-ls would race it."""
 
+    def reload_instead(self) -> str | None:
+        """How the user reloads a buffer whose file changed on disk, as words for a note,
+        where the editor would question an edit of goose-ls's to it (eglot without
+        goose-ls.el: "File changed on disk.  Reread from disk?"); else None."""
+
     def reload_hint(self) -> str:
         """What the user must do in this editor after a buffer was brought to the disk's
         text ("" when nothing), as a sentence to add to the note."""
