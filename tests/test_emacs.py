@@ -1268,7 +1268,8 @@ def _app_modified(screen: str) -> bool | None:
 
 
 def _echo(screen: str) -> str:
-    return screen.rstrip().rsplit("\n", 1)[-1]
+    """The echo area: the screen's last line ("" when it is blank)."""
+    return screen.rstrip("\n").rsplit("\n", 1)[-1].rstrip()
 
 
 def _left(screen: str) -> str:
@@ -1345,8 +1346,14 @@ def test_real_emacs_in_tmux_the_agent_edits_an_open_file_and_emacs_asks_nothing(
         terminal.keys("C-x", "o", "C-x", "o")  # the compose buffer again
         terminal.type("Comment mul")
         terminal.keys("C-c", "C-c")
+        conflicts = tmp_path / "data" / "conflicts"
         terminal.wait_for(
-            _on_screen("app.py changed on disk while your buffer of it has unsaved", "chat idle"),
+            lambda s: "chat idle" in s and bool(list(conflicts.glob("*/app.py"))),
+            "no conflict",
+        )
+        # The chat follows its end: the note's last line (it comes before the reply's).
+        terminal.wait_for(
+            lambda s: "Saving the buffer keeps yours." in " ".join(_right(s).split()),
             "the conflict is not told in the chat",
         )
         assert app.read_text() == AGAIN
@@ -1387,29 +1394,46 @@ def test_real_emacs_in_tmux_without_the_package_the_chat_says_to_revert_and_noth
     edit to a user with "[eglot] Server wants to edit" and "File app.py changed on disk.
     Reread from disk?", and eglot 1.9 applies it twice after a yes: goose-ls sends none.
     The chat says how to take the new text: C-x x g rereads app.py, unmodified, and one
-    C-/ takes that back."""
-    app = tmp_path / "workspace" / "app.py"
+    C-/ takes that back. lib.py, with unsaved changes, is a conflict: "Goose: Take the
+    agent's version" says to reread it, C-x x g asks to discard the edits, and one C-/
+    brings them back."""
+    workspace = tmp_path / "workspace"
+    app, lib = workspace / "app.py", workspace / "lib.py"
+    added = "# by the agent\ndef sub(x, y):\n"
     script = {
         "turns": [
             [
-                replace_step(app, "def sub(x, y):\n", "# by the agent\ndef sub(x, y):\n"),
-                {"text": "Did sub."},
+                replace_step(app, "def sub(x, y):\n", added),
+                replace_step(lib, "return x * y\n", "return x * y  # by the agent\n"),
+                {"text": "Did sub and mul."},
             ]
         ]
     }
     with _emacs_in_tmux(major, emacs, tmp_path, script, init="tmux-plain.el") as terminal:
+        lib.write_text(APP)
         terminal.keys("M-x")
         terminal.type("eglot")
         terminal.keys("Enter")
         terminal.wait_for(_on_screen("Connected!"), "eglot did not start goose-ls")
+        terminal.keys("C-x", "C-f")
+        terminal.type("lib.py")
+        terminal.keys("Enter", "M->")
+        terminal.type("# mine")
+        terminal.wait_for(lambda s: "# mine" in s and "lib.py" in s, "lib.py was not changed")
+        terminal.keys("C-x", "b")
+        terminal.type("app.py")
+        terminal.keys("Enter")
         _code_action(terminal, "Goose: Explain")
         deadline = time.monotonic() + 30
-        while "C-x x g" not in _transcript(tmp_path):
+        while "C-x x g" not in _transcript(tmp_path) or "Both are kept" not in _transcript(
+            tmp_path
+        ):
             assert time.monotonic() < deadline, _transcript(tmp_path)
             time.sleep(0.05)
-        assert "app.py changed on disk; your buffer of it shows the old text still" in (
-            _transcript(tmp_path)
-        )
+        told = _transcript(tmp_path)
+        assert "app.py changed on disk; your buffer of it shows the old text still" in told
+        assert "lib.py changed on disk while your buffer of it has unsaved changes" in told
+        assert "app.py changed on disk while" not in told, "app.py is no conflict"
         screen = terminal.screen()
         assert "# by the agent" not in _left(screen) and "?" not in _echo(screen), screen
         terminal.keys("C-x", "b")
@@ -1424,8 +1448,36 @@ def test_real_emacs_in_tmux_without_the_package_the_chat_says_to_revert_and_noth
             lambda s: "# by the agent" not in _left(s) and _app_modified(s) is True,
             "one undo did not take the reread back",
         )
-        assert app.read_text() == APP.replace("def sub", "# by the agent\ndef sub")
-        assert "Both are kept" not in _transcript(tmp_path), "no conflict"
+        assert app.read_text() == APP.replace("def sub(x, y):\n", added)
+
+        terminal.keys("C-x", "b")
+        terminal.type("lib.py")
+        terminal.keys("Enter")
+        _code_action(terminal, "Goose: Take")
+        terminal.wait_for(
+            lambda s: "lib.py keeps your version: the editor did not apply it" in _echo(s),
+            "the user is not told how to take the agent's version",
+        )
+        terminal.keys("C-x", "x", "g")
+        terminal.wait_for(
+            lambda s: (
+                _echo(s).startswith("Discard edits and reread from")
+                and _echo(s).endswith("lib.py? (yes or no)")
+            ),
+            "C-x x g did not ask to discard the edits",
+        )
+        terminal.type("yes")
+        terminal.keys("Enter")
+        # Emacs 30 shows lib.py where it showed the chat, app.py (undone) beside it.
+        terminal.wait_for(
+            lambda s: "# by the agent" in s and "# mine" not in s,
+            "the agent's version was not reread",
+        )
+        terminal.keys("C-/")
+        terminal.wait_for(
+            lambda s: "# by the agent" not in s and "# mine" in s,
+            "one undo did not bring the user's text back",
+        )
 
 
 CODEX_PATCH = (

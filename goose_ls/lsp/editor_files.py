@@ -60,7 +60,7 @@ class EditorFileAccess:
         # eglot before 1.10 gives no clientInfo, as no other editor goose-ls serves.
         name = self._editor.client_name.lower()
         if name in ("eglot", "") and not self._editor.plugin:
-            return "M-x revert-buffer (C-x x g) in it"
+            return "C-x x g"
         return None
 
     async def sync_buffer(self, path: Path, old: str, new: str) -> str | None:
@@ -71,7 +71,7 @@ class EditorFileAccess:
         if not self._editor.can_apply_edits():
             return "the editor cannot apply edits (no workspace/applyEdit)"
         if (how := self.reload_instead()) is not None:
-            return f"the editor would ask first; {how} takes the text on disk"
+            return f"the editor would ask first; {how} in it rereads the file"
         uri = path.as_uri()
         if self._editor.buffer_text(uri) != old:
             return "the buffer changed meanwhile"

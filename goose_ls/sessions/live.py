@@ -166,7 +166,7 @@ class LiveBuffers:
                 self._tell(
                     "info",
                     f"{path.name} changed on disk; your buffer of it shows the old text "
-                    f"still: {how} shows the new one (one undo takes it back).",
+                    f"still: {how} in it shows the new one (one undo takes it back).",
                 )
             return
         problem = await self._editor.sync_buffer(path, buffer, disk)

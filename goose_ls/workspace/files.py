@@ -55,9 +55,9 @@ class EditorFiles(Protocol):
         file changes on disk, keeping undo (VS Code): an edit from goose-ls would race it."""
 
     def reload_instead(self) -> str | None:
-        """How the user reloads a buffer whose file changed on disk, as words for a note,
-        where the editor would question an edit of goose-ls's to it (eglot without
-        goose-ls.el: "File changed on disk.  Reread from disk?"); else None."""
+        """The keys that reload a buffer from its changed file, for a note, where the
+        editor would question an edit of goose-ls's to it (eglot without goose-ls.el:
+        "File changed on disk.  Reread from disk?"); else None."""
 
     def reload_hint(self) -> str:
         """What the user must do in this editor after a buffer was brought to the disk's
