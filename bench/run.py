@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import attrs
+import checkpoint_cost
 import journal_cases
 import paced
 import websocket_case
@@ -38,6 +39,8 @@ CASES = {
     "paced": paced.paced,
     "many": paced.many_sessions,
     "websocket": websocket_case.over_websocket,
+    "checkpoints": checkpoint_cost.checkpoints,
+    "disk-watch": checkpoint_cost.disk_watch,
 }
 
 

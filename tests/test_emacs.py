@@ -39,7 +39,7 @@ from goose_ls.testing.script import (
     prompt_texts,
     prompts,
     received,
-    replace_step,
+    replace_in_file,
     scripted_agent_command,
     write_script,
 )
@@ -1307,11 +1307,11 @@ def test_real_emacs_in_tmux_the_agent_edits_an_open_file_and_emacs_asks_nothing(
     script = {
         "turns": [
             [
-                replace_step(app, "return x - y\n", "return x - y  # by the agent\n"),
+                replace_in_file(app, "return x - y\n", "return x - y  # by the agent\n"),
                 {"text": "Did sub."},
             ],
             [
-                replace_step(app, "return x * y\n", "return x * y  # the agent again\n"),
+                replace_in_file(app, "return x * y\n", "return x * y  # the agent again\n"),
                 {"text": "Did mul."},
             ],
         ]
@@ -1403,8 +1403,8 @@ def test_real_emacs_in_tmux_without_the_package_the_chat_says_to_revert_and_noth
     script = {
         "turns": [
             [
-                replace_step(app, "def sub(x, y):\n", added),
-                replace_step(lib, "return x * y\n", "return x * y  # by the agent\n"),
+                replace_in_file(app, "def sub(x, y):\n", added),
+                replace_in_file(lib, "return x * y\n", "return x * y  # by the agent\n"),
                 {"text": "Did sub and mul."},
             ]
         ]

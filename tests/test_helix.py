@@ -19,6 +19,7 @@ from goose_ls.testing.script import (
     edit_call,
     prompt_texts,
     received,
+    replace_in_file,
     scripted_agent_command,
     write_script,
 )
@@ -148,7 +149,8 @@ class Helix:
 
     def command(self, line: str) -> None:
         self.t.keys(":")
-        self.t.wait_for(lambda s: s.rstrip().endswith(":"), "no command line")
+        # The command line, empty or showing the last command run (which Enter would repeat).
+        self.t.wait_for(lambda s: s.rstrip().splitlines()[-1].startswith(":"), "no command line")
         self.t.type(line)
         self.t.keys("Enter")
 
@@ -569,5 +571,121 @@ def test_the_card_is_in_view_before_the_approval_popup(
         screen = _ended(helix, tmp_path, 1)
         assert "The edit is done." in _pane(screen), f"the reply's end is not in view:\n{screen}"
         assert _in_view(screen), screen
+    finally:
+        t.stop()
+
+
+# --- the agent edits a file open in Helix, with its own tools ------------------------------
+
+MINE = "def add(x, y):  # mine\n"
+CONFLICT_ACTIONS = (
+    "Take the agent's version",
+    "Keep my version",
+    "Compare with the agent's version",
+)
+
+
+def _to_app(helix: Helix, version: str) -> None:
+    """From the transcript to app.py: 25.01 shows them side by side, 25.07 one at a time."""
+    helix.t.keys(*(["C-w", "w"] if version == "25.01" else ["g", "a"]))
+    helix.t.wait_for(lambda s: re.search(r"NOR\s+app\.py", s) is not None, "not in app.py")
+
+
+def _app_view(screen: str, version: str) -> str:
+    """app.py's window: the left one in 25.01, the whole screen in 25.07."""
+    if version == "25.01":
+        screen = "\n".join(line.split("│")[0].rstrip() for line in screen.splitlines())
+    return _pane(screen)
+
+
+def _app_saved(screen: str) -> bool | None:
+    """Whether app.py's status line says it is saved (no ``[+]``), None when not shown."""
+    found = re.search(r"(?m)^\s*(?:NOR|INS|SEL)?\s+app\.py( \[\+\])?\s+\d+ sel", screen)
+    return None if found is None else found.group(1) is None
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@EACH_HELIX
+def test_a_file_the_agent_edits_itself_follows_and_the_chat_says_what_to_answer_at_w(
+    version: str, hx: Path, tmp_path: Path
+) -> None:
+    """The agent changes app.py on disk itself while it is open and saved: the buffer
+    shows the change (modified), and the chat says what Helix will answer at :w and how to
+    go on. :w is refused, as it says; :reload (25.01) or :w! (25.07) keeps the agent's
+    text, marked saved; one u takes the change back, and :w writes what the buffer shows."""
+    app = tmp_path / "workspace" / "app.py"
+    turns = [[replace_in_file(app, "return x * y\n", "return x * y  # the product\n")]]
+    helix = _chat(tmp_path, hx, f"goose-hx-{version}-disk", turns)
+    t = helix.t
+    try:
+        _explain(helix)
+        if version == "25.01":  # app.py is on screen beside the chat
+            t.wait_for(lambda s: "# the product" in _app_view(s, version), "did not follow")
+            shown = time.time() - app.stat().st_mtime
+            print(f"hx {version}: the agent's change on screen {shown:.2f} s after its write")
+        _ended(helix, tmp_path, 1)
+        _to_app(helix, version)
+        screen = t.wait_for(
+            lambda s: "# the product" in _app_view(s, version) and _app_saved(s) is False,
+            "the buffer did not follow",
+        )
+        assert app.read_text() == EDITED, "the agent wrote the file"
+        hint = "Helix refuses your next :w of it (“file modified by an external process”)"
+        _wait(lambda: hint in " ".join(_on_disk(tmp_path).split()), "the chat does not say")
+        helix.command("w")
+        t.wait_for(lambda s: "modified by an external process" in s, ":w was not refused")
+        helix.command("reload" if version == "25.01" else "w!")
+        screen = t.wait_for(lambda s: _app_saved(s) is True, "app.py is not marked saved")
+        assert "# the product" in _app_view(screen, version) and app.read_text() == EDITED
+        t.keys("u")
+        screen = t.wait_for(lambda s: "# the" not in _app_view(s, version), "u did not undo")
+        assert _app_saved(screen) is False, screen
+        helix.command("w")
+        t.wait_for(lambda s: "'app.py' written" in s, "not written")
+        assert app.read_text() == APP, "what the buffer shows"
+    finally:
+        t.stop()
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@EACH_HELIX
+def test_unsaved_changes_meet_the_agents_edit_and_nothing_is_lost(
+    version: str, hx: Path, tmp_path: Path
+) -> None:
+    """The user typed in app.py without saving; the agent changes the file on disk: the
+    buffer keeps what was typed, the chat says so, and app.py's code actions offer the
+    three ways out. Taking the agent's version shows it, and says what :w will answer; one u
+    brings back what was typed."""
+    app = tmp_path / "workspace" / "app.py"
+    turns = [[replace_in_file(app, "return x * y\n", "return x * y  # the product\n")]]
+    helix = _chat(tmp_path, hx, f"goose-hx-{version}-conflict", turns)
+    t = helix.t
+    try:
+        t.keys("g", "g", "A")
+        t.wait_for(lambda s: " INS " in s, "no insert mode")
+        t.type("  # mine")
+        helix.normal()
+        _explain(helix)
+        _ended(helix, tmp_path, 1)
+        _wait(lambda: "unsaved changes" in _on_disk(tmp_path), "the chat does not say")
+        _to_app(helix, version)
+        screen = t.wait_for(lambda s: "# mine" in _app_view(s, version), "what was typed")
+        assert "# the product" not in _app_view(screen, version) and app.read_text() == EDITED
+        labels = [f"Goose: {label}" for label in CONFLICT_ACTIONS]
+        t.keys("Space", "a")
+        t.wait_for(lambda s: set(labels) <= set(MENU_ITEM.findall(s)), "not all three offered")
+        helix.normal()
+        helix.code_action(labels[0])
+        screen = t.wait_for(
+            lambda s: "# the product" in _app_view(s, version) and "# mine" not in s,
+            "the agent's version was not taken",
+        )
+        said = "app.py now holds the agent's version (one undo brings yours back). Helix refuses"
+        assert said in screen, f"what :w will answer, and how to go on, is not said:\n{screen}"
+        t.keys("u")
+        screen = t.wait_for(lambda s: "# mine" in _app_view(s, version), "u did not undo it")
+        assert "# the product" not in _app_view(screen, version)
+        (mine,) = (tmp_path / "data" / "conflicts").rglob("yours-app.py")
+        assert mine.read_text() == MINE + APP.split("\n", 1)[1], "kept in the data dir too"
     finally:
         t.stop()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from lsprotocol import types
 
 from goose_ls.testing.buffers import EditorBuffers
 from goose_ls.testing.harness import Editor, start_editor, stop_editor
-from goose_ls.testing.script import replace_step
+from goose_ls.testing.script import replace_in_file
 from goose_ls.workspace.snapshots import ShadowRepo, key
 
 NUMBERED = "".join(f"x{n} = {n}\n" for n in range(30))
@@ -58,7 +59,7 @@ async def test_an_open_file_the_agent_edits_itself_follows_the_disk_in_one_undo_
     app = editor.workspace / "app.py"
     app.write_text(NUMBERED)
     await editor.start(
-        {"turns": [[replace_step(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]}
+        {"turns": [[replace_in_file(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]}
     )
     buffers = EditorBuffers(editor.client, "utf-8")
     buffers.open(app.as_uri(), NUMBERED, "python")
@@ -83,7 +84,7 @@ async def test_unsaved_changes_meet_the_agents_edit_as_a_conflict_and_nothing_is
 ) -> None:
     app = editor.workspace / "app.py"
     app.write_text(NUMBERED)
-    await editor.start({"turns": [[replace_step(app, "x10 = 10\n", "x10 = 'agent'\n")]]})
+    await editor.start({"turns": [[replace_in_file(app, "x10 = 10\n", "x10 = 'agent'\n")]]})
     buffers = EditorBuffers(editor.client, "utf-8")
     buffers.open(app.as_uri(), NUMBERED, "python")
     mine = NUMBERED.replace("x2 = 2\n", "x2 = 'mine'\n")
@@ -132,8 +133,8 @@ async def test_a_turn_that_edits_files_and_runs_a_formatter_is_reviewed_and_reve
     (ws / "crlf.txt").write_bytes(b"one\r\ntwo\r\n")
     (ws / ".gitattributes").write_text("* text eol=lf\n")
     steps = [
-        replace_step(ws / "a.py", "a = 1", "a = 2"),
-        replace_step(ws / "b.py", "b = 1", "b = 2"),
+        replace_in_file(ws / "a.py", "a = 1", "a = 2"),
+        replace_in_file(ws / "b.py", "b = 1", "b = 2"),
         _python("import sys; open(sys.argv[1], 'w').write('new = 1  \\n')", ws / "new.py"),
         _python("import os, sys; os.remove(sys.argv[1])", ws / "gone.txt"),
         _python(
@@ -176,7 +177,7 @@ async def test_a_turn_that_edits_files_and_runs_a_formatter_is_reviewed_and_reve
 async def test_an_open_buffer_follows_a_revert_in_one_undo_step(editor: Editor) -> None:
     app = editor.workspace / "app.py"
     app.write_text(NUMBERED)
-    await editor.start({"turns": [[replace_step(app, "x20 = 20\n", "x20 = 'agent'\n")]]})
+    await editor.start({"turns": [[replace_in_file(app, "x20 = 20\n", "x20 = 'agent'\n")]]})
     buffers = EditorBuffers(editor.client, "utf-16")
     buffers.open(app.as_uri(), NUMBERED, "python")
     chat, session_id = await _chat(editor)
@@ -195,7 +196,7 @@ async def test_checkpoints_survive_a_restart_and_go_with_their_chat(tmp_path: Pa
     first = await start_editor(tmp_path)
     app = first.workspace / "app.py"
     app.write_text("a = 1\n")
-    script = {"turns": [[replace_step(app, "a = 1", "a = 2")]]}
+    script = {"turns": [[replace_in_file(app, "a = 1", "a = 2")]]}
     try:
         await first.start(script)
         _, session_id = await _chat(first)
@@ -244,7 +245,7 @@ async def test_the_repositorys_git_configuration_never_runs(editor: Editor) -> N
     hook.chmod(0o755)
     (ws / ".gitattributes").write_text("* filter=evil\n")
     (ws / "app.py").write_text("a = 1\n")
-    await editor.start({"turns": [[replace_step(ws / "app.py", "a = 1", "a = 2")]]})
+    await editor.start({"turns": [[replace_in_file(ws / "app.py", "a = 1", "a = 2")]]})
     chat, session_id = await _chat(editor)
     await editor.goose.turn_end(await editor.prompt(session_id, "change it"))
     await _command(editor, "goose.reviewTurn", chat)
@@ -264,7 +265,7 @@ async def test_each_tool_call_shows_what_really_changed_on_disk_under_it(editor:
     steps = [
         # The agent says it edits a.py; it also writes a key into notes.txt, unsaid.
         {"toolCall": call},
-        replace_step(ws / "a.py", "a = 1", "a = 2"),
+        replace_in_file(ws / "a.py", "a = 1", "a = 2"),
         _python("import sys; open(sys.argv[1], 'w').write(sys.argv[2])", ws / "notes.txt", key),
         {"toolUpdate": {"toolCallId": "t1", "status": "completed"}},
         {"sleep": 1},  # the model's answer, before the next tool
@@ -352,7 +353,7 @@ async def test_keeping_my_version_is_not_asked_again_while_the_agent_works_on(
     app = ws / "app.py"
     app.write_text(NUMBERED)
     steps = [
-        replace_step(app, "x10 = 10\n", "x10 = 'agent'\n"),
+        replace_in_file(app, "x10 = 10\n", "x10 = 'agent'\n"),
         {"sleep": 3},  # the user keeps theirs meanwhile
         _python("import sys; open(sys.argv[1], 'w').write('more\\n')", ws / "other.txt"),
         {"sleep": 1},
@@ -385,7 +386,7 @@ async def test_a_root_over_the_file_limit_gets_no_checkpoint_and_the_user_is_tol
     ws = editor.workspace
     for n in range(5):
         (ws / f"f{n}.py").write_text(f"f = {n}\n")
-    steps = [replace_step(ws / "f1.py", "f = 1", "f = 'one'")]
+    steps = [replace_in_file(ws / "f1.py", "f = 1", "f = 'one'")]
     await editor.start({"turns": [steps]}, settings={"checkpoints": {"maxFiles": 3}})
     chat, session_id = await _chat(editor)
     for text in ("first", "second"):
@@ -409,8 +410,8 @@ async def test_vs_code_reloads_a_clean_buffer_itself_and_goose_ls_sends_it_no_ed
     app.write_text(NUMBERED)
     other.write_text("y = 1\n")
     steps = [
-        replace_step(app, "x10 = 10\n", "x10 = 'ten'\n"),
-        replace_step(other, "y = 1", "y = 2"),
+        replace_in_file(app, "x10 = 10\n", "x10 = 'ten'\n"),
+        replace_in_file(other, "y = 1", "y = 2"),
         {"waitForCancel": True},
     ]
     await editor.start({"turns": [steps]}, editor="visual_studio_code", name="code-server")
@@ -447,7 +448,7 @@ async def test_vs_code_gets_the_edit_when_it_did_not_reload_by_the_watchs_end(
     app = editor.workspace / "app.py"
     app.write_text(NUMBERED)
     await editor.start(
-        {"turns": [[replace_step(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]},
+        {"turns": [[replace_in_file(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]},
         editor="visual_studio_code",
         name="Visual Studio Code",
     )
@@ -470,7 +471,7 @@ async def test_an_edit_refused_because_the_editor_reloaded_first_is_no_conflict(
     app = editor.workspace / "app.py"
     app.write_text(NUMBERED)
     await editor.start(
-        {"turns": [[replace_step(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]},
+        {"turns": [[replace_in_file(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]},
         editor="emacs",
     )
     buffers = EditorBuffers(editor.client, "utf-32", apply_edits=False)
@@ -508,7 +509,7 @@ async def test_eglot_alone_gets_no_edit_and_the_chat_says_to_revert_the_buffer(
     app.write_text(NUMBERED)
     added = NUMBERED.replace("x10 = 10\n", "x10 = 10\nx10b = 'added'\n")
     await editor.start(
-        {"turns": [[replace_step(app, "x10 = 10\n", "x10 = 10\nx10b = 'added'\n")]]},
+        {"turns": [[replace_in_file(app, "x10 = 10\n", "x10 = 10\nx10b = 'added'\n")]]},
         settings={"gooseUpdates": False},  # no plugin: eglot alone
         editor="emacs",
         name=name,  # eglot 1.9 gives none
@@ -537,7 +538,7 @@ async def test_a_late_answer_to_the_edit_is_no_error_of_the_server(editor: Edito
     app = editor.workspace / "app.py"
     app.write_text(NUMBERED)
     await editor.start(
-        {"turns": [[replace_step(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]}
+        {"turns": [[replace_in_file(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]}
     )
     buffers = EditorBuffers(editor.client, "utf-8", apply_edits=False)
     answered, replied = asyncio.Event(), asyncio.Event()
@@ -572,8 +573,8 @@ async def test_a_conflict_the_buffer_came_out_of_offers_nothing_to_settle(
     for path in (app, lib):
         path.write_text(NUMBERED)
     steps = [
-        replace_step(app, "x10 = 10\n", "x10 = 'agent'\n"),
-        replace_step(lib, "x10 = 10\n", "x10 = 'agent'\n"),
+        replace_in_file(app, "x10 = 10\n", "x10 = 'agent'\n"),
+        replace_in_file(lib, "x10 = 10\n", "x10 = 'agent'\n"),
         {"text": "done"},
     ]
     await editor.start({"turns": [steps]})
@@ -593,3 +594,59 @@ async def test_a_conflict_the_buffer_came_out_of_offers_nothing_to_settle(
     buffers.replace_all(lib.as_uri(), NUMBERED.replace("x10 = 10\n", "x10 = 'agent'\n"))
     assert take not in await editor.code_actions(app.as_uri(), 0)
     assert take not in await editor.code_actions(lib.as_uri(), 0)
+
+
+async def test_files_a_checkpoint_holds_already_count_toward_the_file_limit(
+    editor: Editor,
+) -> None:
+    """Over the limit at the turn's end: 3 files in the last snapshot, 2 new ones."""
+    ws = editor.workspace
+    for n in range(3):
+        (ws / f"f{n}.py").write_text(f"f = {n}\n")
+    create = "import sys; [open(p, 'w').write('new = 1\\n') for p in sys.argv[1:]]"
+    steps = [_python(create, ws / "new1.py", ws / "new2.py")]
+    await editor.start({"turns": [steps]}, settings={"checkpoints": {"maxFiles": 4}})
+    _, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "add two files"))
+    await editor.shown("holds more than 4 files (checkpoints.maxFiles)")
+
+
+AUTHOR = ["-c", "user.name=me", "-c", "user.email=me@localhost"]
+
+
+def _nested_repository(folder: Path) -> None:
+    folder.mkdir()
+    (folder / "lib.py").write_text("v = 1\n")
+    for args in (["init", "-q"], ["add", "lib.py"], [*AUTHOR, "commit", "-qm", "one"]):
+        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+
+
+async def test_a_turn_that_commits_in_a_nested_repository_is_reviewed(editor: Editor) -> None:
+    """The nested repository is stored as a commit id the shadow repository does not
+    hold: the turn's end and the review name it, and show the other files' diffs."""
+    ws = editor.workspace
+    nested = ws / "vendored"
+    _nested_repository(nested)
+    (ws / "app.py").write_text("a = 1\n")
+    git = shlex.join(["git", *AUTHOR, "commit", "-qam", "two"])
+    commit = f"cd {shlex.quote(str(nested))} && echo 'v = 2' > lib.py && {git}"
+    steps = [replace_in_file(ws / "app.py", "a = 1", "a = 2"), {"shell": commit}]
+    # Without the sandbox, which keeps a nested repository's .git from the agent.
+    await editor.start({"turns": [steps]}, {"agent": {"sandbox": "off"}})
+    chat, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "change and commit"))
+    (told,) = [
+        u["update"] for u in editor.goose.updates if u["update"]["sessionUpdate"] == "disk_changes"
+    ]
+    assert {Path(f["path"]).name: f["diff"] for f in told["files"]} == {
+        "app.py": "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n",
+        "vendored": "",
+    }
+
+    await _command(editor, "goose.reviewTurn", chat)
+    review = await editor.goose.wait_for(
+        lambda: [d for d in editor.client.shown_documents if ".review-" in d.uri]
+    )
+    text = Path(review[0].uri.removeprefix("file://")).read_text()
+    assert "-a = 1\n+a = 2\n" in text
+    assert "## `vendored` (replaced; its earlier content was not text" in text

@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -17,9 +18,13 @@ from typing import Any
 
 import pytest
 
+from goose_ls.testing.claude import CLAUDE, claude_agent
+from goose_ls.testing.claude import MISSING as CLAUDE_MISSING
+from goose_ls.testing.fake_anthropic import FakeAnthropic, Reply, ToolUse
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
 from goose_ls.testing.logs import read_log, unexpected_tracebacks
 from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS, PICKER_ITEMS
+from goose_ls.testing.real_agent import tap_in
 from goose_ls.testing.script import (
     FORM_QUESTION,
     LABELS_FOR_AGENT_NAMES,
@@ -30,6 +35,7 @@ from goose_ls.testing.script import (
     prompt_texts,
     prompts,
     received,
+    replace_in_file,
     scripted_agent_command,
     write_script,
 )
@@ -533,16 +539,20 @@ def _present(nvim: str | None) -> None:
         pytest.skip(reason)
 
 
-def _tmux_nvim(nvim: str | None, tmp_path: Path, agent: list[str]) -> tuple[str, dict[str, str]]:
+def _tmux_nvim(
+    nvim: str | None, tmp_path: Path, agent: list[str] | dict[str, Any]
+) -> tuple[str, dict[str, str]]:
     """The shell line that runs Neovim as a user sets it up, on ``app.py``, and its
-    environment (goose-ls running ``agent``); skips, loudly, when that Neovim is missing."""
+    environment (goose-ls running ``agent``: a command, or the ``agent`` settings); skips,
+    loudly, when that Neovim is missing."""
     _present(nvim)
     assert nvim is not None
+    settings = agent if isinstance(agent, dict) else {"command": agent}
     env = {
         **server_env(tmp_path),
         "GOOSE_PLUGIN": str(ROOT / "editors" / "nvim"),
         "GOOSE_CMD": json.dumps(SERVER_COMMAND),
-        "GOOSE_INIT": json.dumps({"agent": {"command": agent}, "dataDir": str(tmp_path / "data")}),
+        "GOOSE_INIT": json.dumps({"agent": settings, "dataDir": str(tmp_path / "data")}),
         "HOME": str(tmp_path),
         "TERM": "xterm-256color",
     }
@@ -883,6 +893,51 @@ def _ends(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def _plain_nvim(
+    nvim: str | None, tmp_path: Path, script: dict[str, Any], init: str = "", **env: str
+) -> tuple[str, dict[str, str]]:
+    """The shell line that runs Neovim set up with the docs' plugin-free snippet for its
+    version, as written (then ``init``), on ``app.py``, and its environment: goose-ls on
+    PATH, running the scripted agent on ``script``, in a repository at
+    ``tmp_path / "workspace"``. Skips, loudly, when that Neovim is missing."""
+    _present(nvim)
+    assert nvim is not None
+    (tmp_path / "workspace" / ".git").mkdir(parents=True, exist_ok=True)
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "goose-ls").write_text(
+        f'#!/bin/sh\nexec {" ".join(SERVER_COMMAND)} "$@"\n', encoding="utf-8"
+    )
+    (bin_dir / "goose-ls").chmod(0o755)
+    version = "0.11" if nvim == NVIM else "0.10"
+    (tmp_path / "init.lua").write_text(_plain_snippet(version) + init, encoding="utf-8")
+    environment = {
+        **server_env(tmp_path),
+        "GOOSE_LS_AGENT_COMMAND": json.dumps(agent),
+        "GOOSE_LS_DATA_DIR": str(tmp_path / "data"),
+        "HOME": str(tmp_path / "home"),
+        "TERM": "xterm-256color",
+        **env,
+    }
+    return _nvim_line(nvim, tmp_path, tmp_path / "init.lua"), environment
+
+
+def _saved_chat(tmp_path: Path) -> str:
+    """The transcript's file, as goose-ls last saved it ("" before it has)."""
+    found = list((tmp_path / "data" / "transcripts").glob("*.md"))
+    return found[0].read_text(encoding="utf-8") if found else ""
+
+
+def _plain_started(terminal: Terminal, log: Path) -> None:
+    """Wait for app.py on screen and goose-ls's agent running (goose-ls's ``log``)."""
+    terminal.wait_for(lambda s: "return x + y" in s, "Neovim did not open app.py")
+    deadline = time.monotonic() + 20
+    while not (log.exists() and "agent running" in log.read_text(encoding="utf-8")):
+        assert time.monotonic() < deadline, "goose-ls or its agent did not start"
+        time.sleep(0.05)
+
+
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
 @pytest.mark.parametrize("nvim", TMUX_NVIMS)
 def test_real_nvim_without_the_plugin_the_daily_loop(nvim: str | None, tmp_path: Path) -> None:
@@ -893,42 +948,20 @@ def test_real_nvim_without_the_plugin_the_daily_loop(nvim: str | None, tmp_path:
     changes and skips version numbers); no turn's end asks for Enter (its progress says
     it); ``:qa!`` leaves no traceback in goose-ls's log."""
     version = "0.11" if nvim == NVIM else "0.10"
-    _present(nvim)
-    assert nvim is not None
     workspace = tmp_path / "workspace"
-    (workspace / ".git").mkdir(parents=True)
-    (workspace / "pkg").mkdir()
+    (workspace / "pkg").mkdir(parents=True)
     (workspace / "pkg" / "app.py").write_text("def add(x, y):\n    return x + y\n")
     record = tmp_path / "agent.jsonl"
     turns = [[{"text": PLAIN_REPLY, "chunks": 30, "delay": 0.05}], [{"text": "Short."}]]
-    agent = scripted_agent_command(
-        write_script(tmp_path / "script.json", {"record": str(record), "turns": turns})
-    )
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "goose-ls").write_text(
-        f'#!/bin/sh\nexec {" ".join(SERVER_COMMAND)} "$@"\n', encoding="utf-8"
-    )
-    (bin_dir / "goose-ls").chmod(0o755)
-    (tmp_path / "init.lua").write_text(_plain_snippet(version) + OBSERVER, encoding="utf-8")
     ends = tmp_path / "progress-ends.jsonl"
-    env = {
-        **server_env(tmp_path),
-        "GOOSE_LS_AGENT_COMMAND": json.dumps(agent),
-        "GOOSE_LS_DATA_DIR": str(tmp_path / "data"),
-        "GOOSE_ENDS": str(ends),
-        "HOME": str(tmp_path / "home"),
-        "TERM": "xterm-256color",
-    }
+    command, env = _plain_nvim(
+        nvim, tmp_path, {"record": str(record), "turns": turns}, OBSERVER, GOOSE_ENDS=str(ends)
+    )
     log = tmp_path / "logs" / "goose-ls.log"
     terminal = Terminal("goose-nvim-plain")
-    terminal.start(_nvim_line(nvim, tmp_path, tmp_path / "init.lua"), workspace / "pkg", env)
+    terminal.start(command, workspace / "pkg", env)
     try:
-        terminal.wait_for(lambda s: "return x + y" in s, "Neovim did not open app.py")
-        deadline = time.monotonic() + 20
-        while not (log.exists() and "agent running" in log.read_text(encoding="utf-8")):
-            assert time.monotonic() < deadline, "goose-ls or its agent did not start"
-            time.sleep(0.05)
+        _plain_started(terminal, log)
         terminal.keys("g", "g", "V", "j", "g", "r", "a")
         _pick(terminal, "Goose: Explain selection")
         asked = time.monotonic()
@@ -1066,3 +1099,324 @@ def test_real_nvim_in_tmux_the_session_picker_tells_the_workspaces_apart(
         ], screen
     finally:
         terminal.stop()
+
+
+# --- the agent edits a file open in Neovim, with its own tools -----------------------------
+
+GUARD = ("total / len(values)", "total / max(len(values), 1)")
+TYPED = ("def main():", "def main():  # mine")
+
+
+def _marked(screen: str, name: str = "app.py") -> bool:
+    """Whether the statusline of ``name``'s window says it is modified (``%m``: ``[+]``)."""
+    return re.search(rf"{re.escape(name)}\[\+\] \d+/\d+", screen) is not None
+
+
+def _saved(screen: str, name: str = "app.py") -> bool:
+    return re.search(rf"{re.escape(name)} \d+/\d+", screen) is not None
+
+
+def _no_question(screen: str) -> bool:
+    """No W11/W12 question, no "changed since reading it" warning, nothing asks for Enter."""
+    return not any(
+        asked in screen for asked in ("W11", "W12", "changed since reading", "Press ENTER", "(y/n)")
+    )
+
+
+@contextlib.contextmanager
+def _agent_edits_in_tmux(
+    nvim: str | None,
+    tmp_path: Path,
+    agent: list[dict[str, Any]] | dict[str, Any],
+    text: str = APP,
+) -> Iterator[tuple[Terminal, Path]]:
+    """Neovim with the plugin on app.py (holding ``text``), goose-ls running the scripted
+    agent on one turn of ``agent`` steps (the agent working on the disk itself), or
+    ``agent`` settings; the terminal and app.py."""
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True, exist_ok=True)
+    source = workspace / "app.py"
+    source.write_text(text)
+    if isinstance(agent, list):
+        script = {"record": str(tmp_path / "agent.jsonl"), "turns": [agent]}
+        agent = {"command": scripted_agent_command(write_script(tmp_path / "script.json", script))}
+    command, env = _tmux_nvim(nvim, tmp_path, agent)
+    terminal = Terminal("goose-nvim-disk")
+    terminal.start(command, workspace, env)
+    try:
+        terminal.wait_for(lambda s: ": idle" in s, "goose-ls did not start", 60)
+        yield terminal, source
+    finally:
+        terminal.stop()
+
+
+COMPOSE = re.compile(r"(?m)^(?:goose-compose://|<)\S* 0/1 ")
+"""The statusline of an empty compose area (its name cut at the left when long)."""
+
+
+def _ask(terminal: Terminal, text: str) -> None:
+    """``text`` sent from the compose area (which keeps the cursor)."""
+    terminal.type("\\gs")
+    terminal.wait_for(
+        lambda s: "-- INSERT --" in s and COMPOSE.search(s) is not None,
+        "the compose area did not open",
+    )
+    terminal.type(text)
+    terminal.keys("C-s")
+    terminal.wait_for(lambda s: f"## You\n\n{text}" in _chat(s), "not sent")
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+def test_real_nvim_in_tmux_a_file_the_agent_edits_itself_follows_with_no_question(
+    nvim: str | None, tmp_path: Path
+) -> None:
+    """The agent changes app.py on disk itself while app.py is open and saved: its buffer
+    shows the change, marked saved, and nothing asks (not :checktime's W11/W12, not :w's
+    "changed since reading it"); one u takes the change back, marked modified, and :w
+    then writes what the buffer shows."""
+    steps = [replace_in_file(tmp_path / "workspace" / "app.py", *GUARD), {"text": "Done."}]
+    with _agent_edits_in_tmux(nvim, tmp_path, steps) as (terminal, source):
+        _ask(terminal, EDIT)
+        terminal.wait_for(lambda s: GUARD[1] in _code(s), "the buffer did not follow")
+        shown = time.time() - source.stat().st_mtime
+        screen = terminal.wait_for(
+            lambda s: GUARD[1] in _code(s) and "goose: idle" in s, "the turn did not end"
+        )
+        assert source.read_text() == APP.replace(*GUARD), "the agent wrote the file"
+        screen = terminal.wait_for(lambda s: _saved(s), "app.py is not marked saved")
+        print(
+            f"{nvim_version(str(nvim))}: the agent's change on screen {shown:.2f} s after its write"
+        )
+        assert "app.py changed on disk" in _chat(screen), "the chat says so"
+        terminal.keys("Escape", "C-w", "l")
+        terminal.type(":checktime")
+        terminal.keys("Enter")
+        terminal.type(":echo 'checked'")
+        terminal.keys("Enter")
+        screen = terminal.wait_for(lambda s: "checked" in s or not _no_question(s), "no echo")
+        assert _no_question(screen), f"Neovim asks about the file:\n{screen}"
+        assert GUARD[1] in _code(screen) and _saved(screen)
+
+        terminal.keys("u")
+        screen = terminal.wait_for(lambda s: GUARD[1] not in _code(s), "u did not undo it")
+        assert GUARD[0] in _code(screen)
+        assert _marked(terminal.wait_for(_marked, "undone, app.py is not marked modified"))
+        terminal.type(":w")
+        terminal.keys("Enter")
+        screen = terminal.wait_for(
+            lambda s: "written" in s or not _no_question(s), "app.py was not written"
+        )
+        assert _no_question(screen), f"Neovim asks before writing:\n{screen}"
+        assert source.read_text() == APP, "what the buffer shows"
+        assert _saved(terminal.wait_for(_saved, "not marked saved after :w"))
+
+
+WRITE = "import sys; open(sys.argv[1], 'w').write(sys.argv[2])"
+
+
+EXTRA = "\n\ndef extra():\n    return 0\n"
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@pytest.mark.parametrize(
+    ("before", "after"), [("", APP), (APP, APP + EXTRA)], ids=["written-whole", "added-to"]
+)
+def test_real_nvim_in_tmux_a_file_the_agent_writes_whole_or_adds_to_follows_exactly(
+    nvim: str | None, before: str, after: str, tmp_path: Path
+) -> None:
+    """The agent writes an empty app.py (Neovim's text of it is one line end, the file has
+    none), or adds lines at its end (after its last line end, where Neovim's own edit
+    would add an empty line): the buffer holds exactly the file, marked saved; no conflict."""
+    app = tmp_path / "workspace" / "app.py"
+    steps = [{"shell": shlex.join(["python3", "-c", WRITE, str(app), after])}, {"text": "Done."}]
+    with _agent_edits_in_tmux(nvim, tmp_path, steps, before) as (terminal, source):
+        _ask(terminal, "Write app.py")
+        last = after.rstrip("\n").rsplit("\n", 1)[-1]
+        screen = terminal.wait_for(
+            lambda s: last in _code(s) or "unsaved changes" in _chat(s), "the buffer did not follow"
+        )
+        assert "unsaved changes" not in _chat(screen), f"a conflict:\n{screen}"
+        assert source.read_text() == after
+        lines = after.count("\n")
+        screen = terminal.wait_for(_saved, "app.py is not marked saved")
+        assert re.search(rf"app\.py \d+/{lines} ", screen), f"not {lines} lines:\n{screen}"
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+def test_real_nvim_in_tmux_unsaved_changes_meet_the_agents_edit_and_nothing_is_lost(
+    nvim: str | None, tmp_path: Path
+) -> None:
+    """The user typed in app.py without saving; the agent changes the file on disk: the
+    buffer keeps what was typed, the chat says so, and app.py's code actions offer the
+    three ways out. Taking the agent's version shows it, marked saved; one u brings back
+    what was typed."""
+    steps = [replace_in_file(tmp_path / "workspace" / "app.py", *GUARD), {"text": "Done."}]
+    with _agent_edits_in_tmux(nvim, tmp_path, steps) as (terminal, source):
+        terminal.type("/def main")
+        terminal.keys("Enter")
+        terminal.type("A  # mine")
+        terminal.keys("Escape")
+        terminal.wait_for(
+            lambda s: TYPED[1] in s and _marked(s) and "-- INSERT --" not in s, "nothing typed"
+        )
+        _ask(terminal, EDIT)
+        screen = terminal.wait_for(
+            lambda s: "unsaved changes" in _chat(s) and "goose: idle" in s, "no conflict said"
+        )
+        assert TYPED[1] in _code(screen) and GUARD[0] in _code(screen), "the buffer is kept"
+        assert source.read_text() == APP.replace(*GUARD), "and so is the disk"
+        terminal.keys("Escape", "C-w", "l")
+        terminal.type(":lua vim.lsp.buf.code_action()")
+        terminal.keys("Enter")
+        screen = terminal.wait_for(lambda s: "Type number" in s, "no code actions")
+        for label in ("Take the agent's version", "Keep my version", "Compare with the agent's"):
+            assert f"Goose: {label}" in screen, screen
+        _pick(terminal, "Goose: Take the agent's version")
+        screen = terminal.wait_for(lambda s: "now holds the agent's version" in s, "not said")
+        if "Press ENTER" in screen:  # 0.11: the menu's lines and the message, read
+            terminal.keys("Enter")
+        screen = terminal.wait_for(
+            lambda s: GUARD[1] in _code(s) and TYPED[1] not in _code(s), "not taken"
+        )
+        assert _saved(terminal.wait_for(_saved, "the agent's version is not marked saved"))
+        terminal.keys("u")
+        screen = terminal.wait_for(lambda s: TYPED[1] in _code(s), "u did not bring it back")
+        assert GUARD[0] in _code(screen) and _marked(screen), screen
+        (mine,) = (tmp_path / "data" / "conflicts").rglob("yours-app.py")
+        assert mine.read_text() == APP.replace(*TYPED), "what was typed, kept in the data dir"
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+def test_real_nvim_without_the_plugin_a_file_the_agent_edits_asks_once_at_w(
+    nvim: str | None, tmp_path: Path
+) -> None:
+    """Plain LSP, the docs' snippet: the agent changes app.py on disk itself while it is
+    open and saved. The buffer shows the change, modified; the chat's note says what :w
+    will ask, and answering y as it says writes the agent's text; one u takes it back."""
+    app = tmp_path / "workspace" / "app.py"
+    app.parent.mkdir(parents=True)
+    app.write_text(APP)
+    steps = [replace_in_file(app, *GUARD), {"text": "Done."}]
+    command, env = _plain_nvim(nvim, tmp_path, {"turns": [steps]})
+    terminal = Terminal("goose-nvim-plain-disk")
+    terminal.start(command, app.parent, env)
+    try:
+        _plain_started(terminal, tmp_path / "logs" / "goose-ls.log")
+        terminal.keys("g", "g", "V", "j", "g", "r", "a")
+        _pick(terminal, "Goose: Explain selection")
+        terminal.wait_for(
+            lambda s: GUARD[1] in s and "app.py [+]" in s, "the buffer did not follow"
+        )
+        hint = "Neovim asks at your next :w whether to write over a file “changed since"
+        deadline = time.monotonic() + 30
+        while hint not in " ".join(_saved_chat(tmp_path).split()):  # saved every few seconds
+            assert time.monotonic() < deadline, f"no hint:\n{_saved_chat(tmp_path)}"
+            time.sleep(0.1)
+        terminal.keys("C-w", "j")
+        terminal.type(":w")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "changed since reading it" in s, "nothing asked at :w")
+        terminal.keys("y")
+        terminal.wait_for(lambda s: "written" in s, "not written")
+        assert app.read_text() == APP.replace(*GUARD), "the agent's text, as it was"
+        terminal.keys("Enter", "u")  # the question and the answer: read, Enter
+        terminal.wait_for(lambda s: GUARD[0] in s and "app.py [+]" in s, "u did not undo it")
+    finally:
+        terminal.stop()
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.skipif(not CLAUDE.exists(), reason=CLAUDE_MISSING)
+@pytest.mark.parametrize("nvim", [TMUX_NVIMS[0]])
+def test_real_nvim_in_tmux_claude_edits_an_open_file_and_the_buffer_follows(
+    nvim: str | None, tmp_path: Path
+) -> None:
+    """claude-agent-acp (offline, on a fake model) reads app.py and, once allowed, edits it
+    with its own Edit tool, on disk: app.py's buffer shows the edit, marked saved, nothing
+    asks about the file, and one u takes the edit back."""
+    app = tmp_path / "workspace" / "app.py"
+    app.parent.mkdir(parents=True)
+    edit = {"file_path": str(app), "old_string": GUARD[0], "new_string": GUARD[1]}
+    replies = [
+        Reply(("Reading it.",), tool=ToolUse("Read", {"file_path": str(app)}, id="toolu_01")),
+        Reply(("Guarding it.",), tool=ToolUse("Edit", edit, id="toolu_02")),
+        Reply(("Claude guarded mean.",)),
+    ]
+    tap_in(tmp_path, tmp_path / "agent.jsonl", "claude-agent-acp")
+    with (
+        FakeAnthropic(replies) as api,
+        _agent_edits_in_tmux(nvim, tmp_path, claude_agent(tmp_path, api)) as (terminal, source),
+    ):
+        _ask(terminal, EDIT)
+        screen = terminal.wait_for(lambda s: "Allow once" in s, "Claude did not ask", 90)
+        choice = re.search(r"(\d+)[:.] Allow once", screen)
+        assert choice, screen
+        terminal.enter(choice.group(1))
+        terminal.wait_for(lambda s: GUARD[1] in _code(s), "the buffer did not follow", 60)
+        shown = time.time() - source.stat().st_mtime
+        print(f"Claude's edit on screen {shown:.2f} s after Claude wrote the file")
+        screen = terminal.wait_for(lambda s: "Claude guarded mean." in _chat(s), "no reply", 60)
+        assert source.read_text() == APP.replace(*GUARD), "Claude wrote the file itself"
+        assert _saved(terminal.wait_for(_saved, "app.py is not marked saved"))
+        terminal.keys("Escape", "C-w", "l")
+        terminal.type(":checktime")
+        terminal.keys("Enter")
+        terminal.type(":echo 'checked'")
+        terminal.keys("Enter")
+        screen = terminal.wait_for(lambda s: "checked" in s or not _no_question(s), "no echo")
+        assert _no_question(screen), f"Neovim asks about the file:\n{screen}"
+        terminal.keys("u")
+        screen = terminal.wait_for(lambda s: GUARD[1] not in _code(s), "u did not undo it")
+        assert GUARD[0] in _code(screen) and _marked(screen), screen
+
+
+STALE_EDIT_LUA = """
+vim.opt.rtp:append(os.getenv("GOOSE_PLUGIN"))
+local disk = require("goose_ls.disk")
+vim.cmd("edit " .. vim.fn.fnameescape(os.getenv("GOOSE_FILE")))
+local buf = vim.api.nvim_get_current_buf()
+local uri = vim.uri_from_bufnr(buf)
+-- The user typed: Neovim is at version 7 of the text, goose-ls has heard of 5 only.
+vim.lsp.util.buf_versions[buf] = 7
+local function edit(version)
+  local range = { start = { line = 0, character = 0 }, ["end"] = { line = 1, character = 0 } }
+  local change = { textDocument = { uri = uri, version = version }, edits = {
+    { range = range, newText = "changed\\n" } } }
+  return { label = disk.LABEL, edit = { documentChanges = { change } } }
+end
+local result = { stale = disk.apply_edit(nil, edit(5), { client_id = 0 }, {}) }
+result.after_stale = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+result.modified_after_stale = vim.bo[buf].modified
+result.current = disk.apply_edit(nil, edit(7), { client_id = 0 }, {})
+result.after = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+io.write(vim.json.encode(result))
+"""
+
+
+@EACH_NVIM
+def test_the_plugin_refuses_goose_ls_s_edit_of_a_text_it_has_not_seen(
+    nvim: str, tmp_path: Path
+) -> None:
+    """goose-ls brings a buffer along with the disk by an edit made for the text it last
+    heard of; the user typed since (Neovim sends changes a moment later). Neovim alone
+    would skip such an edit and answer that it was applied; the plugin answers that it
+    was not, so that goose-ls keeps both texts as a conflict. The edit of the text Neovim
+    has is applied."""
+    source = tmp_path / "app.py"
+    source.write_text("first\nsecond\n")
+    script = tmp_path / "stale.lua"
+    script.write_text(STALE_EDIT_LUA, encoding="utf-8")
+    env = {**os.environ, "GOOSE_PLUGIN": str(ROOT / "editors" / "nvim"), "GOOSE_FILE": str(source)}
+    done = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-l", str(script)],
+        capture_output=True, text=True, env=env, timeout=60, check=True,
+    )  # fmt: skip
+    result = json.loads(done.stdout)
+    assert result["stale"] == {"applied": False, "failureReason": "the buffer changed meanwhile"}
+    assert result["after_stale"] == ["first", "second"] and not result["modified_after_stale"]
+    assert result["current"]["applied"] is True
+    assert result["after"] == ["changed", "second"]

@@ -26,7 +26,7 @@ from goose_ls.testing.script import (
     GOOSE_LABELS,
     edit_call,
     prompts,
-    replace_step,
+    replace_in_file,
     scripted_agent_command,
     write_script,
 )
@@ -340,8 +340,8 @@ def test_the_agent_writes_a_file_open_in_vs_code_which_reloads_it_and_a_conflict
     script = {
         "turns": [
             # Open until cancelled: the reload, not the watch's end, brings the text.
-            [replace_step(app, "x10 = 10\n", "x10 = 'agent'\n"), {"waitForCancel": True}],
-            [replace_step(app, "x20 = 20\n", "x20 = 'agent'\n"), {"text": "Changed x20."}],
+            [replace_in_file(app, "x10 = 10\n", "x10 = 'agent'\n"), {"waitForCancel": True}],
+            [replace_in_file(app, "x20 = 20\n", "x20 = 'agent'\n"), {"text": "Changed x20."}],
         ]
     }
     server.settings(

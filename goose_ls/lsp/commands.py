@@ -283,7 +283,8 @@ async def take_agent_version(s: Services, a: args.FileArguments) -> None:
         raise Refused(
             f"{path.name} keeps your version: the editor did not apply it ({exc})"
         ) from None
-    _info(s, f"{path.name} now holds the agent's version (one undo brings yours back)")
+    hint = s.sessions.live.reload_hint()
+    _info(s, f"{path.name} now holds the agent's version (one undo brings yours back).{hint}")
 
 
 async def keep_my_version(s: Services, a: args.FileArguments) -> None:

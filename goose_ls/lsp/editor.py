@@ -40,8 +40,8 @@ class Editor:
         self.client_name = ""
         """``clientInfo.name`` of ``initialize`` (``helix``, ``Neovim``...), or ""."""
         self.plugin = False
-        """Whether goose-ls's plugin for the editor runs in it (it asks for goose/update
-        from the start), not the editor alone."""
+        """Whether the client is one of goose-ls's plugins (it asked for ``goose/update``
+        from the start), which handle goose-ls's own notifications."""
         self._warned: set[str] = set()
         self._kept: dict[str, TranscriptDocument] = {}
         """Open documents goose-ls follows itself rather than through pygls' workspace."""

@@ -44,9 +44,18 @@ class EditorFileAccess:
         return self._editor.open_files()
 
     def reload_hint(self) -> str:
-        if self._editor.client_name.lower() == "helix":
+        """What the editor asks about a buffer brought along with the disk, where no
+        plugin marks it saved (``goose/diskSynced``), and the answer that keeps its text."""
+        name = self._editor.client_name.lower()
+        if name == "helix":
             return (
-                " Helix asks for :reload or :w! before its next save of it; either keeps this text."
+                " Helix refuses your next :w of it (“file modified by an external process”): "
+                ":reload or :w!, either keeps this text."
+            )
+        if name == "neovim" and not self._editor.plugin:
+            return (
+                " Neovim asks at your next :w whether to write over a file “changed since "
+                "reading it”: y writes this same text."
             )
         return ""
 
@@ -104,15 +113,22 @@ class EditorFileAccess:
 
 def line_edits(old: str, new: str, units: Units) -> list[tuple[Position, Position, str]]:
     """The edits that turn ``old`` into ``new``, whole lines each (so positions need no
-    units but at a last line without its newline)."""
+    units but at a last line without its newline).
+
+    Lines added after the last line end are not inserted there, at the document's end:
+    Neovim adds such an insert as lines of their own, the empty one after the text's last
+    line end included, so the buffer would end with an extra empty line. The edit takes
+    the last line in too (and the edit just before it, when only that line is between)."""
     a, b = LINE.findall(old), LINE.findall(new)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    edits = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        edits.append((_at(a, i1, units), _at(a, i2, units), "".join(b[j1:j2])))
-    return edits
+    spans = [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    if spans and a and spans[-1][0] == len(a) and a[-1].endswith(("\n", "\r")):
+        _, end, j1, j2 = spans.pop()  # after an "equal" run: b[j1 - 1] is a[-1]
+        start, first = len(a) - 1, j1 - 1
+        if spans and spans[-1][1] == start:
+            start, _, first, _ = spans.pop()
+        spans.append((start, end, first, j2))
+    return [(_at(a, i1, units), _at(a, i2, units), "".join(b[j1:j2])) for i1, i2, j1, j2 in spans]
 
 
 def _at(lines: list[str], index: int, units: Units) -> Position:

@@ -9,10 +9,13 @@ checkpoints (:mod:`goose_ls.sessions.turn_changes`); review and revert read both
 from __future__ import annotations
 
 import difflib
+import os
 import time
 from pathlib import Path
 
 import attrs
+
+from goose_ls.inert import inert, inert_line
 
 
 @attrs.define
@@ -26,6 +29,9 @@ class Change:
     unreadable, a link), so it cannot be put back."""
     on_disk: bool = False
     """The change is on disk (found by the turn's checkpoint), not only in a buffer."""
+    hidden: bool = False
+    """A secret (by name or by content): its content is never shown, only that it
+    changed (revert still puts it back)."""
 
 
 @attrs.define
@@ -89,7 +95,7 @@ def in_workspace(path: str, root: str | None) -> str:
 
 def diff(path: Path, change: Change, root: str | None = None) -> str:
     created = change.before is None and change.kept
-    name = in_workspace(str(path), root)
+    name = in_workspace(printable(path), root)
     if change.after is None:
         return unified_diff(change.before or "", "", name).replace(
             f"+++ {_label('b', name)}\n", "+++ /dev/null\n", 1
@@ -107,13 +113,25 @@ def review(message_id: str, changes: dict[Path, Change], root: str | None = None
             state = "removed"
         if not change.kept:
             state = "replaced; its earlier content was not text goose-ls could keep"
-        shown = in_workspace(str(path), root)
-        body = diff(path, change, root) if change.kept else ""
-        fence = "`" * max(3, _longest_backticks(body) + 1)
-        parts.append(f"\n## `{shown}` ({state})\n\n{fence}diff\n{body}{fence}\n")
+        if change.hidden:
+            state += "; its content is not shown: a secret"
+        shown = inert_line(in_workspace(printable(path), root))
+        ticks = "`" * (_longest_backticks(shown) + 1)
+        pad = " " if shown.startswith("`") or shown.endswith("`") else ""
+        parts.append(f"\n## {ticks}{pad}{shown}{pad}{ticks} ({state})\n")
+        body = diff(path, change, root) if change.kept and not change.hidden else ""
+        if body:
+            fence = "`" * max(3, _longest_backticks(body) + 1)
+            parts.append(f"\n{fence}diff\n{inert(body)}{fence}\n")
     if not changes:
         parts.append("\n_This turn changed no file._\n")
     return "".join(parts)
+
+
+def printable(path: Path) -> str:
+    """A path as text that can be shown and journaled: a name that is not UTF-8 (an old
+    archive's Latin-1) has its odd bytes as U+FFFD, not as surrogates no encoder takes."""
+    return os.fsencode(path).decode("utf-8", "replace")
 
 
 def _longest_backticks(text: str) -> int:

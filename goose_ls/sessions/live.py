@@ -143,7 +143,7 @@ class LiveBuffers:
             before = await self._before(path)
             base = _text(before) if before is not None else disk
             self._base[path] = base
-        if buffer == disk:
+        if _holds(buffer, disk):
             # The user saved, an edit was applied (a revert's), or the editor reloaded
             # the file; a conflict the buffer has come out of has nothing left to settle.
             self._base[path] = disk
@@ -154,7 +154,7 @@ class LiveBuffers:
         if disk == base or (path in self.conflicts and self.conflicts[path].agent_text == disk):
             self._reloading.pop(path, None)
             return
-        if buffer != base:
+        if not _holds(buffer, base):
             self._reloading.pop(path, None)
             await self._conflict(path, disk)
             return
@@ -186,11 +186,13 @@ class LiveBuffers:
         if expected is None and conflict is None:
             return
         buffer = self._editor.buffer_text(path)
-        if expected is not None and buffer == expected:
+        if buffer is None:
+            return
+        if expected is not None and _holds(buffer, expected):
             del self._reloading[path]
             self._base[path] = expected
             self._reloaded(path)
-        if conflict is not None and buffer == conflict.agent_text:
+        if conflict is not None and _holds(buffer, conflict.agent_text):
             del self.conflicts[path]
 
     def buffer_saved(self, path: Path) -> None:
@@ -261,6 +263,11 @@ class LiveBuffers:
             raise OSError(problem)
         self._base[path] = conflict.agent_text
 
+    def reload_hint(self) -> str:
+        """What the editor will ask before it saves a buffer goose-ls changed to the disk's
+        text, and how to answer (nothing, where a plugin marks the buffer saved)."""
+        return self._editor.reload_hint()
+
     def keep_mine(self, path: Path) -> Conflict | None:
         """The user keeps the buffer; the agent's text stays in its copy (and is no
         conflict again while the disk holds it)."""
@@ -274,6 +281,12 @@ class LiveBuffers:
         mine = agent_copy.with_name(f"yours-{agent_copy.name}")
         mine.write_text(text, encoding="utf-8")
         tighten(mine, 0o600)
+
+
+def _holds(buffer: str, text: str) -> bool:
+    """Whether a buffer holds the file's ``text``. Neovim's text of an empty file is one
+    line end (its buffer has one empty line, and the line end it would write)."""
+    return buffer == text or (text == "" and buffer in ("\n", "\r\n"))
 
 
 def _text(data: bytes) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 import attrs
 
 from goose_ls import events
-from goose_ls.sessions.checkpoints import Change, Checkpoints, unified_diff
+from goose_ls.sessions.checkpoints import Change, Checkpoints, printable, unified_diff
 from goose_ls.sessions.registry import Registry
 from goose_ls.tasks import Tasks
 from goose_ls.workspace.confinement import credential_in
@@ -184,14 +184,15 @@ class TurnCheckpoints:
         for root, tree in now.items():
             if root in last and last[root] != tree:
                 repo = self._repo(root)
-                for changed in await asyncio.to_thread(repo.changes, last[root], tree):
-                    files.append(await self._told(repo, root, changed))
+                found = await asyncio.to_thread(repo.changes, last[root], tree)
+                contents = await asyncio.to_thread(repo.read_all, found)
+                files += [self._told(root, changed, contents) for changed in found]
         session = self._registry.find(turn[0])
         if files and session is not None:
             self._registry.record(session, events.DiskChanges(tool_call_id, files))
 
-    async def _told(self, repo: ShadowRepo, root: Path, changed: Changed) -> events.Json:
-        """One file's change as the chat shows it."""
+    def _told(self, root: Path, changed: Changed, contents: dict[str, bytes]) -> events.Json:
+        """One file's change as the chat shows it (``contents``: of the blobs, by id)."""
         state = (
             "created"
             if changed.before is None
@@ -199,16 +200,11 @@ class TurnCheckpoints:
             if changed.after is None
             else "changed"
         )
-        old = await asyncio.to_thread(repo.read, changed.before) if changed.before else b""
-        new = await asyncio.to_thread(repo.read, changed.after) if changed.after else b""
+        old = contents.get(changed.before, b"") if changed.before else b""
+        new = contents.get(changed.after, b"") if changed.after else b""
         path = root / changed.path
-        text = {"path": str(path), "state": state, "added": 0, "removed": 0, "diff": ""}
-        if (
-            not changed.regular
-            or self._secret(path)
-            or credential_in(old[:8192])
-            or credential_in(new[:8192])
-        ):
+        text = {"path": printable(path), "state": state, "added": 0, "removed": 0, "diff": ""}
+        if not changed.regular or self._secret(path) or credential_in(old) or credential_in(new):
             return text
         try:
             before, after = old.decode("utf-8"), new.decode("utf-8")
@@ -216,9 +212,8 @@ class TurnCheckpoints:
             return text
         if "\0" in before[:8192] or "\0" in after[:8192]:
             return text
-        lines = unified_diff(
-            before, after, changed.path, created=changed.before is None
-        ).splitlines(True)
+        name = printable(Path(changed.path))
+        lines = unified_diff(before, after, name, created=changed.before is None).splitlines(True)
         body = [line for line in lines[2:] if not line.startswith("@@")]
         text["added"] = sum(1 for line in body if line.startswith("+"))
         text["removed"] = sum(1 for line in body if line.startswith("-"))
@@ -305,29 +300,22 @@ class TurnCheckpoints:
         changes: dict[Path, Change] = {}
         for root, (before, after) in record.trees.items():
             repo = self._repo(root)
-            for changed in await asyncio.to_thread(repo.changes, before, after):
+            found = await asyncio.to_thread(repo.changes, before, after)
+            contents = await asyncio.to_thread(repo.read_all, found)
+            for changed in found:
                 path = root / changed.path
-                old = await self._text(repo, changed.before) if changed.before else None
-                new = await self._text(repo, changed.after) if changed.after else None
+                data = [contents.get(b) or b"" for b in (changed.before, changed.after) if b]
+                old = _text(contents.get(changed.before)) if changed.before else None
+                new = _text(contents.get(changed.after)) if changed.after else None
                 kept = changed.regular and old is not False and new is not False
                 changes[path] = Change(
                     old if isinstance(old, str) else None,
                     new if isinstance(new, str) else ("" if changed.after else None),
                     kept,
                     on_disk=True,
+                    hidden=self._secret(path) or any(credential_in(d) for d in data),
                 )
         return changes
-
-    @staticmethod
-    async def _text(repo: ShadowRepo, blob: str) -> str | bool:
-        """The blob as text, or False when it is not text."""
-        data = await asyncio.to_thread(repo.read, blob)
-        if b"\0" in data[:8192]:
-            return False
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            return False
 
     async def forget(self, session_ids: list[str]) -> None:
         """The journal pruned or deleted these chats: their checkpoints go too."""
@@ -369,3 +357,14 @@ class TurnCheckpoints:
             if changes:
                 return memory.get(turn_key, turn_key), changes
         return None
+
+
+def _text(data: bytes | None) -> str | bool:
+    """A blob as text, or False when it is not text (or was not read: a link, a nested
+    repository)."""
+    if data is None or b"\0" in data[:8192]:
+        return False
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False

@@ -63,7 +63,7 @@ running tools in parallel asks: its permission requests all wait together), ``sl
 ``waitForSteer`` (until a message is taken into the turn), ``halfLine`` (half a line, then exit), ``crash`` (exit code), ``hang``, ``stderr``,
 ``stopReason``, ``turnUsage`` (the prompt answer's ``usage``, as goose sends it), ``error`` (``{"code", "message", "data"}`` as the prompt's reply),
 ``shell`` (a command line run in the agent's own process, as goose's shell tool runs
-it; says ``[shell CODE: OUTPUT]``), ``closeStdout`` (close stdout, then keep running), ``orphanCrash`` (``{"code",
+it; says ``[shell CODE: OUTPUT]``, unless ``"quiet": true``), ``closeStdout`` (close stdout, then keep running), ``orphanCrash`` (``{"code",
 "childSleeps"}``: start a ``sleep`` child that keeps the pipes, say ``[child PID]``, exit),
 ``exitLater`` (exit with code 1 that many seconds later; in ``startup``, an agent that dies
 after a good start), ``unknownSessions`` (N updates, each for a session id nobody opened).
@@ -172,11 +172,11 @@ REPLACE = (
 )
 
 
-def replace_step(path: Path, old: str, new: str) -> dict[str, Any]:
+def replace_in_file(path: Path, old: str, new: str) -> dict[str, Any]:
     """A ``shell`` step that replaces ``old`` with ``new`` in ``path`` in the agent's own
-    process, never through goose-ls, as claude-agent-acp's and codex-acp's tools write."""
-    words = ["python3", "-c", REPLACE, str(path), old, new]
-    return {"shell": " ".join(shlex.quote(word) for word in words)}
+    process, as agents that write files with their own tools do (never through goose-ls)."""
+    line = shlex.join(["python3", "-c", REPLACE, str(path), old, new])
+    return {"shell": line}
 
 
 def received(record: Path) -> list[dict[str, Any]]:

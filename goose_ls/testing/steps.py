@@ -112,7 +112,7 @@ class StepPlayer:
         elif "terminal" in step:
             await self.run_terminal(session_id, step["terminal"])
         elif "shell" in step:
-            await self.run_shell(session_id, step["shell"])
+            await self.run_shell(session_id, step["shell"], bool(step.get("quiet")))
         elif "permission" in step:
             await self.ask_permission(session_id, step["permission"], cancel)
         elif "elicit" in step:
@@ -231,9 +231,9 @@ class StepPlayer:
         except RpcError as exc:
             await self.say(session_id, f"[write error {exc.code}: {exc}]")
 
-    async def run_shell(self, session_id: str, line: str) -> None:
+    async def run_shell(self, session_id: str, line: str, quiet: bool = False) -> None:
         """Run ``line`` in the agent's own process, as goose's shell tool does (no
-        ``terminal/*``), and say what it printed: ``[shell 0: ...]``."""
+        ``terminal/*``), and say what it printed: ``[shell 0: ...]`` (not when ``quiet``)."""
         shell = await asyncio.create_subprocess_exec(
             "sh",
             "-c",
@@ -244,7 +244,8 @@ class StepPlayer:
         )
         out, _ = await shell.communicate()
         said = out.decode(errors="replace").strip()
-        await self.say(session_id, f"[shell {shell.returncode}: {said}]")
+        if not quiet:
+            await self.say(session_id, f"[shell {shell.returncode}: {said}]")
 
     async def run_terminal(self, session_id: str, spec: dict[str, Any]) -> None:
         """Create, wait (or kill after ``killAfter`` s), read and release a terminal;

@@ -39,12 +39,15 @@ function M.changed()
   pcall(vim.cmd, "redrawstatus!")
 end
 
---- The handlers of the goose/* notifications (used by setup() and by lsp/goose_ls.lua).
+--- The handlers of the goose/* notifications, and of goose-ls's edits (used by setup()
+--- and by lsp/goose_ls.lua).
 function M.handlers()
   return {
     ["goose/update"] = function(_, params) chat.on_update(params) end,
     ["goose/turnEnd"] = function(_, params) chat.on_turn_end(params) end,
     ["goose/agentStatus"] = function(_, params) set_status(params); M.changed() end,
+    ["goose/diskSynced"] = function(_, params) require("goose_ls.disk").synced(params.uri) end,
+    ["workspace/applyEdit"] = function(...) return require("goose_ls.disk").apply_edit(...) end,
   }
 end
 
