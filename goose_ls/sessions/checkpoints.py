@@ -32,6 +32,8 @@ class Change:
     hidden: bool = False
     """A secret (by name or by content): its content is never shown, only that it
     changed (revert still puts it back)."""
+    executable: bool = False
+    """The file was executable before the turn (a removed one comes back so)."""
 
 
 @attrs.define

@@ -80,6 +80,8 @@ class LiveBuffers:
         """Open file → its text on disk as the buffer last matched it."""
         self._reloading: dict[Path, str] = {}
         """Open file → the disk's text the editor is to reload it with (VS Code)."""
+        self._real: dict[Path, str] = {}
+        """Open file → where it really was when first read (its links resolved)."""
         self.conflicts: dict[Path, Conflict] = {}
         self.changed: set[Path] = set()
         """Every path the watch saw change (for the code actions that offer a revert)."""
@@ -213,6 +215,12 @@ class LiveBuffers:
         )
 
     async def _disk(self, path: Path) -> str | None:
+        """The file's text, if it is still where it was when first read: a folder on its
+        way swapped for a link (to outside the workspace) shows nothing of what it leads
+        to."""
+        real = await asyncio.to_thread(os.path.realpath, path)
+        if self._real.setdefault(path, real) != real:
+            return None
         return await asyncio.to_thread(_read, path)
 
     async def _conflict(self, path: Path, agent_text: str, problem: str | None = None) -> None:

@@ -324,7 +324,10 @@ class AgentTools:
             if change.before is None:
                 await asyncio.to_thread(files.remove_disk, path, root)
             else:
-                await asyncio.to_thread(files.write_disk, path, root, change.before, links)
+                # A file the turn removed comes back private: git kept no more of its
+                # mode than whether it ran, and it may have been 0600.
+                mode = 0o700 if change.executable else 0o600
+                await asyncio.to_thread(files.write_disk, path, root, change.before, links, mode)
         except (FileProblem, Denied) as exc:
             return str(exc)
         if (

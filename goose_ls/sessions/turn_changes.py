@@ -314,6 +314,7 @@ class TurnCheckpoints:
                     kept,
                     on_disk=True,
                     hidden=self._secret(path) or any(credential_in(d) for d in data),
+                    executable=changed.mode_before == "100755",
                 )
         return changes
 

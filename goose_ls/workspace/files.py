@@ -188,11 +188,14 @@ def _lines(stream: BinaryIO, line: int | None, limit: int | None, cap: int, path
     return b"".join(taken)
 
 
-def write_disk(path: Path, root: Path, content: str, hard_links: bool = False) -> None:
-    """Replace a regular file below ``root`` (or create it) through its opened folder."""
+def write_disk(
+    path: Path, root: Path, content: str, hard_links: bool = False, new_mode: int | None = None
+) -> None:
+    """Replace a regular file below ``root`` (or create it, with ``new_mode`` when given)
+    through its opened folder."""
     with _folder(root, path, create=True) as folder:
         entry = _entry(folder, path)
-        mode: int | None = None
+        mode: int | None = new_mode
         if entry is not None:
             if why := _kind(entry.st_mode):
                 raise FileProblem(f"{path} {why}")

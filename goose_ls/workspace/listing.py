@@ -3,7 +3,7 @@
 ``git ls-files`` runs what the repository's configuration names: ``core.fsmonitor``
 from ``.git/config``, or from the config a ``.git/commondir`` points at. A cloned
 repository, or one the agent wrote to, would then run code as the user each time the
-editor completes an ``@`` mention. So goose-ls runs no git at all: it walks the tree and
+editor completes an ``@`` mention. So the listing runs no git: it walks the tree and
 reads the ignore files the way git does (``.gitignore`` in each folder, the repository's
 ``.git/info/exclude``, the user's ``~/.config/git/ignore``), matched by ``pathspec``.
 Reading a file never runs one.

@@ -58,6 +58,24 @@ DEFAULT_EXCLUDE = [
 """Left out of snapshots besides what ``.gitignore`` ignores: built or downloaded, big,
 and put back by the tools that made it."""
 
+FORCED = [
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", os.devnull),
+    ("core.untrackedCache", "false"),
+    ("diff.ignoreSubmodules", "all"),
+    ("submodule.recurse", "false"),
+    ("status.submoduleSummary", "false"),
+    ("protocol.allow", "never"),
+    ("core.sshCommand", "false"),
+    ("core.askPass", "false"),
+]
+"""Settings every git goose-ls runs, and every git that one starts, takes before any
+file's: nothing of a repository's configuration runs."""
+
+ADD_ATTEMPTS = 5
+"""Tries of ``git add`` in a folder whose files come and go (a build watcher): it stops
+at a file that vanished between its listing and its look."""
+
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 GIT_TIMEOUT = 120.0
 """Seconds one git command may take (the first snapshot of a big root hashes it all)."""
@@ -135,6 +153,15 @@ class ShadowRepo:
             GIT_COMMITTER_EMAIL="goose-ls@localhost",
             LC_ALL="C",
         )
+        # Configuration given this way outranks every file's and reaches the git
+        # processes git starts itself (in a nested repository, whose own .git/config
+        # would otherwise name an fsmonitor or hooks that run).
+        for n, (name, value) in enumerate(FORCED):
+            env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = name, value
+        env["GIT_CONFIG_COUNT"] = str(len(FORCED))
+        # And no git command of its own: a nested repository would have git start one
+        # in it (``git status``), reading that repository's configuration.
+        env["GIT_EXEC_PATH"] = str(self.git_dir / "no-commands")
         return env
 
     def _run(
@@ -200,26 +227,58 @@ class ShadowRepo:
     def snapshot(self) -> str:
         """The root's files now, as a tree id."""
         with self._locked():
+            self._check_ignore_files()
             tracked = self._tracked()
             new = [
                 p for p in self._run("ls-files", "-z", "-o", "--exclude-standard").split(b"\0") if p
             ]
+            nested = [p.rstrip(b"/") for p in new if p.endswith(b"/")]
             if tracked + len(new) > self.max_files:
                 raise TooBig(
                     f"{self.root} holds more than {self.max_files} files "
                     "(checkpoints.maxFiles); its turns have no checkpoint"
                 )
-            pathspecs = [b"."] + [b":(exclude,literal)" + p for p in new if self._too_big(p)]
-            self._run(
-                "add",
-                "-A",
-                "--ignore-errors",
-                "--pathspec-from-file=-",
-                "--pathspec-file-nul",
-                stdin=b"\0".join(pathspecs),
-                check=False,
-            )
+            # A nested repository stays out: git would look into it with a git of its
+            # own (GIT_EXEC_PATH refuses that), and its files are its own history's.
+            left_out = [p for p in new if self._too_big(p)] + nested
+            pathspecs = [b"."] + [b":(exclude,literal)" + p for p in left_out]
+            for attempt in range(ADD_ATTEMPTS):
+                try:
+                    self._run(
+                        "add",
+                        "-A",
+                        "--ignore-errors",
+                        "--pathspec-from-file=-",
+                        "--pathspec-file-nul",
+                        stdin=b"\0".join(pathspecs),
+                    )
+                    break
+                except SnapshotError:  # a file gone between git's listing and its look
+                    if attempt == ADD_ATTEMPTS - 1:
+                        raise
             return self._run("write-tree").decode().strip()
+
+    def _check_ignore_files(self) -> None:
+        """Refuse a root whose ignore files git would block on or follow out: a FIFO, a
+        device or a link named ``.gitignore`` (git opens each as it walks)."""
+        excluded = {p.rstrip("/") for p in DEFAULT_EXCLUDE if p.endswith("/")}
+        stack, seen = [self.root], 0
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                seen += 1
+                if seen > self.max_files * 4:
+                    return  # git's own count refuses a root this big
+                if entry.name == ".gitignore" and not entry.is_file(follow_symlinks=False):
+                    raise SnapshotError(
+                        f"{entry.path} is not a plain file: git would wait on it or follow it"
+                    )
+                if entry.is_dir(follow_symlinks=False) and entry.name not in excluded:
+                    stack.append(Path(entry.path))
 
     def _tracked(self) -> int:
         """The files of the last snapshot: the index's header counts them (listing them

@@ -3,8 +3,10 @@ call names, an excerpt of its output, the diff of an edit."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -61,10 +63,26 @@ def imitates(line: str, speakers: tuple[str, ...]) -> bool:
     return False
 
 
+_HTML_AS_MARKDOWN = (
+    (re.compile(r"<\s*blockquote\b[^>]*>", re.IGNORECASE), "> "),
+    (re.compile(r"<\s*/?\s*(?:strong|b)\b[^>]*>", re.IGNORECASE), "**"),
+    (re.compile(r"<\s*/?\s*(?:em|i)\b[^>]*>", re.IGNORECASE), "_"),
+    (re.compile(r"<[^>]*>"), ""),
+)
+"""HTML a markdown view renders as these marks: a line written in it reads as one
+written in markdown."""
+
+
 def _as_shown(line: str) -> str:
-    """``line`` with what markdown does not tell apart removed: an indent of up to three
-    spaces, and the space after a quote marker (``>x`` and `` > x`` read as ``> x``). A
-    quote inside a quote (``> > x``) shows as one, so it stays as it is."""
+    """``line`` with what markdown does not tell apart removed: character references and
+    HTML for their markdown (``&#x1F4BE;``, ``<strong>``, ``<blockquote>``), other spaces
+    as spaces (a no-break space looks like one), an indent of up to three spaces, and
+    the space after a quote marker (``>x`` and `` > x`` read as ``> x``). A quote inside
+    a quote (``> > x``) shows as one, so it stays as it is."""
+    line = html.unescape(line)
+    for tag, mark in _HTML_AS_MARKDOWN:
+        line = tag.sub(mark, line)
+    line = unicodedata.normalize("NFKC", line).replace("\t", " ")
     indent = len(line) - len(line.lstrip(" "))
     if indent <= 3:
         line = line[indent:]
