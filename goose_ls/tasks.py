@@ -74,3 +74,19 @@ async def within(seconds: float, work: Awaitable[T]) -> T:
         await asyncio.wait({task})  # our own cancellation still comes through here
         raise asyncio.TimeoutError
     return task.result()
+
+
+def uncancelled(request: Awaitable[T]) -> Awaitable[T]:
+    """A request sent to the editor, to await without cancelling it when the wait is
+    given up (:func:`within`): pygls reports an answer that comes after its request was
+    cancelled as an error of the server, which the editor then shows (to a person who
+    was slow to answer the editor's own question, say)."""
+    pending = asyncio.ensure_future(request)
+    pending.add_done_callback(_answered)
+    return asyncio.shield(pending)
+
+
+def _answered(answer: asyncio.Future[Any]) -> None:
+    """A late error answer is nobody's: read, so asyncio does not log it as lost."""
+    if not answer.cancelled():
+        answer.exception()

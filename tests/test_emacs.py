@@ -20,7 +20,11 @@ import pytest
 
 from goose_ls.testing.claude import CLAUDE, claude_agent
 from goose_ls.testing.claude import MISSING as CLAUDE_MISSING
+from goose_ls.testing.codex import CODEX, codex_agent
+from goose_ls.testing.codex import MISSING as CODEX_MISSING
 from goose_ls.testing.fake_anthropic import FakeAnthropic, Reply
+from goose_ls.testing.fake_model import FakeModel, apply_patch
+from goose_ls.testing.fake_model import Reply as CodexReply
 from goose_ls.testing.harness import SERVER_COMMAND, server_env
 from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS, PICKER_ITEMS
 from goose_ls.testing.real_agent import tap_in
@@ -35,6 +39,7 @@ from goose_ls.testing.script import (
     prompt_texts,
     prompts,
     received,
+    replace_in_file,
     scripted_agent_command,
     write_script,
 )
@@ -991,15 +996,25 @@ def _quit_without_saving(terminal: Terminal) -> list[str]:
 
 @contextlib.contextmanager
 def _emacs_in_tmux(
-    major: int, emacs: list[str], tmp_path: Path, script: dict[str, Any]
+    major: int,
+    emacs: list[str],
+    tmp_path: Path,
+    script: dict[str, Any] | None = None,
+    init: str = "tmux-init.el",
+    agent: dict[str, Any] | None = None,
 ) -> Iterator[Terminal]:
-    """A real `emacs -nw` in tmux on ``app.py``, goose-ls running the scripted agent."""
+    """A real `emacs -nw` in tmux on ``app.py``, goose-ls running the scripted agent
+    (``script``) or another (``agent``, its settings), Emacs set up by ``init`` (in
+    tests/emacs: with goose-ls.el, or ``tmux-plain.el``, eglot alone)."""
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
     (workspace / "app.py").write_text(APP)
-    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
-    command = _tmux_emacs(emacs, ROOT / "tests" / "emacs" / "tmux-init.el")
+    if agent is None:
+        agent = {
+            "command": scripted_agent_command(write_script(tmp_path / "script.json", script or {}))
+        }
+    command = _tmux_emacs(emacs, ROOT / "tests" / "emacs" / init)
     terminal = Terminal(f"goose-emacs-{major}-{tmp_path.name}", width=200, height=50)
     terminal.start(command, workspace, _tmux_env(tmp_path, agent))
     try:
@@ -1236,3 +1251,279 @@ def test_real_emacs_in_tmux_a_new_chat_from_the_compose_buffer_gets_the_next_mes
         assert [p["prompt"][0]["text"] for p in sent] == ["First question", "Second question"]
         assert sent[0]["sessionId"] != sent[1]["sessionId"], "the new chat got it"
         terminal.wait_for(_on_screen("Fresh."), "the new chat's answer is not on the screen")
+
+
+# The agent writes a file open in Emacs itself (as claude-agent-acp and codex-acp do).
+
+BY_AGENT = APP.replace("return x - y\n", "return x - y  # by the agent\n")
+AGAIN = BY_AGENT.replace("return x * y\n", "return x * y  # the agent again\n")
+MINE = APP.replace("return x / y\n", "return x / y  # mine\n")
+
+
+def _app_modified(screen: str) -> bool | None:
+    """Whether app.py's mode line says modified (``**``), unmodified (``--``), or None
+    when it is not on the screen."""
+    found = re.search(r"-UU-:(\*\*|--)[- ]*F1 +app\.py ", screen)
+    return None if found is None else found[1] == "**"
+
+
+def _echo(screen: str) -> str:
+    """The echo area: the screen's last line ("" when it is blank)."""
+    return screen.rstrip("\n").rsplit("\n", 1)[-1].rstrip()
+
+
+def _left(screen: str) -> str:
+    """The left-hand window of a screen split side by side (all of it, unsplit)."""
+    return "\n".join(line.split("|", 1)[0] for line in screen.split("\n"))
+
+
+def _code_action(terminal: Terminal, title: str) -> None:
+    """M-x eglot-code-actions in the selected window, ``title`` picked."""
+    terminal.keys("M-x")
+    terminal.type("eglot-code-actions")
+    terminal.keys("Enter")
+    terminal.wait_for(_on_screen("Pick an action"), "eglot offered no code actions")
+    terminal.type(title)
+    terminal.keys("Tab", "Enter")
+
+
+def _transcript(tmp_path: Path) -> str:
+    """The chat as goose-ls wrote it (the plugin-free face's transcript)."""
+    return "".join(p.read_text() for p in (tmp_path / "data" / "transcripts").glob("*.md"))
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_real_emacs_in_tmux_the_agent_edits_an_open_file_and_emacs_asks_nothing(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """With goose-ls.el, the agent's write to app.py lands in its buffer with no question
+    ("changed on disk; really edit the buffer?", "Reread from disk?"), and the buffer is
+    marked saved: C-x C-s has nothing to write, the file keeps the agent's text, and
+    one C-/ takes the edit back (the buffer then modified). Unsaved changes of the user's
+    meet the agent's next write as a conflict: the buffer keeps them, the chat says so,
+    and the code actions compare, then take the agent's version (one C-/ back again)."""
+    app = tmp_path / "workspace" / "app.py"
+    script = {
+        "turns": [
+            [
+                replace_in_file(app, "return x - y\n", "return x - y  # by the agent\n"),
+                {"text": "Did sub."},
+            ],
+            [
+                replace_in_file(app, "return x * y\n", "return x * y  # the agent again\n"),
+                {"text": "Did mul."},
+            ],
+        ]
+    }
+    with _emacs_in_tmux(major, emacs, tmp_path, script) as terminal:
+        terminal.keys("C-c", "g", "c")
+        terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
+        terminal.type("Comment sub")
+        terminal.keys("C-c", "C-c")
+        screen = terminal.wait_for(
+            lambda s: (
+                "# by the agent" in _left(s)
+                and "app.py changed on disk; your buffer shows the new text" in s
+                and _app_modified(s) is False
+            ),
+            "the agent's edit did not land in app.py's buffer, marked saved, with nothing asked",
+        )
+        assert "?" not in _echo(screen), screen
+        assert app.read_text() == BY_AGENT
+        terminal.keys("C-x", "o")  # app.py's window, the next one from the compose buffer
+        terminal.keys("C-x", "C-s")
+        terminal.wait_for(lambda s: "No changes need to be saved" in _echo(s), "C-x C-s wrote")
+        assert app.read_text() == BY_AGENT, "the file keeps the agent's text"
+        terminal.keys("C-/")
+        screen = terminal.wait_for(
+            lambda s: "# by the agent" not in _left(s) and _app_modified(s) is True,
+            "one undo did not take the agent's edit back",
+        )
+        assert app.read_text() == BY_AGENT, "undo is the buffer's; the disk keeps the agent's"
+
+        # The undone buffer is unsaved work: the agent's next write meets it.
+        terminal.keys("C-x", "o", "C-x", "o")  # the compose buffer again
+        terminal.type("Comment mul")
+        terminal.keys("C-c", "C-c")
+        conflicts = tmp_path / "data" / "conflicts"
+        terminal.wait_for(
+            lambda s: "chat idle" in s and bool(list(conflicts.glob("*/app.py"))),
+            "no conflict",
+        )
+        # The chat follows its end: the note's last line (it comes before the reply's).
+        terminal.wait_for(
+            lambda s: "Saving the buffer keeps yours." in " ".join(_right(s).split()),
+            "the conflict is not told in the chat",
+        )
+        assert app.read_text() == AGAIN
+        screen = terminal.screen()
+        assert "# the agent again" not in _left(screen), screen
+        assert _app_modified(screen) is True, screen
+        terminal.keys("C-x", "o")
+        _code_action(terminal, "Goose: Compare")
+        deadline = time.monotonic() + 30
+        while not list((tmp_path / "data" / "conflicts").rglob("app.py.diff.md")):
+            assert time.monotonic() < deadline, "no comparison"
+            time.sleep(0.05)
+        if major == 30:  # eglot 1.9 opens no document: goose-ls names it in the echo area
+            terminal.wait_for(_on_screen("app.py.diff.md"), "the comparison is not shown")
+        terminal.keys("C-x", "b")
+        terminal.type("app.py")
+        terminal.keys("Enter")
+        _code_action(terminal, "Goose: Take")
+        screen = terminal.wait_for(
+            lambda s: "# by the agent" in _left(s) and "# the agent again" in _left(s),
+            "the agent's version is not taken",
+        )
+        assert "?" not in _echo(screen), screen
+        terminal.keys("C-/")
+        terminal.wait_for(
+            lambda s: "# by the agent" not in _left(s) and "# the agent again" not in _left(s),
+            "one undo did not bring the user's text back",
+        )
+        assert app.read_text() == AGAIN
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_real_emacs_in_tmux_without_the_package_the_chat_says_to_revert_and_nothing_is_asked(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """eglot alone (docs/editors/emacs.md, "Without the package") would put goose-ls's
+    edit to a user with "[eglot] Server wants to edit" and "File app.py changed on disk.
+    Reread from disk?", and eglot 1.9 applies it twice after a yes: goose-ls sends none.
+    The chat says how to take the new text: C-x x g rereads app.py, unmodified, and one
+    C-/ takes that back. lib.py, with unsaved changes, is a conflict: "Goose: Take the
+    agent's version" says to reread it, C-x x g asks to discard the edits, and one C-/
+    brings them back."""
+    workspace = tmp_path / "workspace"
+    app, lib = workspace / "app.py", workspace / "lib.py"
+    added = "# by the agent\ndef sub(x, y):\n"
+    script = {
+        "turns": [
+            [
+                replace_in_file(app, "def sub(x, y):\n", added),
+                replace_in_file(lib, "return x * y\n", "return x * y  # by the agent\n"),
+                {"text": "Did sub and mul."},
+            ]
+        ]
+    }
+    with _emacs_in_tmux(major, emacs, tmp_path, script, init="tmux-plain.el") as terminal:
+        lib.write_text(APP)
+        terminal.keys("M-x")
+        terminal.type("eglot")
+        terminal.keys("Enter")
+        terminal.wait_for(_on_screen("Connected!"), "eglot did not start goose-ls")
+        terminal.keys("C-x", "C-f")
+        terminal.type("lib.py")
+        terminal.keys("Enter", "M->")
+        terminal.type("# mine")
+        terminal.wait_for(lambda s: "# mine" in s and "lib.py" in s, "lib.py was not changed")
+        terminal.keys("C-x", "b")
+        terminal.type("app.py")
+        terminal.keys("Enter")
+        _code_action(terminal, "Goose: Explain")
+        deadline = time.monotonic() + 30
+        while "C-x x g" not in _transcript(tmp_path) or "Both are kept" not in _transcript(
+            tmp_path
+        ):
+            assert time.monotonic() < deadline, _transcript(tmp_path)
+            time.sleep(0.05)
+        told = _transcript(tmp_path)
+        assert "app.py changed on disk; your buffer of it shows the old text still" in told
+        assert "lib.py changed on disk while your buffer of it has unsaved changes" in told
+        assert "app.py changed on disk while" not in told, "app.py is no conflict"
+        screen = terminal.screen()
+        assert "# by the agent" not in _left(screen) and "?" not in _echo(screen), screen
+        terminal.keys("C-x", "b")
+        terminal.type("app.py")
+        terminal.keys("Enter", "C-x", "x", "g")
+        terminal.wait_for(
+            lambda s: _left(s).count("# by the agent") == 1 and _app_modified(s) is False,
+            "C-x x g did not reread app.py",
+        )
+        terminal.keys("C-/")
+        terminal.wait_for(
+            lambda s: "# by the agent" not in _left(s) and _app_modified(s) is True,
+            "one undo did not take the reread back",
+        )
+        assert app.read_text() == APP.replace("def sub(x, y):\n", added)
+
+        terminal.keys("C-x", "b")
+        terminal.type("lib.py")
+        terminal.keys("Enter")
+        _code_action(terminal, "Goose: Take")
+        # Said in the echo area, which eldoc may clear at once in Emacs 28: read in
+        # *Messages* (C-h e), as a person who missed it does.
+        terminal.keys("C-h", "e")
+        terminal.wait_for(
+            _on_screen("lib.py keeps your version: the editor did not apply it"),
+            "the user is not told how to take the agent's version",
+        )
+        terminal.keys("C-x", "1", "C-x", "x", "g")
+        terminal.wait_for(
+            lambda s: (
+                _echo(s).startswith("Discard edits and reread from")
+                and _echo(s).endswith("lib.py? (yes or no)")
+            ),
+            "C-x x g did not ask to discard the edits",
+        )
+        terminal.type("yes")
+        terminal.keys("Enter")
+        # Emacs 30 shows lib.py where it showed the chat, app.py (undone) beside it.
+        terminal.wait_for(
+            lambda s: "# by the agent" in s and "# mine" not in s,
+            "the agent's version was not reread",
+        )
+        terminal.keys("C-/")
+        terminal.wait_for(
+            lambda s: "# by the agent" not in s and "# mine" in s,
+            "one undo did not bring the user's text back",
+        )
+
+
+CODEX_PATCH = (
+    "*** Begin Patch\n*** Update File: app.py\n@@\n-    return x - y\n"
+    "+    return x - y  # by codex\n*** End Patch\n"
+)
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.skipif(not CODEX.exists(), reason=CODEX_MISSING)
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_real_emacs_in_tmux_codex_edits_the_open_file_and_emacs_asks_nothing(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """codex-acp (offline, on a fake model; in its ``auto`` mode, in a project the user
+    trusts) writes app.py with its own apply_patch: the buffer shows it, marked saved,
+    with nothing asked; C-x C-s has nothing to write and one C-/ takes the edit back."""
+    app = tmp_path / "workspace" / "app.py"
+    tap_in(tmp_path, tmp_path / "agent.jsonl", "codex-acp")
+    replies = [CodexReply(("Editing.",), call=apply_patch(CODEX_PATCH)), CodexReply(("Done.",))]
+    with FakeModel(replies) as model:
+        agent = {**codex_agent(tmp_path, model, tmp_path / "workspace"), "mode": "auto"}
+        with _emacs_in_tmux(major, emacs, tmp_path, agent=agent) as terminal:
+            terminal.keys("C-c", "g", "c")
+            terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
+            terminal.type("Comment sub")
+            terminal.keys("C-c", "C-c")
+            screen = terminal.wait_for(
+                lambda s: (
+                    "# by codex" in _left(s)
+                    and "app.py changed on disk; your buffer shows the new text" in s
+                    and _app_modified(s) is False
+                ),
+                "codex's edit did not land in app.py's buffer, marked saved, nothing asked",
+                60,
+            )
+            assert "?" not in _echo(screen), screen
+            assert app.read_text() == APP.replace("x - y\n", "x - y  # by codex\n")
+            terminal.keys("C-x", "o", "C-x", "C-s")
+            terminal.wait_for(lambda s: "No changes need to be saved" in _echo(s), "C-x C-s wrote")
+            terminal.keys("C-/")
+            terminal.wait_for(
+                lambda s: "# by codex" not in _left(s) and _app_modified(s) is True,
+                "one undo did not take codex's edit back",
+            )
+    assert len(model.turns()) == 2, "the patch's result went back to the model"

@@ -7,12 +7,14 @@ The scripted agent's ``shell`` step runs in its own process, never through goose
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
 from goose_ls.testing.buffers import EditorBuffers
@@ -393,6 +395,205 @@ async def test_a_root_over_the_file_limit_gets_no_checkpoint_and_the_user_is_tol
     assert len([m for m in editor.client.messages if m.message == told]) == 1
     await _command(editor, "goose.reviewTurn", chat)
     await editor.shown("no turn of this chat changed a file")
+
+
+# --- editors that reload a file themselves, refuse or answer late ------------------------
+
+
+async def test_vs_code_reloads_a_clean_buffer_itself_and_goose_ls_sends_it_no_edit(
+    editor: Editor,
+) -> None:
+    """VS Code reloads a clean buffer whose file changed on disk (undo kept): an edit of
+    goose-ls's would race that reload, so goose-ls waits for it, and follows the buffer
+    from the reloaded text on; the user's next change is theirs, not a conflict."""
+    app, other = editor.workspace / "app.py", editor.workspace / "other.py"
+    app.write_text(NUMBERED)
+    other.write_text("y = 1\n")
+    steps = [
+        replace_in_file(app, "x10 = 10\n", "x10 = 'ten'\n"),
+        replace_in_file(other, "y = 1", "y = 2"),
+        {"waitForCancel": True},
+    ]
+    await editor.start({"turns": [steps]}, editor="visual_studio_code", name="code-server")
+    buffers = EditorBuffers(editor.client, "utf-16")
+    buffers.open(app.as_uri(), NUMBERED, "python")  # compared first, at each change on disk
+    buffers.open(other.as_uri(), "y = 1\n", "python")
+    buffers.replace_all(other.as_uri(), "y = 'mine'\n")  # a conflict: a sign app.py was seen
+
+    def conflicts(name: str) -> list[str]:
+        return [n for n in _notes(editor) if n.startswith(f"{name} changed") and "kept" in n]
+
+    _, session_id = await _chat(editor)
+    await editor.prompt(session_id, "change x10")
+    await editor.goose.wait_for(lambda: conflicts("other.py"), what="the agent's writes seen")
+    agent = NUMBERED.replace("x10 = 10\n", "x10 = 'ten'\n")
+    buffers.replace_all(app.as_uri(), agent)  # VS Code's own reload
+    await editor.goose.wait_for(
+        lambda: [n for n in _notes(editor) if "app.py changed on disk; the editor reloaded" in n],
+        what="the note that the editor reloaded it",
+    )
+    buffers.replace_all(app.as_uri(), agent + "x30 = 30\n")  # the user types on
+    other.write_text("y = 3\n")  # a change on disk: app.py is compared again, first
+    await editor.goose.wait_for(lambda: len(conflicts("other.py")) == 2)
+    assert not [uri for uri, _ in buffers.edits if uri == app.as_uri()], "no edit to race it"
+    assert not conflicts("app.py"), "the user's change is theirs"
+    await editor.goose.request("goose/cancel", {"sessionId": session_id})
+
+
+async def test_vs_code_gets_the_edit_when_it_did_not_reload_by_the_watchs_end(
+    editor: Editor,
+) -> None:
+    """A file VS Code does not watch (excluded, say) is not reloaded: when the watch
+    ends, goose-ls brings the buffer along itself."""
+    app = editor.workspace / "app.py"
+    app.write_text(NUMBERED)
+    await editor.start(
+        {"turns": [[replace_in_file(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]},
+        editor="visual_studio_code",
+        name="Visual Studio Code",
+    )
+    buffers = EditorBuffers(editor.client, "utf-16")
+    buffers.open(app.as_uri(), NUMBERED, "python")
+    _, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "change x10"))
+    agent = NUMBERED.replace("x10 = 10\n", "x10 = 'ten'\n")
+    await editor.goose.wait_for(lambda: buffers.texts[app.as_uri()] == agent, what="the edit")
+    assert len([uri for uri, _ in buffers.edits if uri == app.as_uri()]) == 1
+    await editor.goose.wait_for(lambda: app.as_uri() in editor.goose.disk_synced)
+
+
+async def test_an_edit_refused_because_the_editor_reloaded_first_is_no_conflict(
+    editor: Editor,
+) -> None:
+    """The editor reloads the file just as goose-ls's edit comes (VS Code's watcher won
+    the race; Emacs asked "Reread from disk?" and was told yes): the edit is refused for
+    its version, the buffer holds the disk's text, and nothing is left to settle."""
+    app = editor.workspace / "app.py"
+    app.write_text(NUMBERED)
+    await editor.start(
+        {"turns": [[replace_in_file(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]},
+        editor="emacs",
+    )
+    buffers = EditorBuffers(editor.client, "utf-32", apply_edits=False)
+
+    def reload_first(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        for change in params.edit.document_changes or []:
+            assert isinstance(change, types.TextDocumentEdit)
+            uri = change.text_document.uri
+            buffers.replace_all(uri, app.read_text())
+            assert change.text_document.version != buffers.versions[uri]
+        assert params.edit.document_changes, "versioned"
+        return types.ApplyWorkspaceEditResult(applied=False)
+
+    editor.client.feature(types.WORKSPACE_APPLY_EDIT)(reload_first)
+
+    buffers.open(app.as_uri(), NUMBERED, "python")
+    _, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "change x10"))
+    agent = NUMBERED.replace("x10 = 10\n", "x10 = 'ten'\n")
+    await editor.goose.wait_for(lambda: any("app.py changed on disk" in n for n in _notes(editor)))
+    assert buffers.texts[app.as_uri()] == agent
+    assert not [n for n in _notes(editor) if "Both are kept" in n], "no conflict"
+    assert "Goose: Take the agent's version" not in await editor.code_actions(app.as_uri(), 0)
+
+
+@pytest.mark.parametrize("name", ["Eglot", None], ids=["eglot", "eglot-1.9"])
+async def test_eglot_alone_gets_no_edit_and_the_chat_says_to_revert_the_buffer(
+    editor: Editor, name: str | None
+) -> None:
+    """eglot without goose-ls.el asks "File app.py changed on disk.  Reread from disk?"
+    before an edit to a buffer whose file changed, and after a yes eglot 1.9 applies the
+    edit to the reread text (it numbers it as the edit's version): a line the agent added
+    comes twice. So goose-ls sends no edit there; the chat says how to reread it."""
+    app = editor.workspace / "app.py"
+    app.write_text(NUMBERED)
+    added = NUMBERED.replace("x10 = 10\n", "x10 = 10\nx10b = 'added'\n")
+    await editor.start(
+        {"turns": [[replace_in_file(app, "x10 = 10\n", "x10 = 10\nx10b = 'added'\n")]]},
+        settings={"gooseUpdates": False},  # no plugin: eglot alone
+        editor="emacs",
+        name=name,  # eglot 1.9 gives none
+    )
+    buffers = EditorBuffers(editor.client, "utf-32")
+    buffers.open(app.as_uri(), NUMBERED, "python")
+    chat, session_id = await _chat(editor)
+    await editor.prompt(session_id, "add a line")
+    transcript = Path(chat.removeprefix("file://"))
+    await editor.goose.wait_for(
+        lambda: "C-x x g" in transcript.read_text(), what="the note", timeout=60
+    )
+    assert "app.py changed on disk; your buffer of it shows the old text still" in (
+        transcript.read_text()
+    )
+    assert not [uri for uri, _ in buffers.edits if uri == app.as_uri()], "no edit"
+    buffers.open(app.as_uri(), added, "python")  # C-x x g: eglot opens it again
+    await editor.goose.wait_for(lambda: "the editor reloaded it" in transcript.read_text())
+    assert "Both are kept" not in transcript.read_text()
+
+
+async def test_a_late_answer_to_the_edit_is_no_error_of_the_server(editor: Editor) -> None:
+    """The editor asks its user before it applies the edit ("changed on disk; really
+    edit?") and the user takes longer than goose-ls waits: the chat says the editor did
+    not take the new text, and the late answer is not shown as a server error."""
+    app = editor.workspace / "app.py"
+    app.write_text(NUMBERED)
+    await editor.start(
+        {"turns": [[replace_in_file(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]}
+    )
+    buffers = EditorBuffers(editor.client, "utf-8", apply_edits=False)
+    answered, replied = asyncio.Event(), asyncio.Event()
+
+    async def slow(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        await answered.wait()
+        replied.set()
+        return types.ApplyWorkspaceEditResult(applied=False, failure_reason="the user said no")
+
+    editor.client.feature(types.WORKSPACE_APPLY_EDIT)(slow)
+
+    buffers.open(app.as_uri(), NUMBERED, "python")
+    _, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "change x10"))
+    (note,) = await editor.goose.wait_for(
+        lambda: [n for n in _notes(editor) if "Both are kept" in n], timeout=60
+    )
+    assert "the editor did not take the new text into your buffer (no answer in 10 s)" in note
+    answered.set()
+    await replied.wait()
+    await editor.goose.request("goose/status", {})  # the late answer goes out meanwhile,
+    await editor.goose.request("goose/status", {})  # and this comes after it
+    assert not [m.message for m in editor.client.messages if "Error" in m.message]
+
+
+async def test_a_conflict_the_buffer_came_out_of_offers_nothing_to_settle(
+    editor: Editor,
+) -> None:
+    """Saving keeps the user's version (as the note says); typing the agent's text in
+    leaves nothing to choose either."""
+    app, lib = editor.workspace / "app.py", editor.workspace / "lib.py"
+    for path in (app, lib):
+        path.write_text(NUMBERED)
+    steps = [
+        replace_in_file(app, "x10 = 10\n", "x10 = 'agent'\n"),
+        replace_in_file(lib, "x10 = 10\n", "x10 = 'agent'\n"),
+        {"text": "done"},
+    ]
+    await editor.start({"turns": [steps]})
+    buffers = EditorBuffers(editor.client, "utf-8")
+    mine = NUMBERED.replace("x2 = 2\n", "x2 = 'mine'\n")
+    for path in (app, lib):
+        buffers.open(path.as_uri(), NUMBERED, "python")
+        buffers.replace_all(path.as_uri(), mine)
+    _, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "change x10"))
+    await editor.goose.wait_for(lambda: len([n for n in _notes(editor) if "unsaved" in n]) == 2)
+    take = "Goose: Take the agent's version"
+    assert take in await editor.code_actions(app.as_uri(), 0)
+    assert take in await editor.code_actions(lib.as_uri(), 0)
+
+    buffers.save(app.as_uri())
+    buffers.replace_all(lib.as_uri(), NUMBERED.replace("x10 = 10\n", "x10 = 'agent'\n"))
+    assert take not in await editor.code_actions(app.as_uri(), 0)
+    assert take not in await editor.code_actions(lib.as_uri(), 0)
 
 
 async def test_files_a_checkpoint_holds_already_count_toward_the_file_limit(

@@ -13,12 +13,20 @@ from typing import Any
 
 import pytest
 
-from goose_ls.testing.browser import Browser, CodeServer, missing, package_extension, wait_for
+from goose_ls.testing.browser import (
+    SCREEN,
+    Browser,
+    CodeServer,
+    missing,
+    package_extension,
+    wait_for,
+)
 from goose_ls.testing.harness import server_env
 from goose_ls.testing.script import (
     GOOSE_LABELS,
     edit_call,
     prompts,
+    replace_in_file,
     scripted_agent_command,
     write_script,
 )
@@ -274,3 +282,154 @@ def test_ask_about_a_selection_see_the_reply_stream_approve_the_edit(
     browser.run("""await page.locator('[id="status.notifications"]').click()""")
     told = browser.run("""return await page.locator(".notifications-center").innerText()""")
     assert "unknown setting" not in told, told
+
+
+NUMBERED = "".join(f"x{n} = {n}\n" for n in range(30))
+BY_AGENT = NUMBERED.replace("x10 = 10\n", "x10 = 'agent'\n")
+AGAIN = BY_AGENT.replace("x20 = 20\n", "x20 = 'agent'\n")
+
+
+def _palette(browser: Browser, command: str) -> None:
+    """Run a command from the command palette."""
+    browser.run(
+        """await page.keyboard.press("Control+Shift+P");
+        await page.keyboard.type(args.command);
+        await page.locator(".quick-input-list .monaco-list-row", {hasText: args.command}).first().waitFor();
+        await page.keyboard.press("Enter");""",
+        command=command,
+    )
+
+
+def _dirty(browser: Browser) -> list[str]:
+    """The names of the tabs marked unsaved."""
+    return list(
+        browser.in_page(
+            "return [...document.querySelectorAll('.tab.dirty .label-name')].map(t => t.innerText)"
+        )
+    )
+
+
+def _in_app(browser: Browser, *keys: str) -> None:
+    """Keys in app.py's editor (the first group)."""
+    browser.run(
+        """await page.locator(".editor-group-container").first().locator(".view-lines").first().click();
+        for (const key of args.keys) await page.keyboard.press(key);""",
+        keys=list(keys),
+    )
+
+
+def _newer(screen: dict[str, Any]) -> list[str]:
+    return [t for t in screen["toasts"] if "newer" in t]
+
+
+@pytest.mark.timeout(360)
+def test_the_agent_writes_a_file_open_in_vs_code_which_reloads_it_and_a_conflict_is_settled(
+    vscode: tuple[CodeServer, Browser], tmp_path: Path
+) -> None:
+    """The agent writes app.py in its own process while it is open and unchanged: VS
+    Code reloads it (goose-ls sends no edit to race that reload), nothing left unsaved,
+    no dialog; Ctrl+Z takes the agent's text back and Ctrl+Shift+Z brings it again. With
+    unsaved changes of the user's, the agent's next write is a conflict: the chat says
+    so, the light bulb's quick fixes offer the three choices, and taking the agent's
+    version then saving asks nothing (no "The content of the file is newer")."""
+    server, browser = vscode
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    app = workspace / "app.py"
+    app.write_text(NUMBERED)
+    script = {
+        "turns": [
+            # Open until cancelled: the reload, not the watch's end, brings the text.
+            [replace_in_file(app, "x10 = 10\n", "x10 = 'agent'\n"), {"waitForCancel": True}],
+            [replace_in_file(app, "x20 = 20\n", "x20 = 'agent'\n"), {"text": "Changed x20."}],
+        ]
+    }
+    server.settings(
+        {
+            "goose.serverPath": str(Path(sys.executable).with_name("goose-ls")),
+            "goose.agent.command": scripted_agent_command(
+                write_script(tmp_path / "script.json", script)
+            ),
+            "workbench.startupEditor": "none",
+            "workbench.editor.enablePreview": False,
+            "files.autoSave": "off",  # VS Code's own default (code-server saves after a delay)
+        }
+    )
+    shot = tmp_path / "failed.png"
+    browser.run("await page.goto(args.url)", url=f"{server.url}?folder={workspace}")
+    wait_for(browser, lambda s: "goose: idle" in s["status"], "goose-ls did not start", 60, shot)
+    browser.run("""await page.getByRole("treeitem", {name: "app.py"}).click()""")
+    wait_for(browser, lambda s: "x1 = 1" in _editor(s, "app.py"), "no app.py", shot=shot)
+
+    _send(browser, "Change x10")
+    screen = wait_for(
+        browser,
+        lambda s: "x10 = 'agent'" in _editor(s, "app.py"),
+        "app.py's editor does not show the agent's text",
+        shot=shot,
+    )
+    assert app.read_text() == BY_AGENT
+    assert _dirty(browser) == [] and not screen["toasts"], "reloaded: nothing unsaved, asked"
+    _palette(browser, "Goose: Cancel the turn")
+    wait_for(browser, lambda s: "goose: idle" in s["status"], "the turn did not end", shot=shot)
+    _in_app(browser, "Control+z")
+    wait_for(
+        browser,
+        lambda s: "x10 = 10" in _editor(s, "app.py") and _dirty(browser) == ["app.py"],
+        "Ctrl+Z did not take the agent's text back",
+        shot=shot,
+    )
+    _in_app(browser, "Control+Shift+z")
+    wait_for(
+        browser,
+        lambda s: "x10 = 'agent'" in _editor(s, "app.py") and _dirty(browser) == [],
+        "Ctrl+Shift+Z did not bring it again",
+        shot=shot,
+    )
+
+    # Unsaved changes meet the agent's next write: a conflict.
+    _in_app(browser, "Control+Home")
+    browser.run("await page.keyboard.type('# mine\\n')")
+    wait_for(browser, lambda s: _dirty(browser) == ["app.py"], "the typing is not unsaved")
+    _send(browser, "Change x20")
+    screen = wait_for(
+        browser,
+        lambda s: "app.py changed on disk while your buffer of it has unsaved changes" in _chat(s),
+        "the chat does not tell the conflict",
+        shot=shot,
+    )
+    assert "# mine" in _editor(screen, "app.py") and "x20 = 20" in _editor(screen, "app.py")
+    assert app.read_text() == AGAIN, "both kept: the agent's on disk, the user's in the editor"
+    _in_app(browser, "Control+.")
+    rows = ".action-widget .monaco-list-row"
+    wait_for(
+        browser,
+        lambda s: browser.in_page(f"return document.querySelectorAll('{rows}').length") > 0,
+        "no quick fixes",
+        shot=shot,
+    )
+    items = browser.in_page(
+        f"return [...document.querySelectorAll('{rows}')].map(r => r.innerText)"
+    )
+    choices = [
+        "Goose: Take the agent's version",
+        "Goose: Keep my version",
+        "Goose: Compare with the agent's version",
+    ]
+    assert items[: len(choices) + 1] == ["Quick Fix", *choices], items
+    browser.run("await page.keyboard.press('Enter')")  # the first: take the agent's version
+    screen = wait_for(
+        browser,
+        lambda s: "x20 = 'agent'" in _editor(s, "app.py") and "# mine" not in _editor(s, "app.py"),
+        "the agent's version was not taken",
+        shot=shot,
+    )
+    _in_app(browser, "Control+s")
+    deadline = time.monotonic() + 30
+    while _dirty(browser):
+        assert time.monotonic() < deadline, "Ctrl+S did not save"
+        time.sleep(0.05)
+    assert app.read_text() == AGAIN
+    assert not _newer(browser.in_page(SCREEN)), "no dialog that the file is newer"
+    copies = list((tmp_path / "xdg-data" / "goose-ls" / "conflicts").rglob("yours-app.py"))
+    assert [c.read_text() for c in copies] == ["# mine\n" + BY_AGENT], "the user's text kept"

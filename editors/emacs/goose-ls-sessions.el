@@ -38,6 +38,15 @@ This buffer's chat, the current one, or else a new one."
            goose-ls-current-session)
       (goose-ls--new-session (goose-ls--server))))
 
+(defun goose-ls--send-changes (server)
+  "Send SERVER the changes to its buffers eglot holds back until Emacs is idle.
+goose-ls names unsaved buffers to the agent, and compares what the agent writes
+with what each buffer holds: a change typed just before a message counts."
+  (dolist (buffer (eglot--managed-buffers server))
+    (when (buffer-live-p buffer)
+      (with-current-buffer buffer
+        (eglot--signal-textDocument/didChange)))))
+
 (defun goose-ls--prompt (question context &optional session)
   "Send QUESTION with CONTEXT to SESSION (default: the current one).
 Returns the goose/prompt result; a message that waits shows as queued."
@@ -49,6 +58,7 @@ Returns the goose/prompt result; a message that waits shows as queued."
     ;; (a permission asked meanwhile runs in a timer while this waits).
     (with-current-buffer chat
       (setq goose-ls--turns (append goose-ls--turns (list message-id))))
+    (goose-ls--send-changes (buffer-local-value 'goose-ls--chat-server chat))
     (condition-case err
         (setq result (goose-ls--request :goose/prompt
                                         (list :sessionId session :messageId message-id

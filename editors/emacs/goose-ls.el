@@ -44,6 +44,7 @@
 ;;   goose-ls-history.el        past chats: searched, exported
 ;;   goose-ls-compose.el        the compose buffer
 ;;   goose-ls-options.el        the chat's config options
+;;   goose-ls-disk.el           open files the agent changes on disk: followed, no questions
 ;; Each part requires those below it; a call up or across (a chat's key to a compose
 ;; command, say) is a `declare-function', and this file loads them all.
 
@@ -59,6 +60,7 @@
 (require 'goose-ls-history)
 (require 'goose-ls-compose)
 (require 'goose-ls-options)
+(require 'goose-ls-disk)
 
 ;;;; Keys
 

@@ -25,7 +25,7 @@ from goose_ls.lsp.transcript.document import TranscriptDocument
 from goose_ls.lsp.transcript.rope import Position, Units, units_of
 from goose_ls.prompt_limits import MAX_BUTTON_CHARS, cut
 from goose_ls.sessions import path_of
-from goose_ls.tasks import within
+from goose_ls.tasks import uncancelled, within
 
 log = logging.getLogger(__name__)
 
@@ -248,7 +248,7 @@ class Editor:
         if sent is None:
             return False
         try:
-            result = await sent
+            result = await uncancelled(sent)  # a caller may stop waiting (transcripts)
         except Exception as exc:  # eglot before 1.16 and others do not have it
             log.info("window/showDocument failed: %s", exc)
             return False
@@ -302,8 +302,10 @@ class Editor:
         try:
             result = await within(
                 timeout,
-                self._server.workspace_apply_edit_async(
-                    types.ApplyWorkspaceEditParams(edit=change, label=label)
+                uncancelled(
+                    self._server.workspace_apply_edit_async(
+                        types.ApplyWorkspaceEditParams(edit=change, label=label)
+                    )
                 ),
             )
         except asyncio.TimeoutError:

@@ -15,6 +15,16 @@ DISK_SYNCED = "goose/diskSynced"
 
 EDIT_TIMEOUT = 10.0
 """Seconds to wait for the editor to apply the agent's write to an open buffer."""
+RELOADING_EDITORS = {
+    "visual studio code",
+    "visual studio code - insiders",
+    "code - oss",
+    "code-server",
+    "vscodium",
+}
+"""``clientInfo.name`` of the editors that reload a clean buffer whose file changed on
+disk by themselves, undo kept: VS Code and its builds (the extension sends its
+``vscode.env.appName``)."""
 
 
 class EditorFileAccess:
@@ -49,11 +59,28 @@ class EditorFileAccess:
             )
         return ""
 
+    def reloads_clean_buffers(self) -> bool:
+        return self._editor.client_name.lower() in RELOADING_EDITORS
+
+    def reload_instead(self) -> str | None:
+        # eglot applies an edit to a buffer whose file changed on disk only after asking
+        # "Reread from disk?", and a yes rereads it, then applies the edit on top (eglot
+        # 1.9 numbers the reread buffer as the edit's version: the change lands twice).
+        # eglot before 1.10 gives no clientInfo, as no other editor goose-ls serves.
+        name = self._editor.client_name.lower()
+        if name in ("eglot", "") and not self._editor.plugin:
+            return "C-x x g"
+        return None
+
     async def sync_buffer(self, path: Path, old: str, new: str) -> str | None:
         """Bring the open buffer from ``old`` (its text now) to ``new`` with the fewest
-        lines changed, in one undo step; the plugins then mark it saved."""
+        lines changed, in one undo step; the plugins then mark it saved. An edit refused
+        because the editor reloaded the file meanwhile (VS Code does; Emacs on a "Reread
+        from disk?" answered yes) got the buffer there all the same."""
         if not self._editor.can_apply_edits():
             return "the editor cannot apply edits (no workspace/applyEdit)"
+        if (how := self.reload_instead()) is not None:
+            return f"the editor would ask first; {how} in it rereads the file"
         uri = path.as_uri()
         if self._editor.buffer_text(uri) != old:
             return "the buffer changed meanwhile"
@@ -69,9 +96,10 @@ class EditorFileAccess:
         )
         if problem is None:
             self._editor.notify(DISK_SYNCED, {"uri": uri})
-        else:
-            self._syncing.pop(uri, None)
-        return problem
+            return None
+        self._syncing.pop(uri, None)
+        await self._editor.settled(uri)  # the reload's change came before the answer
+        return None if self._editor.buffer_text(uri) == new else problem
 
     async def replace_buffer(self, path: Path, content: str) -> str | None:
         if not self._editor.can_apply_edits():

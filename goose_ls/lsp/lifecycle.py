@@ -32,7 +32,7 @@ from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.lsp.transcripts import Transcripts
 from goose_ls.sessions import AgentState, SessionManager
 from goose_ls.settings import Settings
-from goose_ls.tasks import within
+from goose_ls.tasks import uncancelled, within
 
 log = logging.getLogger(__name__)
 
@@ -231,7 +231,9 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
         try:
             result = await within(
                 CONFIGURATION_WAIT,
-                server.workspace_configuration_async(types.ConfigurationParams(items=items)),
+                uncancelled(
+                    server.workspace_configuration_async(types.ConfigurationParams(items=items))
+                ),
             )
         except Exception as exc:  # the editor may not answer; the settings we have stay
             log.warning("workspace/configuration failed: %s", exc)

@@ -20,7 +20,7 @@ from goose_ls import events
 from goose_ls.lsp.editor import Editor
 from goose_ls.lsp.usage import context_line
 from goose_ls.sessions import IndexedEvent
-from goose_ls.tasks import Tasks, within
+from goose_ls.tasks import Tasks, uncancelled, within
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ class TurnProgress:
             return None
         token = str(uuid.uuid4())
         try:
-            await within(5.0, self._editor.progress.create_async(token))
+            await within(5.0, uncancelled(self._editor.progress.create_async(token)))
         except Exception as exc:
             log.info("the editor refused a progress token: %s", exc)
             return None

@@ -9,7 +9,11 @@ disk:
 
 - a buffer that held the file's text as it was on disk (no unsaved changes) is brought
   to the new text by the editor with the smallest edit: one undo takes it back, and the
-  plugins mark it saved (``goose/diskSynced``);
+  plugins mark it saved (``goose/diskSynced``). VS Code reloads such a buffer itself
+  (undo kept, nothing left unsaved), and an edit from goose-ls would race its reload:
+  there goose-ls waits for the reload, and edits only a buffer still not reloaded when
+  the watch ends. eglot without goose-ls.el questions such an edit (and a "yes, reread"
+  answer gets it applied twice): there the note says how to reload the buffer;
 - a buffer with unsaved changes is left alone, and so is the disk: that is a conflict.
   The agent's text is copied into the data dir, the chat says so, and code actions in
   the file take the agent's version or keep the user's. Nothing of either is lost.
@@ -74,6 +78,8 @@ class LiveBuffers:
         self._ending: asyncio.TimerHandle | None = None
         self._base: dict[Path, str] = {}
         """Open file → its text on disk as the buffer last matched it."""
+        self._reloading: dict[Path, str] = {}
+        """Open file → the disk's text the editor is to reload it with (VS Code)."""
         self._real: dict[Path, str] = {}
         """Open file → where it really was when first read (its links resolved)."""
         self.conflicts: dict[Path, Conflict] = {}
@@ -109,11 +115,12 @@ class LiveBuffers:
                 if paths:
                     self.changed |= paths
                     await self.check()
-            await self.check()  # what came after the last batch, or was missed
+            await self.check(last=True)  # what came after the last batch, or was missed
         finally:
             if self._stop is stop:
                 self._watch = self._stop = None
                 self._base.clear()
+                self._reloading.clear()
 
     async def _remember_open(self) -> None:
         for path in self._editor.open_files():
@@ -121,12 +128,14 @@ class LiveBuffers:
                 self._base[path] = text
 
     # --- comparing open buffers with the disk --------------------------------------------
-    async def check(self) -> None:
+    async def check(self, last: bool = False) -> None:
+        """Compare every open buffer with the disk; ``last``: the watch ends, so a buffer
+        the editor was left to reload itself and did not is edited now."""
         async with self._lock:
             for path in self._editor.open_files():
-                await self._compare(path)
+                await self._compare(path, last)
 
-    async def _compare(self, path: Path) -> None:
+    async def _compare(self, path: Path, last: bool = False) -> None:
         disk = await self._disk(path)
         buffer = self._editor.buffer_text(path)
         if disk is None or buffer is None:
@@ -136,20 +145,69 @@ class LiveBuffers:
             before = await self._before(path)
             base = _text(before) if before is not None else disk
             self._base[path] = base
-        if disk == base or (path in self.conflicts and self.conflicts[path].agent_text == disk):
-            return
         if _holds(buffer, disk):
-            self._base[path] = disk  # the user saved, or an edit was applied
+            # The user saved, an edit was applied (a revert's), or the editor reloaded
+            # the file; a conflict the buffer has come out of has nothing left to settle.
+            self._base[path] = disk
+            self.conflicts.pop(path, None)
+            if self._reloading.pop(path, None) == disk != base:
+                self._reloaded(path)
+            return
+        if disk == base or (path in self.conflicts and self.conflicts[path].agent_text == disk):
+            self._reloading.pop(path, None)
             return
         if not _holds(buffer, base):
+            self._reloading.pop(path, None)
             await self._conflict(path, disk)
+            return
+        how = self._editor.reload_instead()
+        if how is not None or (self._editor.reloads_clean_buffers() and not last):
+            told = self._reloading.get(path) == disk
+            self._reloading[path] = disk  # see buffer_changed
+            if how is not None and not told:
+                self._tell(
+                    "info",
+                    f"{path.name} changed on disk; your buffer of it shows the old text "
+                    f"still: {how} in it shows the new one (one undo takes it back).",
+                )
             return
         problem = await self._editor.sync_buffer(path, buffer, disk)
         if problem is not None:
             log.warning("could not bring %s along: %s", path, problem)
-            await self._conflict(path, disk)
+            await self._conflict(path, disk, problem)
             return
         self._base[path] = disk
+        self._followed(path)
+
+    def buffer_changed(self, path: Path) -> None:
+        """The editor changed an open buffer: when it is the reload goose-ls waits for,
+        the buffer follows the disk from now on (its user's next change is theirs); a
+        buffer that now holds the agent's text of a conflict has nothing left to settle."""
+        expected = self._reloading.get(path)
+        conflict = self.conflicts.get(path)
+        if expected is None and conflict is None:
+            return
+        buffer = self._editor.buffer_text(path)
+        if buffer is None:
+            return
+        if expected is not None and _holds(buffer, expected):
+            del self._reloading[path]
+            self._base[path] = expected
+            self._reloaded(path)
+        if conflict is not None and _holds(buffer, conflict.agent_text):
+            del self.conflicts[path]
+
+    def buffer_saved(self, path: Path) -> None:
+        """The user saved a buffer: the disk holds their text now (not the agent's
+        change to follow), and in a conflict theirs is kept, as the note says."""
+        self.conflicts.pop(path, None)
+        if path in self._base and (buffer := self._editor.buffer_text(path)) is not None:
+            self._base[path] = buffer
+
+    def _reloaded(self, path: Path) -> None:
+        self._tell("info", f"{path.name} changed on disk; the editor reloaded it.")
+
+    def _followed(self, path: Path) -> None:
         self._tell(
             "info",
             f"{path.name} changed on disk; your buffer shows the new text "
@@ -165,12 +223,18 @@ class LiveBuffers:
             return None
         return await asyncio.to_thread(_read, path)
 
-    async def _conflict(self, path: Path, agent_text: str) -> None:
+    async def _conflict(self, path: Path, agent_text: str, problem: str | None = None) -> None:
         copy = await asyncio.to_thread(self._keep, path, agent_text)
         self.conflicts[path] = Conflict(agent_text, copy)
+        what = (
+            f"{path.name} changed on disk, and the editor did not take the new text into "
+            f"your buffer ({problem})."
+            if problem
+            else f"{path.name} changed on disk while your buffer of it has unsaved changes."
+        )
         self._tell(
             "warning",
-            f"{path.name} changed on disk while your buffer of it has unsaved changes. "
+            f"{what} "
             f"Both are kept: yours in the buffer, the new text on disk and in {copy}. "
             "In that file, the code actions “Goose: Take the agent's version” and "
             "“Goose: Keep my version” choose; “Goose: Compare with the agent's version” "

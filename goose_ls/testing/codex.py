@@ -27,6 +27,27 @@ def codex_temp(editor: Editor) -> Path:
     return editor.tmp / "codex-temp"
 
 
+def codex_agent(
+    tmp: Path, model: FakeModel, trusted: Path | None = None, **env: str
+) -> dict[str, Any]:
+    """The ``agent`` settings that run codex-acp on ``model``, its state under ``tmp``;
+    ``env`` is added to its environment. ``trusted``: a project the user told codex to
+    trust, as most are. The command itself must be on goose-ls's PATH
+    (:func:`~goose_ls.testing.real_agent.tap_in`)."""
+    (tmp / "home").mkdir(exist_ok=True)
+    (tmp / "codex-temp").mkdir(exist_ok=True)
+    agent_env = {
+        "CODEX_HOME": str(model.codex_home(tmp / "codex-home", trusted)),
+        "HOME": str(tmp / "home"),
+        # codex makes its sandbox helper in CODEX_HOME, but not in the temporary folder,
+        # where a test's CODEX_HOME is: a TMPDIR of its own lets it.
+        "TMPDIR": str(tmp / "codex-temp"),
+        KEY_VARIABLE: "sk-fake",
+        **env,
+    }
+    return {"preset": "codex", "env": agent_env}
+
+
 async def start_codex(
     editor: Editor,
     model: FakeModel,
@@ -38,18 +59,5 @@ async def start_codex(
     agent's environment, ``settings`` to goose-ls's. ``trusted``: the workspace is a
     project the user told codex to trust, as most are."""
     tap(editor, "codex-acp")
-    (editor.tmp / "home").mkdir(exist_ok=True)
-    codex_temp(editor).mkdir(exist_ok=True)
-    agent_env = {
-        "CODEX_HOME": str(
-            model.codex_home(codex_home(editor), editor.workspace if trusted else None)
-        ),
-        "HOME": str(editor.tmp / "home"),
-        # codex makes its sandbox helper in CODEX_HOME, but not in the temporary folder,
-        # where a test's CODEX_HOME is: a TMPDIR of its own lets it.
-        "TMPDIR": str(codex_temp(editor)),
-        KEY_VARIABLE: "sk-fake",
-        **env,
-    }
-    agent = {"preset": "codex", "env": agent_env}
+    agent = codex_agent(editor.tmp, model, editor.workspace if trusted else None, **env)
     await editor.start(settings={**(settings or {}), "agent": agent})

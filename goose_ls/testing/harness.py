@@ -63,8 +63,10 @@ class Editor:
         settings: dict[str, Any] | None = None,
         editor: str | types.ClientCapabilities = "neovim@v0.11.0",
         folders: list[Path] | None = None,
+        name: str | None = None,
     ) -> None:
-        """``folders``: workspace folders the editor has open besides the workspace."""
+        """``folders``: workspace folders the editor has open besides the workspace;
+        ``name``: the editor's ``clientInfo.name`` (``code-server``, ``helix``...)."""
         # goose/update from the start (a plugin's flag): tests read what a turn streamed
         # even when they drive it as an editor without a plugin does.
         options: dict[str, Any] = {"dataDir": str(self.tmp / "data"), "gooseUpdates": True}
@@ -84,6 +86,7 @@ class Editor:
                     for folder in [self.workspace, *(folders or [])]
                 ],
                 initialization_options=options,
+                client_info=types.ClientInfo(name=name) if name is not None else None,
             )
         )
         self.capabilities = result.capabilities

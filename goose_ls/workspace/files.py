@@ -47,7 +47,17 @@ class EditorFiles(Protocol):
 
     async def sync_buffer(self, path: Path, old: str, new: str) -> str | None:
         """Bring an open buffer holding ``old`` to ``new`` (the file changed on disk) with
-        the smallest edit, one undo step; None when done, else why not."""
+        the smallest edit, one undo step; None when done (or when the editor refused the
+        edit but holds ``new`` meanwhile: it reloaded the file itself), else why not."""
+
+    def reloads_clean_buffers(self) -> bool:
+        """Whether the editor reloads a buffer without unsaved changes by itself when its
+        file changes on disk, keeping undo (VS Code): an edit from goose-ls would race it."""
+
+    def reload_instead(self) -> str | None:
+        """The keys that reload a buffer from its changed file, for a note, where the
+        editor would question an edit of goose-ls's to it (eglot without goose-ls.el:
+        "File changed on disk.  Reread from disk?"); else None."""
 
     def reload_hint(self) -> str:
         """What the user must do in this editor after a buffer was brought to the disk's
