@@ -15,7 +15,7 @@ from pathlib import Path
 
 import attrs
 
-from goose_ls.inert import inert, inert_line
+from goose_ls.inert import inert_line
 
 
 @attrs.define
@@ -124,7 +124,7 @@ def review(message_id: str, changes: dict[Path, Change], root: str | None = None
         body = diff(path, change, root) if change.kept and not change.hidden else ""
         if body:
             fence = "`" * max(3, _longest_backticks(body) + 1)
-            parts.append(f"\n{fence}diff\n{inert(body)}{fence}\n")
+            parts.append(f"\n{fence}diff\n{body}{fence}\n")
     if not changes:
         parts.append("\n_This turn changed no file._\n")
     return "".join(parts)

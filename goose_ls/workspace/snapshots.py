@@ -165,7 +165,12 @@ class ShadowRepo:
         return env
 
     def _run(
-        self, *args: str, stdin: bytes | None = None, check: bool = True, work_tree: bool = True
+        self,
+        *args: str,
+        stdin: bytes | None = None,
+        check: bool = True,
+        work_tree: bool = True,
+        ok: tuple[int, ...] = (0,),
     ) -> bytes:
         if self._git is None:
             raise SnapshotError("git is not installed (turn checkpoints need it)")
@@ -181,7 +186,7 @@ class ShadowRepo:
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise SnapshotError(f"git {args[0]}: {exc}") from None
-        if check and done.returncode != 0:
+        if check and done.returncode not in ok:
             why = done.stderr.decode("utf-8", "replace").strip().splitlines()
             raise SnapshotError(f"git {args[0]}: {why[-1] if why else done.returncode}")
         return done.stdout
@@ -251,6 +256,7 @@ class ShadowRepo:
                         "--pathspec-from-file=-",
                         "--pathspec-file-nul",
                         stdin=b"\0".join(pathspecs),
+                        ok=(0, 1),  # 1: some files were not added (a FIFO, unreadable)
                     )
                     break
                 except SnapshotError:  # a file gone between git's listing and its look
