@@ -208,7 +208,11 @@ async def test_checkpoints_survive_a_restart_and_go_with_their_chat(tmp_path: Pa
     again = await start_editor(tmp_path)
     try:
         await again.start(script)
-        await _command(again, "goose.reviewTurn")  # resumes the workspace's last chat
+        chat, _ = await _chat(again)  # the workspace's last chat, resumed
+        EditorBuffers(again.client, "utf-8").open(chat)
+        offered = await again.code_actions(chat, 0)
+        assert {"Goose: Review turn changes", "Goose: Revert turn"} <= set(offered)
+        await _command(again, "goose.reviewTurn")
         review = await again.goose.wait_for(
             lambda: [d for d in again.client.shown_documents if ".review-" in d.uri]
         )

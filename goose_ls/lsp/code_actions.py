@@ -85,7 +85,7 @@ def transcript_actions(
         if s.sessions.steering.possible(session.session_id):
             actions.append(_action("goose.sendNow", refactor, uri))
         actions.append(_action("goose.cancel", refactor, uri))
-    if session is not None and (session.message_ids or session.checkpoints.last_turn()):
+    if session is not None:  # a turn of before a restart may be reviewed too
         actions += [
             _action("goose.reviewTurn", refactor, uri),
             _action("goose.revertTurn", refactor, uri),

@@ -1,4 +1,4 @@
--- :Goose {ask|send|now|cancel|new|sessions|restart|...} and the <Plug>(goose-…) maps of the goose_ls plugin.
+-- :Goose {ask|send|now|cancel|new|sessions|restart|review|revert|...} and the <Plug>(goose-…) maps of the goose_ls plugin.
 if vim.g.loaded_goose_ls then return end
 vim.g.loaded_goose_ls = true
 
@@ -47,6 +47,8 @@ local subcommands = {
     require("goose_ls").restart(what == "server")
   end,
   sessions = function() require("goose_ls").sessions() end,
+  review = function() require("goose_ls").turn_changes("goose.reviewTurn") end,
+  revert = function() require("goose_ls").turn_changes("goose.revertTurn") end,
 }
 
 vim.api.nvim_create_user_command("Goose", function(opts)
@@ -61,7 +63,7 @@ end, {
   nargs = "*",
   range = true,
   complete = function() return vim.tbl_keys(subcommands) end,
-  desc = "goose: ask, send, compose, now, cancel, add, mode, option, new, sessions, signin, restart",
+  desc = "goose: ask, send, compose, now, cancel, add, mode, option, new, sessions, signin, restart, review, revert",
 })
 
 -- Maps to bind keys to (setup({ keymaps = true }) binds the <leader>g… ones).

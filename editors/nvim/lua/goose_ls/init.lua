@@ -278,6 +278,23 @@ function M.new_session()
   end)
 end
 
+--- Review or revert the chat's last turn that changed files, whoever changed them
+--- (:Goose review, :Goose revert): goose-ls's goose.reviewTurn / goose.revertTurn on the
+--- chat's transcript.
+function M.turn_changes(command)
+  if not chat.current then return vim.notify("goose: no chat yet", vim.log.levels.WARN) end
+  local current = chat.current
+  M.request("goose/status", {}, function(status)
+    for _, session in ipairs(status.sessions or {}) do
+      if session.sessionId == current then
+        local params = { command = command, arguments = { session.transcript } }
+        return M.request("workspace/executeCommand", params)
+      end
+    end
+    vim.notify("goose: this chat is not open in goose-ls", vim.log.levels.WARN)
+  end)
+end
+
 --- The session picker (:Goose sessions).
 function M.sessions() require("goose_ls.sessions").pick() end
 
