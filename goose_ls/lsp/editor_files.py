@@ -43,6 +43,9 @@ class EditorFileAccess:
     def open_files(self) -> list[Path]:
         return self._editor.open_files()
 
+    async def settled(self, path: Path) -> None:
+        await self._editor.settled(path.as_uri())
+
     def reload_hint(self) -> str:
         """What the editor asks about a buffer brought along with the disk, where no
         plugin marks it saved (``goose/diskSynced``), and the answer that keeps its text."""

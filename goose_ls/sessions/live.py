@@ -137,6 +137,7 @@ class LiveBuffers:
 
     async def _compare(self, path: Path, last: bool = False) -> None:
         disk = await self._disk(path)
+        await self._editor.settled(path)  # the editor's changes held back, applied first
         buffer = self._editor.buffer_text(path)
         if disk is None or buffer is None:
             return

@@ -59,6 +59,10 @@ class EditorFiles(Protocol):
         editor would question an edit of goose-ls's to it (eglot without goose-ls.el:
         "File changed on disk.  Reread from disk?"); else None."""
 
+    async def settled(self, path: Path) -> None:
+        """Wait (briefly) until the changes the editor sent for ``path`` are applied: its
+        buffer as goose-ls has it is then the editor's."""
+
     def reload_hint(self) -> str:
         """What the user must do in this editor after a buffer was brought to the disk's
         text ("" when nothing), as a sentence to add to the note."""
