@@ -72,6 +72,9 @@ class BenchEditor:
             "initialize",
             {
                 "processId": os.getpid(),
+                # Named, as editors are: goose-ls takes a client without a name for an
+                # eglot that questions edits of a file changed on disk.
+                "clientInfo": {"name": "goose-ls bench"},
                 "rootUri": self.workdir.as_uri(),
                 "capabilities": capabilities,
                 "initializationOptions": options,
