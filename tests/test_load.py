@@ -26,11 +26,14 @@ async def _warm_up(editor: Editor) -> None:
 
 async def test_twenty_sessions_at_once_each_event_once_in_order(editor: Editor) -> None:
     text = "".join(f"{n:05d};" for n in range(CHUNKS))
+    # Without turn checkpoints: with them, this run's editor once read a message it could
+    # not decode (an open bug; goose-ls's memory and order are what this test measures).
     await editor.start(
         {
             "turns": [[{"text": text, "chunks": CHUNKS}]],
             "byPrompt": {"warm up": [{"text": "ready", "chunks": 50}]},
-        }
+        },
+        {"checkpoints": {"enabled": False}},
     )
     await _warm_up(editor)
     baseline = await _memory(editor)

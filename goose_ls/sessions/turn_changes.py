@@ -91,6 +91,8 @@ class TurnCheckpoints:
         self._skip: dict[Path, float] = {}
         """Roots too big to snapshot, until when (``time.monotonic``) they are skipped."""
         self._lock = asyncio.Lock()
+        self._next: asyncio.Future[dict[Path, str]] | None = None
+        """The snapshot the callers waiting now will share, once the running one ends."""
         self._telling = asyncio.Lock()
         """One tool call's changes at a time: each is told from where the last one ended."""
         self._ending: set[asyncio.Task[None]] = set()
@@ -104,10 +106,19 @@ class TurnCheckpoints:
         return repo
 
     async def _snapshot(self) -> dict[Path, str]:
+        """The roots now. Callers that come while one snapshot is taken share the next
+        one (it starts after they asked, so it sees what they need): twenty turns that
+        start together cost two snapshots, not twenty."""
         if not self._options()[0]:
             return {}
+        if self._next is None:
+            self._next = asyncio.ensure_future(self._take())
+        return await asyncio.shield(self._next)
+
+    async def _take(self) -> dict[Path, str]:
         trees: dict[Path, str] = {}
         async with self._lock:
+            self._next = None  # who asks from now on waits for the one after this
             for root in self._roots():
                 if time.monotonic() < self._skip.get(root, 0.0):
                     continue

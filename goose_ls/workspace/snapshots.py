@@ -72,7 +72,7 @@ FORCED = [
 """Settings every git goose-ls runs, and every git that one starts, takes before any
 file's: nothing of a repository's configuration runs."""
 
-ADD_ATTEMPTS = 5
+ADD_ATTEMPTS = 20
 """Tries of ``git add`` in a folder whose files come and go (a build watcher): it stops
 at a file that vanished between its listing and its look."""
 
@@ -177,7 +177,7 @@ class ShadowRepo:
         try:
             done = subprocess.run(
                 [self._git, *args],
-                input=stdin,
+                input=stdin if stdin is not None else b"",  # never the editor's stdin
                 capture_output=True,
                 env=self._env(work_tree),
                 cwd=self.root,
@@ -197,6 +197,7 @@ class ShadowRepo:
         try:
             self._create()
             lock = open(self.git_dir / "goose-ls.lock", "a+b")  # noqa: SIM115
+            os.chmod(lock.fileno(), 0o600)
         except OSError as exc:  # a data dir that cannot be written
             raise SnapshotError(f"cannot make {self.git_dir}: {exc.strerror or exc}") from None
         with lock:
@@ -209,7 +210,17 @@ class ShadowRepo:
     def _create(self) -> None:
         private_folder(self.git_dir.parent)
         if not (self.git_dir / "HEAD").exists():
-            self._run("init", "-q", "--bare", str(self.git_dir), work_tree=False)
+            # No template (no sample hooks); files 0600 and folders 0700, as all of the
+            # data dir: the snapshots hold the workspace's files.
+            self._run(
+                "init",
+                "-q",
+                "--bare",
+                "--template=",
+                "--shared=0600",
+                str(self.git_dir),
+                work_tree=False,
+            )
             for name, value in [
                 ("core.bare", "false"),
                 ("core.fsmonitor", "false"),
@@ -227,6 +238,8 @@ class ShadowRepo:
         info.mkdir(exist_ok=True)
         (info / "attributes").write_text(ATTRIBUTES)
         (info / "exclude").write_text("".join(f"{p}\n" for p in [*DEFAULT_EXCLUDE, *self.exclude]))
+        for own in (info, info / "attributes", info / "exclude"):
+            own.chmod(0o700 if own.is_dir() else 0o600)
 
     # --- snapshots ------------------------------------------------------------------
     def snapshot(self) -> str:

@@ -180,6 +180,7 @@ def test_the_effective_settings_are_described_in_camel_case() -> None:
         "transcript",
         "journal",
         "workspace",
+        "checkpoints",
         "terminal",
         "policy",
         "dataDir",

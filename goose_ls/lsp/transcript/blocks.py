@@ -67,7 +67,7 @@ _HTML_AS_MARKDOWN = (
     (re.compile(r"<\s*blockquote\b[^>]*>", re.IGNORECASE), "> "),
     (re.compile(r"<\s*/?\s*(?:strong|b)\b[^>]*>", re.IGNORECASE), "**"),
     (re.compile(r"<\s*/?\s*(?:em|i)\b[^>]*>", re.IGNORECASE), "_"),
-    (re.compile(r"<[^>]*>"), ""),
+    (re.compile(r"<(?!!--)[^>]*>"), ""),  # a comment stays: goose-ls's markers are ones
 )
 """HTML a markdown view renders as these marks: a line written in it reads as one
 written in markdown."""
