@@ -1454,14 +1454,19 @@ def test_real_emacs_in_tmux_without_the_package_the_chat_says_to_revert_and_noth
         terminal.type("lib.py")
         terminal.keys("Enter")
         _code_action(terminal, "Goose: Take")
-        # Said in the echo area, which eldoc may clear at once in Emacs 28: read in
-        # *Messages* (C-h e), as a person who missed it does.
-        terminal.keys("C-h", "e")
+        # Said in the echo area, which eldoc or "Auto-saving...done" may clear at once:
+        # read in *Messages* as a person who missed it does, in one window the width of
+        # the screen (half of it would wrap the line mid-word).
+        terminal.keys("C-x", "b")
+        terminal.type("*Messages*")
+        terminal.keys("Enter", "C-x", "1")
         terminal.wait_for(
             _on_screen("lib.py keeps your version: the editor did not apply it"),
             "the user is not told how to take the agent's version",
         )
-        terminal.keys("C-x", "1", "C-x", "x", "g")
+        terminal.keys("C-x", "b")
+        terminal.type("lib.py")
+        terminal.keys("Enter", "C-x", "x", "g")
         terminal.wait_for(
             lambda s: (
                 _echo(s).startswith("Discard edits and reread from")

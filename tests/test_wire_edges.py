@@ -128,3 +128,34 @@ async def test_an_editor_answering_show_document_with_null_is_told_the_chat_s_pa
     )
     message = await editor.shown("goose chat:")
     assert message.endswith(".md"), message
+
+
+@shared_server
+async def test_a_quick_command_s_message_comes_before_its_answer(shared_editor: Editor) -> None:
+    """eglot 1.9 (Emacs 28) leaves what follows the answer to its own request unread until
+    the server writes again: a command's message sent after its answer was not seen."""
+    lib = shared_editor.workspace / "lib.py"
+    lib.write_text("x = 1\n", encoding="utf-8")
+    protocol = shared_editor.client.protocol
+    arrived: list[str] = []
+    read = protocol.handle_message
+
+    def handle_message(message: Any) -> None:
+        shown = getattr(message, "params", None)
+        if isinstance(shown, types.ShowMessageParams) and "no conflict" in shown.message:
+            arrived.append(shown.message)
+        elif getattr(message, "id", None) is not None and hasattr(message, "result"):
+            arrived.append("the answer")
+        read(message)
+
+    protocol.handle_message = handle_message  # type: ignore[method-assign]
+    try:
+        await shared_editor.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="goose.keepMyVersion", arguments=[lib.as_uri()])
+        )
+    finally:
+        protocol.handle_message = read  # type: ignore[method-assign]
+    assert arrived == [
+        "goose: goose.keepMyVersion: lib.py has no conflict with the agent's version",
+        "the answer",
+    ]

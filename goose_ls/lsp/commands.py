@@ -12,6 +12,7 @@ Over 300 lines on purpose: the table is the one list of commands, read by code a
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
@@ -425,13 +426,25 @@ async def _run(s: Services, command: Command, arguments: Any) -> None:
         )
 
 
-def _handler(command: Command, services: ServicesSlot, tasks: Tasks) -> Callable[..., None]:
-    def handle(_: LanguageServer, *arguments: Any) -> None:
+# How long the answer to workspace/executeCommand waits for the command's work. A quick
+# command's message then goes out before its answer: eglot 1.9 (Emacs 28) reads the
+# messages behind the answer to its own request only when the server next writes, so a
+# message sent just after the answer sat unseen. A long command (a turn) is answered
+# then and goes on in the background, so an editor that waits for the answer (eglot
+# does) is not held.
+ANSWER_WITHIN = 0.5
+
+
+def _handler(
+    command: Command, services: ServicesSlot, tasks: Tasks
+) -> Callable[..., Awaitable[None]]:
+    async def handle(_: LanguageServer, *arguments: Any) -> None:
         given = list(arguments)
         if command.helix_lines:
             given = args.lsp_range(given)
         parsed: Any = args.parse_arguments(command.name, given, command.arguments)
-        tasks.run(_run(services(), command, parsed), command.name)
+        work = tasks.run(_run(services(), command, parsed), command.name)
+        await asyncio.wait({work}, timeout=ANSWER_WITHIN)
 
     return handle
 
