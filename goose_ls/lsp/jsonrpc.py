@@ -9,7 +9,7 @@
 - After ``shutdown``, a request gets InvalidRequest, as LSP says, not silence; so does a
   request whose method is not a string.
 - goose/* notifications are written as plain JSON, and every write of one event-loop turn
-  goes out together (``writer.py``).
+  goes out together, every byte of it (``writer.py``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 
 from goose_ls.lsp.versions import VersionGate
-from goose_ls.lsp.writer import GatheringWriter
+from goose_ls.lsp.writer import GatheringWriter, PipeWriter
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +170,8 @@ class GooseProtocol(LanguageServerProtocol):
 
     def set_writer(self, writer: Any, *args: Any, **kwargs: Any) -> None:
         if isinstance(writer, StdoutWriter):
-            writer = GatheringWriter(writer)
+            # pygls' StdoutWriter keeps the stream it was given as ``_stdout``.
+            writer = GatheringWriter(PipeWriter(writer._stdout.fileno()))
         super().set_writer(writer, *args, **kwargs)
 
     def notify_json(self, method: str, params: dict[str, Any]) -> None:

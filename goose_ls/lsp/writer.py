@@ -4,12 +4,20 @@ pygls writes and flushes every message on its own: a streamed reply of 10,000 ch
 costs 10,000 system calls. Messages sent during one turn of the event loop are
 gathered here and written together at its end, in the order they were sent, so
 nothing waits longer than the work already queued in that turn.
+
+They go to the pipe by its file descriptor, every byte of them: pygls writes to
+``sys.stdout.buffer``, which is the raw file when Python runs unbuffered
+(``PYTHONUNBUFFERED=1``, set in many shells and containers), and a raw write cut short by a
+signal while the editor's pipe was full dropped the rest of the batch: the editor read
+half a message and then garbage.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import select
 from typing import Protocol
 
 log = logging.getLogger(__name__)
@@ -19,6 +27,27 @@ class Writer(Protocol):
     def write(self, data: bytes) -> None: ...
 
     def close(self) -> None: ...
+
+
+class PipeWriter:
+    """A file descriptor written in full: a short write goes on where it stopped, and a
+    pipe an editor left non-blocking is waited on rather than dropped."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def write(self, data: bytes) -> None:
+        left = memoryview(data)
+        while left:
+            try:
+                written = os.write(self._fd, left)
+            except BlockingIOError:
+                select.select([], [self._fd], [])
+                continue
+            left = left[written:]
+
+    def close(self) -> None:
+        """The descriptor is the process's stdout: it closes when goose-ls exits."""
 
 
 class GatheringWriter:
