@@ -55,9 +55,9 @@ class Tasks:
         await asyncio.gather(*running, return_exceptions=True)
 
 
-async def within(seconds: float, work: Awaitable[T]) -> T:
+async def within(seconds: float | None, work: Awaitable[T]) -> T:
     """``work``'s result, or :class:`asyncio.TimeoutError` after ``seconds`` (``work`` is
-    then cancelled and waited for).
+    then cancelled and waited for); ``None`` waits as long as it takes.
 
     Not ``asyncio.wait_for``: before Python 3.12 it returns the result of work that ends
     just as the caller is cancelled, and the cancellation is lost; a loop around it then

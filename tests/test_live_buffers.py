@@ -537,17 +537,18 @@ async def test_eglot_alone_gets_no_edit_and_the_chat_says_to_revert_the_buffer(
 
 async def test_a_late_answer_to_the_edit_is_no_error_of_the_server(editor: Editor) -> None:
     """The editor asks its user before it applies the edit ("changed on disk; really
-    edit?") and the user takes longer than goose-ls waits: the chat says the editor did
-    not take the new text, and the late answer is not shown as a server error."""
+    edit?") and the user says no, after a while: the chat says the editor did not take the
+    new text, why, and the late answer is not shown as a server error."""
     app = editor.workspace / "app.py"
     app.write_text(NUMBERED)
     await editor.start(
         {"turns": [[replace_in_file(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]}
     )
     buffers = EditorBuffers(editor.client, "utf-8", apply_edits=False)
-    answered, replied = asyncio.Event(), asyncio.Event()
+    asked, answered, replied = asyncio.Event(), asyncio.Event(), asyncio.Event()
 
     async def slow(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        asked.set()
         await answered.wait()
         replied.set()
         return types.ApplyWorkspaceEditResult(applied=False, failure_reason="the user said no")
@@ -557,15 +558,47 @@ async def test_a_late_answer_to_the_edit_is_no_error_of_the_server(editor: Edito
     buffers.open(app.as_uri(), NUMBERED, "python")
     _, session_id = await _chat(editor)
     await editor.goose.turn_end(await editor.prompt(session_id, "change x10"))
+    await asked.wait()
+    assert not [n for n in _notes(editor) if "Both are kept" in n], "no answer yet, no verdict"
+    answered.set()
+    await replied.wait()
     (note,) = await editor.goose.wait_for(
         lambda: [n for n in _notes(editor) if "Both are kept" in n], timeout=60
     )
-    assert "the editor did not take the new text into your buffer (no answer in 10 s)" in note
-    answered.set()
-    await replied.wait()
+    assert "the editor did not take the new text into your buffer (the user said no)" in note
     await editor.goose.request("goose/status", {})  # the late answer goes out meanwhile,
     await editor.goose.request("goose/status", {})  # and this comes after it
     assert not [m.message for m in editor.client.messages if "Error" in m.message]
+
+
+async def test_an_editor_held_by_its_user_longer_than_a_while_still_follows_the_disk(
+    editor: Editor,
+) -> None:
+    """Neovim sits in `:!make` or at a "Press ENTER" prompt when the agent writes an open
+    file, and applies goose-ls's edit only when its user comes back, 12 s later: the
+    buffer holds the agent's text and is marked saved, and the chat tells no conflict
+    (goose-ls once gave up after 10 s and said "yours in the buffer", which was false)."""
+    app = editor.workspace / "app.py"
+    app.write_text(NUMBERED)
+    await editor.start(
+        {"turns": [[replace_in_file(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]}
+    )
+    buffers = EditorBuffers(editor.client, "utf-8", apply_edits=False)
+
+    async def held(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        await asyncio.sleep(12)
+        return buffers.apply(params)
+
+    editor.client.feature(types.WORKSPACE_APPLY_EDIT)(held)
+
+    buffers.open(app.as_uri(), NUMBERED, "python")
+    _, session_id = await _chat(editor)
+    await editor.goose.turn_end(await editor.prompt(session_id, "change x10"))
+    agent = NUMBERED.replace("x10 = 10\n", "x10 = 'ten'\n")
+    await editor.goose.wait_for(lambda: app.as_uri() in editor.goose.disk_synced, timeout=60)
+    assert buffers.texts[app.as_uri()] == agent
+    assert any("your buffer shows the new text" in n for n in _notes(editor))
+    assert not [n for n in _notes(editor) if "Both are kept" in n], "no conflict"
 
 
 async def test_a_conflict_the_buffer_came_out_of_offers_nothing_to_settle(

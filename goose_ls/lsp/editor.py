@@ -272,7 +272,7 @@ class Editor:
         self,
         uri: str,
         edits: list[tuple[Position, Position, str]],
-        timeout: float,
+        timeout: float | None,
         label: str | None = None,
         version: int | None = None,
     ) -> str | None:
@@ -309,7 +309,7 @@ class Editor:
                 ),
             )
         except asyncio.TimeoutError:
-            problem = f"no answer in {timeout:g} s"
+            problem = f"no answer in {timeout:g} s" if timeout else "no answer"
         except Exception as exc:
             problem = str(exc) or type(exc).__name__
         else:

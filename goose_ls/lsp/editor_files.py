@@ -14,7 +14,8 @@ LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 DISK_SYNCED = "goose/diskSynced"
 
 EDIT_TIMEOUT = 10.0
-"""Seconds to wait for the editor to apply the agent's write to an open buffer."""
+"""Seconds to wait for the editor to apply goose-ls's write for the agent to an open
+buffer (the agent's request waits on it)."""
 RELOADING_EDITORS = {
     "visual studio code",
     "visual studio code - insiders",
@@ -94,8 +95,11 @@ class EditorFileAccess:
         if not edits:
             return None
         self._syncing[uri] = (version, new)
+        # No time limit: an editor held by its user (Neovim in `:!make` or at a "Press
+        # ENTER" prompt) applies the edit when it is free, and an answer given up on then
+        # made a conflict of a buffer that held the agent's text after all.
         problem = await self._editor.apply_edits(
-            uri, edits, EDIT_TIMEOUT, label="goose: changed on disk", version=version
+            uri, edits, None, label="goose: changed on disk", version=version
         )
         if problem is None:
             self._editor.notify(DISK_SYNCED, {"uri": uri})

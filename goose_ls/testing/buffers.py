@@ -109,7 +109,7 @@ class EditorBuffers:
         self.edits: list[tuple[str, types.TextEdit]] = []
         read_code_actions_correctly(client)
         if apply_edits:
-            client.feature(types.WORKSPACE_APPLY_EDIT)(lambda params: self._apply(params))
+            client.feature(types.WORKSPACE_APPLY_EDIT)(lambda params: self.apply(params))
 
     def open(self, uri: str, text: str | None = None, language: str = "markdown") -> None:
         if text is None:
@@ -202,7 +202,8 @@ class EditorBuffers:
             types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)),
         )
 
-    def _apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+    def apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        """Apply an edit as the editor does (a test's own handler may call it late)."""
         changes: list[tuple[str, list[Any]]] = []
         for change in params.edit.document_changes or []:
             if isinstance(change, types.TextDocumentEdit):
