@@ -46,8 +46,9 @@ from goose_ls.lsp.transcript.render import (
     question_marker,
 )
 from goose_ls.lsp.transcript.text import TranscriptText
-from goose_ls.sessions import IndexedEvent, Permissions
+from goose_ls.sessions import IndexedEvent
 from goose_ls.sessions.library import SessionLibrary
+from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Turn
 from goose_ls.testing.buffers import EDITORS, EditorBuffers

@@ -146,3 +146,45 @@ async def test_logout_without_the_capability_says_the_agent_cannot(editor: Edito
     shown = await editor.shown("goose.logout")
     assert "does not support signing out" in shown
     assert editor.received("logout") == []
+
+
+async def _open_chat(editor: Editor) -> str:
+    """goose.openChat, as a plugin-free editor runs it; the chat it showed."""
+    shown = len(editor.client.shown_documents)
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="goose.openChat", arguments=[])
+    )
+    await editor.goose.wait_for(lambda: len(editor.client.shown_documents) > shown)
+    return editor.client.shown_documents[-1].uri
+
+
+async def test_a_chat_the_plugin_deletes_is_not_the_plugin_free_chat_any_more(
+    editor: Editor,
+) -> None:
+    """goose/deleteSession (a plugin) and goose.deleteSession (a code action) are one use
+    case: the plugin-free chat followed only the second, and opened the deleted chat
+    again."""
+    await editor.start({"turns": [[{"text": "ok"}]]})
+    first = await _open_chat(editor)
+    ((session,),) = [(await editor.goose.request("goose/status", {}))["sessions"]]
+    await editor.goose.request("goose/deleteSession", {"sessionId": session["sessionId"]})
+    second = await _open_chat(editor)
+    assert second != first
+    (now,) = (await editor.goose.request("goose/status", {}))["sessions"]
+    assert now["sessionId"] != session["sessionId"]
+
+
+async def test_a_chat_the_plugin_closes_is_resumed_when_the_chat_is_opened_again(
+    editor: Editor,
+) -> None:
+    """After goose/closeSession the plugin-free chat pointed at a closed session (a send
+    there found no session); it resumes the workspace's last chat instead."""
+    await editor.start({"turns": [[{"text": "ok"}]]})
+    await _open_chat(editor)
+    ((session,),) = [(await editor.goose.request("goose/status", {}))["sessions"]]
+    await editor.goose.turn_end(await editor.prompt(session["sessionId"], "hello"))
+    await editor.goose.request("goose/closeSession", {"sessionId": session["sessionId"]})
+    assert (await editor.goose.request("goose/status", {}))["sessions"] == []
+    await _open_chat(editor)
+    (now,) = (await editor.goose.request("goose/status", {}))["sessions"]
+    assert now["sessionId"] == session["sessionId"], "the last chat, open again"

@@ -41,6 +41,11 @@ class EditorChat:
         self.turns: set[str] = set()
         """Message ids of the turns started from the editor (they get progress and popups)."""
 
+    def session_gone(self, session_id: str) -> None:
+        """The chat was closed or deleted: the next use resumes the workspace's last one."""
+        if self.current_session == session_id:
+            self.current_session = None
+
     async def transcript(self, new: bool = False, uri: str | None = None) -> Transcript:
         """The transcript at ``uri``, else the current chat's (a new chat if asked or none)."""
         if uri and (found := self._transcripts.by_uri(uri)):
@@ -50,13 +55,11 @@ class EditorChat:
             await self._settled()
             sessions = self._sessions
             if new:
-                session = await sessions.lifecycle.new_session()
+                session = await sessions.new_session()
             else:  # the first use: resume the workspace's last chat
-                session, problem = await sessions.lifecycle.restore_last()
+                session, problem = await sessions.restore_last()
                 if problem:
-                    sessions.registry.note(
-                        session, "warning", problem[0].upper() + problem[1:] + "."
-                    )
+                    sessions.note(session, "warning", problem[0].upper() + problem[1:] + ".")
                     self._editor.show(types.MessageType.Warning, f"goose: {problem}")
             self.current_session = session.session_id
         return self._transcripts.for_session(self.current_session)
@@ -102,7 +105,7 @@ class EditorChat:
     async def open_session(self, session_id: str) -> None:
         """Resume a session (loading it if need be) and show its transcript."""
         await self._settled()
-        await self._sessions.lifecycle.load_session(session_id)
+        await self._sessions.load_session(session_id)
         self.current_session = session_id
         await self._transcripts.show(self._transcripts.for_session(session_id))
 
@@ -112,10 +115,8 @@ class EditorChat:
         """The chat at ``uri`` (or the current one), its last turn that changed files,
         and what that turn changed."""
         transcript = await self.transcript(uri=uri)
-        session = self._sessions.registry.get(transcript.session_id)
-        found = await self._sessions.checkpoints.last_changes(
-            session.session_id, session.checkpoints
-        )
+        session = self._sessions.get(transcript.session_id)
+        found = await self._sessions.last_changes(session)
         if found is None:
             raise Refused("no turn of this chat changed a file in the workspace")
         return transcript, session, *found
@@ -136,33 +137,28 @@ class EditorChat:
     async def revert_file(self, uri: str) -> None:
         """Put back one file as it was before the last turn that changed it."""
         path = Path(path_of(uri)).resolve()  # noqa: ASYNC240 (a path, resolved once)
-        checkpoints = self._sessions.checkpoints
-        for session in self._sessions.registry:
-            found = await checkpoints.last_changes(session.session_id, session.checkpoints, path)
+        for session in self._sessions.open_sessions():
+            found = await self._sessions.last_changes(session, path)
             if found is not None:
                 await self._revert(session, list(found[1].items()))
                 return
         raise Refused(f"no turn of an open chat changed {path.name}")
 
     async def _revert(self, session: Session, changes: list[tuple[Path, Change]]) -> None:
-        tools = self._sessions.tools
-        refused = [r for path, change in changes if (r := await tools.revert(path, change))]
+        refused = await self._sessions.revert(session, changes)
         done = len(changes) - len(refused)
         message = f"reverted {done} of {len(changes)} file(s)" + "".join(f"; {r}" for r in refused)
-        self._sessions.registry.note(
-            session, "warning" if refused else "info", message[0].upper() + message[1:] + "."
-        )
         kind = types.MessageType.Warning if refused else types.MessageType.Info
         self._editor.show(kind, f"goose: {message}")
 
     async def cancel(self, uri: str | None = None) -> bool:
         transcript = await self.transcript(uri=uri)
-        return await self._sessions.turns.cancel(transcript.session_id)
+        return await self._sessions.cancel(transcript.session_id)
 
     def _start_turn(
         self, transcript: Transcript, prompt: str, items: list[ContextItem], title: str
     ) -> None:
         message_id = str(uuid.uuid4())
         self.turns.add(message_id)
-        self._sessions.turns.prompt(transcript.session_id, message_id, prompt, items)
+        self._sessions.prompt(transcript.session_id, message_id, prompt, items)
         self._progress.start(transcript.session_id, message_id, f"goose: {title}")

@@ -80,9 +80,9 @@ def transcript_actions(
     assert transcript is not None
     refactor = types.CodeActionKind.Refactor
     actions = [_action("goose.send", refactor, uri)]
-    session = s.sessions.registry.find(transcript.session_id)
+    session = s.sessions.find(transcript.session_id)
     if session is not None and session.active is not None:
-        if s.sessions.steering.possible(session.session_id):
+        if s.sessions.can_steer(session.session_id):
             actions.append(_action("goose.sendNow", refactor, uri))
         actions.append(_action("goose.cancel", refactor, uri))
     if session is not None:  # a turn of before a restart may be reviewed too
@@ -112,7 +112,7 @@ def transcript_actions(
             for option in rejecting_first(permissions.offered(request_id))
         ]
         actions[:0] = answers
-    questions = s.sessions.elicitations
+    questions = s.sessions.questions
     for request_id in _cards_near(s, uri, params.range, session_id, questions, question_marker):
         answers = [
             _action(
@@ -214,7 +214,7 @@ def index_actions(s: Services, params: types.CodeActionParams) -> list[types.Cod
 
 def option_actions(s: Services, session_id: str) -> list[types.CodeAction]:
     """Switch mode or another config option of the transcript's session."""
-    session = s.sessions.registry.find(session_id)
+    session = s.sessions.find(session_id)
     if session is None:
         return []
     refactor = types.CodeActionKind.Refactor
@@ -286,7 +286,7 @@ def file_actions(s: Services, params: types.CodeActionParams) -> list[types.Code
         path = Path(path_of(uri)).resolve()
     except (ValueError, OSError):  # no file there (a NUL byte in it): nothing to revert
         return actions
-    if path in s.sessions.live.conflicts:
+    if path in s.sessions.open_files.conflicts:
         actions += [
             _action(name, types.CodeActionKind.QuickFix, uri)
             for name in (
@@ -295,7 +295,7 @@ def file_actions(s: Services, params: types.CodeActionParams) -> list[types.Code
                 "goose.compareAgentVersion",
             )
         ]
-    written = any(session.checkpoints.last_change(path) for session in s.sessions.registry)
-    if written or path in s.sessions.live.changed:
+    written = any(session.checkpoints.last_change(path) for session in s.sessions.open_sessions())
+    if written or path in s.sessions.open_files.changed:
         actions.append(_action("goose.revertFile", types.CodeActionKind.Refactor, uri))
     return actions

@@ -129,7 +129,7 @@ async def send(s: Services, a: args.ChatArguments) -> None:
 
 async def send_now(s: Services, a: args.ChatArguments) -> None:
     transcript = await s.chat.transcript(uri=_transcript(s, a))
-    if await s.sessions.steering.send_now(transcript.session_id):
+    if await s.sessions.steer_now(transcript.session_id):
         _info(s, "sent into the running turn")
     else:
         _info(s, "the turn ended first: your message is sent next")
@@ -174,7 +174,7 @@ async def permission(s: Services, a: args.PermissionArguments) -> None:
 
 
 async def question(s: Services, a: args.QuestionArguments) -> None:
-    questions = s.sessions.elicitations
+    questions = s.sessions.questions
     if not questions.waiting(a.request_id):
         raise Refused(f"no question {a.request_id!r} is waiting")
     if a.action != "open":
@@ -199,19 +199,15 @@ async def rename_session(s: Services, a: args.RenameArguments) -> None:
 
 
 async def delete_session(s: Services, a: args.SessionArguments) -> None:
-    s.transcripts.forget(a.session_id)
-    await s.sessions.lifecycle.delete_session(a.session_id)
-    if s.chat.current_session == a.session_id:
-        s.chat.current_session = None
+    await s.sessions.delete_session(a.session_id)
     await show_index(s.editor, s.sessions)
 
 
 async def export_chat(s: Services, a: args.ExportArguments) -> None:
-    library = s.sessions.library
-    session_id = a.session_id or s.chat.current_session or library.last_used(s.sessions.cwd)
+    session_id = a.session_id or s.chat.current_session or s.sessions.last_used()
     if session_id is None:
         raise Refused("there is no chat to export yet", "Open one first (Goose: Open chat)")
-    path = export(library, Path(s.root), session_id, a.path)
+    path = export(s.sessions, Path(s.root), session_id, a.path)
     if not await s.editor.show_document(path):
         _info(s, f"the chat was exported to {path}")
 
@@ -235,12 +231,12 @@ async def restart_server(s: Services, _: args.NoArguments) -> None:
 
 
 async def authenticate(s: Services, _: args.NoArguments) -> None:
-    if await s.sessions.link.authenticate():
+    if await s.sessions.authenticate():
         _info(s, "signed in to the agent")
 
 
 async def logout(s: Services, _: args.NoArguments) -> None:
-    await s.sessions.link.logout()
+    await s.sessions.logout()
     _info(s, "signed out of the agent")
 
 
@@ -250,7 +246,7 @@ async def trust_policy(s: Services, a: args.TrustArguments) -> None:
 
 
 async def prune_journal(s: Services, _: args.NoArguments) -> None:
-    pruned = await s.sessions.retention.prune()
+    pruned = await s.sessions.prune()
     if pruned is None:
         raise Refused("the journal could not be opened (chats are kept in memory); nothing pruned")
     _info(s, str(pruned))
@@ -270,7 +266,7 @@ async def revert_file(s: Services, a: args.FileArguments) -> None:
 
 def _conflict(s: Services, file: str) -> tuple[Path, Conflict]:
     path = Path(path_of(_uri(s, file)))
-    conflict = s.sessions.live.conflicts.get(path)
+    conflict = s.sessions.open_files.conflicts.get(path)
     if conflict is None:
         raise Refused(f"{path.name} has no conflict with the agent's version")
     return path, conflict
@@ -279,18 +275,18 @@ def _conflict(s: Services, file: str) -> tuple[Path, Conflict]:
 async def take_agent_version(s: Services, a: args.FileArguments) -> None:
     path, _ = _conflict(s, a.file)
     try:
-        await s.sessions.live.take_agents(path)
+        await s.sessions.open_files.take_agents(path)
     except OSError as exc:
         raise Refused(
             f"{path.name} keeps your version: the editor did not apply it ({exc})"
         ) from None
-    hint = s.sessions.live.reload_hint()
+    hint = s.sessions.open_files.reload_hint()
     _info(s, f"{path.name} now holds the agent's version (one undo brings yours back).{hint}")
 
 
 async def keep_my_version(s: Services, a: args.FileArguments) -> None:
     path, conflict = _conflict(s, a.file)
-    s.sessions.live.keep_mine(path)
+    s.sessions.open_files.keep_mine(path)
     _info(
         s, f"{path.name} keeps your version; save it to write it. The agent's is in {conflict.copy}"
     )

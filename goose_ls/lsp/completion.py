@@ -35,7 +35,7 @@ def register(server: LanguageServer, services: ServicesSlot) -> None:
 
 
 def _commands(s: Services, session_id: str) -> types.CompletionList | None:
-    session = s.sessions.registry.find(session_id)
+    session = s.sessions.find(session_id)
     if session is None or not session.commands:
         return None
     items = [

@@ -48,7 +48,7 @@ def register(server: LanguageServer, services: ServicesSlot) -> None:
         """Open buffers the agent's writes are followed into (goose_ls.sessions.live);
         eglot opens a buffer again when it is reread from its file."""
         if (path := _file(params.text_document.uri)) is not None:
-            services().sessions.live.buffer_changed(path)
+            services().sessions.open_files.buffer_changed(path)
 
     route(types.TEXT_DOCUMENT_DID_OPEN, lambda t, p: t.did_open(p.text_document), changed)
     route(types.TEXT_DOCUMENT_DID_CHANGE, lambda t, p: t.did_change(p), changed)
@@ -59,7 +59,7 @@ def register(server: LanguageServer, services: ServicesSlot) -> None:
         s = services()
         s.editor.saved(params.text_document.uri, params.text)
         if (path := _file(params.text_document.uri)) is not None:
-            s.sessions.live.buffer_saved(path)
+            s.sessions.open_files.buffer_saved(path)
 
 
 def _file(uri: str) -> Path | None:

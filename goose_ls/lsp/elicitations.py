@@ -20,7 +20,7 @@ from goose_ls import events
 from goose_ls.inert import inert_line
 from goose_ls.lsp.editor import Editor
 from goose_ls.lsp.transcripts import Transcripts
-from goose_ls.sessions import Elicitations, choices
+from goose_ls.sessions import QuestionAnswers, choices
 from goose_ls.tasks import Tasks
 from goose_ls.workspace.pages import origin
 
@@ -55,7 +55,7 @@ def single_choice(schema: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
 
 class ElicitationPrompts:
     def __init__(
-        self, editor: Editor, questions: Elicitations, transcripts: Transcripts, tasks: Tasks
+        self, editor: Editor, questions: QuestionAnswers, transcripts: Transcripts, tasks: Tasks
     ) -> None:
         self._editor = editor
         self._questions = questions
@@ -111,7 +111,7 @@ class ElicitationPrompts:
             self._questions.answer(request.request_id, "decline")
 
 
-async def open_page(editor: Editor, questions: Elicitations, request_id: str, url: str) -> None:
+async def open_page(editor: Editor, questions: QuestionAnswers, request_id: str, url: str) -> None:
     """The user said yes: open the page, and tell the agent whether it was."""
     shown = await editor.open_external(url)
     if questions.waiting(request_id):

@@ -18,8 +18,7 @@ from pathlib import Path
 from goose_ls.errors import Refused, UnknownSession
 from goose_ls.lsp.transcript.render import Renderer
 from goose_ls.lsp.transcript.text import TranscriptText
-from goose_ls.sessions.library import SessionLibrary
-from goose_ls.sessions.records import EventRow, events_of
+from goose_ls.sessions import EventRow, SessionManager, events_of
 from goose_ls.tool_calls import ToolCalls
 from goose_ls.workspace.confinement import Denied, too_broad
 from goose_ls.workspace.files import FileProblem, write_disk
@@ -75,12 +74,12 @@ def render(
     return heading + text.body.strip("\n") + "\n"
 
 
-def export(library: SessionLibrary, root: Path, session_id: str, given: str | None) -> Path:
+def export(sessions: SessionManager, root: Path, session_id: str, given: str | None) -> Path:
     """Write the chat's markdown into the workspace; the path it was written to."""
-    record = library.record(session_id)
+    record = sessions.record(session_id)
     if record is None:
         raise UnknownSession(session_id)
-    rows = library.history(session_id)
+    rows = sessions.history(session_id)
     if not rows:
         raise Refused(f"the journal holds nothing of chat {session_id} to export")
     day = datetime.date.today()

@@ -42,7 +42,7 @@ class AgentFailed(JsonRpcException):
 
 
 def session_summary(services: Services, session: Session) -> Json:
-    record = services.sessions.library.record(session.session_id)
+    record = services.sessions.record(session.session_id)
     transcript = services.transcripts.get(session.session_id)
     summary: Json = {
         "sessionId": session.session_id,
@@ -86,8 +86,8 @@ def status(s: Services, _: None) -> Json:
     return {
         "protocolVersion": protocol.PROTOCOL_VERSION,
         "serverVersion": __version__,
-        "agent": status_to_wire(s.sessions.supervisor.status),
-        "sessions": [session_summary(s, session) for session in s.sessions.registry],
+        "agent": status_to_wire(s.sessions.agent_status),
+        "sessions": [session_summary(s, session) for session in s.sessions.open_sessions()],
         "settings": settings_model.describe(s.settings),
         "memory": memory_in_use(),
     }
@@ -95,12 +95,12 @@ def status(s: Services, _: None) -> Json:
 
 async def new_session(s: Services, p: protocol.NewSessionParams) -> Json:
     await s.settled()
-    return session_summary(s, await s.sessions.lifecycle.new_session(p.cwd, p.tab_id))
+    return session_summary(s, await s.sessions.new_session(p.cwd, p.tab_id))
 
 
 async def load_session(s: Services, p: protocol.LoadSessionParams) -> Json:
     await s.settled()
-    return session_summary(s, await s.sessions.lifecycle.load_session(p.session_id, p.tab_id))
+    return session_summary(s, await s.sessions.load_session(p.session_id, p.tab_id))
 
 
 async def list_sessions(s: Services, _: None) -> Json:
@@ -109,15 +109,12 @@ async def list_sessions(s: Services, _: None) -> Json:
 
 
 async def close_session(s: Services, p: protocol.SessionParams) -> Json:
-    s.sessions.registry.get(p.session_id)
-    await s.sessions.lifecycle.close_session(p.session_id)
-    await s.transcripts.close(p.session_id)
+    await s.sessions.close_session(p.session_id)
     return {}
 
 
 async def delete_session(s: Services, p: protocol.SessionParams) -> Json:
-    s.transcripts.forget(p.session_id)
-    failure = await s.sessions.lifecycle.delete_session(p.session_id)
+    failure = await s.sessions.delete_session(p.session_id)
     return {"agentError": failure} if failure else {}
 
 
@@ -127,59 +124,59 @@ def rename_session(s: Services, p: protocol.RenameParams) -> Json:
 
 
 async def set_mode(s: Services, p: protocol.SetModeParams) -> Json:
-    session = s.sessions.registry.get(p.session_id)
+    session = s.sessions.get(p.session_id)
     await s.sessions.set_mode(p.session_id, p.mode_id)
     return session_summary(s, session)
 
 
 async def set_config_option(s: Services, p: protocol.SetConfigOptionParams) -> Json:
-    session = s.sessions.registry.get(p.session_id)
+    session = s.sessions.get(p.session_id)
     await s.sessions.set_config_option(p.session_id, p.config_id, p.value)
     return session_summary(s, session)
 
 
 async def restart(s: Services, p: protocol.RestartParams) -> Json:
     await s.sessions.restart(p.server)
-    return {"agent": status_to_wire(s.sessions.supervisor.status)}
+    return {"agent": status_to_wire(s.sessions.agent_status)}
 
 
 async def authenticate(s: Services, p: protocol.AuthenticateParams) -> Json:
     if p.method_id is None:
-        signed_in = await s.sessions.link.authenticate()
+        signed_in = await s.sessions.authenticate()
     else:
         signed_in = await s.sessions.signed_in_in_terminal(p.method_id)
-    return {"signedIn": signed_in, "agent": status_to_wire(s.sessions.supervisor.status)}
+    return {"signedIn": signed_in, "agent": status_to_wire(s.sessions.agent_status)}
 
 
 async def sign_in_command(s: Services, p: protocol.SignInCommandParams) -> Json:
     """Only asked for: the status, which is shown and shared, names the sign-in alone."""
-    command: Json = to_wire(await s.sessions.link.terminal_command(p.method_id))
+    command: Json = to_wire(await s.sessions.terminal_command(p.method_id))
     return command
 
 
 async def logout(s: Services, _: None) -> Json:
-    await s.sessions.link.logout()
-    return {"agent": status_to_wire(s.sessions.supervisor.status)}
+    await s.sessions.logout()
+    return {"agent": status_to_wire(s.sessions.agent_status)}
 
 
 def prompt(s: Services, p: protocol.PromptParams) -> Json:
-    session = s.sessions.registry.get(p.session_id)
+    session = s.sessions.get(p.session_id)
     context = [_with_text(s, i, item) for i, item in enumerate(p.context)]
     attached = {item.uri for item in context if item.type == "file"}
     context += [m for m in mentions.mentioned(p.prompt, Path(s.root)) if m.uri not in attached]
     queued = session.active is not None or bool(session.waiting)
-    s.sessions.turns.prompt(p.session_id, p.message_id, p.prompt, context)
+    s.sessions.prompt(p.session_id, p.message_id, p.prompt, context)
     if p.steer and session.active is not None:
-        s.sessions.steering.send_soon(p.session_id, p.message_id)
+        s.sessions.steer_soon(p.session_id, p.message_id)
     return {"sessionId": p.session_id, "messageId": p.message_id, "queued": queued}
 
 
 async def steer(s: Services, p: protocol.SteerParams) -> Json:
-    return {"steered": await s.sessions.steering.send_now(p.session_id, p.message_id)}
+    return {"steered": await s.sessions.steer_now(p.session_id, p.message_id)}
 
 
 async def cancel(s: Services, p: protocol.CancelParams) -> Json:
-    return {"cancelled": await s.sessions.turns.cancel(p.session_id, p.message_id)}
+    return {"cancelled": await s.sessions.cancel(p.session_id, p.message_id)}
 
 
 def permission(s: Services, p: protocol.PermissionParams) -> Json:
@@ -195,7 +192,7 @@ def permission(s: Services, p: protocol.PermissionParams) -> Json:
 
 
 def elicitation(s: Services, p: protocol.ElicitationParams) -> Json:
-    elicitations = s.sessions.elicitations
+    elicitations = s.sessions.questions
     if not elicitations.waiting(p.request_id, p.session_id):
         raise JsonRpcInvalidParams(
             f"{protocol.ELICITATION}: requestId: no pending question {p.request_id!r} "
@@ -211,11 +208,11 @@ def elicitation(s: Services, p: protocol.ElicitationParams) -> Json:
 def replay(s: Services, p: protocol.ReplayParams) -> Json:
     """Send a session's events after ``afterIndex`` again, from the journal: any session
     goose-ls has kept, open here or not."""
-    session = s.sessions.registry.find(p.session_id)
-    record = s.sessions.library.record(p.session_id)
+    session = s.sessions.find(p.session_id)
+    record = s.sessions.record(p.session_id)
     if session is None and record is None:
         raise UnknownSession(p.session_id)
-    resent = s.sessions.library.history(p.session_id, p.after_index)
+    resent = s.sessions.history(p.session_id, p.after_index)
     for row in resent:
         s.publisher.forward_journaled(row)
     if session is not None:

@@ -120,7 +120,7 @@ def build(
     )
     current = lambda: sessions.settings  # noqa: E731 (read at each use: settings change)
     transcripts = Transcripts(editor, sessions, current, server.tasks)
-    progress = TurnProgress(editor, sessions.turns.cancel, server.tasks)
+    progress = TurnProgress(editor, sessions.cancel, server.tasks)
     chat = EditorChat(editor, sessions, transcripts, progress, configuration.settled)
     prompts = PermissionPrompts(editor, sessions.permissions, transcripts, server.tasks)
     publisher.connect(
@@ -129,18 +129,12 @@ def build(
             progress,
             chat,
             prompts,
-            ElicitationPrompts(editor, sessions.elicitations, transcripts, server.tasks),
-            lambda session_id: s.tab_id if (s := sessions.registry.find(session_id)) else None,
+            ElicitationPrompts(editor, sessions.questions, transcripts, server.tasks),
+            lambda session_id: s.tab_id if (s := sessions.find(session_id)) else None,
         ),
-        sessions.library.history,
+        sessions.history,
     )
-    # What is known is kept and the chats let go first: a window started at once (the
-    # editor restarted) can open them while this one still waits for its agent to die.
-    server.on_exit(sessions.library.flush)
-    server.on_exit(lambda: sessions.library.let_go(*sessions.registry.ids()))
-    server.on_exit(sessions.supervisor.kill_now)
-    server.on_exit(sessions.tools.terminals.release_all)
-    server.on_exit(sessions.retention.stop)
+    server.on_exit(sessions.stop_now)
     return Services(editor, root, sessions, publisher, transcripts, chat, configuration.settled)
 
 
@@ -167,7 +161,7 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
         services.fill(built)
         if wants_updates:
             built.publisher.listen()
-        if problem := built.sessions.library.problem:
+        if problem := built.sessions.journal_problem:
             editor.show(types.MessageType.Warning, f"goose: {problem}")
         log.info("workspace %s; settings %s", built.root, settings_model.describe(built.settings))
 
@@ -178,12 +172,9 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
         finally:
             configuration.arrived.set()
         if services().settings.agent.start == "eager":
-            services().sessions.supervisor.start_in_background()
+            services().sessions.start_agent()
         server.tasks.run(_prune_journal(), "journal prune")  # with the editor's limits
-        store = services().sessions.library.store
-        services().sessions.checkpoints.warm(
-            lambda: [r.session_id for r in store.all()] if store.usable else None
-        )
+        services().sessions.warm()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def changed(_: GooseLanguageServer, params: types.DidChangeConfigurationParams) -> None:
@@ -211,7 +202,7 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
 
     async def _prune_journal() -> None:
         """The day's first prune on this data dir; the user hears of what it removed."""
-        pruned = await services().sessions.retention.prune(scheduled=True)
+        pruned = await services().sessions.prune(scheduled=True)
         if pruned is not None and pruned.session_ids:
             editor.show(types.MessageType.Info, f"goose: journal limits reached: {pruned}")
 
@@ -259,7 +250,7 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
             sessions.settings.agent, mode=""
         )
         sessions.update_settings(new)
-        if agent_changed and sessions.supervisor.status.state is AgentState.RUNNING:
+        if agent_changed and sessions.agent_status.state is AgentState.RUNNING:
             editor.show(
                 types.MessageType.Info,
                 "goose: agent settings changed; they apply when the agent next starts.",

@@ -188,5 +188,17 @@ class EditorPublisher:
     def cannot_write(self, path: Path, error: OSError) -> None:
         self._editor.cannot_write(path, error)
 
+    async def session_gone(self, session_id: str, deleted: bool) -> None:
+        """A chat was closed or deleted, whichever face asked: its transcript is written
+        out (or, deleted, let go before its files go), and the plugin-free chat no longer
+        points at it."""
+        if self._face is None:
+            return
+        if deleted:
+            self._face.transcripts.forget(session_id)
+        else:
+            await self._face.transcripts.close(session_id)
+        self._face.chat.session_gone(session_id)
+
     def warning(self, message: str) -> None:
         self._editor.warn_once(message, f"goose-ls: {message}")

@@ -42,7 +42,7 @@ def find(s: Services, query: str, limit: int = SEARCH_LIMIT) -> list[Found]:
             read[path] = _text(s, path)
         return read[path]
 
-    return [_place(s, hit, text_of) for hit in s.sessions.library.search(query, limit)]
+    return [_place(s, hit, text_of) for hit in s.sessions.search(query, limit)]
 
 
 def _text(s: Services, path: Path) -> str | None:

@@ -144,7 +144,7 @@ class Transcripts:
         renderer = Renderer(
             text,
             lambda: self._tool_calls(session_id),
-            self._sessions.tools.terminals.output_of,
+            self._sessions.terminal_output,
             outputs=OutputFiles(
                 path.parent.parent / "outputs" / path.stem, path.parent, self._editor.cannot_write
             ),
@@ -156,7 +156,7 @@ class Transcripts:
         )
         self._draw_history(transcript)
         streamer.write_file()
-        self._sessions.library.set_transcript(session_id, str(path))
+        self._sessions.set_transcript(session_id, str(path))
         self._by_session[session_id] = transcript
         self._by_uri[transcript.uri] = transcript
         if self._editor.is_open(transcript.uri):  # opened before its session was
@@ -165,7 +165,7 @@ class Transcripts:
 
     def _draw_history(self, transcript: Transcript) -> None:
         """Render what the journal holds of the session (parts rotated out as they were)."""
-        rows = self._sessions.library.history(transcript.session_id)
+        rows = self._sessions.history(transcript.session_id)
         with transcript.renderer.replaying():
             for _, event in events_of(rows):
                 transcript.renderer.render(event)
@@ -175,21 +175,21 @@ class Transcripts:
 
     def _cwd_of(self, session_id: str) -> str | None:
         """The chat's workspace folder (its ACP ``cwd``), when known."""
-        session = self._sessions.registry.find(session_id)
+        session = self._sessions.find(session_id)
         if session is not None:
             return session.cwd
-        record = self._sessions.library.record(session_id)
+        record = self._sessions.record(session_id)
         return record.cwd if record is not None else None
 
     def agent_of(self, session_id: str) -> str:
         """The name the chat's agent gives itself (as the session store keeps it), inert
         and short: the agent chose it."""
-        record = self._sessions.library.record(session_id)
+        record = self._sessions.record(session_id)
         name = inert_line(record.agent).strip()[:AGENT_NAME_LENGTH] if record else ""
         return name or "agent"
 
     def _tool_calls(self, session_id: str) -> ToolCalls | None:
-        session = self._sessions.registry.find(session_id)
+        session = self._sessions.find(session_id)
         return session.tool_calls if session is not None else None
 
     async def close(self, session_id: str) -> None:

@@ -1,16 +1,18 @@
-"""Chats on top of the agent: what the LSP floor may use of the floors below.
+"""Chats on top of the agent: what the LSP layer may use of the layers below.
 
-The LSP floor imports from here, never from ``goose_ls.agent``: the agent's state is
-reported through :class:`AgentStatus`, its failures raise :mod:`goose_ls.errors`.
+The LSP layer imports from here, never from a module of this package nor from
+``goose_ls.agent`` (import-linter holds both): :class:`SessionManager` is the one entry,
+the agent's state is reported through :class:`AgentStatus`, its failures raise
+:mod:`goose_ls.errors`.
 """
 
 from goose_ls.agent.status import AgentState, AgentStatus
 from goose_ls.sessions.checkpoints import Change, in_workspace, review, unified_diff
 from goose_ls.sessions.context import ContextItem, path_of
-from goose_ls.sessions.elicitations import Elicitations, choices
-from goose_ls.sessions.live import Conflict
+from goose_ls.sessions.elicitations import QuestionAnswers, choices
+from goose_ls.sessions.live import Conflict, OpenFiles
 from goose_ls.sessions.manager import SessionListener, SessionManager
-from goose_ls.sessions.permissions import Permissions
+from goose_ls.sessions.permissions import PermissionAnswers
 from goose_ls.sessions.records import EventRow, events_of
 from goose_ls.sessions.retention import Pruned
 from goose_ls.sessions.search import Hit
@@ -22,12 +24,13 @@ __all__ = [
     "Change",
     "Conflict",
     "ContextItem",
-    "Elicitations",
     "EventRow",
     "Hit",
     "IndexedEvent",
-    "Permissions",
+    "OpenFiles",
+    "PermissionAnswers",
     "Pruned",
+    "QuestionAnswers",
     "Session",
     "SessionListener",
     "SessionManager",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, Protocol
 
 from goose_ls import events
 from goose_ls.prompt_limits import (
@@ -129,6 +129,20 @@ def content_problem(schema: Json, content: Json | None) -> str | None:
         if problem := _value_problem(prop, value):
             return f"content.{name}: {problem}"
     return None
+
+
+class QuestionAnswers(Protocol):
+    """What the LSP layer does with the agent's questions: show them and answer them."""
+
+    def waiting(self, request_id: str, session_id: str | None = None) -> bool: ...
+
+    def pending_requests(self, session_id: str | None = None) -> list[str]: ...
+
+    def answer(
+        self, request_id: str, action: events.ElicitationAction, content: Json | None = None
+    ) -> None: ...
+
+    def page_of(self, request_id: str) -> str | None: ...
 
 
 class Elicitations:

@@ -29,8 +29,9 @@ import datetime
 import logging
 import os
 import stat
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Set
 from pathlib import Path
+from typing import Protocol
 
 import attrs
 
@@ -56,6 +57,27 @@ class Conflict:
     agent_text: str
     copy: Path
     """Where the agent's text is kept, in the data dir."""
+
+
+class OpenFiles(Protocol):
+    """What the LSP layer tells of the editor's buffers, and the user's choices in a
+    conflict."""
+
+    @property
+    def conflicts(self) -> Mapping[Path, Conflict]: ...
+
+    @property
+    def changed(self) -> Set[Path]: ...
+
+    def buffer_changed(self, path: Path) -> None: ...
+
+    def buffer_saved(self, path: Path) -> None: ...
+
+    async def take_agents(self, path: Path) -> None: ...
+
+    def keep_mine(self, path: Path) -> Conflict | None: ...
+
+    def reload_hint(self) -> str: ...
 
 
 class LiveBuffers:

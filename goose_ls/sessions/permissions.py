@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import unicodedata
 from collections.abc import Callable
-from typing import NoReturn
+from typing import NoReturn, Protocol
 
 import attrs
 
@@ -148,6 +148,26 @@ def _own_option(agent_options: list[events.PermissionOption]) -> events.Permissi
         n += 1
         option_id = f"{ALLOW_FOR_SESSION.option_id}-{n}"
     return attrs.evolve(ALLOW_FOR_SESSION, option_id=option_id)
+
+
+class PermissionAnswers(Protocol):
+    """What the LSP layer does with the permission requests: show them and answer them."""
+
+    def is_pending(self, request_id: str) -> bool: ...
+
+    def pending_requests(self, session_id: str | None = None) -> list[str]: ...
+
+    def session_of(self, request_id: str) -> str | None: ...
+
+    def offered(self, request_id: str) -> list[events.PermissionOption]: ...
+
+    def action_of(self, request_id: str) -> str: ...
+
+    def option_for(self, request_id: str, choice: str, by_kind: bool) -> str | None: ...
+
+    def answer(self, request_id: str, option_id: str | None) -> None: ...
+
+    def replaced(self, session_id: str) -> bool: ...
 
 
 @attrs.frozen
