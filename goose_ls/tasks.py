@@ -47,12 +47,14 @@ class Tasks:
     def __len__(self) -> int:
         return len(self._running)
 
-    async def cancel_all(self) -> None:
-        """Cancel whatever still runs and wait for it to finish."""
+    async def cancel_all(self) -> list[str]:
+        """Cancel whatever still runs and wait for it to finish; the names of what was
+        cancelled."""
         running = [t for t in self._running if t is not asyncio.current_task()]
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
+        return sorted(t.get_name() for t in running)
 
 
 async def within(seconds: float | None, work: Awaitable[T]) -> T:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from goose_ls.testing.harness import Editor, gone, process_alive
+from goose_ls.testing.logs import read_log
 
 
 async def _agent_pid(editor: Editor) -> int:
@@ -48,6 +49,25 @@ async def test_shutdown_stops_the_agent_gracefully(editor: Editor) -> None:
     server = editor.client._server
     assert server is not None
     assert await asyncio.wait_for(server.wait(), 30) == 0
+
+
+async def test_no_background_task_outlives_shutdown_and_exit(editor: Editor) -> None:
+    """A turn streaming into its transcript when the editor quits: every background task
+    is cancelled and waited for by its owner before the event loop ends, none left to
+    asyncio's last sweep."""
+    await editor.start({"turns": [[{"text": "x" * 500, "chunks": 500, "delay": 0.05}]]})
+    session_id = await editor.new_session()
+    await editor.prompt(session_id)
+    await editor.goose.wait_for(lambda: editor.goose.updates, 30, "the turn streaming")
+    await editor.client.shutdown_async(None)
+    editor.client.exit(None)
+    server = editor.client._server
+    assert server is not None
+    assert await asyncio.wait_for(server.wait(), 30) == 0
+    lines = [line for line in read_log(editor.log.log_dir).splitlines() if "at shutdown:" in line]
+    assert len(lines) == 1, "goose-ls says what it drained"
+    assert "background tasks cancelled" in lines[0]
+    assert lines[0].endswith("0 tasks still running ()"), lines[0]
 
 
 async def test_lazy_start_waits_for_the_first_request(editor: Editor) -> None:

@@ -173,13 +173,19 @@ class HttpFrames:
         return self._ended
 
     async def close(self) -> None:
-        """End the transport session (``DELETE``), then the client."""
+        """End the transport session (``DELETE``), then the client. The event reader and
+        the sends still under way are this connection's: they end with it, waited for."""
         ending = self._session
         self._end(f"at {self._shown} was disconnected by goose-ls")
         if ending is not None:
             with contextlib.suppress(httpx.HTTPError, OSError, asyncio.TimeoutError):
                 await (await self.request("DELETE", timeout=CLOSE_TIMEOUT)).aclose()
         self.abort()
+        running = {*self._sending, *([self._reader] if self._reader is not None else [])}
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.wait(running)
         await self._client.aclose()
 
     def abort(self) -> None:

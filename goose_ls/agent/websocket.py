@@ -159,6 +159,11 @@ class WebSocketFrames:
 
     async def close(self) -> None:
         await self._ws.close()
+        sending = set(self._sending)  # this connection's: they end with it, waited for
+        for task in sending:
+            task.cancel()
+        if sending:
+            await asyncio.wait(sending)
 
     def abort(self) -> None:
         """Drop the connection now (goose-ls is exiting, its loop may be gone)."""

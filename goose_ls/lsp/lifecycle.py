@@ -190,6 +190,7 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
         shutdown_requested = True
         if services.ready:
             await services().sessions.shutdown()
+        await server.drain()
 
     @server.feature(types.EXIT)
     def exit_(_: GooseLanguageServer, *__: Any) -> None:

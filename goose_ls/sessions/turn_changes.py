@@ -112,7 +112,8 @@ class TurnCheckpoints:
         if not self._options()[0]:
             return {}
         if self._next is None:
-            self._next = asyncio.ensure_future(self._take())
+            # Kept by the server's tasks: the callers waiting on it may all be cancelled.
+            self._next = self._tasks.run(self._take(), "checkpoint snapshot")
         return await asyncio.shield(self._next)
 
     async def _take(self) -> dict[Path, str]:
