@@ -16,7 +16,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 TEMP_NAME = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
-"""What :func:`atomic_write` names its temporary files (``.sessions.json.k3j_x9a2.tmp``)."""
+"""What :func:`atomic_write` names its temporary files (``.sessions.md.k3j_x9a2.tmp``)."""
 STALE_AFTER = 60.0
 """Seconds after which such a file is a leftover (a write takes milliseconds)."""
 

@@ -218,22 +218,6 @@ async def test_a_corrupt_store_is_kept_aside_and_reported(tmp_path: Path) -> Non
         await editor.client.shutdown_session()
 
 
-async def test_the_old_sessions_json_is_imported_once_and_kept(tmp_path: Path) -> None:
-    old = tmp_path / "data" / "sessions.json"
-    old.parent.mkdir(parents=True)
-    record = {"sessionId": "20250101_3", "cwd": "/w", "title": "Old chat", "lastIndex": 41}
-    old.write_text(json.dumps({"schemaVersion": 1, "sessions": [record]}), encoding="utf-8")
-    for _ in range(2):  # the second start finds the journal and imports nothing again
-        editor = await start_editor(tmp_path)
-        try:
-            await editor.start({})
-            listed = (await editor.goose.request("goose/listSessions", {}))["sessions"]
-            assert [(e["sessionId"], e["title"]) for e in listed] == [("20250101_3", "Old chat")]
-        finally:
-            await editor.client.shutdown_session()
-        old.write_text(json.dumps({"schemaVersion": 1, "sessions": []}), encoding="utf-8")
-
-
 async def test_two_windows_on_one_data_dir_keep_each_other_s_sessions(tmp_path: Path) -> None:
     shared = {"dataDir": str(tmp_path / "shared-data")}
     windows = []

@@ -40,8 +40,6 @@ log = logging.getLogger(__name__)
 
 JOURNAL = "journal.sqlite3"
 """The session store in the data dir."""
-LEGACY = "sessions.json"
-"""The store of earlier versions, imported once into the journal."""
 BATCH_SECONDS = 0.05
 """Events are written together once the oldest has waited this long, on the wakeup the
 next event's arrival makes anyway: a stream pays a transaction (about 0.2 to 0.4 ms, its
@@ -93,7 +91,7 @@ class SessionLibrary:
         """``tasks`` run the journal's checkpoint when a turn ends (without them, SQLite's
         own safety net does, inside a commit); ``notice`` tells the user of a journal lost
         or back while running."""
-        self.store = SessionStore(folder / JOURNAL, write_failed, folder / LEGACY, notice)
+        self.store = SessionStore(folder / JOURNAL, write_failed, notice)
         self.store.load()
         self._tasks = tasks
         self._checkpoint: asyncio.Task[None] | None = None

@@ -15,8 +15,6 @@ from goose_ls.wire import WireError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
-"""Of the ``sessions.json`` earlier versions wrote (read once, to import it)."""
 TITLE_LENGTH = 50
 NEW_SESSION_TITLE = "New Session"
 
@@ -57,16 +55,6 @@ class SessionRecord:
     reserved_index: int = 0
     """Indices up to this one may have been handed out: a run killed before it saved
     ``last_index`` goes on above it, so no index is ever used twice."""
-
-
-@attrs.define
-class StoreData:
-    """``sessions.json`` as earlier versions wrote it (read once, to import it)."""
-
-    schema_version: int = SCHEMA_VERSION
-    sessions: list[SessionRecord] = attrs.Factory(list)
-    last_active: dict[str, str] = attrs.Factory(dict)
-    """Workspace folder -> the session last used there."""
 
 
 class EventRow(NamedTuple):

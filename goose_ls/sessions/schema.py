@@ -1,14 +1,17 @@
-"""The journal's database: how it is opened, its schema and its migrations.
+"""The journal's database: how it is opened, and its schema.
 
 SQLite in WAL mode (one process reads while another writes), with a busy timeout (a
 writer waits its turn instead of failing) and ``synchronous = NORMAL`` (a commit is
 durable once the WAL is checkpointed; a power cut loses at most the last commits, never
 the database). The WAL is checkpointed when a turn ends, in a thread (:func:`checkpoint`):
 SQLite's own checkpoint, every 4 MB, ran inside a commit on the event loop and stalled a
-fast reply for tens of milliseconds; :data:`AUTOCHECKPOINT_PAGES` is only a safety net. The schema version is ``PRAGMA user_version``: version N is reached by
-running the first N steps of :data:`MIGRATIONS`, each once, in order. A step is an SQL
-script, or a function given the connection when a step must compute (fill a new table
-from the events already there).
+fast reply for tens of milliseconds; :data:`AUTOCHECKPOINT_PAGES` is only a safety net.
+
+The schema's version is ``PRAGMA user_version``. A new journal gets :data:`TABLES` and
+:data:`VERSION` at once; one of an earlier version is brought up to date by the steps of
+:data:`UPGRADES`; any other version (a newer goose-ls's) is refused before anything is
+written to it (:func:`ready`). Changing the schema: change :data:`TABLES`, add the step
+from the current version to :data:`UPGRADES`, raise :data:`VERSION`.
 """
 
 from __future__ import annotations
@@ -20,15 +23,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from goose_ls.files import PRIVATE_FILE, create_private, private_folder, tighten
-from goose_ls.sessions import texts
 
 BUSY_TIMEOUT_MS = 5000
+"""How long a write waits for another process's transaction before it fails."""
 AUTOCHECKPOINT_PAGES = 25_000
 """Pages (about 100 MB) the WAL may reach before a commit checkpoints it: a single reply
 that long, with no turn's end to do it."""
-"""How long a write waits for another process's transaction before it fails."""
-MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
-    """
+
+VERSION = 8
+"""The schema this goose-ls writes. (8, not 1: the number the unreleased builds had
+reached when their steps were folded into :data:`TABLES`, so their journals still open.)"""
+TABLES = """
     CREATE TABLE sessions (
         session_id TEXT PRIMARY KEY,
         cwd TEXT NOT NULL,
@@ -38,23 +43,17 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
         updated_at TEXT NOT NULL,
         agent TEXT NOT NULL DEFAULT '',
         transcript_path TEXT NOT NULL DEFAULT '',
-        last_index INTEGER NOT NULL DEFAULT 0
+        last_index INTEGER NOT NULL DEFAULT 0,
+        reserved_index INTEGER NOT NULL DEFAULT 0
     );
     CREATE TABLE last_active (
         workspace TEXT PRIMARY KEY,
         session_id TEXT NOT NULL
     );
-    """,
-    """
-    ALTER TABLE sessions ADD COLUMN reserved_index INTEGER NOT NULL DEFAULT 0;
-    """,
-    """
     CREATE TABLE holders (
         session_id TEXT PRIMARY KEY,
         process TEXT NOT NULL
     );
-    """,
-    """
     CREATE TABLE events (
         session_id TEXT NOT NULL,
         idx INTEGER NOT NULL,
@@ -62,14 +61,25 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
         kind TEXT NOT NULL,
         payload TEXT NOT NULL,
         at TEXT NOT NULL,
+        replay INTEGER NOT NULL DEFAULT 0,
+        parts TEXT,
         PRIMARY KEY (session_id, idx)
     ) WITHOUT ROWID;
-    """,
-    """
-    ALTER TABLE events ADD COLUMN replay INTEGER NOT NULL DEFAULT 0;
-    """,
-    texts.migrate,
-    """
+    -- id is never reused (AUTOINCREMENT), so a full-text entry left by a deleted row
+    -- never speaks for another one.
+    CREATE TABLE texts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        first_idx INTEGER NOT NULL,
+        page INTEGER NOT NULL,
+        message_id TEXT,
+        kind TEXT NOT NULL,
+        at TEXT NOT NULL,
+        text TEXT NOT NULL,
+        indexed INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (session_id, first_idx, page)
+    );
+    CREATE INDEX texts_to_index ON texts (id) WHERE indexed = 0;
     CREATE TABLE blobs (
         sha256 TEXT PRIMARY KEY,
         data BLOB NOT NULL
@@ -85,12 +95,12 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
         task TEXT PRIMARY KEY,
         last_run TEXT NOT NULL
     );
-    """,
-    """
-    ALTER TABLE events ADD COLUMN parts TEXT;
-    """,
-]
-"""Schema version N is reached by running the first N steps, each once, in order."""
+"""
+"""Every table of a journal at :data:`VERSION` (the full-text index aside: made when
+this SQLite has FTS5, see :func:`.search.prepare`)."""
+UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {}
+"""The step that brings a journal of version N to N + 1, keyed by N, run in the
+transaction that opens it. None yet: no released goose-ls wrote another version."""
 
 
 def connect_in_memory() -> sqlite3.Connection:
@@ -99,7 +109,8 @@ def connect_in_memory() -> sqlite3.Connection:
 
 
 class NewerSchema(sqlite3.DatabaseError):
-    """The journal was written by a newer goose-ls: sound, but not for this one to use."""
+    """The journal has a schema version this goose-ls does not know (a newer goose-ls
+    wrote it): sound, but not for this one to use, nor to change."""
 
 
 def connect(path: Path, busy_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
@@ -114,6 +125,7 @@ def connect(path: Path, busy_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
     db = sqlite3.connect(path, timeout=busy_ms / 1000, isolation_level=None)
     try:
         db.execute(f"PRAGMA busy_timeout = {busy_ms}")
+        _refuse_unknown(db)  # before the settings below: they would write to it
         # Only a new database takes it (before its first table): pruning can then give
         # the space back to the disk a few pages at a time (see retention.py).
         db.execute("PRAGMA auto_vacuum = INCREMENTAL")
@@ -158,20 +170,28 @@ def checkpoint(path: Path) -> None:
         db.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
 
-def migrate(db: sqlite3.Connection) -> int:
-    """Bring the schema up to date, in the caller's transaction; the version it had."""
+def ready(db: sqlite3.Connection) -> None:
+    """Make a new journal's tables, or bring an earlier version's up to date, in the
+    caller's transaction; :class:`NewerSchema` for a version this goose-ls does not know."""
+    version = _refuse_unknown(db)
+    if version == VERSION:
+        return
+    if version == 0:
+        for statement in filter(str.strip, TABLES.split(";")):
+            db.execute(statement)
+    else:
+        for step in range(version, VERSION):
+            UPGRADES[step](db)
+    db.execute(f"PRAGMA user_version = {VERSION}")
+
+
+def _refuse_unknown(db: sqlite3.Connection) -> int:
+    """The journal's schema version (0: a new journal), if this goose-ls can use it."""
     version = int(db.execute("PRAGMA user_version").fetchone()[0])
-    if version > len(MIGRATIONS):
-        raise NewerSchema(
-            f"schema version {version}, newer than this goose-ls knows ({len(MIGRATIONS)})"
-        )
-    for number, step in enumerate(MIGRATIONS[version:], version + 1):
-        if callable(step):
-            step(db)
-        else:
-            for statement in filter(str.strip, step.split(";")):
-                db.execute(statement)
-        db.execute(f"PRAGMA user_version = {number}")
+    upgradable = version <= VERSION and all(n in UPGRADES for n in range(version, VERSION))
+    if version != 0 and not upgradable:
+        which = "newer than" if version > VERSION else "unknown to"
+        raise NewerSchema(f"schema version {version}, {which} this goose-ls (it reads {VERSION})")
     return version
 
 

@@ -4,9 +4,7 @@ One SQLite database in the data dir (the journal), shared by every goose-ls proc
 that uses that data dir: each change is a transaction on its own row, so two editor
 windows never erase each other's sessions. WAL mode lets one process read while
 another writes; ``busy_timeout`` makes a writer wait its turn instead of failing. The
-schema is versioned (``PRAGMA user_version``) and migrated forward. ``sessions.json``,
-the store of earlier versions, is imported once and kept as a backup. A database SQLite
-finds corrupt is moved aside with a timestamp and reported, never overwritten. Any other
+schema is versioned (see :mod:`.schema`). A database SQLite finds corrupt is moved aside with a timestamp and reported, never overwritten. Any other
 trouble (busy, read-only, written by a newer goose-ls, deleted while running) leaves the
 journal where it is: the store works on a stand-in (:mod:`.standby`), shows the chats it
 could read, tries the journal again now and then and, once it opens, writes this run's
@@ -20,7 +18,6 @@ error handling here.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import sqlite3
@@ -34,16 +31,8 @@ from goose_ls.files import WriteFailed
 from goose_ls.process_identity import process_alive, this_process
 from goose_ls.sessions import blobs, schema, search, standby
 from goose_ls.sessions.blobs import BlobRef
-from goose_ls.sessions.records import (
-    SCHEMA_VERSION,
-    EventRow,
-    SessionRecord,
-    StoreData,
-    expanded,
-    now,
-)
+from goose_ls.sessions.records import EventRow, SessionRecord, expanded, now
 from goose_ls.sessions.texts import Piece, TextIndex
-from goose_ls.wire import WireError, from_wire
 
 log = logging.getLogger(__name__)
 
@@ -60,12 +49,9 @@ class SessionStore:
         self,
         path: Path,
         write_failed: WriteFailed,
-        legacy: Path | None = None,
         notice: Notice | None = None,
     ) -> None:
         self.path = path
-        self.legacy = legacy
-        """``sessions.json`` of earlier versions, imported into a new database."""
         self._write_failed = write_failed
         self._notice = notice or (lambda message: None)
         self.problem: str | None = None
@@ -115,38 +101,12 @@ class SessionStore:
     def _open(self, busy_ms: int = schema.BUSY_TIMEOUT_MS) -> sqlite3.Connection:
         db = schema.connect(self.path, busy_ms)
         try:
-            with schema.transaction(db):
-                if schema.migrate(db) == 0:
-                    self._import(db)
-                search.prepare(db)
+            _ready(db)
             schema.patient(db)
         except BaseException:
             db.close()
             raise
         return db
-
-    def _import(self, db: sqlite3.Connection) -> None:
-        """Take ``sessions.json`` in, once (it stays on disk as a backup)."""
-        if self.legacy is None or not self.legacy.exists():
-            return
-        try:
-            data = json.loads(self.legacy.read_text(encoding="utf-8"))
-            version = data.get("schemaVersion") if isinstance(data, dict) else None
-            if version != SCHEMA_VERSION:
-                raise WireError(f"schema version {version!r}, expected {SCHEMA_VERSION}")
-            old = from_wire(data, StoreData)
-        except (OSError, ValueError, WireError) as exc:
-            self.problem = (
-                f"the old session store {self.legacy} could not be imported ({exc}); "
-                "it was left as it is"
-            )
-            log.error("%s", self.problem)
-            return
-        for record in old.sessions:
-            _upsert(db, record)
-        for workspace, session_id in old.last_active.items():
-            db.execute("INSERT OR REPLACE INTO last_active VALUES (?, ?)", (workspace, session_id))
-        log.info("imported %d sessions from %s", len(old.sessions), self.legacy)
 
     def _set_aside(self, error: Exception) -> bool:
         """Move a corrupt journal aside; False when it cannot be moved (it stays)."""
@@ -176,9 +136,7 @@ class SessionStore:
         copy = None if kind in ("newer", "corrupt") else schema.read_only_copy(self.path)
         if copy is not None:
             try:
-                with schema.transaction(copy):
-                    schema.migrate(copy)
-                    search.prepare(copy)
+                _ready(copy)
             except sqlite3.Error:
                 copy.close()
                 copy = None
@@ -187,9 +145,7 @@ class SessionStore:
         )
         if copy is None:
             copy = schema.connect_in_memory()
-            with schema.transaction(copy):
-                schema.migrate(copy)
-                search.prepare(copy)
+            _ready(copy)
         self._db, self.in_memory = copy, True
         if kind in ("newer", "corrupt"):  # corrupt: and it could not be moved aside
             self._stay_in_memory = True
@@ -197,6 +153,11 @@ class SessionStore:
                 f"cannot use the session store {self.path} ({reason}); it is left as it "
                 "is, and this window's chats are kept in memory only, for this run"
             )
+            if kind == "newer":
+                self.problem += (
+                    ". Another version of goose-ls wrote it: open it with that one (update "
+                    "goose-ls), or set dataDir to another folder to start a new journal there"
+                )
         elif kind == "busy":
             self.problem = (
                 f"the session store {self.path} is busy: another process holds it ({reason}); "
@@ -480,6 +441,13 @@ class SessionStore:
                 self._told = True
                 self._write_failed(self.path, OSError(why))
             return False
+
+
+def _ready(db: sqlite3.Connection) -> None:
+    """The journal's tables made or brought up to date, and its full-text index."""
+    with schema.transaction(db):
+        schema.ready(db)
+        search.prepare(db)
 
 
 def delete_rows(db: sqlite3.Connection, session_id: str) -> None:

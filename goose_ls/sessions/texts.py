@@ -17,11 +17,10 @@ catches up with those rows when a search comes, so journaling pays nothing for i
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import attrs
 
@@ -34,8 +33,6 @@ OVERLAP = 200
 """Characters of a page repeated at the start of the next one."""
 LAG_SECONDS = 1.0
 """How long a message's streamed text may wait to be added to its row."""
-BACKFILL_BATCH = 5000
-"""Journal rows read at a time when the texts are rebuilt from the events."""
 
 SPEAKERS = {
     events.UserMessageChunk.KIND: "user",
@@ -55,26 +52,6 @@ QUIET = frozenset(
 )
 """Events that leave the message being written open: a transcript shows nothing between
 its pieces for them (other chunks without text, a usage update...)."""
-
-SCHEMA = [
-    """
-    CREATE TABLE texts (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        session_id TEXT NOT NULL,
-        first_idx INTEGER NOT NULL,
-        page INTEGER NOT NULL,
-        message_id TEXT,
-        kind TEXT NOT NULL,
-        at TEXT NOT NULL,
-        text TEXT NOT NULL,
-        indexed INTEGER NOT NULL DEFAULT 0,
-        UNIQUE (session_id, first_idx, page)
-    )
-    """,
-    "CREATE INDEX texts_to_index ON texts (id) WHERE indexed = 0",
-]
-"""``id`` is never reused (AUTOINCREMENT), so a full-text entry left by a deleted row
-never speaks for another one."""
 
 
 class Piece(NamedTuple):
@@ -104,24 +81,6 @@ def piece_of_event(event: events.SessionEvent) -> Piece | None:
     if isinstance(event, events.ToolCall):
         return _title(event.title)
     return None
-
-
-def piece_of_update(update: dict[str, Any]) -> Piece | None:
-    """The text an event adds, read from its ``goose/update`` JSON (a journaled payload)."""
-    kind = update.get("sessionUpdate")
-    if kind == events.ToolCall.KIND:
-        return _title(update.get("title"))
-    return _text(kind, update.get("content"))
-
-
-def _stored_piece(row: EventRow) -> Piece | None:
-    if row.kind not in SPEAKERS and row.kind != events.ToolCall.KIND:
-        return None  # parse only what can hold text
-    try:
-        update = json.loads(row.payload)
-    except ValueError:
-        return None
-    return piece_of_update(update) if isinstance(update, dict) else None
 
 
 @attrs.define
@@ -245,14 +204,3 @@ def _new_page(db: sqlite3.Connection, session_id: str, message: _Message, text: 
     message.row = inserted.lastrowid
     message.length = len(text)
     message.tail = text[-OVERLAP:]
-
-
-def migrate(db: sqlite3.Connection) -> None:
-    """The schema step that adds ``texts``, filled from the events journaled before it."""
-    for statement in SCHEMA:
-        db.execute(statement)
-    index = TextIndex()
-    journal = db.execute("SELECT * FROM events ORDER BY session_id, idx")
-    while batch := journal.fetchmany(BACKFILL_BATCH):
-        rows = [EventRow(*row) for row in batch]
-        index.add(db, rows, [_stored_piece(row) for row in rows], every=True)

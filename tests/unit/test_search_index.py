@@ -12,7 +12,7 @@ from unittest import mock
 import pytest
 
 from goose_ls import events
-from goose_ls.sessions import schema, search, texts
+from goose_ls.sessions import search, texts
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.records import EventRow
 from goose_ls.testing.journal import journal_event
@@ -117,34 +117,6 @@ def test_a_batch_is_one_write_per_message_and_batches_go_on_the_same_row(tmp_pat
         assert db.execute("SELECT first_idx, page, text FROM texts").fetchall() == [
             (1, 0, "ababab")
         ]
-
-
-def test_the_migration_fills_the_texts_from_the_events_already_journaled(
-    tmp_path: Path, backend: str
-) -> None:
-    path = tmp_path / "journal.sqlite3"
-    before = schema.MIGRATIONS.index(texts.migrate)
-    with contextlib.closing(schema.connect(path)) as db, schema.transaction(db):
-        for step in schema.MIGRATIONS[:before]:
-            assert isinstance(step, str)
-            for statement in filter(str.strip, step.split(";")):
-                db.execute(statement)
-        db.execute(f"PRAGMA user_version = {before}")
-        db.execute("INSERT INTO sessions (session_id, cwd, title, created_at, updated_at)"
-                   " VALUES ('s1', '/w', 'Old chat', 't', 't')")  # fmt: skip
-        words = PHRASE.split(" ")
-        for index, word in enumerate(words, start=1):
-            update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": word + " "}}  # fmt: skip
-            db.execute(
-                "INSERT INTO events (session_id, idx, message_id, kind, payload, at)"
-                " VALUES ('s1', ?, 'm1', 'agent_message_chunk', ?, 'then')",
-                (index, json.dumps(update)),
-            )
-        db.execute("INSERT INTO events (session_id, idx, message_id, kind, payload, at)"
-                   " VALUES ('s1', 99, 'm1', 'turn_end', '{}', 'then')")  # fmt: skip
-    library = SessionLibrary(tmp_path, lambda path, exc: pytest.fail(f"{path}: {exc}"))
-    (hit,) = library.search(PHRASE, 10)
-    assert (hit.title, hit.index, hit.at) == ("Old chat", 1, "then")
 
 
 def test_the_full_text_index_is_made_for_a_journal_started_without_it(tmp_path: Path) -> None:
