@@ -41,7 +41,7 @@ from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
 
 if TYPE_CHECKING:
-    from goose_ls.lsp.transcript.rope import Position
+    from goose_ls.lsp.positions import Position
 
 LINE = "The quick brown fox jumps over the lazy dog; 你好 👍 then it does it again and again."
 EDITS = 300

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from goose_ls.lsp.positions import Position
 from goose_ls.lsp.transcript import streamer as streamer_module
-from goose_ls.lsp.transcript.rope import Position
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.tasks import Tasks

@@ -38,8 +38,6 @@ class EditorChat:
         self._settled = settled
         """Waits (briefly) for the editor's settings, so the agent starts as configured."""
         self.current_session: str | None = None
-        self.turns: set[str] = set()
-        """Message ids of the turns started from the editor (they get progress and popups)."""
 
     def session_gone(self, session_id: str) -> None:
         """The chat was closed or deleted: the next use resumes the workspace's last one."""
@@ -159,6 +157,5 @@ class EditorChat:
         self, transcript: Transcript, prompt: str, items: list[ContextItem], title: str
     ) -> None:
         message_id = str(uuid.uuid4())
-        self.turns.add(message_id)
-        self._sessions.prompt(transcript.session_id, message_id, prompt, items)
         self._progress.start(transcript.session_id, message_id, f"goose: {title}")
+        self._sessions.prompt(transcript.session_id, message_id, prompt, items)

@@ -18,34 +18,10 @@ import attrs
 from pygls.exceptions import JsonRpcInvalidParams
 
 from goose_ls.events import Json
+from goose_ls.lsp.positions import Range
 from goose_ls.wire import WireError, camel, from_wire
 
 T = TypeVar("T")
-
-
-@attrs.frozen
-class Position:
-    line: int
-    character: int = 0
-
-
-@attrs.frozen
-class Range:
-    """An LSP range; the lines it covers are 1-based and inclusive in :meth:`lines`."""
-
-    start: Position
-    end: Position
-
-    def lines(self) -> tuple[int, int]:
-        first, last = self.start.line + 1, self.end.line + 1
-        if self.end.character == 0 and last > first:
-            last -= 1  # a selection ending at column 0 does not include that line
-        return first, max(first, last)
-
-    def problem(self) -> str | None:
-        if self.start.line < 0 or self.end.line < 0:
-            return "lines are 0-based and cannot be negative"
-        return None
 
 
 def lsp_range(arguments: list[Any]) -> list[Any]:

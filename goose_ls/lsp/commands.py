@@ -29,6 +29,7 @@ from goose_ls.files import atomic_write
 from goose_ls.lsp import command_args as args
 from goose_ls.lsp.elicitations import open_page
 from goose_ls.lsp.export import export
+from goose_ls.lsp.positions import Range
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.lsp.sessions_view import show_index
 from goose_ls.sessions import Conflict, ContextItem, path_of, unified_diff
@@ -62,7 +63,7 @@ def _uri(s: Services, value: str) -> str:
     return path.resolve().as_uri()
 
 
-def _selection(s: Services, file: str, line_range: args.Range) -> ContextItem:
+def _selection(s: Services, file: str, line_range: Range) -> ContextItem:
     uri = _uri(s, file)
     first, last = line_range.lines()
     try:

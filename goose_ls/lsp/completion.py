@@ -9,8 +9,8 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from goose_ls.lsp import mentions
+from goose_ls.lsp.positions import Units
 from goose_ls.lsp.services import Services, ServicesSlot
-from goose_ls.lsp.transcript.rope import Units
 
 
 def register(server: LanguageServer, services: ServicesSlot) -> None:

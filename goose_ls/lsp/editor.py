@@ -20,9 +20,9 @@ from pygls.progress import Progress
 from pygls.workspace import TextDocument
 
 from goose_ls.errors import Refused
+from goose_ls.lsp.positions import Position, Units, units_of
 from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.lsp.transcript.document import TranscriptDocument
-from goose_ls.lsp.transcript.rope import Position, Units, units_of
 from goose_ls.prompt_limits import MAX_BUTTON_CHARS, cut
 from goose_ls.sessions import path_of
 from goose_ls.tasks import uncancelled, within

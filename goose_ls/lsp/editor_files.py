@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from goose_ls.lsp.editor import Editor
-from goose_ls.lsp.transcript.rope import Position, Units
+from goose_ls.lsp.positions import Position, Units
 
 LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 """A line as LSP counts them: ended by ``\\n``, ``\\r\\n`` or ``\\r`` (or the text's end)."""

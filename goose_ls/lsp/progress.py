@@ -62,6 +62,11 @@ class TurnProgress:
         )
         task.add_done_callback(lambda _: self._queues.pop(message_id, None))
 
+    def follows(self, message_id: str) -> bool:
+        """Whether the turn was started from the plugin-free chat and has not ended: its
+        permission requests and questions pop up, and its end is told."""
+        return message_id in self._queues
+
     def session_event(self, event: IndexedEvent) -> None:
         if event.message_id is not None and (queue := self._queues.get(event.message_id)):
             queue.put_nowait(event.event)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from goose_ls.lsp.editor import Editor
-from goose_ls.lsp.transcript.rope import Position
+from goose_ls.lsp.positions import Position
 from goose_ls.lsp.transcript.text import draft_of, prompt_section, split_prompt
 from goose_ls.lsp.transcript.transcript import Transcript
 

@@ -99,7 +99,7 @@ class EditorPublisher:
             self._editor.warn_once(
                 f"context of {event.session_id}", usage.full_warning(event.event)
             )
-        if event.message_id not in face.chat.turns:
+        if event.message_id is None or not face.progress.follows(event.message_id):
             return
         if isinstance(event.event, PermissionRequested):
             face.prompts.ask(event.session_id, event.event)

@@ -13,7 +13,7 @@ from typing import Any
 
 from goose_ls.files import atomic_write
 from goose_ls.lsp.editor import Editor
-from goose_ls.lsp.transcript.rope import Position
+from goose_ls.lsp.positions import Position
 from goose_ls.paths import data_dir
 from goose_ls.sessions import SessionManager
 

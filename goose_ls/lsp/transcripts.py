@@ -27,11 +27,11 @@ from goose_ls.events import (
 from goose_ls.files import atomic_write
 from goose_ls.inert import inert_line
 from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.positions import Position, advance
 from goose_ls.lsp.prompt_sections import PromptSections, chips_in
 from goose_ls.lsp.transcript.document import TranscriptDocument
 from goose_ls.lsp.transcript.outputs import OutputFiles
 from goose_ls.lsp.transcript.render import Renderer
-from goose_ls.lsp.transcript.rope import Position, advance
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.lsp.transcript.transcript import Transcript

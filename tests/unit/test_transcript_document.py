@@ -10,8 +10,9 @@ from hypothesis import settings as examples
 from hypothesis import strategies as st
 from lsprotocol import types
 
+from goose_ls.lsp.positions import Position, units_of
 from goose_ls.lsp.transcript.document import TranscriptDocument
-from goose_ls.lsp.transcript.rope import PIECE, Position, Rope, units_of
+from goose_ls.lsp.transcript.rope import PIECE, Rope
 from goose_ls.lsp.transcript.text import SENTINEL, Edit, TranscriptText, prompt_section
 from goose_ls.testing.buffers import offset_of
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from lsprotocol import types
 
-from goose_ls.lsp.transcript.rope import Position, Units, advance, offset_in
+from goose_ls.lsp.positions import Position, Units, advance, offset_in
 from goose_ls.lsp.transcript.text import SENTINEL, TranscriptText, split_prompt
 from goose_ls.lsp.transcript.view import View
 

@@ -10,63 +10,11 @@ finding a position cost the size of the change (and of one piece), never of the 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
 
-import attrs
-
-Units = Callable[[str], int]
-"""Length of a string in the editor's position units (utf-8 bytes, utf-16 or utf-32 units)."""
+from goose_ls.lsp.positions import Position, Units, advance, offset_in
 
 PIECE = 4096
 """Characters a piece is filled to before the next one starts."""
-
-
-@attrs.frozen(order=True)
-class Position:
-    line: int
-    character: int
-
-
-def units_of(encoding: str | None) -> Units:
-    """The length function of an LSP position encoding (UTF-16 when none was agreed)."""
-    if encoding == "utf-8":
-        return lambda text: len(text.encode("utf-8", "surrogatepass"))
-    if encoding == "utf-32":
-        return len
-    return lambda text: len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def advance(start: Position, text: str, units: Units) -> Position:
-    """The position after ``text`` when it starts at ``start``."""
-    lines = text.count("\n")
-    if not lines:
-        return Position(start.line, start.character + units(text))
-    return Position(start.line + lines, units(text[text.rfind("\n") + 1 :]))
-
-
-def offset_in(text: str, start: Position, target: Position, units: Units) -> int:
-    """The index in ``text`` (which starts at ``start``) of ``target``, clamped to its
-    line's end and to the text's end, as editors read positions past them."""
-    index = 0
-    for _ in range(target.line - start.line):
-        newline = text.find("\n", index)
-        if newline < 0:
-            return len(text)
-        index = newline + 1
-    column = start.character if target.line == start.line else 0
-    line_end = text.find("\n", index)
-    line = text[index : len(text) if line_end < 0 else line_end]
-    if column + units(line) <= target.character:
-        return index + len(line)
-    # Counting from the start of the line: at most one line of text.
-    low, high = 0, len(line)
-    while low < high:
-        middle = (low + high) // 2
-        if column + units(line[:middle]) < target.character:
-            low = middle + 1
-        else:
-            high = middle
-    return index + low
 
 
 class Rope:

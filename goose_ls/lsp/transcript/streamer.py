@@ -30,8 +30,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from goose_ls.files import WriteFailed
+from goose_ls.lsp.positions import Position
 from goose_ls.lsp.transcript.file import TranscriptFile
-from goose_ls.lsp.transcript.rope import Position
 from goose_ls.lsp.transcript.text import TranscriptText, prompt_section
 from goose_ls.tasks import Tasks, within
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import attrs
 
-from goose_ls.lsp.transcript.rope import Position, Rope, Units
+from goose_ls.lsp.positions import Position, Units
+from goose_ls.lsp.transcript.rope import Rope
 from goose_ls.lsp.transcript.view import View
 
 SENTINEL = "## You ✎ write below, then run the code action “Goose: Send”"

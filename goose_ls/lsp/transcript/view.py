@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import attrs
 
-from goose_ls.lsp.transcript.rope import Position, Rope, Units, advance, offset_in
+from goose_ls.lsp.positions import Position, Units, advance, offset_in
+from goose_ls.lsp.transcript.rope import Rope
 
 START = Position(0, 0)
 
