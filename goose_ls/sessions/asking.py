@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+import weakref
 from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Generic, TypeVar
@@ -24,7 +25,7 @@ from goose_ls.prompt_limits import MAX_PENDING
 
 if TYPE_CHECKING:
     from goose_ls.sessions.registry import Registry
-    from goose_ls.sessions.session import Session
+    from goose_ls.sessions.session import Session, Turn
 
 Question = TypeVar("Question")
 Answer = TypeVar("Answer")
@@ -43,6 +44,16 @@ class Waiting:
 
     def __init__(self) -> None:
         self._count: Counter[str] = Counter()
+        self._told: weakref.WeakKeyDictionary[Turn, set[str]] = weakref.WeakKeyDictionary()
+        """The caps the agent went past in each turn (the user is told once each)."""
+
+    def first_time(self, turn: Turn, cap: str) -> bool:
+        """Whether ``cap`` is one the agent goes past for the first time in ``turn``."""
+        told = self._told.setdefault(turn, set())
+        if cap in told:
+            return False
+        told.add(cap)
+        return True
 
     def count(self, session_id: str) -> int:
         return self._count[session_id]
@@ -67,12 +78,13 @@ class Waiting:
                 del self._count[session_id]
 
 
-def over_cap(registry: Registry, session: Session, cap: str, problem: str) -> ClientRefusal:
+def over_cap(
+    registry: Registry, waiting: Waiting, session: Session, cap: str, problem: str
+) -> ClientRefusal:
     """The agent's error for a prompt past a cap (``problem`` says which); the user hears
     of it in the chat once a turn for each ``cap``."""
     turn = session.active
-    if turn is not None and cap not in turn.capped:
-        turn.capped.add(cap)
+    if turn is not None and waiting.first_time(turn, cap):
         registry.note(
             session,
             "warning",

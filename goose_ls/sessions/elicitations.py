@@ -168,9 +168,9 @@ class Elicitations:
         if session is None or session.active is None or session.active.cancelled:
             return CANCEL
         if over := over_limits(message, schema):
-            raise over_cap(self._registry, session, *over)
+            raise over_cap(self._registry, self._asking.waiting_count, session, *over)
         if problem := self._asking.waiting_count.full(session_id):
-            raise over_cap(self._registry, session, "pending", problem)
+            raise over_cap(self._registry, self._asking.waiting_count, session, "pending", problem)
         if schema is None and (problem := page_problem(url or "")):
             # Never put before the user: the agent hears "decline", the user why.
             note = f"The agent asked you to open a page; goose-ls refused it: {problem}."

@@ -113,6 +113,7 @@ class SessionManager:
         self._planted = PlantedPaths(
             self._registry,
             self._permissions.audit,
+            self._permissions.grants,
             editor,
             lambda: self._tools.confinement().roots,
             lambda: self.settings.workspace.protected,

@@ -32,6 +32,7 @@ import attrs
 from goose_ls import events
 from goose_ls.prompt_limits import MAX_PERMISSION_OPTIONS, cut
 from goose_ls.sessions.asking import Asking, Waiting, over_cap
+from goose_ls.sessions.grants import Grants
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session
 from goose_ls.workspace.audit import AuditLog
@@ -201,6 +202,8 @@ class Permissions:
         self._policy = policy
         self._confinement = confinement
         self.audit = audit
+        self.grants = Grants()
+        """What the user allowed and refused on each turn's cards (written here only)."""
         self._asking: Asking[_Offer, Chosen] = Asking(waiting)
         self._withdrawn: set[str] = set()
         """Sessions whose agent withdrew a request since the user last answered one: an
@@ -258,7 +261,8 @@ class Permissions:
             if written or decision.action == "deny":
                 if decision.action == "allow" and not (own or foreign):
                     # A rule allowed it: what it changes is not planted.
-                    session.active.approved_paths.update(policy.resolve(p) for p in target.paths)
+                    approved = self.grants.of(session.active).approved
+                    approved.update(policy.resolve(p) for p in target.paths)
                 verb = "Allowed" if decision.action == "allow" else "Refused"
                 why = verdict.refused or decision.reason
                 if not (own and decision.action == "allow"):  # an allowed command shows itself
@@ -320,17 +324,19 @@ class Permissions:
             session.allowed.add(target)
             chosen = _option(options, "allow_once")
         chosen_kind = next((o.kind for o in options if o.option_id == chosen), None)
-        if not own and chosen_kind in ALLOWING and session.active is not None:
-            if target.command:
-                session.active.granted.append(target.command.strip())
-            if not foreign:
-                resolved = [policy.resolve(path) for path in target.paths]
-                session.active.granted_paths += resolved
-                session.active.approved_paths.update(resolved)
-        elif not own and session.active is not None:
-            session.active.refused.update(policy.resolve(path) for path in target.paths)
-            if target.command:
-                session.active.refused.add(target.command.strip())
+        if not own and session.active is not None:
+            given = self.grants.of(session.active)
+            if chosen_kind in ALLOWING:
+                if target.command:
+                    given.commands.append(target.command.strip())
+                if not foreign:
+                    resolved = [policy.resolve(path) for path in target.paths]
+                    given.paths += resolved
+                    given.approved.update(resolved)
+            else:
+                given.refused.update(policy.resolve(path) for path in target.paths)
+                if target.command:
+                    given.refused.add(target.command.strip())
         # Unanswered (the turn was cancelled, the editor quit): nobody chose.
         by = "user" if answered else "nobody (not answered)"
         self.audit.record(session_id, tool, action_of(target), chosen or "cancelled", by)
@@ -351,7 +357,7 @@ class Permissions:
         """Refuse a request past a cap: audited as cancelled, the agent told which cap."""
         tool = cut(tool_call.title or tool_call.tool_call_id, ACTION_CHARS)
         self.audit.record(session.session_id, tool, "", "cancelled", f"over a cap: {cap}")
-        raise over_cap(self._registry, session, cap, problem)
+        raise over_cap(self._registry, self._asking.waiting_count, session, cap, problem)
 
     async def authorize_command(self, session_id: str, call: events.ToolCallUpdate) -> str | None:
         """May the shell line of ``call`` run in a terminal? None if so, else why not.
@@ -366,8 +372,9 @@ class Permissions:
         command = str(raw.get("command", "")).strip()
         policy, _ = self._policy()
         decision = policy.decide(ToolTarget("execute", (), command))
-        if decision.action == "ask" and command in session.active.granted:
-            session.active.granted.remove(command)
+        granted = self.grants.of(session.active).commands
+        if decision.action == "ask" and command in granted:
+            granted.remove(command)
             self.audit.record(
                 session_id, "terminal", command, "allow_once", "user, for its tool call"
             )

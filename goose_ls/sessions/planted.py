@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
+from goose_ls.sessions.grants import Grants
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session, Turn
 from goose_ls.tasks import Tasks
@@ -33,6 +34,7 @@ class PlantedPaths:
         self,
         registry: Registry,
         audit: AuditLog,
+        grants: Grants,
         editor: EditorFiles,
         roots: Callable[[], list[Path]],
         extra: Callable[[], list[str]],
@@ -41,6 +43,7 @@ class PlantedPaths:
     ) -> None:
         self._registry = registry
         self._audit = audit
+        self._grants = grants
         self._editor = editor
         self._roots = roots
         self._extra = extra
@@ -78,7 +81,7 @@ class PlantedPaths:
         running = [s.active for s in self._registry if s.active is not None]
         for allowed in (turn, *running):
             if allowed is not None:
-                self._allowed.update(Path(path) for path in allowed.approved_paths)
+                self._allowed.update(Path(path) for path in self._grants.approved(allowed))
         async with self._lock:
             roots, extra = self._roots(), self._extra()
             now = await asyncio.to_thread(protected_in, roots, extra)

@@ -58,18 +58,6 @@ class Turn:
     """Watches the turn for silence; stopped when the turn ends."""
     let_go: asyncio.TimerHandle | None = None
     """Ends a cancelled turn the agent does not end; stopped when the turn ends."""
-    granted: list[str] = attrs.Factory(list)
-    """Shell lines the user allowed in a tool call of this turn: each lets one
-    ``terminal/create`` of the same line run without asking again."""
-    granted_paths: list[str] = attrs.Factory(list)
-    """Files (resolved) the user allowed changing in a tool call of this turn: each lets
-    one write of a protected file run without asking again."""
-    approved_paths: set[str] = attrs.Factory(set)
-    """Files (resolved) the user allowed changing in a card of this turn, or goose-ls wrote
-    for it after its checks: a protected one of them was not planted."""
-    refused: set[str] = attrs.Factory(set)
-    """Files (resolved) and shell lines the user refused (or left unanswered) in a tool
-    call of this turn: the agent may not write or run them anyway."""
     steering: asyncio.Future[bool] | None = None
     """While this waiting prompt is being sent into the running turn: True once the agent
     took it (then it is no turn of its own), False when it is to run as one."""
@@ -77,8 +65,6 @@ class Turn:
     """The messages steered into this running turn: each ends when this turn ends."""
     ended: TurnEnded | None = None
     """How this turn ended, once it has."""
-    capped: set[str] = attrs.Factory(set)
-    """The prompt caps the agent went past in this turn (the user is told once each)."""
 
     @property
     def steered(self) -> bool:

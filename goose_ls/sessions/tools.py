@@ -136,7 +136,11 @@ class AgentTools:
         they refused on a card of this turn (``what``: a resolved path or a shell line)."""
         session = self._registry.find(session_id)
         turn = session.active if session is not None else None
-        if turn is not None and not turn.cancelled and what not in turn.refused:
+        if (
+            turn is not None
+            and not turn.cancelled
+            and not self._permissions.grants.refused(turn, what)
+        ):
             return
         if turn is None:
             why = "no turn of it is running"
@@ -163,7 +167,8 @@ class AgentTools:
         if relative is None:
             return
         session = self._registry.find(session_id)
-        granted = session.active.granted_paths if session and session.active else []
+        turn = session.active if session is not None else None
+        granted = self._permissions.grants.of(turn).paths if turn is not None else []
         if str(path) in granted:  # the user allowed this very change on the agent's card
             granted.remove(str(path))
             return
@@ -274,7 +279,8 @@ class AgentTools:
         if session is not None and session.active is not None:
             message_id = session.active.message_id
             session.checkpoints.wrote(message_id, resolved, before, content, kept)
-            session.active.approved_paths.add(str(resolved))  # judged, asked where due
+            # judged, asked where due: no planted path
+            self._permissions.grants.of(session.active).approved.add(str(resolved))
 
     async def revert(self, path: Path, change: Change) -> str | None:
         """Put back the content from before the turn; returns why not, when it cannot."""
