@@ -15,8 +15,8 @@ from lsprotocol import types
 from goose_ls.errors import Refused
 from goose_ls.files import atomic_write
 from goose_ls.lsp.editor import Editor
-from goose_ls.lsp.mentions import mentioned
 from goose_ls.lsp.progress import TurnProgress
+from goose_ls.lsp.prompt_context import with_mentions
 from goose_ls.lsp.transcript.transcript import Transcript
 from goose_ls.lsp.transcripts import Transcripts
 from goose_ls.sessions import Change, ContextItem, Session, SessionManager, path_of, review
@@ -90,9 +90,8 @@ class EditorChat:
             raise Refused(
                 f"Write your message under “## You” at the end of {transcript.path.name} first."
             )
-        items, transcript.context = transcript.context, []
-        attached = {item.uri for item in items if item.type == "file"}
-        items += [m for m in mentioned(draft, Path(self._sessions.cwd)) if m.uri not in attached]
+        items = with_mentions(draft, transcript.context, Path(self._sessions.cwd))
+        transcript.context = []
         await transcripts.prompts.rewrite(transcript, keep_draft=False)
         above = transcript.text.length
         self._start_turn(transcript, draft, items, draft.splitlines()[0][:40] if draft else "goose")

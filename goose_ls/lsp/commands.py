@@ -30,6 +30,7 @@ from goose_ls.lsp import command_args as args
 from goose_ls.lsp.elicitations import open_page
 from goose_ls.lsp.export import export
 from goose_ls.lsp.positions import Range
+from goose_ls.lsp.prompt_context import selection
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.lsp.sessions_view import show_index
 from goose_ls.sessions import Conflict, ContextItem, path_of, unified_diff
@@ -64,14 +65,7 @@ def _uri(s: Services, value: str) -> str:
 
 
 def _selection(s: Services, file: str, line_range: Range) -> ContextItem:
-    uri = _uri(s, file)
-    first, last = line_range.lines()
-    try:
-        lines = s.editor.document(uri).lines
-    except OSError as exc:
-        raise Refused(f"cannot read {uri}: {exc.strerror}") from None
-    text = "".join(lines[first - 1 : last])
-    return ContextItem(type="selection", uri=uri, text=text, start_line=first, end_line=last)
+    return selection(s.editor, _uri(s, file), *line_range.lines())
 
 
 def _transcript(s: Services, a: args.ChatArguments) -> str | None:

@@ -26,6 +26,7 @@ from goose_ls import __version__
 from goose_ls import settings as settings_model
 from goose_ls.errors import AgentError, Refused, UnknownSession
 from goose_ls.lsp import mentions, protocol, symbols
+from goose_ls.lsp.prompt_context import selected_lines, with_mentions
 from goose_ls.lsp.publisher import status_to_wire
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.sessions import ContextItem, Session
@@ -74,11 +75,9 @@ def _with_text(services: Services, i: int, item: ContextItem) -> ContextItem:
     if item.type != "selection" or item.text is not None:
         return item
     assert item.uri is not None and item.start_line is not None and item.end_line is not None
-    try:
-        lines = services.editor.document(item.uri).lines
-    except OSError as exc:
-        raise Refused(f"context[{i}].uri: cannot read {item.uri} ({exc.strerror})") from None
-    return attrs.evolve(item, text="".join(lines[item.start_line - 1 : item.end_line]))
+    where = f"context[{i}].uri: "
+    text = selected_lines(services.editor, item.uri, item.start_line, item.end_line, where)
+    return attrs.evolve(item, text=text)
 
 
 # --- the handlers: (services, params) -> result --------------------------------------
@@ -161,9 +160,8 @@ async def logout(s: Services, _: None) -> Json:
 
 def prompt(s: Services, p: protocol.PromptParams) -> Json:
     session = s.sessions.get(p.session_id)
-    context = [_with_text(s, i, item) for i, item in enumerate(p.context)]
-    attached = {item.uri for item in context if item.type == "file"}
-    context += [m for m in mentions.mentioned(p.prompt, Path(s.root)) if m.uri not in attached]
+    given = [_with_text(s, i, item) for i, item in enumerate(p.context)]
+    context = with_mentions(p.prompt, given, Path(s.root))
     queued = session.active is not None or bool(session.waiting)
     s.sessions.prompt(p.session_id, p.message_id, p.prompt, context)
     if p.steer and session.active is not None:
