@@ -171,7 +171,7 @@ class GooseProtocol(LanguageServerProtocol):
     def set_writer(self, writer: Any, *args: Any, **kwargs: Any) -> None:
         if isinstance(writer, StdoutWriter):
             # pygls' StdoutWriter keeps the stream it was given as ``_stdout``.
-            writer = GatheringWriter(PipeWriter(writer._stdout.fileno()))
+            writer = GatheringWriter(PipeWriter(writer._stdout.fileno()))  # noqa: SLF001 (contract-tested)
         super().set_writer(writer, *args, **kwargs)
 
     def notify_json(self, method: str, params: dict[str, Any]) -> None:

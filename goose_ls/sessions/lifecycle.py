@@ -181,7 +181,7 @@ class Lifecycle:
         self._library.flush()
         # A long chat is a large graph of events with cycles: free it now, not whenever.
         gc.collect()
-        conn = self._link.supervisor.current  # an agent that is not running has it closed
+        conn = self._link.running  # an agent that is not running has it closed
         if conn is not None and conn.profile.session_capability("close"):
             await _told(conn.close_session(session_id), "session/close", session_id)
 

@@ -47,19 +47,34 @@ class AgentLink:
         settings: Callable[[], AgentSettings],
         modes: Modes,
     ) -> None:
-        self.supervisor = supervisor
+        self._supervisor = supervisor
         self._registry = registry
         self._settings = settings
         self._modes = modes
 
     async def connection(self) -> AgentConnection:
         """The running agent, started if need be."""
-        return await self.supervisor.connection()
+        return await self._supervisor.connection()
+
+    @property
+    def running(self) -> AgentConnection | None:
+        """The agent's connection if it runs now (never starts it)."""
+        return self._supervisor.current
+
+    def give_up(self, message: str) -> None:
+        """Stop restarting the agent: it is in error with ``message`` until the user
+        restarts it."""
+        self._supervisor.give_up(message)
+
+    @property
+    def agent_settings(self) -> AgentSettings:
+        """The settings the agent runs with (its restart limits among them)."""
+        return self._supervisor.settings
 
     def sandbox(self) -> str | None:
         """What the running agent's process may reach; None for a server goose-ls did
         not start."""
-        return self.supervisor.status.sandbox
+        return self._supervisor.status.sandbox
 
     async def signed_in(self, conn: AgentConnection, action: Callable[[], Awaitable[T]]) -> T:
         """Run ``action``; if the agent wants a sign-in first, sign in when possible and retry."""
@@ -73,11 +88,11 @@ class AgentLink:
         return await action()
 
     def _sign_in_help(self, conn: AgentConnection) -> str:
-        return instructions(methods_of(conn.profile.describe()), self.supervisor.command)
+        return instructions(methods_of(conn.profile.describe()), self._supervisor.command)
 
     async def authenticate(self, conn: AgentConnection | None = None) -> bool:
         """Sign in with a method that can succeed on its own (``goose.authenticate``)."""
-        conn = conn or await self.supervisor.connection()
+        conn = conn or await self._supervisor.connection()
         environ = {**os.environ, **self._settings().env}
         for method in methods_of(conn.profile.describe()):
             if not ready(method, environ):
@@ -87,7 +102,7 @@ class AgentLink:
             except AgentError as exc:
                 log.info("authenticate %s failed: %s", method["id"], exc)
                 continue
-            self.supervisor.signed_in()
+            self._supervisor.signed_in()
             return True
         help_text = self._needs_sign_in(conn)
         self._registry.note_all("warning", f"The agent needs you to sign in: {help_text}.")
@@ -96,14 +111,14 @@ class AgentLink:
     def _needs_sign_in(self, conn: AgentConnection) -> str:
         """Say the agent waits for a sign-in, with the terminal ones a plugin can run."""
         methods = methods_of(conn.profile.describe())
-        help_text = instructions(methods, self.supervisor.command)
-        runnable = terminal_sign_ins(methods) if self.supervisor.command else ()
-        self.supervisor.needs_sign_in(help_text, runnable)
+        help_text = instructions(methods, self._supervisor.command)
+        runnable = terminal_sign_ins(methods) if self._supervisor.command else ()
+        self._supervisor.needs_sign_in(help_text, runnable)
         return help_text
 
     async def terminal_method(self, method_id: str) -> dict[str, Any]:
         """The agent's terminal sign-in ``method_id``; refused when it has none such."""
-        conn = await self.supervisor.connection()
+        conn = await self._supervisor.connection()
         for method in methods_of(conn.profile.describe()):
             if method["id"] == method_id and method.get("type") == "terminal":
                 return method
@@ -113,16 +128,16 @@ class AgentLink:
         """What the terminal sign-in ``method_id`` runs, asked for when the user signs in:
         its values (``agent.env``, the agent's arguments) stay out of the status."""
         method = await self.terminal_method(method_id)
-        if not self.supervisor.command:
+        if not self._supervisor.command:
             raise Refused(
                 f"the agent runs at {self._settings().url}: sign in there, then goose.restart"
             )
-        return terminal_command(method, self.supervisor.command, self._settings().env)
+        return terminal_command(method, self._supervisor.command, self._settings().env)
 
     async def logout(self) -> None:
         """Sign out (ACP ``logout``); the agent then waits for a sign-in, as after a
         failed one."""
-        conn = await self.supervisor.connection()
+        conn = await self._supervisor.connection()
         if not conn.profile.logout:
             raise AgentError(
                 f"{conn.profile.name} does not support signing out"
@@ -137,7 +152,7 @@ class AgentLink:
         resumed where the agent can, else loaded with its replay dropped (the session
         holds those events already)."""
         async with session.attach_lock:
-            conn = await self.supervisor.connection()
+            conn = await self._supervisor.connection()
             if session.generation == conn.generation:
                 return conn
             if conn.profile.session_capability("resume"):

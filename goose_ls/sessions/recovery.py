@@ -52,22 +52,22 @@ class Recovery:
         self._restarting = self._tasks.run(self._restart(), "restarting the agent")
 
     async def _restart(self) -> None:
-        supervisor = self._link.supervisor
+        link = self._link
         while True:
             failures = self._failed()
-            settings = supervisor.settings
+            settings = link.agent_settings
             if failures >= settings.restart_limit:
                 self._give_up(failures, settings.restart_window)
                 return
             await asyncio.sleep(settings.restart_delay * 2 ** (failures - 1))
-            if supervisor.current is None:  # else a request restarted it meanwhile
+            if link.running is None:  # else a request restarted it meanwhile
                 try:
-                    await supervisor.connection()
+                    await link.connection()
                 except AgentError as exc:
                     log.warning("restart after %d failures failed: %s", failures, exc)
                     continue
-            await self._link.reload_open_sessions()
-            if supervisor.current is not None:
+            await link.reload_open_sessions()
+            if link.running is not None:
                 return
 
     def _failed(self) -> int:
@@ -77,7 +77,7 @@ class Recovery:
         return len(self._failures)
 
     def _forget_old(self) -> None:
-        horizon = self._clock() - self._link.supervisor.settings.restart_window
+        horizon = self._clock() - self._link.agent_settings.restart_window
         while self._failures and self._failures[0] < horizon:
             self._failures.popleft()
 
@@ -88,7 +88,7 @@ class Recovery:
         )
         log.error("%s", message)
         self._registry.note_all("error", message[0].upper() + message[1:] + ".")
-        self._link.supervisor.give_up(message)
+        self._link.give_up(message)
 
     def stop(self) -> None:
         if self._restarting is not None:

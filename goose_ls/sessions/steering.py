@@ -49,7 +49,7 @@ class Steering:
         :class:`Refused`, saying why."""
         if not _running(session):
             raise Refused("no turn is running: the waiting message is sent as it is")
-        conn = self._link.supervisor.current
+        conn = self._link.running
         if conn is None or not conn.alive:
             raise Refused("the agent is not running")
         if not conn.can_steer(session.agent_run):

@@ -225,7 +225,7 @@ class Turns:
             if turn.task is not None:
                 turn.task.cancel()
             return True
-        conn = self._link.supervisor.current
+        conn = self._link.running
         if conn is not None and conn.alive:
             try:
                 await conn.cancel(session_id)

@@ -116,7 +116,7 @@ class PathMap:
             return None
         found = self._to_agent(path)
         if found is None and (real := os.path.realpath(path)) != path:
-            found = self._resolved._to_agent(real)
+            found = self._resolved._to_agent(real)  # noqa: SLF001 (another map of this class)
         return found
 
     def _to_agent(self, path: str) -> str | None:
