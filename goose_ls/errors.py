@@ -1,6 +1,6 @@
 """The one family of problems goose-ls reports to a person: what went wrong, and the fix.
 
-Every floor raises these; the LSP floor shows ``str(error)`` ("problem. fix") in a
+Every layer raises these; the LSP layer shows ``str(error)`` ("problem. fix") in a
 message, a note or a JSON-RPC error, so nobody formats them by hand.
 """
 

@@ -1,14 +1,14 @@
-"""The event vocabulary every floor shares: what happened in a session.
+"""The event vocabulary every layer shares: what happened in a session.
 
-The agent floor turns ACP ``session/update`` notifications into these; the session floor
-numbers and stores them; the LSP floor renders and forwards them. Field names follow ACP,
+The agent layer turns ACP ``session/update`` notifications into these; the session layer
+numbers and stores them; the LSP layer renders and forwards them. Field names follow ACP,
 so ``to_wire(event)`` is the ACP update JSON a plugin author already knows, plus the
 events goose-ls adds itself (permission requests, questions to the user, their answers,
 turn ends, notes).
 Content blocks, tool content and locations stay as the agent's JSON: they are MCP-shaped
 and clients render them as they are.
 
-Over 300 lines: the whole vocabulary, one small class per event, is read in one place.
+The whole vocabulary, one small class per event, read in one place.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ class SessionInfo:
     updated_at: str | None = None
     run_id: str | None = None
     """goose's name for the turn it has begun (``_meta.goose.activeRunId``), which
-    steering it needs; the session floor keeps it and does not pass it on."""
+    steering it needs; the session layer keeps it and does not pass it on."""
 
 
 @attrs.frozen

@@ -5,7 +5,7 @@ Settings arrive from three places, applied in this order (later wins):
 ``GOOSE_LS_*`` environment variables. A bad value never stops the server: it is
 skipped with a warning that names the key, and the default (or earlier value) stays.
 
-Over 300 lines on purpose: every setting, its type and its default, in one place.
+Every setting, its type and its default, in one place.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ class AgentSettings:
 
 @attrs.define
 class TranscriptSettings:
-    """The chat documents of the plugin-free face."""
+    """The chat documents of the plugin-free chat."""
 
     edit_interval: float = 0.25
     """Seconds between two edits streamed into an open transcript (at most 1/interval a second)."""

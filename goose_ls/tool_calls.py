@@ -1,4 +1,4 @@
-"""What each tool call of a session has said so far: one tracker, read by every floor.
+"""What each tool call of a session has said so far: one tracker, read by every layer.
 
 ACP sends a tool call once (``tool_call``) and then only the fields that changed
 (``tool_call_update``); a permission request may repeat little of it. The session owns

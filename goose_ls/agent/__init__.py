@@ -1,1 +1,1 @@
-"""The agent floor: finding, starting, talking to and stopping the ACP agent process."""
+"""The agent layer: finding, starting, talking to and stopping the ACP agent process."""

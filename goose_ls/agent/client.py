@@ -1,11 +1,11 @@
 """The client side of ACP: what the agent may call on goose-ls.
 
-The agent floor does not know about sessions, transcripts or editors. It turns each
+The agent layer does not know about sessions, transcripts or editors. It turns each
 ``session/update`` into a typed event and hands it, with every agent-to-client request,
-to :class:`AgentCallbacks`, the small interface the floors above implement.
+to :class:`AgentCallbacks`, the small interface the layers above implement.
 
-Over 300 lines: one method per ACP request the agent may make (the SDK's ``Client``
-interface, whole), each a short translation to the callbacks.
+One method per ACP request the agent may make (the SDK's ``Client`` interface, whole),
+each a short translation to the callbacks.
 """
 
 from __future__ import annotations

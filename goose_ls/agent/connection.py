@@ -3,8 +3,8 @@
 Every failure becomes an :class:`AgentError` with a message fit for the user. A turn
 (``session/prompt``) never times out; everything else waits at most its configured time.
 
-Over 300 lines: one short method per ACP request, each read beside the others (the same
-timeouts, the same errors, the same path mapping on the way out).
+One short method per ACP request, each read beside the others (the same timeouts, the
+same errors, the same path mapping on the way out).
 """
 
 from __future__ import annotations

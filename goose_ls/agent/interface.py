@@ -1,4 +1,4 @@
-"""The agent floor's face to the floors above, free of the ACP SDK.
+"""The agent layer's interface to the layers above, free of the ACP SDK.
 
 The callbacks it needs and the session options it reports (its errors are in
 :mod:`goose_ls.errors`). The SDK takes
@@ -17,7 +17,7 @@ from goose_ls.workspace.agent_sandbox import Bounds
 
 
 class AgentCallbacks(Protocol):
-    """What the upper floors provide to the agent floor."""
+    """What the upper layers provide to the agent layer."""
 
     def session_event(self, session_id: str, event: events.SessionEvent) -> None:
         """An update arrived; called in arrival order, before the next one is read."""

@@ -1,6 +1,6 @@
 """``agent.pathMap`` applied where paths cross between goose-ls and the agent.
 
-Everything above the agent floor speaks local paths. Going to the agent, a local path is
+Everything above the agent layer speaks local paths. Going to the agent, a local path is
 spelt as the agent sees it: a session's ``cwd``, ``additionalDirectories``, the URIs of a
 prompt's resource links and embedded resources (:class:`AgentConnection` maps those).
 Coming from it, an agent path is spelt as goose-ls sees it: what ``fs/*`` and
@@ -101,7 +101,7 @@ earlier ones in the call goose-ls keeps, and the policy judges that)."""
 
 
 class MappedCallbacks:
-    """The upper floors' callbacks, given local paths."""
+    """The upper layers' callbacks, given local paths."""
 
     def __init__(self, callbacks: AgentCallbacks, paths: PathMap, foreign: ForeignPaths) -> None:
         self._callbacks = callbacks
@@ -148,7 +148,7 @@ class MappedCallbacks:
 
 
 class MappedTools:
-    """The upper floors' file and terminal tools, asked with local paths only."""
+    """The upper layers' file and terminal tools, asked with local paths only."""
 
     def __init__(self, tools: ClientTools, paths: PathMap) -> None:
         self._tools = tools

@@ -1,1 +1,1 @@
-"""The LSP floor: what the editor sees. The server core wires these feature modules."""
+"""The LSP layer: what the editor sees. The server core wires these feature modules."""

@@ -6,8 +6,8 @@ names the wrong one) and answers; its work runs in the background, because eglot
 blocks the editor until a command answers and Helix gives up after about 20 s. What
 goes wrong in that work is shown as a message.
 
-Over 300 lines on purpose: the table is the one list of commands, read by code actions,
-``executeCommand`` and the docs; split, it would be two lists to keep alike.
+The table is the one list of commands, read by code actions, ``executeCommand`` and the
+docs.
 """
 
 from __future__ import annotations

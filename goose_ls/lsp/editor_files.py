@@ -29,7 +29,7 @@ disk by themselves, undo kept: VS Code and its builds (the extension sends its
 
 
 class EditorFileAccess:
-    """Implements the workspace floor's ``EditorFiles`` with the LSP client."""
+    """Implements the workspace layer's ``EditorFiles`` with the LSP client."""
 
     def __init__(self, editor: Editor) -> None:
         self._editor = editor

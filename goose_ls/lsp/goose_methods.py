@@ -2,11 +2,9 @@
 
 One table routes each method to its params class and its handler. Every request is
 validated the same way (InvalidParams names the field), does its work in the session
-floor and answers at once; a turn's output follows as notifications. Failures map to
+layer and answers at once; a turn's output follows as notifications. Failures map to
 errors the same way for all: an unknown session or a refused request is InvalidParams,
 an agent that failed is -32001 with ``reason`` and ``fix``.
-
-Slightly over 300 lines: the table and its handlers, a few lines each, read together.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Initialize, configuration, shutdown and exit: where goose-ls's parts are built.
 
-``initialize`` is the composition root of the LSP floor: it reads the workspace and the
-settings, builds the session floor and the plugin-free face, and fills the slot every
+``initialize`` is the composition root of the LSP layer: it reads the workspace and the
+settings, builds the sessions layer and the plugin-free chat, and fills the slot every
 feature takes its services from. Settings are layered from ``initializationOptions``,
 ``workspace/configuration`` and the environment; each problem is shown once.
 """
@@ -26,7 +26,7 @@ from goose_ls.lsp.editor_files import EditorFileAccess
 from goose_ls.lsp.elicitations import ElicitationPrompts
 from goose_ls.lsp.permissions import PermissionPrompts
 from goose_ls.lsp.progress import TurnProgress
-from goose_ls.lsp.publisher import EditorPublisher, PlainFace
+from goose_ls.lsp.publisher import EditorPublisher, PluginFreeChat
 from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.lsp.transcripts import Transcripts
@@ -124,7 +124,7 @@ def build(
     chat = EditorChat(editor, sessions, transcripts, progress, configuration.settled)
     prompts = PermissionPrompts(editor, sessions.permissions, transcripts, server.tasks)
     publisher.connect(
-        PlainFace(
+        PluginFreeChat(
             transcripts,
             progress,
             chat,

@@ -1,4 +1,4 @@
-"""What goes with a prompt, the same whichever face sends it (a goose.* command, the
+"""What goes with a prompt, the same whichever side sends it (a goose.* command, the
 plugin-free chat, a plugin's goose/prompt): a selection's lines as the editor's buffer
 has them (else the disk), and a file for each ``@path`` the prompt mentions."""
 

@@ -1,7 +1,7 @@
 """Everything goose-ls tells the editor on its own: goose/* notifications and messages.
 
 Each session event becomes ``goose/update`` (a turn's end becomes ``goose/turnEnd``),
-each agent state ``goose/agentStatus``; then the plugin-free face gets the event too
+each agent state ``goose/agentStatus``; then the plugin-free chat gets the event too
 (the transcript, the turn's progress, a permission popup, the agent's questions).
 Failures, and a chat whose context is nearly full (once), also reach editors without a
 plugin through ``window/showMessage``. Routine news does not where the editor shows
@@ -53,7 +53,7 @@ def status_to_wire(status: AgentStatus) -> dict[str, Any]:
 
 
 @attrs.define
-class PlainFace:
+class PluginFreeChat:
     """The parts of the plugin-free chat that follow every event."""
 
     transcripts: Transcripts
@@ -70,7 +70,7 @@ class EditorPublisher:
 
     def __init__(self, editor: Editor) -> None:
         self._editor = editor
-        self._face: PlainFace | None = None
+        self._plain: PluginFreeChat | None = None
         self._journal: Callable[[str, int], list[EventRow]] = lambda _, __: []
         self._sent: dict[str, int] = {}
         """Per session, the highest index the editor was sent (a turn's end is sent to
@@ -78,20 +78,20 @@ class EditorPublisher:
         self.listening = False
         """Whether ``goose/update`` is sent (see :meth:`listen`)."""
 
-    def connect(self, face: PlainFace, journal: Callable[[str, int], list[EventRow]]) -> None:
-        """The plugin-free face exists now (it needs the sessions this listens to), and
+    def connect(self, plain: PluginFreeChat, journal: Callable[[str, int], list[EventRow]]) -> None:
+        """The plugin-free chat exists now (it needs the sessions this listens to), and
         the journal: ``journal(session_id, after)`` reads a session's events above
         ``after``, oldest first."""
-        self._face = face
+        self._plain = plain
         self._journal = journal
 
     def session_event(self, event: IndexedEvent) -> None:
         self.forward(event)
-        face = self._face
-        if face is None:
+        plain = self._plain
+        if plain is None:
             return
-        face.transcripts.session_event(event)
-        face.progress.session_event(event)
+        plain.transcripts.session_event(event)
+        plain.progress.session_event(event)
         ended = event.event if isinstance(event.event, TurnEnded) else None
         if ended and ended.error:
             self._editor.show(types.MessageType.Error, f"goose: the turn failed: {ended.error}")
@@ -99,12 +99,12 @@ class EditorPublisher:
             self._editor.warn_once(
                 f"context of {event.session_id}", usage.full_warning(event.event)
             )
-        if event.message_id is None or not face.progress.follows(event.message_id):
+        if event.message_id is None or not plain.progress.follows(event.message_id):
             return
         if isinstance(event.event, PermissionRequested):
-            face.prompts.ask(event.session_id, event.event)
+            plain.prompts.ask(event.session_id, event.event)
         elif isinstance(event.event, ElicitationRequested):
-            face.questions.ask(event.session_id, event.event)
+            plain.questions.ask(event.session_id, event.event)
         elif ended and not ended.error:
             self._finished(event.message_id, ended)
 
@@ -155,7 +155,7 @@ class EditorPublisher:
         params: Json = {"sessionId": row.session_id, "messageId": row.message_id, "index": row.idx}
         if row.replay:
             params["replay"] = True
-        tab_id = self._face.tab_of(row.session_id) if self._face else None
+        tab_id = self._plain.tab_of(row.session_id) if self._plain else None
         if tab_id is not None:
             params["tabId"] = tab_id
         self._editor.notify_encoded(
@@ -174,7 +174,7 @@ class EditorPublisher:
             params["update"] = update
             if replay:
                 params["replay"] = True
-        tab_id = self._face.tab_of(session_id) if self._face else None
+        tab_id = self._plain.tab_of(session_id) if self._plain else None
         if tab_id is not None:
             params["tabId"] = tab_id
         self._editor.notify(method, params)
@@ -189,16 +189,16 @@ class EditorPublisher:
         self._editor.cannot_write(path, error)
 
     async def session_gone(self, session_id: str, deleted: bool) -> None:
-        """A chat was closed or deleted, whichever face asked: its transcript is written
+        """A chat was closed or deleted, whichever side asked (a plugin or the plugin-free chat): its transcript is written
         out (or, deleted, let go before its files go), and the plugin-free chat no longer
         points at it."""
-        if self._face is None:
+        if self._plain is None:
             return
         if deleted:
-            self._face.transcripts.forget(session_id)
+            self._plain.transcripts.forget(session_id)
         else:
-            await self._face.transcripts.close(session_id)
-        self._face.chat.session_gone(session_id)
+            await self._plain.transcripts.close(session_id)
+        self._plain.chat.session_gone(session_id)
 
     def warning(self, message: str) -> None:
         self._editor.warn_once(message, f"goose-ls: {message}")

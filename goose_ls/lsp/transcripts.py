@@ -201,7 +201,7 @@ class Transcripts:
             await transcript.streamer.close()
 
     def forget(self, session_id: str) -> None:
-        """Stop following a deleted session's transcript (the session floor removes its
+        """Stop following a deleted session's transcript (the session layer removes its
         files, parts and saved outputs with the session)."""
         transcript = self._by_session.pop(session_id, None)
         self._showing.pop(session_id, None)

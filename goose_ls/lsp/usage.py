@@ -1,4 +1,4 @@
-"""How full a chat's context is, in words every face of the editor shows alike.
+"""How full a chat's context is, in words every editor UI shows alike.
 
 The agent tells it with ``usage_update`` (tokens in the context, the window's size, the
 cost so far); the transcript, the turn's progress and the warning all word it here.

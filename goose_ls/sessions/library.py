@@ -4,8 +4,8 @@ The library writes through the store (the journal, a SQLite database in the data
 every event, in batches; the session's record when something worth keeping changes (a
 session is created or loaded, its title changes, a turn ends). Replays and transcripts
 read the events back from here, so nothing of a session's history needs to stay in
-memory. Slightly over 300 lines: the batching of events (when a batch is written, runs of
-text as one row) belongs with the records it keeps in step.
+memory. The batching of events (when a batch is written, runs of text as one row) belongs
+with the records it keeps in step.
 """
 
 from __future__ import annotations

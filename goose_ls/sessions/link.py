@@ -1,4 +1,4 @@
-"""The session floor's hold on the agent: a connection that knows a session, signed in.
+"""The session layer's hold on the agent: a connection that knows a session, signed in.
 
 A session belongs to the agent process (its *generation*) that created or loaded it; a
 restarted agent knows nothing of it until it is taken back with ``session/resume`` (or

@@ -10,9 +10,8 @@ journal where it is: the store works on a stand-in (:mod:`.standby`), shows the 
 could read, tries the journal again now and then and, once it opens, writes this run's
 chats into it. The user is told once of each.
 
-Over 300 lines on purpose: the one owner of the database connection, so every table's
-reads and writes (records, events, which window holds a session) go through the same
-error handling here.
+The one owner of the database connection: every table's reads and writes (records,
+events, which window holds a session) go through the same error handling here.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ their buffers and written through the editor. goose-ls's own files (``.goose-ls/
 data dir) are never written for the agent, whatever a rule says: else it could grant
 itself permissions. Protected files (they run code later) are written only when asked.
 
-Over 300 lines on purpose: every path the agent names, for a file or a terminal, passes
-the same checks here in the same order; split apart, the two would drift.
+Every path the agent names, for a file or a terminal, passes the same checks here in the
+same order.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ OUTSIDE_OPTIONS = [
 
 
 class AgentTools:
-    """Implements the agent floor's ``ClientTools`` for the sessions goose-ls holds."""
+    """Implements the agent layer's ``ClientTools`` for the sessions goose-ls holds."""
 
     def __init__(
         self,

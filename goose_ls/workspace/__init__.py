@@ -1,1 +1,1 @@
-"""The workspace floor: what the agent may read, write and run, and how."""
+"""The workspace layer: what the agent may read, write and run, and how."""

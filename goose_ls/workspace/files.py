@@ -34,7 +34,7 @@ LinkCheck = Callable[[Path, os.stat_result], None]
 
 
 class EditorFiles(Protocol):
-    """What the LSP floor offers: open buffers and edits to them."""
+    """What the LSP layer offers: open buffers and edits to them."""
 
     def buffer_text(self, path: Path) -> str | None:
         """The unsaved text of ``path`` when the editor has it open, else None."""

@@ -7,7 +7,7 @@ always tells its latest status, the text after it kept (unless that is long: the
 status line at the end says what changed). How full the context is (``usage_update``)
 is a line of its own under the heading, then at each turn's end. Plans and compactions
 are drawn in place too.
-Over 300 lines: one renderer with one branch per kind of event, read as a whole.
+One renderer with one branch per kind of event, read as a whole.
 """
 
 from __future__ import annotations
