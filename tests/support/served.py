@@ -9,9 +9,9 @@ import contextlib
 import os
 from pathlib import Path
 
+from goose_ls.scripted.script import scripted_server_command
+from goose_ls.scripted.serve import SECRET_VARIABLE
 from goose_ls.tasks import within
-from goose_ls.testing.script import scripted_server_command
-from goose_ls.testing.serve import SECRET_VARIABLE
 
 START_WITHIN = 30.0
 
