@@ -1,5 +1,5 @@
 """For tests and benchmarks: the scripted agent served over WebSocket (as ``goose serve``
-serves goose, see :mod:`.serve`) in a process of its own, killed and started again on
+serves goose, see :mod:`goose_ls.scripted.serve`) in a process of its own, killed and started again on
 the same port as a restarted server is."""
 
 from __future__ import annotations
