@@ -20,8 +20,8 @@ from direct import DirectClient
 from editor import SERVER, BenchEditor
 from goose_ls_side import GooseLsSide
 
+from goose_ls.scripted import scripted_agent_command, write_script
 from goose_ls.tasks import within
-from goose_ls.testing import scripted_agent_command, write_script
 
 STAMP = re.compile(rb"\d{20}")
 

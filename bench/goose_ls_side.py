@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import tests_on_path  # noqa: F401  (puts tests/ on sys.path for `support`)
 from arrivals import Arrivals
 from editor import SERVER, BenchEditor
 
 from goose_ls.tasks import within
-from goose_ls.testing.harness import sandbox_env
+from support.harness import sandbox_env
 
 
 class GooseLsSide:

@@ -23,12 +23,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from unittest import mock
 
+import tests_on_path  # noqa: F401  (puts tests/ on sys.path for `support`)
+
 from goose_ls import events
 from goose_ls.sessions import search
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.records import EventRow
 from goose_ls.sessions.texts import Piece, TextIndex
-from goose_ls.testing.journal import journal_event
+from support.journal import journal_event
 
 CHUNKS = 10_000
 CHUNK = "0123456789abcdefghi "

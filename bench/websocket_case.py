@@ -1,7 +1,7 @@
 """goose-ls talking to goose serve over a WebSocket (``agent.url``) against goose-ls
 talking to the same scripted agent over stdio: the same turn, both in this run.
 
-The served agent is the scripted agent played as goose serve (``goose_ls.testing.serve``),
+The served agent is the scripted agent played as goose serve (``goose_ls.scripted.serve``),
 in a process of its own; its chunks carry the same stamps, so the figures compare the
 whole relay, agent to editor, through each transport.
 """
@@ -11,13 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import tests_on_path  # noqa: F401  (puts tests/ on sys.path for `support`)
 from arrivals import Arrivals, percentile
 from cases import Figure, fresh
 from goose_ls_side import GooseLsSide
 
+from goose_ls.scripted import scripted_agent_command, write_script
 from goose_ls.tasks import within
-from goose_ls.testing import scripted_agent_command, write_script
-from goose_ls.testing.served import ServedAgent
+from support.served import ServedAgent
 
 TOKEN = "bench-token-not-secret"
 

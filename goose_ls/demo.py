@@ -22,7 +22,7 @@ from pygls.lsp.client import LanguageClient
 from goose_ls import settings as settings_model
 from goose_ls.agent.discovery import resolve
 from goose_ls.errors import AgentUnavailable
-from goose_ls.testing import scripted_agent_command, write_script
+from goose_ls.scripted import scripted_agent_command, write_script
 
 DEFAULT_QUESTION = "In two or three sentences, what does this code do?"
 

@@ -26,7 +26,7 @@ JSON
 load_path=(-L "$root/editors/emacs")
 for dir in /usr/share/emacs/site-lisp/elpa/eglot-*; do [ -d "$dir" ] && load_path+=(-L "$dir"); done
 export GOOSE_CMD="[\"$python\", \"-m\", \"goose_ls\"]"
-export GOOSE_INIT="{\"agent\": {\"command\": [\"$python\", \"-m\", \"goose_ls.testing\", \"$work/script.json\"]}, \"dataDir\": \"$work/data\"}"
+export GOOSE_INIT="{\"agent\": {\"command\": [\"$python\", \"-m\", \"goose_ls.scripted\", \"$work/script.json\"]}, \"dataDir\": \"$work/data\"}"
 export GOOSE_DONE="$work/done"
 export GOOSE_LS_LOG_DIR="$work/logs" HOME="$work"
 # The scripted agent runs from this checkout, its script and record in $work: its sandbox

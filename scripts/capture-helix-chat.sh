@@ -35,7 +35,7 @@ cat > "$work/config/helix/languages.toml" <<TOML
 [language-server.goose-ls]
 command = "$python"
 args = ["-m", "goose_ls"]
-config = { agent = { command = ["$python", "-m", "goose_ls.testing", "$work/script.json"] }, dataDir = "$work/data" }
+config = { agent = { command = ["$python", "-m", "goose_ls.scripted", "$work/script.json"] }, dataDir = "$work/data" }
 
 [[language]]
 name = "python"

@@ -33,7 +33,7 @@ python="$root/.venv/bin/python"
 "$python" - "$work" "$workspace/app.py" <<'PY'
 import json, sys
 from pathlib import Path
-from goose_ls.testing.script import replace_in_file
+from goose_ls.scripted.script import replace_in_file
 edit = replace_in_file(Path(sys.argv[2]), "total / len(values)", "total / max(len(values), 1)")
 turn = [{"text": "An empty list divides by zero; `max` keeps the divisor at 1.\n\n", "chunks": 8},
         {"toolCall": {"toolCallId": "t1", "title": "Edit app.py", "kind": "edit"}},
@@ -47,7 +47,7 @@ cat > "$work/config/helix/languages.toml" <<TOML
 [language-server.goose-ls]
 command = "$python"
 args = ["-m", "goose_ls"]
-config = { agent = { command = ["$python", "-m", "goose_ls.testing", "$work/script.json"] }, dataDir = "$work/data" }
+config = { agent = { command = ["$python", "-m", "goose_ls.scripted", "$work/script.json"] }, dataDir = "$work/data" }
 
 [[language]]
 name = "python"

@@ -19,7 +19,7 @@ cat > "$work/script.json" <<'JSON'
 JSON
 export GOOSE_PLUGIN="$root/editors/nvim"
 export GOOSE_CMD="[\"$python\", \"-m\", \"goose_ls\"]"
-export GOOSE_INIT="{\"agent\": {\"command\": [\"$python\", \"-m\", \"goose_ls.testing\", \"$work/script.json\"]}, \"dataDir\": \"$work/data\"}"
+export GOOSE_INIT="{\"agent\": {\"command\": [\"$python\", \"-m\", \"goose_ls.scripted\", \"$work/script.json\"]}, \"dataDir\": \"$work/data\"}"
 export GOOSE_DONE="$work/done"
 export GOOSE_LS_LOG_DIR="$work/logs" XDG_DATA_HOME="$work/xdg"
 # The scripted agent runs from this checkout, its script in $work: its sandbox shows it both.

@@ -23,7 +23,7 @@ python="$root/.venv/bin/python"
 "$python" - "$work" <<'PY'
 import json, sys
 from pathlib import Path
-from goose_ls.testing.script import replace_in_file
+from goose_ls.scripted.script import replace_in_file
 work = Path(sys.argv[1])
 edit = replace_in_file(work / "workspace" / "app.py", "total / len(values)", "total / max(len(values), 1)")
 turn = [{"text": "An empty list divides by zero; `max` keeps the divisor at 1.\n\n", "chunks": 8},
@@ -35,7 +35,7 @@ turn = [{"text": "An empty list divides by zero; `max` keeps the divisor at 1.\n
 PY
 export GOOSE_PLUGIN="$root/editors/nvim"
 export GOOSE_CMD="[\"$python\", \"-m\", \"goose_ls\"]"
-export GOOSE_INIT="{\"agent\": {\"command\": [\"$python\", \"-m\", \"goose_ls.testing\", \"$work/script.json\"]}, \"dataDir\": \"$work/data\"}"
+export GOOSE_INIT="{\"agent\": {\"command\": [\"$python\", \"-m\", \"goose_ls.scripted\", \"$work/script.json\"]}, \"dataDir\": \"$work/data\"}"
 export GOOSE_DONE="$work/done"
 export GOOSE_LS_LOG_DIR="$work/logs" XDG_DATA_HOME="$work/xdg"
 # The scripted agent runs from this checkout, its script in $work: its sandbox shows it both.

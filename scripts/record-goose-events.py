@@ -23,8 +23,12 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from goose_ls.scripted import scripted_agent_command
 from goose_ls.tasks import within
-from goose_ls.testing import plain, scripted_agent_command
+
+# The goose/* recorder is in the tests' support package, which is not installed.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from support.editor import plain
 
 
 async def record(script: Path, selection: dict[str, Any], question: str) -> list[dict[str, Any]]:

@@ -1,5 +1,5 @@
 """Fixtures. The harness they use (a real goose-ls process, an LSP client speaking to it
-and the scripted agent) is ``goose_ls.testing.harness``.
+and the scripted agent) is ``support.harness``.
 
 ``editor`` is a goose-ls of a test's own, with its own workspace, data dir and log file;
 tests that change anything use it. ``shared_editor`` is one goose-ls for the tests of a
@@ -18,7 +18,7 @@ import pytest
 import pytest_asyncio
 
 import goose_ls
-from goose_ls.testing.harness import Editor, start_editor, stop_editor
+from support.harness import Editor, start_editor, stop_editor
 
 
 @pytest_asyncio.fixture

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from goose_ls.testing import write_fake_goose, write_script
-from goose_ls.testing.harness import Editor
+from goose_ls.scripted import write_script
+from support.fake_goose import write_fake_goose
+from support.harness import Editor
 
 
 def _fake_goose(editor: Editor, version: str) -> Path:

@@ -25,15 +25,16 @@ import attrs
 import pytest
 from lsprotocol import types
 
-from goose_ls.testing.claude import CLAUDE, claude_home, start_claude
-from goose_ls.testing.claude import MISSING as CLAUDE_MISSING
-from goose_ls.testing.codex import CODEX, start_codex
-from goose_ls.testing.codex import MISSING as CODEX_MISSING
-from goose_ls.testing.fake_anthropic import FakeAnthropic, ToolUse, tool_results
-from goose_ls.testing.fake_anthropic import Reply as ClaudeReply
-from goose_ls.testing.fake_model import Call, FakeModel, call_outputs, exec_command
-from goose_ls.testing.fake_model import Reply as CodexReply
-from goose_ls.testing.harness import (
+from goose_ls.workspace import landlock, sandbox
+from support.claude import CLAUDE, claude_home, start_claude
+from support.claude import MISSING as CLAUDE_MISSING
+from support.codex import CODEX, start_codex
+from support.codex import MISSING as CODEX_MISSING
+from support.fake_anthropic import FakeAnthropic, ToolUse, tool_results
+from support.fake_anthropic import Reply as ClaudeReply
+from support.fake_model import Call, FakeModel, call_outputs, exec_command
+from support.fake_model import Reply as CodexReply
+from support.harness import (
     AGENTS,
     CHECKOUT,
     SERVER_COMMAND,
@@ -42,8 +43,7 @@ from goose_ls.testing.harness import (
     start_editor,
     stop_editor,
 )
-from goose_ls.testing.real_agent import approving
-from goose_ls.workspace import landlock, sandbox
+from support.real_agent import approving
 
 pytestmark = pytest.mark.skipif(
     not sandbox.choose("workspace").active, reason="BUBBLEWRAP IS MISSING: no agent sandbox here"

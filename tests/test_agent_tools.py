@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from goose_ls.testing.buffers import EditorBuffers
-from goose_ls.testing.harness import Editor, gone
+from support.buffers import EditorBuffers
+from support.harness import Editor, gone
 
 
 async def _turn(editor: Editor, steps: list[dict[str, Any]], **settings: Any) -> str:

@@ -10,8 +10,8 @@ from typing import Any
 from lsprotocol import types
 
 from goose_ls.prompt_limits import MAX_PENDING, MAX_SHOWN_CHARS
-from goose_ls.testing.buffers import EDITORS, EditorBuffers
-from goose_ls.testing.harness import Editor
+from support.buffers import EDITORS, EditorBuffers
+from support.harness import Editor
 
 REFUSED = "goose-ls refused a prompt from the agent"
 

@@ -16,7 +16,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from goose_ls.testing.harness import Editor, start_editor, stop_editor
+from support.harness import Editor, start_editor, stop_editor
 
 SLOW_NEW_SESSION = {"sessionSetup": [{"sleep": 30}]}
 """An agent that takes its time to answer ``session/new``."""

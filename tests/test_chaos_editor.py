@@ -20,9 +20,9 @@ import pytest
 from lsprotocol import types
 
 from goose_ls.lsp.transcript.text import SENTINEL
-from goose_ls.testing.buffers import EDITORS
-from goose_ls.testing.chaos import Chaos, ChaosBuffers, cancelled
-from goose_ls.testing.harness import Editor, kill, start_editor
+from support.buffers import EDITORS
+from support.chaos import Chaos, ChaosBuffers, cancelled
+from support.harness import Editor, kill, start_editor
 
 SEEDS = range(int(os.environ.get("GOOSE_LS_CHAOS_SEEDS", "8")))
 """Each seed is one mix; more with ``GOOSE_LS_CHAOS_SEEDS=100 pytest tests/test_chaos_editor.py``."""

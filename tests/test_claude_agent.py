@@ -6,7 +6,7 @@ form (one ``question_<n>`` choice and a free-text ``question_<n>_custom`` per qu
 the answer goes back into the tool's result, which the next request to the model
 carries. The adapter is the pinned npm package that scripts/fetch-agents.sh puts in
 ~/.cache/goose-ls/agents, run by the ``claude`` preset (see
-:mod:`goose_ls.testing.claude`).
+:mod:`support.claude`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from goose_ls.testing.claude import API_KEY, CLAUDE, MISSING, start_claude
-from goose_ls.testing.fake_anthropic import (
+from support.claude import API_KEY, CLAUDE, MISSING, start_claude
+from support.fake_anthropic import (
     INPUT_TOKENS,
     OUTPUT_TOKENS,
     FakeAnthropic,
@@ -27,8 +27,8 @@ from goose_ls.testing.fake_anthropic import (
     tool_result_blocks,
     tool_results,
 )
-from goose_ls.testing.harness import Editor
-from goose_ls.testing.real_agent import advertised, answered
+from support.harness import Editor
+from support.real_agent import advertised, answered
 
 pytestmark = pytest.mark.skipif(not CLAUDE.exists(), reason=MISSING)
 

@@ -1,6 +1,6 @@
 """Questions an MCP server asks through Claude Code: claude-agent-acp forwards an MCP
 elicitation as ACP ``elicitation/create``, a page to open (URL mode) or a form, and the
-server gets the editor's answer. The server is :mod:`goose_ls.testing.mcp_asker`, given
+server gets the editor's answer. The server is :mod:`support.mcp_asker`, given
 to Claude through ``agent.mcpServers``; the model (a fake) asks it to run its tool.
 """
 
@@ -12,18 +12,18 @@ from typing import Any
 
 import pytest
 
-from goose_ls.testing import mcp_asker
-from goose_ls.testing.claude import CLAUDE, MISSING, claude_home, start_claude
-from goose_ls.testing.fake_anthropic import FakeAnthropic, Reply, ToolUse, tool_results
-from goose_ls.testing.harness import Editor
-from goose_ls.testing.real_agent import answered
+from support import mcp_asker
+from support.claude import CLAUDE, MISSING, claude_home, start_claude
+from support.fake_anthropic import FakeAnthropic, Reply, ToolUse, tool_results
+from support.harness import Editor
+from support.real_agent import answered
 
 pytestmark = pytest.mark.skipif(not CLAUDE.exists(), reason=MISSING)
 
 ASKER = {
     "name": mcp_asker.NAME,
     "command": sys.executable,
-    "args": ["-m", "goose_ls.testing.mcp_asker"],
+    "args": [mcp_asker.__file__],
 }
 TOOL = f"mcp__{mcp_asker.NAME}__{mcp_asker.TOOL}"
 PAGE = "https://example.com/sign-in?state=7"

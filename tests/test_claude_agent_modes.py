@@ -4,7 +4,7 @@ Left to itself, claude-agent-acp starts a session in Claude Code's ``auto`` mode
 ``permissions.defaultMode`` in Claude's settings), where it writes and runs without
 asking. goose-ls puts each new chat in ``default`` ("Manual"), unless ``agent.mode``
 says otherwise. The adapter runs offline against a fake Messages API (see
-:mod:`goose_ls.testing.claude`).
+:mod:`support.claude`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from goose_ls.testing.claude import CLAUDE, MISSING, claude_home, start_claude
-from goose_ls.testing.fake_anthropic import FakeAnthropic, Reply, ToolUse
-from goose_ls.testing.harness import Editor
-from goose_ls.testing.real_agent import answers
+from support.claude import CLAUDE, MISSING, claude_home, start_claude
+from support.fake_anthropic import FakeAnthropic, Reply, ToolUse
+from support.harness import Editor
+from support.real_agent import answers
 
 pytestmark = pytest.mark.skipif(not CLAUDE.exists(), reason=MISSING)
 

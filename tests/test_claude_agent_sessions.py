@@ -1,7 +1,7 @@
 """A chat with Claude Code taken back after goose-ls restarts: claude-agent-acp resumes it
 (``session/resume``, which it advertises beside ``loadSession``), and the next turn's
 request tells the model the whole chat. Claude Code keeps its chats in the test's
-``claude-home`` (see :mod:`goose_ls.testing.claude`), which both runs share.
+``claude-home`` (see :mod:`support.claude`), which both runs share.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from goose_ls.testing.claude import CLAUDE, MISSING, start_claude
-from goose_ls.testing.fake_anthropic import FakeAnthropic, Reply
-from goose_ls.testing.harness import start_editor, stop_editor
-from goose_ls.testing.real_agent import advertised, answers
+from support.claude import CLAUDE, MISSING, start_claude
+from support.fake_anthropic import FakeAnthropic, Reply
+from support.harness import start_editor, stop_editor
+from support.real_agent import advertised, answers
 
 pytestmark = pytest.mark.skipif(not CLAUDE.exists(), reason=MISSING)
 

@@ -10,10 +10,11 @@ import sys
 from pathlib import Path
 
 from goose_ls import __version__
-from goose_ls.testing import write_fake_goose, write_script
-from goose_ls.testing.harness import server_env
-from goose_ls.testing.script import scripted_agent_command
-from goose_ls.testing.served import ServedAgent
+from goose_ls.scripted import write_script
+from goose_ls.scripted.script import scripted_agent_command
+from support.fake_goose import write_fake_goose
+from support.harness import server_env
+from support.served import ServedAgent
 
 
 def _run(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -6,9 +6,9 @@ from typing import Any
 
 from lsprotocol import types
 
-from goose_ls.testing.buffers import read_code_actions_correctly
-from goose_ls.testing.harness import Editor
-from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS
+from goose_ls.scripted.options import GOOSE_CONFIG_OPTIONS
+from support.buffers import read_code_actions_correctly
+from support.harness import Editor
 
 THINKING = {
     "id": "thinking",

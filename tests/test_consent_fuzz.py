@@ -51,12 +51,12 @@ from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Turn
-from goose_ls.testing.buffers import EDITORS, EditorBuffers
-from goose_ls.testing.harness import Editor, start_editor, stop_editor
 from goose_ls.tool_calls import ToolCalls
 from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.confinement import Confinement
 from goose_ls.workspace.policy import Policy
+from support.buffers import EDITORS, EditorBuffers
+from support.harness import Editor, start_editor, stop_editor
 
 EXAMPLES = int(os.environ.get("GOOSE_LS_FUZZ_EXAMPLES", "200"))
 """Examples per in-process property; more with ``GOOSE_LS_FUZZ_EXAMPLES=2000``."""

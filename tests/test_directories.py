@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from goose_ls.testing.agent import GOOSE_CAPABILITIES
-from goose_ls.testing.harness import Editor
+from goose_ls.scripted.agent import GOOSE_CAPABILITIES
+from support.harness import Editor
 
 TAKES_DIRECTORIES = {
     **GOOSE_CAPABILITIES,

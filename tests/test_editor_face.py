@@ -12,9 +12,9 @@ from pytest_lsp import client_capabilities
 
 from goose_ls.lsp.transcript.text import SENTINEL
 from goose_ls.lsp.versions import SKIP_WAIT
-from goose_ls.testing.buffers import EDITORS, HELIX, EditorBuffers
-from goose_ls.testing.harness import Editor, kill, start_editor
-from goose_ls.testing.script import edit_call
+from goose_ls.scripted.script import edit_call
+from support.buffers import EDITORS, HELIX, EditorBuffers
+from support.harness import Editor, kill, start_editor
 
 # Characters of 1 to 4 bytes and 1 or 2 UTF-16 units, so every encoding is exercised.
 REPLY = "Ça marche 👍🏽 — 你好，世界! The code adds 𝔁 to y.\nSecond line ✓ done."  # noqa: RUF001

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from goose_ls.testing.harness import Editor
+from support.harness import Editor
 
 SCHEMA = {
     "type": "object",

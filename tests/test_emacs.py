@@ -18,22 +18,8 @@ from typing import Any
 
 import pytest
 
-from goose_ls.testing.claude import CLAUDE, claude_agent
-from goose_ls.testing.claude import MISSING as CLAUDE_MISSING
-from goose_ls.testing.codex import CODEX, codex_agent
-from goose_ls.testing.codex import MISSING as CODEX_MISSING
-from goose_ls.testing.fake_anthropic import FakeAnthropic, Reply
-from goose_ls.testing.fake_model import FakeModel, apply_patch
-from goose_ls.testing.fake_model import Reply as CodexReply
-from goose_ls.testing.harness import SERVER_COMMAND, server_env
-from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS, PICKER_ITEMS
-from goose_ls.testing.real_agent import tap_in
-from goose_ls.testing.script import (
-    FORM_QUESTION,
-    GOOSE_LABELS,
-    LABELS_FOR_AGENT_NAMES,
-    PERMISSION_WITH_AGENT_NAMES,
-    QUESTIONS_OF_EVERY_KIND,
+from goose_ls.scripted.options import GOOSE_CONFIG_OPTIONS, PICKER_ITEMS
+from goose_ls.scripted.script import (
     edit_call,
     elicitation_answers,
     prompt_texts,
@@ -43,10 +29,24 @@ from goose_ls.testing.script import (
     scripted_agent_command,
     write_script,
 )
-from goose_ls.testing.terminal import MISSING, TMUX, Terminal, answers_once_idle
-from goose_ls.testing.turns import (
+from support.claude import CLAUDE, claude_agent
+from support.claude import MISSING as CLAUDE_MISSING
+from support.codex import CODEX, codex_agent
+from support.codex import MISSING as CODEX_MISSING
+from support.fake_anthropic import FakeAnthropic, Reply
+from support.fake_model import FakeModel, apply_patch
+from support.fake_model import Reply as CodexReply
+from support.harness import SERVER_COMMAND, server_env
+from support.real_agent import tap_in
+from support.terminal import MISSING, TMUX, Terminal, answers_once_idle
+from support.turns import (
+    FORM_QUESTION,
+    GOOSE_LABELS,
     HOSTILE_TURN,
+    LABELS_FOR_AGENT_NAMES,
+    PERMISSION_WITH_AGENT_NAMES,
     PLANS_AND_COMPACTION,
+    QUESTIONS_OF_EVERY_KIND,
     STEERED_TURN,
     acting,
     check_inert,
@@ -961,7 +961,7 @@ def _processes_with_home(home: Path) -> list[str]:
 def _is_goose(argv: list[bytes]) -> bool:
     """Whether a command line runs goose-ls (its script) or the scripted agent."""
     return any(Path(arg.decode(errors="replace")).name == "goose-ls" for arg in argv[:2]) or (
-        b"goose_ls.testing" in argv
+        b"goose_ls.scripted" in argv
     )
 
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest_asyncio
 from lsprotocol import types
 
-from goose_ls.testing.buffers import EditorBuffers, read_code_actions_correctly
-from goose_ls.testing.harness import SERVER_COMMAND, Editor, gone, start_editor, stop_editor
+from support.buffers import EditorBuffers, read_code_actions_correctly
+from support.harness import SERVER_COMMAND, Editor, gone, start_editor, stop_editor
 
 
 async def _agent_pid(editor: Editor) -> int:

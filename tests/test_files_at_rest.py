@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from goose_ls.testing.harness import SERVER_COMMAND, Editor, start_editor, stop_editor
+from support.harness import SERVER_COMMAND, Editor, start_editor, stop_editor
 
 SECRETS = ("plain-env-value-1", "plain-mcp-env-2", "plain-header-3", "pushed-env-4")
 """Values that look like nothing in particular: secret by where they are, not by shape."""

@@ -24,7 +24,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 
 from goose_ls.lsp import commands, protocol
-from goose_ls.testing.harness import Editor, raw_request, start_editor
+from support.harness import Editor, raw_request, start_editor
 
 T = TypeVar("T")
 

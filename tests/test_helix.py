@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from goose_ls.testing.harness import SERVER_COMMAND, server_env
-from goose_ls.testing.script import (
+from goose_ls.scripted.script import (
     edit_call,
     prompt_texts,
     received,
@@ -23,7 +22,8 @@ from goose_ls.testing.script import (
     scripted_agent_command,
     write_script,
 )
-from goose_ls.testing.terminal import MISSING, TMUX, Terminal
+from support.harness import SERVER_COMMAND, server_env
+from support.terminal import MISSING, TMUX, Terminal
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))

@@ -17,7 +17,7 @@ import pytest
 from goose_ls import events
 from goose_ls.sessions import registry as early
 from goose_ls.sessions.library import SessionLibrary
-from goose_ls.testing.harness import Editor, gone
+from support.harness import Editor, gone
 
 FAST_RESTARTS = {"agent": {"restartDelay": 0.05, "restartLimit": 3, "restartWindow": 60}}
 UNSANDBOXED = {"agent": {**FAST_RESTARTS["agent"], "sandbox": "off"}}

@@ -24,13 +24,13 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 
-from goose_ls.testing.buffers import EditorBuffers
-from goose_ls.testing.claude import CLAUDE, start_claude
-from goose_ls.testing.claude import MISSING as CLAUDE_MISSING
-from goose_ls.testing.fake_anthropic import FakeAnthropic, ToolUse
-from goose_ls.testing.fake_anthropic import Reply as ClaudeReply
-from goose_ls.testing.harness import Editor
-from goose_ls.testing.real_agent import approving
+from support.buffers import EditorBuffers
+from support.claude import CLAUDE, start_claude
+from support.claude import MISSING as CLAUDE_MISSING
+from support.fake_anthropic import FakeAnthropic, ToolUse
+from support.fake_anthropic import Reply as ClaudeReply
+from support.harness import Editor
+from support.real_agent import approving
 
 KEY = (
     "-----BEGIN OPENSSH PRIVATE KEY-----\n"

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from goose_ls.testing.buffers import EditorBuffers
-from goose_ls.testing.harness import Editor, start_editor, stop_editor
+from support.buffers import EditorBuffers
+from support.harness import Editor, start_editor, stop_editor
 
 TURN_TIMEOUT = 20.0
 """A frozen goose-ls must fail the test, not hang it."""

@@ -12,8 +12,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from goose_ls.testing.buffers import read_code_actions_correctly
-from goose_ls.testing.harness import Editor
+from support.buffers import read_code_actions_correctly
+from support.harness import Editor
 
 ALLOW_ALL = {"rules": [{"action": "allow"}]}
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from goose_ls.testing.buffers import EditorBuffers
-from goose_ls.testing.harness import Editor
+from support.buffers import EditorBuffers
+from support.harness import Editor
 
 HOOKS = ("post-index-change", "pre-commit", "post-checkout", "reference-transaction", "pre-push")
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from goose_ls.testing.harness import Editor
 from goose_ls.workspace import sandbox
 from goose_ls.workspace.terminals import MAX_OUTPUT_LIMIT
+from support.harness import Editor
 from test_agent_tools import _audit, _said, _shell_call
 
 RUN_ALL = {"rules": [{"action": "allow", "kind": "execute"}]}
@@ -284,7 +284,7 @@ async def test_nothing_survives_goose_ls_killed_by_a_signal(
     agent = [
         int(pid)
         for pid in children
-        if b"goose_ls.testing" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        if b"goose_ls.scripted" in Path(f"/proc/{pid}/cmdline").read_bytes()
     ]
     assert agent, "the scripted agent is a child of goose-ls"
     os.kill(server.pid, sig)

@@ -16,10 +16,10 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from goose_ls.scripted.agent import GOOSE_CAPABILITIES
 from goose_ls.sessions.library import LINGER_SECONDS
-from goose_ls.testing.agent import GOOSE_CAPABILITIES
-from goose_ls.testing.harness import Editor, disconnect, start_editor, stop_editor
-from goose_ls.testing.journal import journaled
+from support.harness import Editor, disconnect, start_editor, stop_editor
+from support.journal import journaled
 
 REPLY = "".join(f"word{i} " for i in range(300))
 

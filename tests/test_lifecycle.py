@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from goose_ls.testing.harness import Editor, gone, process_alive
-from goose_ls.testing.logs import read_log
+from support.harness import Editor, gone, process_alive
+from support.logs import read_log
 
 
 async def _agent_pid(editor: Editor) -> int:

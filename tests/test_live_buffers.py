@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from goose_ls.testing.buffers import EditorBuffers
-from goose_ls.testing.harness import Editor, start_editor, stop_editor
-from goose_ls.testing.script import replace_in_file
+from goose_ls.scripted.script import replace_in_file
 from goose_ls.workspace.snapshots import ShadowRepo, key
+from support.buffers import EditorBuffers
+from support.harness import Editor, start_editor, stop_editor
 
 NUMBERED = "".join(f"x{n} = {n}\n" for n in range(30))
 

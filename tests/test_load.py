@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest_asyncio
 
-from goose_ls.testing.harness import Editor, start_editor, stop_editor
+from support.harness import Editor, start_editor, stop_editor
 
 SESSIONS = 20
 CHUNKS = 2000

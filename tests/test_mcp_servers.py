@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from goose_ls.testing.agent import GOOSE_CAPABILITIES
-from goose_ls.testing.harness import Editor
-from goose_ls.testing.logs import read_log
+from goose_ls.scripted.agent import GOOSE_CAPABILITIES
+from support.harness import Editor
+from support.logs import read_log
 
 SECRET = "tok-7f3a9c1e5b2d4f60"
 GITHUB = {"name": "github", "command": "/usr/bin/gh-mcp", "args": ["--stdio"]}

@@ -3,7 +3,7 @@ say what is wrong, a server restarted mid-turn, and what goose-ls refuses to do;
 certificate tests run over streamable HTTP (https://) too.
 
 The server is the scripted agent served as goose serve serves goose
-(``goose_ls.testing.serve``), in a process of its own.
+(``goose_ls.scripted.serve``), in a process of its own.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ import pytest
 import pytest_asyncio
 from pygls.exceptions import JsonRpcException
 
-from goose_ls.testing.harness import Editor, start_editor, stop_editor
-from goose_ls.testing.script import write_script
-from goose_ls.testing.serve import GOOSE_1_43_AUTH, NEWER_AUTH
-from goose_ls.testing.served import ServedAgent
+from goose_ls.scripted.script import write_script
+from goose_ls.scripted.serve import GOOSE_1_43_AUTH, NEWER_AUTH
+from support.harness import Editor, start_editor, stop_editor
+from support.served import ServedAgent
 
 TOKEN = "goose-acp-Zq8cT3vN1LwY5pR7"
 """goose's own form of a generated token (``goose-acp-`` and 32 characters or fewer)."""

@@ -2,7 +2,7 @@
 the agent's own requests, the token, a server restarted mid-turn.
 
 The server is the scripted agent served as goose serve serves it over HTTP
-(``goose_ls.testing.serve_http``), in a process of its own.
+(``goose_ls.scripted.serve_http``), in a process of its own.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from goose_ls.testing.harness import Editor
+from support.harness import Editor
 from test_network import Started, refused
 from test_network import served as served  # the fixture
 

@@ -5,7 +5,7 @@ that asks in ``initialize`` (goose-ls asks), and ACP's unstable ``notice`` updat
 
 from __future__ import annotations
 
-from goose_ls.testing.harness import Editor
+from support.harness import Editor
 
 
 async def test_goose_status_messages_are_asked_for_and_shown_as_notes(editor: Editor) -> None:

@@ -18,18 +18,8 @@ from typing import Any
 
 import pytest
 
-from goose_ls.testing.claude import CLAUDE, claude_agent
-from goose_ls.testing.claude import MISSING as CLAUDE_MISSING
-from goose_ls.testing.fake_anthropic import FakeAnthropic, Reply, ToolUse
-from goose_ls.testing.harness import SERVER_COMMAND, server_env
-from goose_ls.testing.logs import read_log, unexpected_tracebacks
-from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS, PICKER_ITEMS
-from goose_ls.testing.real_agent import tap_in
-from goose_ls.testing.script import (
-    FORM_QUESTION,
-    LABELS_FOR_AGENT_NAMES,
-    PERMISSION_WITH_AGENT_NAMES,
-    QUESTIONS_OF_EVERY_KIND,
+from goose_ls.scripted.options import GOOSE_CONFIG_OPTIONS, PICKER_ITEMS
+from goose_ls.scripted.script import (
     edit_call,
     elicitation_answers,
     prompt_texts,
@@ -39,10 +29,20 @@ from goose_ls.testing.script import (
     scripted_agent_command,
     write_script,
 )
-from goose_ls.testing.terminal import MISSING, TMUX, Terminal, answers_once_idle
-from goose_ls.testing.turns import (
+from support.claude import CLAUDE, claude_agent
+from support.claude import MISSING as CLAUDE_MISSING
+from support.fake_anthropic import FakeAnthropic, Reply, ToolUse
+from support.harness import SERVER_COMMAND, server_env
+from support.logs import read_log, unexpected_tracebacks
+from support.real_agent import tap_in
+from support.terminal import MISSING, TMUX, Terminal, answers_once_idle
+from support.turns import (
+    FORM_QUESTION,
     HOSTILE_TURN,
+    LABELS_FOR_AGENT_NAMES,
+    PERMISSION_WITH_AGENT_NAMES,
     PLANS_AND_COMPACTION,
+    QUESTIONS_OF_EVERY_KIND,
     STEERED_TURN,
     acting,
     check_inert,

@@ -10,8 +10,9 @@ import anyio
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from goose_ls.testing.harness import Editor
-from goose_ls.testing.script import CLAUDE_PERMISSION_OPTIONS, scripted_agent_command
+from goose_ls.scripted.script import scripted_agent_command
+from support.harness import Editor
+from support.turns import CLAUDE_PERMISSION_OPTIONS
 
 
 async def test_a_missing_preset_binary_says_how_to_install_it(editor: Editor) -> None:

@@ -9,7 +9,7 @@ import asyncio
 import re
 from typing import Any
 
-from goose_ls.testing.harness import Editor
+from support.harness import Editor
 
 KEY = (
     "-----BEGIN OPENSSH PRIVATE KEY-----\n"

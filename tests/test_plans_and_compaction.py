@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from goose_ls.testing.harness import Editor
-from goose_ls.testing.turns import COMPACTION
+from support.harness import Editor
+from support.turns import COMPACTION
 
 
 def _transcript(editor: Editor, session_id: str) -> Path:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from goose_ls.testing.harness import Editor
 from goose_ls.workspace import sandbox
+from support.harness import Editor
 
 PLANTED = [".vscode/settings.json", ".envrc", "sub/.nvim.lua", ".git/hooks/pre-commit"]
 SCRIPT = " && ".join(

@@ -10,7 +10,7 @@ import pytest_asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from goose_ls.testing.harness import Editor, shared_server
+from support.harness import Editor, shared_server
 
 
 async def _error(editor: Editor, method: str, params: object) -> str:

@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from goose_ls.testing.claude import CLAUDE, start_claude
-from goose_ls.testing.claude import MISSING as CLAUDE_MISSING
-from goose_ls.testing.codex import CODEX, start_codex
-from goose_ls.testing.codex import MISSING as CODEX_MISSING
-from goose_ls.testing.fake_anthropic import FakeAnthropic, ToolUse
-from goose_ls.testing.fake_anthropic import Reply as ClaudeReply
-from goose_ls.testing.fake_model import FakeModel, apply_patch, exec_command
-from goose_ls.testing.fake_model import Reply as CodexReply
-from goose_ls.testing.harness import Editor
-from goose_ls.testing.real_agent import approving
+from support.claude import CLAUDE, start_claude
+from support.claude import MISSING as CLAUDE_MISSING
+from support.codex import CODEX, start_codex
+from support.codex import MISSING as CODEX_MISSING
+from support.fake_anthropic import FakeAnthropic, ToolUse
+from support.fake_anthropic import Reply as ClaudeReply
+from support.fake_model import FakeModel, apply_patch, exec_command
+from support.fake_model import Reply as CodexReply
+from support.harness import Editor
+from support.real_agent import approving
 
 FORMAT = "sed -i 's/ *$//' a.py b.py c.py"
 """The formatter: trailing blanks off every file."""

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from goose_ls.testing import GOOSE_PERMISSION_OPTIONS
-from goose_ls.testing.agent import GOOSE_CAPABILITIES
-from goose_ls.testing.harness import Editor
+from goose_ls.scripted import GOOSE_PERMISSION_OPTIONS
+from goose_ls.scripted.agent import GOOSE_CAPABILITIES
+from support.harness import Editor
 
 AGENT_ROOT = "/workspace"
 """Where the agent sees the editor's workspace (no such folder here)."""

@@ -3,8 +3,8 @@ process (claude-agent-acp, codex-acp) never send ``fs/*`` or ``terminal/*``, onl
 ``session/request_permission``; the secrets list, ``workspace.outside``, the protected
 paths and the policy's rules judge what those requests name, as they judge ``fs/*``.
 
-The real agents run offline against fake model APIs (:mod:`goose_ls.testing.claude`,
-:mod:`goose_ls.testing.codex`): the model asks for a tool, the agent asks goose-ls. The
+The real agents run offline against fake model APIs (:mod:`support.claude`,
+:mod:`support.codex`): the model asks for a tool, the agent asks goose-ls. The
 scripted agent stands in where no real one can be made to ask.
 """
 
@@ -15,16 +15,16 @@ from typing import Any
 
 import pytest
 
-from goose_ls.testing.claude import CLAUDE, claude_home, start_claude
-from goose_ls.testing.claude import MISSING as CLAUDE_MISSING
-from goose_ls.testing.codex import CODEX, start_codex
-from goose_ls.testing.codex import MISSING as CODEX_MISSING
-from goose_ls.testing.fake_anthropic import FakeAnthropic, ToolUse, tool_results
-from goose_ls.testing.fake_anthropic import Reply as ClaudeReply
-from goose_ls.testing.fake_model import FakeModel, apply_patch, call_outputs, exec_command
-from goose_ls.testing.fake_model import Reply as CodexReply
-from goose_ls.testing.harness import Editor
-from goose_ls.testing.real_agent import answered
+from support.claude import CLAUDE, claude_home, start_claude
+from support.claude import MISSING as CLAUDE_MISSING
+from support.codex import CODEX, start_codex
+from support.codex import MISSING as CODEX_MISSING
+from support.fake_anthropic import FakeAnthropic, ToolUse, tool_results
+from support.fake_anthropic import Reply as ClaudeReply
+from support.fake_model import FakeModel, apply_patch, call_outputs, exec_command
+from support.fake_model import Reply as CodexReply
+from support.harness import Editor
+from support.real_agent import answered
 
 claude = pytest.mark.skipif(not CLAUDE.exists(), reason=CLAUDE_MISSING)
 codex = pytest.mark.skipif(not CODEX.exists(), reason=CODEX_MISSING)

@@ -20,7 +20,7 @@ from lsprotocol import types
 
 from goose_ls.sessions.records import to_json
 from goose_ls.sessions.store import SessionStore
-from goose_ls.testing.harness import SERVER_COMMAND, Editor, start_editor, stop_editor
+from support.harness import SERVER_COMMAND, Editor, start_editor, stop_editor
 
 FAKETIME = shutil.which("faketime")
 needs_faketime = pytest.mark.skipif(

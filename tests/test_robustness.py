@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from goose_ls.testing.harness import Editor
+from support.harness import Editor
 
 
 async def test_a_crash_mid_turn_fails_the_turn_at_once_and_a_later_turn_works(

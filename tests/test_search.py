@@ -11,13 +11,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from goose_ls.testing.harness import (
-    SERVER_COMMAND,
-    Editor,
-    raw_request,
-    start_editor,
-    stop_editor,
-)
+from support.harness import SERVER_COMMAND, Editor, raw_request, start_editor, stop_editor
 
 PHRASE = "the frobnicator keeps failing on alternate Tuesdays"
 REPLY = f"Short answer: {PHRASE}, as the logs show.\nMore below."

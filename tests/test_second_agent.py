@@ -4,7 +4,7 @@ The scripted agent behaves as goose does; codex-acp is another program with its 
 (its own modes as a config option, its own usage updates, its own cancel). It is the
 pinned npm package that scripts/fetch-agents.sh puts in ~/.cache/goose-ls/agents, run by
 the ``codex`` preset, with a CODEX_HOME of the test's own whose model provider is a
-:class:`~goose_ls.testing.fake_model.FakeModel` on 127.0.0.1.
+:class:`~support.fake_model.FakeModel` on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from goose_ls.testing.codex import CODEX, MISSING, start_codex
-from goose_ls.testing.fake_model import MODEL, TOTAL_TOKENS, Call, FakeModel, Reply
-from goose_ls.testing.harness import Editor
-from goose_ls.testing.real_agent import answers
+from support.codex import CODEX, MISSING, start_codex
+from support.fake_model import MODEL, TOTAL_TOKENS, Call, FakeModel, Reply
+from support.harness import Editor
+from support.real_agent import answers
 
 pytestmark = pytest.mark.skipif(not CODEX.exists(), reason=MISSING)
 

@@ -3,7 +3,7 @@ session/load, closing them, keeping them when goose-ls deletes its copy, signing
 
 codex-acp advertises ``loadSession``, ``sessionCapabilities`` ``list``, ``resume`` and
 ``close`` (not ``delete``), and ``auth.logout``; it keeps its chats under CODEX_HOME,
-here the test's own (see :mod:`goose_ls.testing.codex`), with a fake model API.
+here the test's own (see :mod:`support.codex`), with a fake model API.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from goose_ls.testing.codex import CODEX, MISSING, codex_home, start_codex
-from goose_ls.testing.fake_model import FakeModel, Reply, conversation
-from goose_ls.testing.harness import Editor, start_editor, stop_editor
-from goose_ls.testing.real_agent import advertised, answers
+from support.codex import CODEX, MISSING, codex_home, start_codex
+from support.fake_model import FakeModel, Reply, conversation
+from support.harness import Editor, start_editor, stop_editor
+from support.real_agent import advertised, answers
 
 pytestmark = pytest.mark.skipif(not CODEX.exists(), reason=MISSING)
 

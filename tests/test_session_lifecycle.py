@@ -10,8 +10,8 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from goose_ls.testing.agent import GOOSE_CAPABILITIES
-from goose_ls.testing.harness import Editor
+from goose_ls.scripted.agent import GOOSE_CAPABILITIES
+from support.harness import Editor
 
 SESSIONS = GOOSE_CAPABILITIES["sessionCapabilities"]
 RESUMES = {**GOOSE_CAPABILITIES, "sessionCapabilities": {**SESSIONS, "resume": {}}}

@@ -11,8 +11,8 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from goose_ls.testing.harness import Editor, disconnect, kill, start_editor
-from goose_ls.testing.journal import journaled
+from support.harness import Editor, disconnect, kill, start_editor
+from support.journal import journaled
 
 
 async def test_three_sessions_stream_at_once_without_crossing(editor: Editor) -> None:
@@ -421,7 +421,7 @@ async def test_after_a_kill_mid_turn_no_index_is_used_twice(tmp_path: Path) -> N
 
 
 async def test_the_sessions_index_opens_renames_and_deletes(editor: Editor) -> None:
-    from goose_ls.testing.buffers import EditorBuffers
+    from support.buffers import EditorBuffers
 
     await editor.start({"turns": [[{"text": "hello"}]]})
     buffers = EditorBuffers(editor.client, "utf-8")
@@ -461,7 +461,7 @@ async def test_the_sessions_index_opens_renames_and_deletes(editor: Editor) -> N
 
 
 async def test_slash_commands_complete_in_the_prompt_section(editor: Editor) -> None:
-    from goose_ls.testing.buffers import EditorBuffers
+    from support.buffers import EditorBuffers
 
     await editor.start({"turns": [[{"text": "hi"}]]})
     buffers = EditorBuffers(editor.client, "utf-8")

@@ -8,8 +8,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from goose_ls.testing.harness import Editor
-from goose_ls.testing.script import scripted_agent_command, write_script
+from goose_ls.scripted.script import scripted_agent_command, write_script
+from support.harness import Editor
 
 BY_THE_USER = "from the agent you chose"
 BY_THE_FOLDER = "from the agent the folder chose"

@@ -29,8 +29,10 @@ from pygls.exceptions import JsonRpcException
 from goose_ls.agent.keeper import LOOK_EVERY
 from goose_ls.agent.share_place import SharePlace
 from goose_ls.process_identity import process_named
-from goose_ls.testing import write_fake_goose, write_script
-from goose_ls.testing.harness import (
+from goose_ls.scripted import write_script
+from goose_ls.scripted.script import prompt_texts
+from support.fake_goose import write_fake_goose
+from support.harness import (
     SERVER_COMMAND,
     Editor,
     gone,
@@ -40,7 +42,6 @@ from goose_ls.testing.harness import (
     start_editor,
     stop_editor,
 )
-from goose_ls.testing.script import prompt_texts
 
 SCRIPT: dict[str, Any] = {
     "byPrompt": {"ask first": [{"permission": {"toolCallId": "t1", "title": "Run it"}}]},

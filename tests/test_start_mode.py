@@ -3,7 +3,7 @@ chat is switched with ``session/set_mode``; a mode goose does not offer is said 
 
 from __future__ import annotations
 
-from goose_ls.testing.harness import Editor
+from support.harness import Editor
 
 
 def _notes(editor: Editor, session_id: str) -> list[str]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from goose_ls.testing.harness import Editor
-from goose_ls.testing.script import prompt_texts
+from goose_ls.scripted.script import prompt_texts
+from support.harness import Editor
 
 LONG_TURN = [{"text": "Working on it."}, {"waitForSteer": True}, {"text": "Done, with that."}]
 

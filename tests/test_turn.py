@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from goose_ls.testing.harness import Editor
+from support.harness import Editor
 
 REPLY = "Here is a long answer, streamed in many small pieces: " + "lorem ipsum " * 40
 

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from goose_ls.testing.buffers import EditorBuffers
-from goose_ls.testing.claude import CLAUDE, MISSING, start_claude
-from goose_ls.testing.fake_anthropic import FakeAnthropic, Reply
-from goose_ls.testing.harness import Editor
+from support.buffers import EditorBuffers
+from support.claude import CLAUDE, MISSING, start_claude
+from support.fake_anthropic import FakeAnthropic, Reply
+from support.harness import Editor
 
 UNSAVED = "has unsaved changes"
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from goose_ls.testing.harness import Editor, start_editor
+from support.harness import Editor, start_editor
 
 COST = {"amount": 0.42, "currency": "USD"}
 

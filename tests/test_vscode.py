@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from goose_ls.testing.harness import SERVER_COMMAND, server_env
-from goose_ls.testing.options import GOOSE_CONFIG_OPTIONS
-from goose_ls.testing.script import FORM_QUESTION
-from goose_ls.testing.turns import PLANS_AND_COMPACTION, STEERED_TURN
+from goose_ls.scripted.options import GOOSE_CONFIG_OPTIONS
+from support.harness import SERVER_COMMAND, server_env
+from support.turns import FORM_QUESTION, PLANS_AND_COMPACTION, STEERED_TURN
 
 EXTENSION = Path(__file__).resolve().parent.parent / "editors" / "vscode"
 NPM = shutil.which("npm")
@@ -27,7 +26,7 @@ def test_the_extension_builds_and_its_node_tests_pass(tmp_path: Path) -> None:
     env = server_env(
         tmp_path,
         GOOSE_CMD=json.dumps(SERVER_COMMAND),
-        GOOSE_AGENT=json.dumps([sys.executable, "-m", "goose_ls.testing"]),
+        GOOSE_AGENT=json.dumps([sys.executable, "-m", "goose_ls.scripted"]),
         GOOSE_OPTIONS=json.dumps(GOOSE_CONFIG_OPTIONS),
         GOOSE_FORM=json.dumps(FORM_QUESTION),
         GOOSE_PLANS=json.dumps(PLANS_AND_COMPACTION),

@@ -13,23 +13,16 @@ from typing import Any
 
 import pytest
 
-from goose_ls.testing.browser import (
-    SCREEN,
-    Browser,
-    CodeServer,
-    missing,
-    package_extension,
-    wait_for,
-)
-from goose_ls.testing.harness import server_env
-from goose_ls.testing.script import (
-    GOOSE_LABELS,
+from goose_ls.scripted.script import (
     edit_call,
     prompts,
     replace_in_file,
     scripted_agent_command,
     write_script,
 )
+from support.browser import SCREEN, Browser, CodeServer, missing, package_extension, wait_for
+from support.harness import server_env
+from support.turns import GOOSE_LABELS
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
 

@@ -10,8 +10,8 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from goose_ls.testing import plain
-from goose_ls.testing.harness import Editor, raw_request, shared_server
+from support.editor import plain
+from support.harness import Editor, raw_request, shared_server
 
 
 async def _raw(editor: Editor, method: str, params: Any, timeout: float = 10.0) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from goose_ls.testing.conformance import schema_errors
+from support.conformance import schema_errors
 
 
 def _record(

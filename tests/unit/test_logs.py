@@ -1,4 +1,4 @@
-"""Which tracebacks in goose-ls's log fail a test (``goose_ls.testing.logs``)."""
+"""Which tracebacks in goose-ls's log fail a test (``support.logs``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pygls.exceptions import JsonRpcException
 
-from goose_ls.testing.logs import LogWatch, read_log, unexpected_tracebacks
+from support.logs import LogWatch, read_log, unexpected_tracebacks
 
 
 class AgentTrouble(JsonRpcException):

@@ -15,7 +15,7 @@ from goose_ls import events
 from goose_ls.sessions import search, texts
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.records import EventRow
-from goose_ls.testing.journal import journal_event
+from support.journal import journal_event
 
 PHRASE = "the frobnicator keeps failing on Tuesdays"
 

@@ -14,7 +14,7 @@ from goose_ls.lsp.positions import Position, units_of
 from goose_ls.lsp.transcript.document import TranscriptDocument
 from goose_ls.lsp.transcript.rope import PIECE, Rope
 from goose_ls.lsp.transcript.text import SENTINEL, Edit, TranscriptText, prompt_section
-from goose_ls.testing.buffers import offset_of
+from support.buffers import offset_of
 
 ENCODINGS = ["utf-8", "utf-16", "utf-32"]
 MIXED = "Ça 👍🏽 你好，世界 𝔁\n"  # noqa: RUF001 (1 to 4 bytes, 1 or 2 UTF-16 units)

@@ -1,9 +1,10 @@
 """The test harness: a real goose-ls process, and an editor speaking LSP to it.
 
 The editor is a pytest-lsp client; what it receives of the goose/* protocol is kept by a
-:class:`~goose_ls.testing.editor.GooseRecorder`. Each :class:`Editor` has its own
+:class:`~support.editor.GooseRecorder`. Each :class:`Editor` has its own
 workspace, data dir, log dir and scripted agent. This module imports pytest-lsp (the
-``test`` extra); ``goose_ls.testing`` itself does not, so the demo runs without it.
+``test`` extra); the scripted agent it starts (:mod:`goose_ls.scripted`) does not, so the
+demo runs without it.
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from goose_ls.scripted.script import scripted_agent_command, write_script
 from goose_ls.tasks import within
-from goose_ls.testing.conformance import schema_errors
-from goose_ls.testing.editor import GooseRecorder
-from goose_ls.testing.logs import LogWatch
-from goose_ls.testing.script import scripted_agent_command, write_script
+from support.conformance import schema_errors
+from support.editor import GooseRecorder
+from support.logs import LogWatch
 
 SERVER_COMMAND = [sys.executable, "-m", "goose_ls", "--log-level", "info"]
 """goose-ls as an editor starts it."""

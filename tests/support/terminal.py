@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from goose_ls.testing.script import elicitation_answers
+from goose_ls.scripted.script import elicitation_answers
 
 TMUX = shutil.which("tmux")
 _started = itertools.count()

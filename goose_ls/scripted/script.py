@@ -77,7 +77,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -87,76 +86,6 @@ GOOSE_PERMISSION_OPTIONS = [
     for kind in ("allow_always", "allow_once", "reject_once", "reject_always")
 ]
 """The four options goose offers, in goose's order, with ``optionId == name == kind``."""
-
-GOOSE_LABELS = ["Allow always", "Allow once", "Reject", "Reject always", "Allow for this session"]
-"""What editors show for goose's options: goose names them by their kind, goose-ls words
-them, and adds its own "Allow for this session" last."""
-
-CLAUDE_PERMISSION_OPTIONS = [
-    {"optionId": "allow_always", "name": "Always Allow", "kind": "allow_always"},
-    {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
-    {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
-]
-"""claude-code-acp's options: its own names, which are not its kinds."""
-
-PERMISSION_WITH_AGENT_NAMES = {
-    "toolCall": {"toolCallId": "e1", "title": "Edit app.py"},
-    "options": [
-        *CLAUDE_PERMISSION_OPTIONS,
-        {"optionId": "never", "name": "", "kind": "reject_always"},
-    ],
-}
-"""A permission step whose options the agent names its own way ("Always Allow", "Allow",
-and one unnamed): each reads as goose-ls words its kind, then goose-ls's own option."""
-
-LABELS_FOR_AGENT_NAMES = [
-    "Allow always",
-    "Allow once",
-    "Reject",
-    "Reject always",
-    "Allow for this session",
-]
-"""What editors show for :data:`PERMISSION_WITH_AGENT_NAMES`: goose-ls's wording of each
-kind (the agent's names add nothing to it here)."""
-
-
-FORM_QUESTION = {
-    "message": "Set up the project",
-    "schema": {
-        "type": "object",
-        "properties": {
-            "colour": {"type": "string", "title": "Colour", "enum": ["red", "green", "blue"]},
-            "workers": {"type": "integer", "title": "Workers"},
-            "note": {"type": "string", "title": "Note"},
-        },
-        "required": ["colour", "workers"],
-    },
-}
-"""An ``elicit`` step for the editors' forms: a choice, an integer, an optional text."""
-
-QUESTIONS_OF_EVERY_KIND = [
-    {"elicit": {"mode": "url", "message": "Log in", "url": "https://example.test/login"}},
-    {
-        "elicit": {
-            "message": "Options",
-            "schema": {
-                "type": "object",
-                "properties": {
-                    "tags": {
-                        "type": "array",
-                        "items": {"type": "string", "enum": ["alpha", "beta"]},
-                    },
-                    "public": {"type": "boolean", "default": True},
-                    "ratio": {"type": "number"},
-                },
-                "required": ["public"],
-            },
-        }
-    },
-    {"elicit": {"mode": "url", "message": "Open this", "url": "file:///etc/passwd"}},
-]
-"""A turn's steps for the editors: a web page, a form of a list of choices, a yes/no and a
-number, then a page that is not on the web (not to be opened)."""
 
 
 def edit_call(path: Path | str, old: str, new: str, call_id: str = "e1") -> dict[str, Any]:
@@ -210,40 +139,19 @@ def write_script(path: Path, script: dict[str, Any]) -> Path:
 
 def scripted_agent_command(script_path: Path | str) -> list[str]:
     """The ``agent.command`` setting that runs the scripted agent on a script."""
-    return [sys.executable, "-m", "goose_ls.testing", str(script_path)]
+    return [sys.executable, "-m", "goose_ls.scripted", str(script_path)]
 
 
 def scripted_server_command(
     script_path: Path | str, port: int = 0, cert: Path | None = None, key: Path | None = None
 ) -> list[str]:
     """The command that serves the scripted agent as ``goose serve`` serves goose, on
-    127.0.0.1 (see :mod:`goose_ls.testing.serve`; port 0: any free port)."""
+    127.0.0.1 (see :mod:`goose_ls.scripted.serve`; port 0: any free port)."""
     command = [*scripted_agent_command(script_path), "serve", "--host", "127.0.0.1"]
     command += ["--port", str(port)]
     if cert is not None and key is not None:
         command += ["--tls-cert-path", str(cert), "--tls-key-path", str(key)]
     return command
-
-
-def write_fake_goose(directory: Path, version_output: str, script_path: Path | str) -> Path:
-    """Write an executable named ``goose`` that prints ``version_output`` for ``--version``
-    and runs the scripted agent for ``goose acp`` (and serves it for ``goose serve --host
-    H --port P``), so discovery, the version check and a shared server can be tested as
-    they run for real."""
-    directory.mkdir(parents=True, exist_ok=True)
-    binary = directory / "goose"
-    command = " ".join(f"'{part}'" for part in scripted_agent_command(script_path))
-    binary.write_text(
-        "#!/bin/sh\n"
-        'if [ "$1" = "--version" ] || [ "$1" = "-V" ]; then\n'
-        f"  printf '%s\\n' {json.dumps(version_output)}\n"
-        "  exit 0\n"
-        "fi\n"
-        f'exec {command} "$@"\n',
-        encoding="utf-8",
-    )
-    binary.chmod(binary.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    return binary
 
 
 def load_script(path: str | os.PathLike[str]) -> dict[str, Any]:

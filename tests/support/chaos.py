@@ -30,7 +30,7 @@ import attrs
 from lsprotocol import types
 from pygls.client import JsonRPCClient
 
-from goose_ls.testing.buffers import EditorBuffers, position_of
+from support.buffers import EditorBuffers, position_of
 
 
 @attrs.frozen

@@ -1,6 +1,6 @@
 """Checks what goose-ls sent the scripted agent against the ACP SDK's schema.
 
-The scripted agent reads plain JSON (see :mod:`.peer`); this is where its record is held
+The scripted agent reads plain JSON (see :mod:`goose_ls.scripted.peer`); this is where its record is held
 to the schema, in the test process, where the SDK is imported once, not in every agent.
 """
 

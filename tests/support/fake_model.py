@@ -3,7 +3,7 @@
 It speaks the OpenAI Responses API as codex streams it: ``POST {base}/responses`` answered
 with server-sent events, each turn the next scripted :class:`Reply`: text, or a tool the
 model asks codex to run (the next request carries its output), or a stream that hangs (the
-server itself is :class:`~goose_ls.testing.fake_api.FakeApi`).
+server itself is :class:`~support.fake_api.FakeApi`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from goose_ls.testing import fake_api
+from support import fake_api
 
 MODEL = "gpt-5.4"
 """A model codex knows offline: an unknown one makes it warn in the chat before a turn."""

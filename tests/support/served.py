@@ -1,5 +1,5 @@
 """For tests and benchmarks: the scripted agent served over WebSocket (as ``goose serve``
-serves goose, see :mod:`.serve`) in a process of its own, killed and started again on
+serves goose, see :mod:`goose_ls.scripted.serve`) in a process of its own, killed and started again on
 the same port as a restarted server is."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import contextlib
 import os
 from pathlib import Path
 
+from goose_ls.scripted.script import scripted_server_command
+from goose_ls.scripted.serve import SECRET_VARIABLE
 from goose_ls.tasks import within
-from goose_ls.testing.script import scripted_server_command
-from goose_ls.testing.serve import SECRET_VARIABLE
 
 START_WITHIN = 30.0
 

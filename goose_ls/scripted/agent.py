@@ -17,13 +17,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from goose_ls.testing import sign_in
-from goose_ls.testing.memory import Memory
-from goose_ls.testing.options import changed, offered, takes_booleans
-from goose_ls.testing.peer import Peer, RpcError, stdio
-from goose_ls.testing.server_state import ServerState
-from goose_ls.testing.steering import ACP_METHOD, GOOSE_METHOD, ScriptedSteering
-from goose_ls.testing.steps import StepPlayer, TurnOver
+from goose_ls.scripted import sign_in
+from goose_ls.scripted.memory import Memory
+from goose_ls.scripted.options import changed, offered, takes_booleans
+from goose_ls.scripted.peer import Peer, RpcError, stdio
+from goose_ls.scripted.server_state import ServerState
+from goose_ls.scripted.steering import ACP_METHOD, GOOSE_METHOD, ScriptedSteering
+from goose_ls.scripted.steps import StepPlayer, TurnOver
 
 GOOSE_CAPABILITIES: dict[str, Any] = {
     "loadSession": True,

@@ -20,8 +20,8 @@ import asyncio
 import itertools
 from typing import Any
 
-from goose_ls.testing.peer import RpcError
-from goose_ls.testing.steps import StepPlayer
+from goose_ls.scripted.peer import RpcError
+from goose_ls.scripted.steps import StepPlayer
 
 ACP_METHOD = "_session/steering"
 GOOSE_METHOD = "_goose/unstable/session/steer"

@@ -2,7 +2,7 @@
 Claude Code it runs talking to a :class:`FakeAnthropic`.
 
 goose-ls runs it by the ``claude`` preset, behind a wiretap (see
-:mod:`goose_ls.testing.real_agent`). Everything Claude Code keeps (its settings, its
+:mod:`support.real_agent`). Everything Claude Code keeps (its settings, its
 chats) is in the test's ``claude-home``; it reaches nothing but the fake API.
 """
 
@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from goose_ls.testing.fake_anthropic import FakeAnthropic
-from goose_ls.testing.harness import Editor
-from goose_ls.testing.real_agent import installed, missing, tap
+from support.fake_anthropic import FakeAnthropic
+from support.harness import Editor
+from support.real_agent import installed, missing, tap
 
 CLAUDE = installed("claude-agent-acp")
 MISSING = missing("claude-agent-acp")
@@ -63,7 +63,7 @@ async def start_claude(
 def claude_agent(tmp: Path, api: FakeAnthropic, **env: str) -> dict[str, Any]:
     """The ``agent`` settings that run claude-agent-acp on ``api``, its state (and
     ``claude_home``) under ``tmp``; ``env`` is added to its environment. The command
-    itself must be on goose-ls's PATH (:func:`~goose_ls.testing.real_agent.tap_in`)."""
+    itself must be on goose-ls's PATH (:func:`~support.real_agent.tap_in`)."""
     home = tmp / "claude-home"
     _config(home)
     (tmp / "home").mkdir(exist_ok=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from goose_ls.testing.peer import RpcError
+from goose_ls.scripted.peer import RpcError
 
 
 def _select(

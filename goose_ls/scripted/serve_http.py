@@ -25,9 +25,9 @@ from urllib.parse import urlsplit
 from websockets.datastructures import Headers
 from websockets.http11 import Request
 
-from goose_ls.testing.agent import ScriptedAgent
-from goose_ls.testing.peer import Peer
-from goose_ls.testing.server_state import ServerState
+from goose_ls.scripted.agent import ScriptedAgent
+from goose_ls.scripted.peer import Peer
+from goose_ls.scripted.server_state import ServerState
 
 SESSION_HEADER = "Acp-Session-Id"
 _REASONS = {200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}

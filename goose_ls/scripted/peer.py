@@ -4,7 +4,7 @@
 Hand-written instead of the ACP SDK's ``AgentSideConnection``: importing the SDK's
 pydantic schema costs 0.8 s of CPU, and the scripted agent starts once or more in
 every test. What goose-ls sends is still checked against that schema, once per test in
-the test process (:mod:`goose_ls.testing.conformance`), from the record kept here.
+the test process (tests/support/conformance.py), from the record kept here.
 """
 
 from __future__ import annotations

@@ -5,6 +5,76 @@ from __future__ import annotations
 
 from typing import Any
 
+GOOSE_LABELS = ["Allow always", "Allow once", "Reject", "Reject always", "Allow for this session"]
+"""What editors show for goose's options: goose names them by their kind, goose-ls words
+them, and adds its own "Allow for this session" last."""
+
+CLAUDE_PERMISSION_OPTIONS = [
+    {"optionId": "allow_always", "name": "Always Allow", "kind": "allow_always"},
+    {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+    {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+]
+"""claude-code-acp's options: its own names, which are not its kinds."""
+
+PERMISSION_WITH_AGENT_NAMES = {
+    "toolCall": {"toolCallId": "e1", "title": "Edit app.py"},
+    "options": [
+        *CLAUDE_PERMISSION_OPTIONS,
+        {"optionId": "never", "name": "", "kind": "reject_always"},
+    ],
+}
+"""A permission step whose options the agent names its own way ("Always Allow", "Allow",
+and one unnamed): each reads as goose-ls words its kind, then goose-ls's own option."""
+
+LABELS_FOR_AGENT_NAMES = [
+    "Allow always",
+    "Allow once",
+    "Reject",
+    "Reject always",
+    "Allow for this session",
+]
+"""What editors show for :data:`PERMISSION_WITH_AGENT_NAMES`: goose-ls's wording of each
+kind (the agent's names add nothing to it here)."""
+
+
+FORM_QUESTION = {
+    "message": "Set up the project",
+    "schema": {
+        "type": "object",
+        "properties": {
+            "colour": {"type": "string", "title": "Colour", "enum": ["red", "green", "blue"]},
+            "workers": {"type": "integer", "title": "Workers"},
+            "note": {"type": "string", "title": "Note"},
+        },
+        "required": ["colour", "workers"],
+    },
+}
+"""An ``elicit`` step for the editors' forms: a choice, an integer, an optional text."""
+
+QUESTIONS_OF_EVERY_KIND = [
+    {"elicit": {"mode": "url", "message": "Log in", "url": "https://example.test/login"}},
+    {
+        "elicit": {
+            "message": "Options",
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "tags": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": ["alpha", "beta"]},
+                    },
+                    "public": {"type": "boolean", "default": True},
+                    "ratio": {"type": "number"},
+                },
+                "required": ["public"],
+            },
+        }
+    },
+    {"elicit": {"mode": "url", "message": "Open this", "url": "file:///etc/passwd"}},
+]
+"""A turn's steps for the editors: a web page, a form of a list of choices, a yes/no and a
+number, then a page that is not on the web (not to be opened)."""
+
 
 def _plan(*entries: tuple[str, str]) -> list[dict[str, str]]:
     return [{"content": c, "status": s, "priority": "medium"} for c, s in entries]

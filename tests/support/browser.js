@@ -1,4 +1,4 @@
-// A headless Chromium for tests, driven line by line from Python (goose_ls/testing/browser.py).
+// A headless Chromium for tests, driven line by line from Python (tests/support/browser.py).
 //
 //   node browser.js PLAYWRIGHT_CORE CHROMIUM
 //

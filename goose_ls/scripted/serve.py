@@ -43,9 +43,9 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
-from goose_ls.testing.agent import ScriptedAgent
-from goose_ls.testing.peer import Peer
-from goose_ls.testing.server_state import ServerState
+from goose_ls.scripted.agent import ScriptedAgent
+from goose_ls.scripted.peer import Peer
+from goose_ls.scripted.server_state import ServerState
 
 SECRET_VARIABLE = "GOOSE_SERVER__SECRET_KEY"
 SUBPROTOCOL_PREFIX = "goose-acp-auth."
@@ -148,7 +148,7 @@ async def serve_script(
     record = Path(script["record"]) if script.get("record") else None
     tls = _tls(cert, key)
     if script.get("serveOver") == "http":
-        from goose_ls.testing.serve_http import serve_http
+        from goose_ls.scripted.serve_http import serve_http
 
         return await serve_http(script, lambda r: _authorized(r, token, forms), host, port, tls)
 

@@ -15,9 +15,9 @@ import sys
 import time
 from typing import Any
 
-from goose_ls.testing.memory import Memory
-from goose_ls.testing.peer import Peer, RpcError
-from goose_ls.testing.script import GOOSE_PERMISSION_OPTIONS
+from goose_ls.scripted.memory import Memory
+from goose_ls.scripted.peer import Peer, RpcError
+from goose_ls.scripted.script import GOOSE_PERMISSION_OPTIONS
 
 
 class TurnOver(Exception):

@@ -1,4 +1,4 @@
-"""``python -m goose_ls.testing SCRIPT.json``: the scripted agent on stdio (whatever
+"""``python -m goose_ls.scripted SCRIPT.json``: the scripted agent on stdio (whatever
 follows the script, as goose's ``acp``), or with ``serve --host HOST --port PORT`` after
 the script, as ``goose serve`` serves goose, spelled as goose spells it (see
 :mod:`.serve`)."""
@@ -11,14 +11,14 @@ import contextlib
 import sys
 from pathlib import Path
 
-from goose_ls.testing import sign_in
-from goose_ls.testing.agent import serve
-from goose_ls.testing.script import load_script
+from goose_ls.scripted import sign_in
+from goose_ls.scripted.agent import serve
+from goose_ls.scripted.script import load_script
 
 
 def _serve_arguments(words: list[str]) -> argparse.Namespace:
     """goose serve's flags (others, such as ``--with-builtin``, are ignored)."""
-    parser = argparse.ArgumentParser(prog="python -m goose_ls.testing SCRIPT serve")
+    parser = argparse.ArgumentParser(prog="python -m goose_ls.scripted SCRIPT serve")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=3284)
     parser.add_argument("--tls-cert-path", type=Path, help="serve TLS with this certificate")
@@ -28,7 +28,7 @@ def _serve_arguments(words: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m goose_ls.testing",
+        prog="python -m goose_ls.scripted",
         description="A scripted ACP agent on stdio, or served as goose serve serves goose.",
     )
     parser.add_argument("script", help="the script (JSON)")
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         if extra[:1] != ["serve"]:
             asyncio.run(serve(script))
         else:
-            from goose_ls.testing.serve import serve_script  # websockets: only when served
+            from goose_ls.scripted.serve import serve_script  # websockets: only when served
 
             served = _serve_arguments(extra[1:])
             asyncio.run(

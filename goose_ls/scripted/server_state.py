@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from goose_ls.testing.peer import RpcError
+from goose_ls.scripted.peer import RpcError
 
 
 class ServerState:

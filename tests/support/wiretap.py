@@ -1,10 +1,10 @@
 """A tap on the wire between goose-ls and a real agent, for tests: what goose-ls sent it.
 
-``python -m goose_ls.testing.wiretap RECORD AGENT [ARGS...]`` runs the agent with its
+``python tests/support/wiretap.py RECORD AGENT [ARGS...]`` runs the agent with its
 stdio piped through this process, line by line and unchanged, and keeps what the
-scripted agent keeps (see :mod:`.peer`): every message goose-ls sent, in ``RECORD``, and
+scripted agent keeps (see :mod:`goose_ls.scripted.peer`): every message goose-ls sent, in ``RECORD``, and
 each request the agent sent (id and method) beside it, in ``RECORD.sent.jsonl``, so that
-:func:`~goose_ls.testing.conformance.schema_errors` checks them as it checks the scripted
+:func:`~support.conformance.schema_errors` checks them as it checks the scripted
 agent's. Both ways, in order, are kept in ``RECORD.wire.jsonl``, ``{"from": "goose-ls" or
 "agent", "message": ...}``: the agent's answers paired with what they answer. The agent's stderr is left as it is. The tap is in the agent's process group, so goose-ls's
 signals reach both; it exits with the agent's code.

@@ -1,7 +1,7 @@
 """A real second agent for tests: codex-acp, offline, its model a :class:`FakeModel`.
 
 goose-ls runs it by the ``codex`` preset, behind a wiretap (see
-:mod:`goose_ls.testing.real_agent`). Everything codex keeps (its chats, its sign-in) is in
+:mod:`support.real_agent`). Everything codex keeps (its chats, its sign-in) is in
 the test's ``codex-home``; two goose-ls of one test share it, as two runs on one machine
 would.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from goose_ls.testing.fake_model import KEY_VARIABLE, FakeModel
-from goose_ls.testing.harness import Editor
-from goose_ls.testing.real_agent import installed, missing, tap
+from support.fake_model import KEY_VARIABLE, FakeModel
+from support.harness import Editor
+from support.real_agent import installed, missing, tap
 
 CODEX = installed("codex-acp")
 MISSING = missing("codex-acp")
@@ -33,7 +33,7 @@ def codex_agent(
     """The ``agent`` settings that run codex-acp on ``model``, its state under ``tmp``;
     ``env`` is added to its environment. ``trusted``: a project the user told codex to
     trust, as most are. The command itself must be on goose-ls's PATH
-    (:func:`~goose_ls.testing.real_agent.tap_in`)."""
+    (:func:`~support.real_agent.tap_in`)."""
     (tmp / "home").mkdir(exist_ok=True)
     (tmp / "codex-temp").mkdir(exist_ok=True)
     agent_env = {

@@ -4,7 +4,7 @@ claude-agent-acp) runs a turn offline.
 Claude Code streams ``POST /v1/messages``; each such request takes the next scripted
 :class:`Reply`: text, a tool it asks to run (the next request carries the tool's result,
 which a reply can say back), or a stream that hangs (the server itself is
-:class:`~goose_ls.testing.fake_api.FakeApi`).
+:class:`~support.fake_api.FakeApi`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from goose_ls.testing import fake_api
+from support import fake_api
 
 INPUT_TOKENS, OUTPUT_TOKENS = 100, 10
 """The tokens each message says it used: what the agent's usage update should report."""
@@ -149,11 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     import time
 
     parser = argparse.ArgumentParser(
-        prog="python -m goose_ls.testing.fake_anthropic",
+        prog="python -m support.fake_anthropic",
         description="A fake Anthropic Messages API: each turn the agent asks for gets the "
         "next reply of REPLIES (JSON: a list of {text, tool: {name, input}, hangs}); "
         "when they run out, every turn is answered 'ok.'. Prints the URL to set as "
-        "ANTHROPIC_BASE_URL, then serves until killed.",
+        "ANTHROPIC_BASE_URL, then serves until killed. Run it in tests/ (or with tests/ on "
+        "PYTHONPATH).",
     )
     parser.add_argument("replies", nargs="?", help="the replies' JSON file")
     args = parser.parse_args(argv)

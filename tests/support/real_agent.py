@@ -3,7 +3,7 @@
 They are the pinned npm packages that scripts/fetch-agents.sh puts in
 ``$GOOSE_LS_AGENTS`` (default ``~/.cache/goose-ls/agents``). goose-ls runs one by its
 preset, which finds the agent's command on PATH: there, in the test's ``bin``, is a
-script that runs the real one behind a :mod:`~goose_ls.testing.wiretap`, so that a test
+script that runs the real one behind a :mod:`~support.wiretap`, so that a test
 reads what goose-ls sent it (``editor.received``) and the ACP schema checks it, as with
 the scripted agent.
 """
@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from goose_ls.testing import wiretap
-from goose_ls.testing.harness import AGENTS, Editor
+from support import wiretap
+from support.harness import AGENTS, Editor
 
 
 def installed(command: str) -> Path:
@@ -41,11 +41,13 @@ def tap(editor: Editor, command: str) -> None:
 
 def tap_in(tmp: Path, record: Path, command: str) -> None:
     """Put ``command`` in ``tmp / "bin"`` (on the PATH of a goose-ls started with
-    :func:`~goose_ls.testing.harness.server_env`), recording to ``record``: for a goose-ls
+    :func:`~support.harness.server_env`), recording to ``record``: for a goose-ls
     a real editor starts."""
     bin_dir = tmp / "bin"
     bin_dir.mkdir(exist_ok=True)
-    line = [sys.executable, "-m", "goose_ls.testing.wiretap", str(record)]
+    # Run by its path: it imports only the standard library, and the agent's environment
+    # need not know where the tests' support package is.
+    line = [sys.executable, wiretap.__file__, str(record)]
     script = bin_dir / command
     script.write_text(
         f'#!/bin/sh\nexec {shlex.join([*line, str(installed(command))])} "$@"\n', encoding="utf-8"

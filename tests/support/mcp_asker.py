@@ -2,7 +2,7 @@
 agent that forwards MCP questions (claude-agent-acp) asks goose-ls with ACP's
 ``elicitation/create``.
 
-``python -m goose_ls.testing.mcp_asker`` speaks MCP on stdio (one JSON-RPC message a
+``python tests/support/mcp_asker.py`` (it imports only the standard library) speaks MCP on stdio (one JSON-RPC message a
 line). Its tool ``ask`` takes ``{"message", "url"}`` (a page to open: URL mode) or
 ``{"message", "schema"}`` (a form), asks the client, and answers with what the client
 answered, as JSON text; a page accepted is then said done with
