@@ -10,6 +10,7 @@ needs (its turns, tool calls, options), whatever the length of its history.
 from __future__ import annotations
 
 import asyncio
+import enum
 import time
 from collections import deque
 from pathlib import Path
@@ -44,32 +45,119 @@ class IndexedEvent:
     """History the agent replayed while the session was loaded."""
 
 
+class Stage(enum.Enum):
+    """Where a turn is. It moves forward only, but for SENT back to STARTED when the
+    agent answers busy (the prompt is sent again later)."""
+
+    WAITING = "waiting"
+    """Behind the session's running turn."""
+    STARTED = "started"
+    """The session's turn; its prompt not with the agent (yet, or again)."""
+    SENT = "sent"
+    """The agent has the prompt."""
+    ENDED = "ended"
+
+
 @attrs.define(eq=False)
 class Turn:
-    """One prompt and the agent's answer to it."""
+    """One prompt and the agent's answer to it.
+
+    Its stage, its cancellation and how it ended change only through the methods below,
+    which :mod:`goose_ls.sessions.turns` calls (and :mod:`~goose_ls.sessions.steering`
+    for a prompt sent into the running turn); every other module reads them. What the
+    user allowed in the turn is kept by the permissions (:mod:`.grants`)."""
 
     message_id: str
     prompt: str
     context: list[ContextItem]
-    cancelled: bool = False
-    sent: bool = False
     task: asyncio.Task[None] | None = None
     watchdog: asyncio.Task[None] | None = None
     """Watches the turn for silence; stopped when the turn ends."""
     let_go: asyncio.TimerHandle | None = None
     """Ends a cancelled turn the agent does not end; stopped when the turn ends."""
-    steering: asyncio.Future[bool] | None = None
-    """While this waiting prompt is being sent into the running turn: True once the agent
-    took it (then it is no turn of its own), False when it is to run as one."""
-    joined: list[str] = attrs.Factory(list)
-    """The messages steered into this running turn: each ends when this turn ends."""
-    ended: TurnEnded | None = None
-    """How this turn ended, once it has."""
+    _stage: Stage = Stage.WAITING
+    _cancelled: bool = False
+    _ended: TurnEnded | None = None
+    _steering: asyncio.Future[bool] | None = None
+    _joined: list[str] = attrs.Factory(list)
+
+    # --- what the turn is ---------------------------------------------------------------
+    @property
+    def stage(self) -> Stage:
+        return self._stage
+
+    @property
+    def sent(self) -> bool:
+        """Whether the agent has the prompt (a cancel then goes to the agent)."""
+        return self._stage is Stage.SENT
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the user cancelled it (it ends as cancelled, whatever the agent says)."""
+        return self._cancelled
+
+    @property
+    def ended(self) -> TurnEnded | None:
+        """How the turn ended, once it has."""
+        return self._ended
+
+    @property
+    def steering(self) -> asyncio.Future[bool] | None:
+        """While this waiting prompt is being sent into the running turn: True once the
+        agent took it (then it is no turn of its own), False when it is to run as one."""
+        return self._steering
 
     @property
     def steered(self) -> bool:
         """Whether the agent took this prompt into the turn that was running."""
-        return self.steering is not None and self.steering.done() and self.steering.result()
+        return self._steering is not None and self._steering.done() and self._steering.result()
+
+    @property
+    def joined(self) -> tuple[str, ...]:
+        """The messages steered into this running turn: each ends when this turn ends."""
+        return tuple(self._joined)
+
+    # --- its transitions ----------------------------------------------------------------
+    def start(self) -> None:
+        """The session's turn comes: it leaves the queue."""
+        assert self._stage is Stage.WAITING, self._stage
+        self._stage = Stage.STARTED
+
+    def to_agent(self) -> None:
+        """The prompt goes out to the agent."""
+        assert self._stage is Stage.STARTED, self._stage
+        self._stage = Stage.SENT
+
+    def agent_busy(self) -> None:
+        """The agent refused the prompt as busy: it waits to go out again."""
+        assert self._stage is Stage.SENT, self._stage
+        self._stage = Stage.STARTED
+
+    def cancel(self) -> bool:
+        """The user cancels it; False when it was cancelled or over already."""
+        if self._cancelled or self._stage is Stage.ENDED:
+            return False
+        self._cancelled = True
+        return True
+
+    def end(self, how: TurnEnded) -> None:
+        self._stage = Stage.ENDED
+        self._ended = how
+
+    def steer(self) -> asyncio.Future[bool]:
+        """This waiting prompt is being sent into the running turn: the future says
+        whether the agent took it."""
+        assert self._stage is Stage.WAITING and self._steering is None
+        self._steering = asyncio.get_running_loop().create_future()
+        return self._steering
+
+    def not_steered(self) -> None:
+        """The agent did not take it (or the sending failed): it may be sent again."""
+        self._steering = None
+
+    def join(self, message_id: str) -> None:
+        """A prompt the agent took into this running turn ends with it."""
+        self._joined.append(message_id)
 
 
 class Session:

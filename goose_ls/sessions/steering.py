@@ -9,7 +9,6 @@ prompt runs as a turn of its own only when the agent did not take it.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -84,18 +83,18 @@ class Steering:
         blocks = to_blocks(
             turn.prompt, turn.context, conn.profile.embedded_context, conn.agent_path
         )
-        steering = turn.steering = asyncio.get_running_loop().create_future()
+        steering = turn.steer()
         try:
             took = await conn.steer(session_id, blocks, session.agent_run)
         except BaseException:
-            turn.steering = None
+            turn.not_steered()
             steering.set_result(False)
             raise
         steering.set_result(took)
         if took:
             self._joined(session, running, turn, blocks)
         else:
-            turn.steering = None  # still waiting: it may be sent now again later
+            turn.not_steered()  # still waiting: it may be sent now again later
         return took
 
     def send_soon(self, session_id: str, message_id: str) -> None:
@@ -125,7 +124,7 @@ class Steering:
         if turn.cancelled:  # cancelled while it was being sent: its end is recorded
             pass
         elif running.ended is None:
-            running.joined.append(turn.message_id)
+            running.join(turn.message_id)
         else:  # the turn ended while the agent answered
             self._registry.record(session, running.ended, message_id=turn.message_id)
         if turn.task is not None:

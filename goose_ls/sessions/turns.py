@@ -118,6 +118,7 @@ class Turns:
     async def _take(self, session: Session, turn: Turn) -> None:
         session.waiting.remove(turn)
         session.active = turn
+        turn.start()
         end = events.TurnEnded(stop_reason="cancelled")
         try:
             await self._live.turn_started()
@@ -137,7 +138,7 @@ class Turns:
             self._planted.after(session, turn)
             self._checkpoints.end_later(session.session_id, turn.message_id)
             self._live.turn_ended()
-            turn.ended = end
+            turn.end(end)
             self._registry.record(session, end)
             for message_id in turn.joined:  # the messages steered into it end with it
                 self._registry.record(session, end, message_id=message_id)
@@ -178,7 +179,7 @@ class Turns:
         goose serve takes one at a time), wait and send it again."""
         delay = BUSY_RETRY_FIRST
         while True:
-            turn.sent = True
+            turn.to_agent()
             try:
                 answer = await conn.prompt(session.session_id, blocks)
                 session.left_running = False
@@ -187,7 +188,7 @@ class Turns:
                 log.info("%s is busy; %s waits: %s", session.session_id, turn.message_id, busy)
             if turn.cancelled:  # cancelled while goose answered busy: never sent again
                 return "cancelled", None
-            turn.sent = False  # a cancel now ends the wait, not the other window's turn
+            turn.agent_busy()  # a cancel now ends the wait, not the other window's turn
             if delay == BUSY_RETRY_FIRST:
                 why = STILL_RUNNING_NOTE if session.left_running else BUSY_NOTE
                 self._registry.note(session, "info", why)
@@ -213,13 +214,12 @@ class Turns:
                 return False
             if waiting.steering is not None and not waiting.steering.done():
                 return False  # being sent into the running turn: that turn's cancel ends it
-            waiting.cancelled = True
+            waiting.cancel()
             waiting.task.cancel()
             return True
         turn = session.active
-        if turn is None or turn.cancelled:
+        if turn is None or not turn.cancel():
             return False
-        turn.cancelled = True
         self._cancel_questions(session_id)
         if not turn.sent:
             if turn.task is not None:
