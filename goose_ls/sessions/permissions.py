@@ -184,8 +184,37 @@ class _Offer:
         return [*self.agent, self.own] if self.own else list(self.agent)
 
 
-Chosen = tuple[bool, str] | None
-"""``(own, option id)``: whose choice was taken, or None (cancelled)."""
+@attrs.frozen
+class Chosen:
+    """The user's answer to a card: an option id, and whether it is goose-ls's own
+    choice (then the id is the one the editor saw, never one of the agent's)."""
+
+    option_id: str
+    own: bool = False
+
+
+@attrs.frozen
+class _Request:
+    """One permission request, as goose-ls judges it."""
+
+    session: Session
+    tool_call: events.ToolCallUpdate
+    options: list[events.PermissionOption]
+    """The agent's options (no id it gives two kinds)."""
+    own: bool
+    """goose-ls asks itself (a terminal the agent did not ask about): it grants nothing."""
+    foreign: tuple[str, ...]
+    """Paths that name the agent's files, not the user's: no rule allows them."""
+    target: ToolTarget
+    tool: str
+    policy: Policy
+    verdict: Verdict
+    protected: str | None
+    decision: Decision
+
+    @property
+    def audited(self) -> tuple[str, str, str]:
+        return self.session.session_id, self.tool, action_of(self.target)
 
 
 class Permissions:
@@ -204,7 +233,7 @@ class Permissions:
         self.audit = audit
         self.grants = Grants()
         """What the user allowed and refused on each turn's cards (written here only)."""
-        self._asking: Asking[_Offer, Chosen] = Asking(waiting)
+        self._asking: Asking[_Offer, Chosen | None] = Asking(waiting)
         self._withdrawn: set[str] = set()
         """Sessions whose agent withdrew a request since the user last answered one: an
         answer naming no request may be meant for the card that went away."""
@@ -237,10 +266,33 @@ class Permissions:
                 f"a permission request offered {len(options)} options (goose-ls's cap on "
                 f"options, {MAX_PERMISSION_OPTIONS})",
             )
-        options = _unambiguous(options)
+        request = await self._judge(session, tool_call, _unambiguous(options), own, foreign)
+        if request.decision.action != "ask":
+            settled, chosen = self._settle(request)
+            if settled:
+                return chosen
+        if own:
+            session.tool_calls.apply(tool_call)
+        offer = self._offer(request)
+        if offer is None:
+            return None
+        request_id, answer = await self._ask(request, offer)
+        chosen = self._chosen(request, answer)
+        self._grant(request, chosen)
+        self._resolve(request, request_id, offer, answer, chosen)
+        return chosen
+
+    async def _judge(
+        self,
+        session: Session,
+        tool_call: events.ToolCallUpdate,
+        options: list[events.PermissionOption],
+        own: bool,
+        foreign: tuple[str, ...],
+    ) -> _Request:
+        """What the call names, and what the confinement and the policy say of it."""
         merged = tool_call if own else session.tool_calls.apply(tool_call)
         target = ToolTarget.of(merged, None if own else session.cwd)
-        tool = tool_call.title or target.kind
         policy, problem = self._policy()
         if problem:
             self._registry.note(session, "warning", problem)
@@ -252,104 +304,146 @@ class Permissions:
             decision = Decision("deny", "confinement")
         else:
             decision = self._decide(session, policy, target, foreign, protected)
-        if decision.action != "ask":
-            kind = "allow_once" if decision.action == "allow" else "reject_once"
-            chosen = _option(options, kind) or _option(options, kind.replace("once", "always"))
-            written = self.audit.record(
-                session_id, tool, action_of(target), chosen or "cancelled", decision.reason
-            )
-            if written or decision.action == "deny":
-                if decision.action == "allow" and not (own or foreign):
-                    # A rule allowed it: what it changes is not planted.
-                    approved = self.grants.of(session.active).approved
-                    approved.update(policy.resolve(p) for p in target.paths)
-                verb = "Allowed" if decision.action == "allow" else "Refused"
-                why = verdict.refused or decision.reason
-                if not (own and decision.action == "allow"):  # an allowed command shows itself
-                    self._registry.note(
-                        session,
-                        "warning" if verdict.refused else "info",
-                        f"{verb} without asking ({why}): {tool} {target.describe()}",
-                    )
-                return chosen
+        tool = tool_call.title or target.kind
+        return _Request(
+            session, tool_call, options, own, foreign, target, tool, policy, verdict,
+            protected, decision,
+        )  # fmt: skip
+
+    def _settle(self, request: _Request) -> tuple[bool, str | None]:
+        """Answer a call the confinement or a rule decides, audited first: whether it is
+        settled so (not when the audit log cannot be written for an allow: then the user
+        is asked), and the option chosen."""
+        session, decision, target = request.session, request.decision, request.target
+        kind = "allow_once" if decision.action == "allow" else "reject_once"
+        options = request.options
+        chosen = _option(options, kind) or _option(options, kind.replace("once", "always"))
+        written = self.audit.record(*request.audited, chosen or "cancelled", decision.reason)
+        if not (written or decision.action == "deny"):
             self._registry.note(
                 session,
                 "warning",
                 f"Not allowed without asking ({decision.reason}): the audit log cannot be "
                 "written, so you are asked instead.",
             )
-        if own:
-            session.tool_calls.apply(tool_call)
-        # Choices that would make the agent stop asking are not offered where goose-ls
-        # must see every such call: it could judge none of the later ones.
-        lasting = bool(protected or verdict.outside)
-        offerable = _offerable(options)
-        agent = [o for o in offerable if not (lasting and o.kind == "allow_always")]
-        if not agent:  # fail closed: nothing the user could be shown means anything
-            self.audit.record(session_id, tool, action_of(target), "cancelled", "no known choice")
+            return False, None
+        turn = session.active
+        if decision.action == "allow" and not (request.own or request.foreign) and turn:
+            # A rule allowed it: what it changes is not planted.
+            approved = self.grants.of(turn).approved
+            approved.update(request.policy.resolve(p) for p in target.paths)
+        verb = "Allowed" if decision.action == "allow" else "Refused"
+        why = request.verdict.refused or decision.reason
+        if not (request.own and decision.action == "allow"):  # an allowed command shows itself
             self._registry.note(
                 session,
+                "warning" if request.verdict.refused else "info",
+                f"{verb} without asking ({why}): {request.tool} {target.describe()}",
+            )
+        return True, chosen
+
+    def _offer(self, request: _Request) -> _Offer | None:
+        """The choices the card shows: the agent's that goose-ls knows, but none that would
+        let the agent stop asking where goose-ls must see every such call, and goose-ls's
+        own "for this session" where it grants. None (refused, told) when none is left."""
+        lasting = bool(request.protected or request.verdict.outside)
+        offerable = _offerable(request.options)
+        agent = [o for o in offerable if not (lasting and o.kind == "allow_always")]
+        if not agent:  # fail closed: nothing the user could be shown means anything
+            self.audit.record(*request.audited, "cancelled", "no known choice")
+            kinds = ", ".join(sorted({o.kind for o in request.options})) or "none"
+            self._registry.note(
+                request.session,
                 "warning",
-                f"Refused: the agent asked about {tool} with no choice goose-ls knows "
-                f"({', '.join(sorted({o.kind for o in options})) or 'none'}).",
+                f"Refused: the agent asked about {request.tool} with no choice goose-ls "
+                f"knows ({kinds}).",
             )
             return None
-        grants = not (foreign or protected)
+        grants = not (request.foreign or request.protected)
         offers_own = _option(agent, "allow_once") and grants
-        offer = _Offer(agent, _own_option(agent) if offers_own else None, action_of(target))
+        own = _own_option(agent) if offers_own else None
+        return _Offer(agent, own, action_of(request.target))
+
+    async def _ask(self, request: _Request, offer: _Offer) -> tuple[str, Chosen | None]:
+        """Put the card to the user and wait for the answer (None: nobody answered); the
+        card's request id with it."""
+        session = request.session
         warnings = (
-            _foreign_warning(foreign),
-            _outside_warning(verdict.outside),
-            _warning(protected),
+            _foreign_warning(request.foreign),
+            _outside_warning(request.verdict.outside),
+            _warning(request.protected),
         )
         warning = " ".join(w for w in warnings if w) or None
-        if problem := self._asking.waiting_count.full(session_id):
-            self._over_cap(session, tool_call, "pending", problem)
-        with self._asking.ask(session_id, offer) as (request_id, asked):
+        if problem := self._asking.waiting_count.full(session.session_id):
+            self._over_cap(session, request.tool_call, "pending", problem)
+        with self._asking.ask(session.session_id, offer) as (request_id, asked):
             self._registry.record(
                 session,
                 events.PermissionRequested(
-                    request_id, tool_call, offer.options, warning, offer.action
+                    request_id, request.tool_call, offer.options, warning, offer.action
                 ),
             )
             try:
-                answered = await asked.answer
+                return request_id, await asked.answer
             except asyncio.CancelledError:  # the agent withdrew its request: the card says so
-                self._withdrawn.add(session_id)
-                self.audit.record(session_id, tool, action_of(target), "cancelled", "agent")
+                self._withdrawn.add(session.session_id)
+                self.audit.record(*request.audited, "cancelled", "agent")
                 self._registry.record(session, events.PermissionResolved(request_id, "cancelled"))
                 raise
-        chosen = answered[1] if answered else None
-        if answered and answered[0]:
-            session.allowed.add(target)
-            chosen = _option(options, "allow_once")
-        chosen_kind = next((o.kind for o in options if o.option_id == chosen), None)
-        if not own and session.active is not None:
-            given = self.grants.of(session.active)
-            if chosen_kind in ALLOWING:
-                if target.command:
-                    given.commands.append(target.command.strip())
-                if not foreign:
-                    resolved = [policy.resolve(path) for path in target.paths]
-                    given.paths += resolved
-                    given.approved.update(resolved)
-            else:
-                given.refused.update(policy.resolve(path) for path in target.paths)
-                if target.command:
-                    given.refused.add(target.command.strip())
+
+    def _chosen(self, request: _Request, answer: Chosen | None) -> str | None:
+        """The agent's option the answer means: goose-ls's own "for this session" is the
+        agent's "allow once", with the call remembered as allowed for the session."""
+        if answer is None:
+            return None
+        if answer.own:
+            request.session.allowed.add(request.target)
+            return _option(request.options, "allow_once")
+        return answer.option_id
+
+    def _grant(self, request: _Request, chosen: str | None) -> None:
+        """What an allow lets through later in the turn, or a refusal keeps out."""
+        session = request.session
+        if request.own or session.active is None:
+            return
+        given = self.grants.of(session.active)
+        target, policy = request.target, request.policy
+        if next((o.kind for o in request.options if o.option_id == chosen), None) in ALLOWING:
+            if target.command:
+                given.commands.append(target.command.strip())
+            if not request.foreign:
+                resolved = [policy.resolve(path) for path in target.paths]
+                given.paths += resolved
+                given.approved.update(resolved)
+        else:
+            given.refused.update(policy.resolve(path) for path in target.paths)
+            if target.command:
+                given.refused.add(target.command.strip())
+
+    def _resolve(
+        self,
+        request: _Request,
+        request_id: str,
+        offer: _Offer,
+        answer: Chosen | None,
+        chosen: str | None,
+    ) -> None:
+        """Audit the answer and close the card, naming the choice as the user saw it."""
         # Unanswered (the turn was cancelled, the editor quit): nobody chose.
-        by = "user" if answered else "nobody (not answered)"
-        self.audit.record(session_id, tool, action_of(target), chosen or "cancelled", by)
+        by = "user" if answer else "nobody (not answered)"
+        self.audit.record(*request.audited, chosen or "cancelled", by)
         label = None
-        if answered:
-            label = (offer.own if answered[0] and offer.own else _find(options, answered[1])).label
+        if answer is not None:
+            shown = (
+                offer.own if answer.own and offer.own else _find(offer.options, answer.option_id)
+            )
+            label = shown.label
         self._registry.record(
-            session,
+            request.session,
             events.PermissionResolved(
                 request_id, "selected" if chosen else "cancelled", option_id=chosen, label=label
             ),
         )
-        return chosen
 
     def _over_cap(
         self, session: Session, tool_call: events.ToolCallUpdate, cap: str, problem: str
@@ -466,7 +560,7 @@ class Permissions:
             raise ValueError(f"{option_id!r} was not offered (offered: {offered})")
         own = offer.own is not None and option_id == offer.own.option_id
         self._withdrawn.discard(asked.session_id)
-        asked.answer.set_result(None if option_id is None else (own, option_id))
+        asked.answer.set_result(None if option_id is None else Chosen(option_id, own))
 
     def replaced(self, session_id: str) -> bool:
         """Whether the agent withdrew a request of ``session_id`` since the user last
