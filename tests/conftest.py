@@ -20,6 +20,8 @@ import pytest_asyncio
 import goose_ls
 from support.harness import Editor, start_editor, stop_editor
 
+pytest_plugins = ["support.search_backend"]  # the journal search backends, as a fixture
+
 
 @pytest_asyncio.fixture
 async def editor(tmp_path: Path) -> AsyncIterator[Editor]:

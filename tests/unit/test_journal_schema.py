@@ -6,28 +6,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
-from unittest import mock
 
 import pytest
 
 from goose_ls import events
-from goose_ls.sessions import schema, search
+from goose_ls.sessions import schema
 from goose_ls.sessions.library import SessionLibrary
 from goose_ls.sessions.session import IndexedEvent
 from goose_ls.sessions.store import SessionStore
-
-
-@pytest.fixture(params=["fts5", "like"])
-def backend(request: pytest.FixtureRequest) -> Iterator[str]:
-    if request.param == "like":
-        with mock.patch.object(search, "fts_available", lambda: False):
-            yield "like"
-    else:
-        if not search.fts_available():
-            pytest.skip("this Python's SQLite has no FTS5")
-        yield "fts5"
 
 
 def _everything(path: Path) -> dict[str, object]:

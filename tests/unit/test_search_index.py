@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from unittest import mock
 
@@ -31,17 +30,6 @@ def _stream(library: SessionLibrary, text: str, size: int) -> None:
     for index, start in enumerate(range(0, len(text), size), start=1):
         chunk = events.AgentMessageChunk({"type": "text", "text": text[start : start + size]})
         journal_event(library, "s1", chunk, index, "m1")
-
-
-@pytest.fixture(params=["fts5", "like"])
-def backend(request: pytest.FixtureRequest) -> Iterator[str]:
-    if request.param == "like":
-        with mock.patch.object(search, "fts_available", lambda: False):
-            yield "like"
-    else:
-        if not search.fts_available():
-            pytest.skip("this Python's SQLite has no FTS5")
-        yield "fts5"
 
 
 def test_a_phrase_cut_into_one_character_chunks_is_found(tmp_path: Path, backend: str) -> None:
