@@ -240,7 +240,7 @@ def test_document_handlers_are_builtin_generators_that_can_be_replaced(method: s
     assert len(reached) == 1, f"{where}: pygls no longer calls the replaced builtin handler"
 
 
-# --- the ACP SDK: goose_ls/agent/connection.py ------------------------------------------
+# --- the ACP SDK: goose_ls/agent/acp/connection.py ------------------------------------------
 
 
 class _Silent:
@@ -267,7 +267,7 @@ async def test_the_sdk_connection_keeps_its_json_rpc_connection_as_conn() -> Non
     from acp.utils import request_model_from_dict
 
     where = (
-        "AgentConnection._raw (goose_ls/agent/connection.py: session/delete, logout) "
+        "AgentConnection._raw (goose_ls/agent/acp/connection.py: session/delete, logout) "
         "sends on ClientSideConnection._conn"
     )
     conn = connect_to_agent(object(), _Silent(), use_unstable_protocol=True)  # type: ignore[arg-type]
@@ -286,16 +286,16 @@ async def test_the_sdk_connection_keeps_its_json_rpc_connection_as_conn() -> Non
         await conn.close()
 
 
-# --- pydantic: goose_ls/agent/sdk.py ----------------------------------------------------
+# --- pydantic: goose_ls/agent/acp/sdk.py ----------------------------------------------------
 
 
 def test_pydantic_reads_field_docstrings_in_the_step_goose_ls_skips() -> None:
     import pydantic
     from pydantic._internal import _fields
 
-    from goose_ls.agent import sdk
+    from goose_ls.agent.acp import sdk
 
-    where = f"import_sdk (goose_ls/agent/sdk.py) skips pydantic._internal._fields.{sdk.STEP}"
+    where = f"import_sdk (goose_ls/agent/acp/sdk.py) skips pydantic._internal._fields.{sdk.STEP}"
     step = _private(_fields, sdk.STEP, f"{where} (the SDK import is slow again)")
     assert _parameters(step)[:2] == ["cls", "fields"], f"{where}: its signature changed"
 
