@@ -68,7 +68,7 @@ def _private(owner: Any, name: str, where: str) -> Any:
     return getattr(owner, name)
 
 
-# --- pygls: goose_ls/lsp/jsonrpc.py ----------------------------------------------------
+# --- pygls: goose_ls/lsp/wire/jsonrpc.py ----------------------------------------------------
 
 
 def test_handle_notification_sees_every_notification_with_its_method_and_params() -> None:
@@ -78,7 +78,7 @@ def test_handle_notification_sees_every_notification_with_its_method_and_params(
         def _handle_notification(self, method_name: str, params: Any) -> None:
             seen.append((method_name, params))
 
-    where = "GooseProtocol._handle_notification (goose_ls/lsp/jsonrpc.py, the version gate)"
+    where = "GooseProtocol._handle_notification (goose_ls/lsp/wire/jsonrpc.py, the version gate)"
     assert _parameters(_private(LanguageServerProtocol, "_handle_notification", where)) == [
         "self",
         "method_name",
@@ -94,7 +94,7 @@ def test_handle_notification_sees_every_notification_with_its_method_and_params(
 
 
 def test_send_response_writes_an_answer_or_an_error_for_an_id() -> None:
-    where = "GooseProtocol._read (goose_ls/lsp/jsonrpc.py) answers through _send_response"
+    where = "GooseProtocol._read (goose_ls/lsp/wire/jsonrpc.py) answers through _send_response"
     assert _parameters(_private(LanguageServerProtocol, "_send_response", where)) == [
         "self",
         "msg_id",
@@ -113,7 +113,7 @@ def test_send_response_writes_an_answer_or_an_error_for_an_id() -> None:
 
 async def test_handle_response_settles_the_request_it_answers() -> None:
     where = (
-        "GooseProtocol._read (goose_ls/lsp/jsonrpc.py) hands an answer pygls cannot read "
+        "GooseProtocol._read (goose_ls/lsp/wire/jsonrpc.py) hands an answer pygls cannot read "
         "to _handle_response"
     )
     assert _parameters(_private(LanguageServerProtocol, "_handle_response", where)) == [
@@ -133,7 +133,7 @@ async def test_handle_response_settles_the_request_it_answers() -> None:
 
 
 def test_shutdown_flag_is_false_until_shutdown_then_true() -> None:
-    where = "GooseProtocol._read (goose_ls/lsp/jsonrpc.py) reads pygls' _shutdown flag"
+    where = "GooseProtocol._read (goose_ls/lsp/wire/jsonrpc.py) reads pygls' _shutdown flag"
     protocol = _server().protocol
     assert _private(protocol, "_shutdown", where) is False, f"{where}: the flag is not a bool"
     protocol.set_writer(_Collect())
@@ -143,7 +143,7 @@ def test_shutdown_flag_is_false_until_shutdown_then_true() -> None:
 
 async def test_run_generator_is_the_callback_of_the_handler_a_builtin_waits_on() -> None:
     where = (
-        "GooseProtocol._run_generator (goose_ls/lsp/jsonrpc.py, an editor leaving "
+        "GooseProtocol._run_generator (goose_ls/lsp/wire/jsonrpc.py, an editor leaving "
         "before shutdown is answered)"
     )
     assert _parameters(_private(LanguageServerProtocol, "_run_generator", where)) == [
@@ -177,14 +177,14 @@ async def test_run_generator_is_the_callback_of_the_handler_a_builtin_waits_on()
 
 
 def test_stdout_writer_keeps_its_stream_as_stdout() -> None:
-    where = "GooseProtocol.set_writer (goose_ls/lsp/jsonrpc.py) reads StdoutWriter._stdout"
+    where = "GooseProtocol.set_writer (goose_ls/lsp/wire/jsonrpc.py) reads StdoutWriter._stdout"
     stream = io.BytesIO()
     assert _private(StdoutWriter(stream), "_stdout", where) is stream, where
 
 
 def test_start_io_hands_the_protocol_a_stdout_writer(monkeypatch: pytest.MonkeyPatch) -> None:
     where = (
-        "GooseProtocol.set_writer (goose_ls/lsp/jsonrpc.py) replaces pygls' StdoutWriter "
+        "GooseProtocol.set_writer (goose_ls/lsp/wire/jsonrpc.py) replaces pygls' StdoutWriter "
         "with goose-ls's whole-write pipe writer"
     )
     given: list[Any] = []

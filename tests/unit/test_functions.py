@@ -205,7 +205,7 @@ def test_chunk_events_take_the_short_way_to_the_same_json() -> None:
 
 
 def test_the_sessions_index_says_which_session_another_window_has_open() -> None:
-    from goose_ls.lsp.sessions_view import entry_at, render
+    from goose_ls.lsp.chat.sessions_view import entry_at, render
 
     text = render(
         [

@@ -150,7 +150,7 @@ class SharePlace:
         try:
             await within(timeout, asyncio.shield(taking))
         except BaseException as exc:
-            # Given up: the lock, if it comes after all, is let go at once.
+            # Given up: the lock, if it comes after all, is released at once.
             taking.add_done_callback(lambda _: os.close(fd))
             if isinstance(exc, asyncio.TimeoutError):
                 raise AgentError(
