@@ -32,10 +32,10 @@ from lsprotocol import types
 
 from goose_ls import events
 from goose_ls.lsp import documents
-from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.chat.transcript_documents import Transcripts
+from goose_ls.lsp.editor import EditorConnection
 from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.lsp.services import ServicesSlot
-from goose_ls.lsp.transcripts import Transcripts
 from goose_ls.sessions.records import EventRow
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
@@ -49,7 +49,7 @@ ROUNDS = 3
 SIZES_MB = (0, 10)
 
 
-class EchoingEditor(Editor):
+class EchoingEditor(EditorConnection):
     """An editor that applies every edit and answers with the same change (as Helix)."""
 
     async def apply_edit(

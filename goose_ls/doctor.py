@@ -16,13 +16,13 @@ from typing import Any
 
 from goose_ls import __version__
 from goose_ls import settings as settings_model
-from goose_ls.agent.client import RefuseAll
+from goose_ls.agent.acp.client import RefuseAll
 from goose_ls.agent.discovery import format_version, resolve
-from goose_ls.agent.network import health
 from goose_ls.agent.presets import MINIMUM_GOOSE_VERSION, PRESETS
 from goose_ls.agent.profile import AgentProfile
-from goose_ls.agent.reach import read_token
 from goose_ls.agent.supervisor import AgentSupervisor
+from goose_ls.agent.transport.network import health
+from goose_ls.agent.transport.url_check import read_token
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.paths import config_dir, data_dir, log_dir, own_folders
 from goose_ls.tasks import Tasks

@@ -11,7 +11,7 @@ from lsprotocol import types
 from pytest_lsp import client_capabilities
 
 from goose_ls.lsp.transcript.text import SENTINEL
-from goose_ls.lsp.versions import SKIP_WAIT
+from goose_ls.lsp.wire.versions import SKIP_WAIT
 from goose_ls.scripted.script import edit_call
 from support.buffers import EDITORS, HELIX, EditorBuffers
 from support.harness import Editor, kill, start_editor

@@ -38,7 +38,7 @@ from support.fake_model import FakeModel, apply_patch
 from support.fake_model import Reply as CodexReply
 from support.harness import SERVER_COMMAND, server_env
 from support.real_agent import tap_in
-from support.terminal import MISSING, TMUX, Terminal, answers_once_idle
+from support.terminal import MISSING, TMUX, TmuxTerminal, answers_once_idle
 from support.turns import (
     FORM_QUESTION,
     GOOSE_LABELS,
@@ -692,7 +692,7 @@ def test_real_emacs_in_tmux_ask_compose_edit_cancel_follow_restart(
     agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
     env = _tmux_env(tmp_path, agent)
     command = _tmux_emacs(emacs, ROOT / "tests" / "emacs" / "tmux-init.el")
-    terminal = Terminal(f"goose-emacs-{major}", width=200, height=50)
+    terminal = TmuxTerminal(f"goose-emacs-{major}", width=200, height=50)
     terminal.start(command, workspace, env)
     try:
         terminal.wait_for(_on_screen("def div(x, y):", "app.py"), "Emacs did not open app.py")
@@ -768,7 +768,7 @@ def test_real_emacs_in_tmux_ask_compose_edit_cancel_follow_restart(
     finally:
         terminal.stop()
     # Emacs again: the sessions key opens the chat with its whole history.
-    terminal = Terminal(f"goose-emacs-{major}-again", width=200, height=50)
+    terminal = TmuxTerminal(f"goose-emacs-{major}-again", width=200, height=50)
     terminal.start(command, workspace, env)
     try:
         terminal.wait_for(_on_screen("def div(x, y):", "app.py"), "Emacs did not open app.py")
@@ -813,7 +813,7 @@ def test_real_emacs_in_tmux_with_claude_a_chat_reopened_after_quitting_shows_eve
     command = _tmux_emacs(emacs, ROOT / "tests" / "emacs" / "tmux-init.el")
     with FakeAnthropic([Reply((CLAUDE_ANSWER,)), Reply((CLAUDE_SECOND,))]) as api:
         env = _tmux_env(tmp_path, claude_agent(tmp_path, api))
-        terminal = Terminal(f"goose-emacs-claude-{major}", width=200, height=50)
+        terminal = TmuxTerminal(f"goose-emacs-claude-{major}", width=200, height=50)
         terminal.start(command, workspace, env)
         try:
             terminal.wait_for(_on_screen("def div(x, y):", "app.py"), "Emacs did not open app.py")
@@ -837,7 +837,7 @@ def test_real_emacs_in_tmux_with_claude_a_chat_reopened_after_quitting_shows_eve
                 time.sleep(0.05)
         finally:
             terminal.stop()
-        terminal = Terminal(f"goose-emacs-claude-{major}-again", width=200, height=50)
+        terminal = TmuxTerminal(f"goose-emacs-claude-{major}-again", width=200, height=50)
         terminal.start(command, workspace, env)
         try:
             terminal.wait_for(_on_screen("def div(x, y):", "app.py"), "Emacs did not open app.py")
@@ -864,7 +864,7 @@ def _one_chat_then_quit(
     folder.mkdir(exist_ok=True)
     subprocess.run(["git", "init", "-q", str(folder)], check=True)
     (folder / "app.py").write_text(APP)
-    terminal = Terminal(f"goose-emacs-{major}-{folder.name}", width=200, height=50)
+    terminal = TmuxTerminal(f"goose-emacs-{major}-{folder.name}", width=200, height=50)
     terminal.start(command, folder, env)
     try:
         terminal.wait_for(_on_screen("def div(x, y):", "app.py"), "Emacs did not open app.py")
@@ -906,7 +906,7 @@ def test_real_emacs_in_tmux_the_picker_shows_workspace_and_age_this_workspace_fi
     _changed_ago(tmp_path / "data", other, 3 * 86400 + 60)
     _one_chat_then_quit(command, workspace, env, QUESTION, major)
     _changed_ago(tmp_path / "data", workspace, 5 * 60 + 10)
-    terminal = Terminal(f"goose-emacs-{major}-picker", width=200, height=50)
+    terminal = TmuxTerminal(f"goose-emacs-{major}-picker", width=200, height=50)
     terminal.start(command, workspace, env)
     try:
         terminal.wait_for(_on_screen("def div(x, y):", "app.py"), "Emacs did not open app.py")
@@ -970,7 +970,7 @@ def _right(screen: str) -> str:
     return "\n".join(line.split("|", 1)[1] for line in screen.split("\n") if "|" in line)
 
 
-def _quit_without_saving(terminal: Terminal) -> list[str]:
+def _quit_without_saving(terminal: TmuxTerminal) -> list[str]:
     """C-x C-c, answering as a person leaving without saving anything; the questions."""
     terminal.keys("C-x", "C-c")
     asked: list[str] = []
@@ -1002,7 +1002,7 @@ def _emacs_in_tmux(
     script: dict[str, Any] | None = None,
     init: str = "tmux-init.el",
     agent: dict[str, Any] | None = None,
-) -> Iterator[Terminal]:
+) -> Iterator[TmuxTerminal]:
     """A real `emacs -nw` in tmux on ``app.py``, goose-ls running the scripted agent
     (``script``) or another (``agent``, its settings), Emacs set up by ``init`` (in
     tests/emacs: with goose-ls.el, or ``tmux-plain.el``, eglot alone)."""
@@ -1015,7 +1015,7 @@ def _emacs_in_tmux(
             "command": scripted_agent_command(write_script(tmp_path / "script.json", script or {}))
         }
     command = _tmux_emacs(emacs, ROOT / "tests" / "emacs" / init)
-    terminal = Terminal(f"goose-emacs-{major}-{tmp_path.name}", width=200, height=50)
+    terminal = TmuxTerminal(f"goose-emacs-{major}-{tmp_path.name}", width=200, height=50)
     terminal.start(command, workspace, _tmux_env(tmp_path, agent))
     try:
         terminal.wait_for(_on_screen("def div(x, y):", "app.py"), "Emacs did not open app.py")
@@ -1024,7 +1024,7 @@ def _emacs_in_tmux(
         terminal.stop()
 
 
-def _ask_form(terminal: Terminal) -> None:
+def _ask_form(terminal: TmuxTerminal) -> None:
     """Send a message from the compose buffer; the agent asks :data:`FORM_QUESTION`."""
     terminal.keys("C-c", "g", "c")
     terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
@@ -1036,11 +1036,11 @@ def _ask_form(terminal: Terminal) -> None:
     )
 
 
-def _answers(terminal: Terminal, record: Path) -> list[dict[str, Any]]:
+def _answers(terminal: TmuxTerminal, record: Path) -> list[dict[str, Any]]:
     return answers_once_idle(terminal, record, "goose chat idle")
 
 
-def _to_workers(terminal: Terminal) -> None:
+def _to_workers(terminal: TmuxTerminal) -> None:
     """Answer the form, type green: the number of workers is asked."""
     _ask_form(terminal)
     terminal.enter("Answer")
@@ -1049,7 +1049,7 @@ def _to_workers(terminal: Terminal) -> None:
     terminal.wait_for(_on_screen("Workers:"), "the number was not asked")
 
 
-def _send_from_compose(terminal: Terminal, text: str, reply: str) -> None:
+def _send_from_compose(terminal: TmuxTerminal, text: str, reply: str) -> None:
     terminal.wait_for(_on_screen("*goose compose:", "C-c C-c send"), "no compose buffer")
     terminal.type(text)
     terminal.keys("C-c", "C-c")
@@ -1277,7 +1277,7 @@ def _left(screen: str) -> str:
     return "\n".join(line.split("|", 1)[0] for line in screen.split("\n"))
 
 
-def _code_action(terminal: Terminal, title: str) -> None:
+def _code_action(terminal: TmuxTerminal, title: str) -> None:
     """M-x eglot-code-actions in the selected window, ``title`` (whole) picked: typed
     out, seen in the minibuffer, then chosen, as a person checks before pressing Enter;
     the keys that follow go to the buffer only once the prompt is gone."""

@@ -23,7 +23,7 @@ from goose_ls.scripted.script import (
     write_script,
 )
 from support.harness import SERVER_COMMAND, server_env
-from support.terminal import MISSING, TMUX, Terminal
+from support.terminal import MISSING, TMUX, TmuxTerminal
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))
@@ -138,7 +138,7 @@ MENU_ITEM = re.compile(r"Goose: [^\s”]+(?: [^\s”▐│]+)*(?=  |\s*▐|\s*�
 class Helix:
     """A person at Helix: keys in, the screen read."""
 
-    def __init__(self, terminal: Terminal) -> None:
+    def __init__(self, terminal: TmuxTerminal) -> None:
         self.t = terminal
 
     def normal(self) -> None:
@@ -198,7 +198,7 @@ def _started(
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "TERM": "xterm-256color",
     }
-    terminal = Terminal(name, width=120, height=height)
+    terminal = TmuxTerminal(name, width=120, height=height)
     terminal.start(f"{hx} {file}", workspace, env)
     return Helix(terminal)
 

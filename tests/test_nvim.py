@@ -35,7 +35,7 @@ from support.fake_anthropic import FakeAnthropic, Reply, ToolUse
 from support.harness import SERVER_COMMAND, server_env
 from support.logs import read_log, unexpected_tracebacks
 from support.real_agent import tap_in
-from support.terminal import MISSING, TMUX, Terminal, answers_once_idle
+from support.terminal import MISSING, TMUX, TmuxTerminal, answers_once_idle
 from support.turns import (
     FORM_QUESTION,
     HOSTILE_TURN,
@@ -606,7 +606,7 @@ def test_real_nvim_in_tmux_the_whole_flow(nvim: str | None, tmp_path: Path) -> N
     agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
     command, env = _tmux_nvim(nvim, tmp_path, agent)
     started = time.monotonic()
-    terminal = Terminal("goose-nvim")
+    terminal = TmuxTerminal("goose-nvim")
     terminal.start(command, workspace, env)
     try:
         terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start")
@@ -731,7 +731,7 @@ def test_real_nvim_in_tmux_the_whole_flow(nvim: str | None, tmp_path: Path) -> N
 
 
 @contextlib.contextmanager
-def _asked_in_tmux(nvim: str | None, tmp_path: Path) -> Iterator[tuple[Terminal, Path]]:
+def _asked_in_tmux(nvim: str | None, tmp_path: Path) -> Iterator[tuple[TmuxTerminal, Path]]:
     """Neovim in tmux, where the agent has just asked :data:`FORM_QUESTION` of a message
     sent from the compose area; and the file of what the agent received."""
     workspace = tmp_path / "workspace"
@@ -741,7 +741,7 @@ def _asked_in_tmux(nvim: str | None, tmp_path: Path) -> Iterator[tuple[Terminal,
     script = {"record": str(record), "turns": [[{"elicit": FORM_QUESTION}, {"text": " over"}]]}
     agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
     command, env = _tmux_nvim(nvim, tmp_path, agent)
-    terminal = Terminal("goose-nvim-form")
+    terminal = TmuxTerminal("goose-nvim-form")
     terminal.start(command, workspace, env)
     try:
         terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start")
@@ -758,11 +758,11 @@ def _asked_in_tmux(nvim: str | None, tmp_path: Path) -> Iterator[tuple[Terminal,
         terminal.stop()
 
 
-def _answered(terminal: Terminal, record: Path) -> list[dict[str, Any]]:
+def _answered(terminal: TmuxTerminal, record: Path) -> list[dict[str, Any]]:
     return answers_once_idle(terminal, record, "goose: idle")
 
 
-def _to_workers(terminal: Terminal) -> None:
+def _to_workers(terminal: TmuxTerminal) -> None:
     """Answer the form, pick green by its number: the number of workers is asked."""
     terminal.enter("1")
     terminal.wait_for(lambda s: "Colour" in s and "2: green" in s, "no choice of colour")
@@ -821,7 +821,7 @@ def test_real_nvim_in_tmux_signs_in_in_a_terminal_then_chats(
     }
     agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
     command, env = _tmux_nvim(nvim, tmp_path, agent)
-    terminal = Terminal("goose-nvim-sign-in")
+    terminal = TmuxTerminal("goose-nvim-sign-in")
     terminal.start(command, workspace, env)
     try:
         terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start")
@@ -863,7 +863,7 @@ def _plain_snippet(version: str) -> str:
     return snippet
 
 
-def _pick(terminal: Terminal, label: str) -> None:
+def _pick(terminal: TmuxTerminal, label: str) -> None:
     """``gra``'s menu (``inputlist``), and ``label`` picked by its number."""
     screen = terminal.wait_for(lambda s: f": {label}" in s, f"no {label!r} offered")
     number = re.search(rf"(\d+): {re.escape(label)}", screen)
@@ -929,7 +929,7 @@ def _saved_chat(tmp_path: Path) -> str:
     return found[0].read_text(encoding="utf-8") if found else ""
 
 
-def _plain_started(terminal: Terminal, log: Path) -> None:
+def _plain_started(terminal: TmuxTerminal, log: Path) -> None:
     """Wait for app.py on screen and goose-ls's agent running (goose-ls's ``log``)."""
     terminal.wait_for(lambda s: "return x + y" in s, "Neovim did not open app.py")
     deadline = time.monotonic() + 20
@@ -958,7 +958,7 @@ def test_real_nvim_without_the_plugin_the_daily_loop(nvim: str | None, tmp_path:
         nvim, tmp_path, {"record": str(record), "turns": turns}, OBSERVER, GOOSE_ENDS=str(ends)
     )
     log = tmp_path / "logs" / "goose-ls.log"
-    terminal = Terminal("goose-nvim-plain")
+    terminal = TmuxTerminal("goose-nvim-plain")
     terminal.start(command, workspace / "pkg", env)
     try:
         _plain_started(terminal, log)
@@ -1073,7 +1073,7 @@ def test_real_nvim_in_tmux_the_session_picker_tells_the_workspaces_apart(
     script = {"sessionsFile": str(tmp_path / "agent-sessions"), "turns": [[{"text": ANSWER}]]}
     agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
     command, env = _tmux_nvim(nvim, tmp_path, agent)
-    terminal = Terminal("goose-nvim-picker")
+    terminal = TmuxTerminal("goose-nvim-picker")
     try:
         for name in ("shop", "blog"):
             terminal.start(command, projects / name, env)
@@ -1129,7 +1129,7 @@ def _agent_edits_in_tmux(
     tmp_path: Path,
     agent: list[dict[str, Any]] | dict[str, Any],
     text: str = APP,
-) -> Iterator[tuple[Terminal, Path]]:
+) -> Iterator[tuple[TmuxTerminal, Path]]:
     """Neovim with the plugin on app.py (holding ``text``), goose-ls running the scripted
     agent on one turn of ``agent`` steps (the agent working on the disk itself), or
     ``agent`` settings; the terminal and app.py."""
@@ -1141,7 +1141,7 @@ def _agent_edits_in_tmux(
         script = {"record": str(tmp_path / "agent.jsonl"), "turns": [agent]}
         agent = {"command": scripted_agent_command(write_script(tmp_path / "script.json", script))}
     command, env = _tmux_nvim(nvim, tmp_path, agent)
-    terminal = Terminal("goose-nvim-disk")
+    terminal = TmuxTerminal("goose-nvim-disk")
     terminal.start(command, workspace, env)
     try:
         terminal.wait_for(lambda s: ": idle" in s, "goose-ls did not start", 60)
@@ -1154,7 +1154,7 @@ COMPOSE = re.compile(r"(?m)^(?:goose-compose://|<)\S* 0/1 ")
 """The statusline of an empty compose area (its name cut at the left when long)."""
 
 
-def _ask(terminal: Terminal, text: str) -> None:
+def _ask(terminal: TmuxTerminal, text: str) -> None:
     """``text`` sent from the compose area (which keeps the cursor)."""
     terminal.type("\\gs")
     terminal.wait_for(
@@ -1302,7 +1302,7 @@ def test_real_nvim_without_the_plugin_a_file_the_agent_edits_asks_once_at_w(
     app.write_text(APP)
     steps = [replace_in_file(app, *GUARD), {"text": "Done."}]
     command, env = _plain_nvim(nvim, tmp_path, {"turns": [steps]})
-    terminal = Terminal("goose-nvim-plain-disk")
+    terminal = TmuxTerminal("goose-nvim-plain-disk")
     terminal.start(command, app.parent, env)
     try:
         _plain_started(terminal, tmp_path / "logs" / "goose-ls.log")

@@ -26,8 +26,8 @@ import pytest
 import pytest_asyncio
 from pygls.exceptions import JsonRpcException
 
-from goose_ls.agent.keeper import LOOK_EVERY
-from goose_ls.agent.share_place import SharePlace
+from goose_ls.agent.share.folder import SharePlace
+from goose_ls.agent.share.keeper import LOOK_EVERY
 from goose_ls.process_identity import process_named
 from goose_ls.scripted import write_script
 from goose_ls.scripted.script import prompt_texts

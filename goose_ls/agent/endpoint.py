@@ -2,9 +2,9 @@
 
 The supervisor's state machine is one for both. Each kind is an :class:`Endpoint` that
 opens a :class:`Channel`: ``agent.command`` (the default) is a child process speaking
-ACP on its pipes (:mod:`.spawned`), ``agent.url`` a ``goose serve`` reached over a
-WebSocket (:mod:`.network`), ``agent.share`` one goose serve all of the user's goose-ls
-share, started by the first (:mod:`.shared`). Above the channel (the handshake, sessions,
+ACP on its pipes (:mod:`.transport.child_process`), ``agent.url`` a ``goose serve`` reached over a
+WebSocket (:mod:`.transport.network`), ``agent.share`` one goose serve all of the user's goose-ls
+share, started by the first (:mod:`.share.attach`). Above the channel (the handshake, sessions,
 permissions, the agent's file and terminal requests, recovery) nothing knows which it is.
 """
 
@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
-from goose_ls.agent.transport import Frames
+from goose_ls.agent.transport.frames import Frames
 from goose_ls.settings import AgentSettings
 from goose_ls.tasks import Tasks
 from goose_ls.workspace.agent_sandbox import Bounds
@@ -85,13 +85,13 @@ def endpoint_for(
     the shared goose serve with ``agent.share``, else the agent's command. ``bounds``
     says what a sandboxed agent process may write and must not see."""
     if settings.url.strip():
-        from goose_ls.agent.network import NetworkEndpoint
+        from goose_ls.agent.transport.network import NetworkEndpoint
 
         return NetworkEndpoint(settings, environ, warn)
     if settings.share:
-        from goose_ls.agent.shared import SharedEndpoint
+        from goose_ls.agent.share.attach import SharedEndpoint
 
         return SharedEndpoint(settings, environ, bounds)
-    from goose_ls.agent.spawned import ProcessEndpoint
+    from goose_ls.agent.transport.child_process import ProcessEndpoint
 
     return ProcessEndpoint(settings, environ, cwd, tasks, bounds)

@@ -20,19 +20,19 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from goose_ls.agent.acp.messages import AgentTransport
+from goose_ls.agent.acp.sdk import import_sdk
+from goose_ls.agent.acp.unstable_updates import offer_unstable
 from goose_ls.agent.endpoint import Channel, Endpoint, endpoint_for
 from goose_ls.agent.interface import AgentCallbacks, ClientTools
 from goose_ls.agent.remote_paths import ForeignPaths, mapped
-from goose_ls.agent.sdk import import_sdk
 from goose_ls.agent.status import AgentState, AgentStatus, SignIn
-from goose_ls.agent.transport import AgentTransport
-from goose_ls.agent.unstable_updates import offer_unstable
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.settings import AgentSettings
 from goose_ls.tasks import Tasks
 
 if TYPE_CHECKING:
-    from goose_ls.agent.connection import AgentConnection
+    from goose_ls.agent.acp.connection import AgentConnection
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ class AgentSupervisor:
         the handshake."""
         gone: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         await asyncio.to_thread(import_sdk)  # so initialize never waits for it
-        from goose_ls.agent.connection import connect, handshake
+        from goose_ls.agent.acp.connection import connect, handshake
 
         paths = self.settings.path_map  # read once: the connection and its client agree
         callbacks, tools = mapped(self._callbacks, self._tools, paths, self._foreign)

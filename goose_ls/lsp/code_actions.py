@@ -14,11 +14,11 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from goose_ls.inert import inert_line
+from goose_ls.lsp.chat.permissions import rejecting_first
+from goose_ls.lsp.chat.sessions_view import entry_at, index_path
 from goose_ls.lsp.commands import COMMANDS
 from goose_ls.lsp.option_choices import CATEGORY_LABELS, choices
-from goose_ls.lsp.permissions import rejecting_first
 from goose_ls.lsp.services import Services, ServicesSlot
-from goose_ls.lsp.sessions_view import entry_at, index_path
 from goose_ls.lsp.transcript.render import CHOICES, permission_marker, question_marker
 from goose_ls.sessions import path_of
 from goose_ls.wire import converter

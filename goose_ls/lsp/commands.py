@@ -27,12 +27,12 @@ from pygls.lsp.server import LanguageServer
 from goose_ls.errors import GooseLsError, Refused, UnknownSession
 from goose_ls.files import atomic_write
 from goose_ls.lsp import command_args as args
-from goose_ls.lsp.elicitations import open_page
-from goose_ls.lsp.export import export
+from goose_ls.lsp.chat.elicitations import open_page
+from goose_ls.lsp.chat.export import export
+from goose_ls.lsp.chat.sessions_view import show_index
 from goose_ls.lsp.positions import Range
 from goose_ls.lsp.prompt_context import selection
 from goose_ls.lsp.services import Services, ServicesSlot
-from goose_ls.lsp.sessions_view import show_index
 from goose_ls.sessions import Conflict, ContextItem, path_of, unified_diff
 from goose_ls.tasks import Tasks
 

@@ -3,9 +3,9 @@
 pygls keeps a full copy of every open document and re-applies each change to it, which
 for a transcript of megabytes streamed into several times a second costs its size at
 every edit. Its handlers for open, change and close are wrapped here: a transcript's
-go to :class:`~goose_ls.lsp.transcripts.Transcripts` (which keeps only what it needs),
+go to :class:`~goose_ls.lsp.chat.transcript_documents.Transcripts` (which keeps only what it needs),
 anything else to pygls as before. A file saved after one of its changes went missing
-is read back (:mod:`goose_ls.lsp.versions`).
+is read back (:mod:`goose_ls.lsp.wire.versions`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from goose_ls.lsp.chat.transcript_documents import Transcripts
 from goose_ls.lsp.services import ServicesSlot
-from goose_ls.lsp.transcripts import Transcripts
 from goose_ls.sessions import path_of
 
 

@@ -1,6 +1,6 @@
 """What goose-ls asks of the editor, in one place: messages, documents, edits, progress.
 
-Features talk to the editor through :class:`Editor` rather than the pygls server: it
+Features talk to the editor through :class:`EditorConnection` rather than the pygls server: it
 says what the editor can do (its capabilities, its open buffers, positions in its
 encoding) and turns each request into one call that logs and survives an editor that
 refuses, fails or never answers.
@@ -22,7 +22,7 @@ from pygls.workspace import TextDocument
 from goose_ls.errors import Refused
 from goose_ls.lsp.positions import Position, Units, units_of
 from goose_ls.lsp.server import GooseLanguageServer
-from goose_ls.lsp.transcript.document import TranscriptDocument
+from goose_ls.lsp.transcript.editor_copy import TranscriptDocument
 from goose_ls.prompt_limits import MAX_BUTTON_CHARS, cut
 from goose_ls.sessions import path_of
 from goose_ls.tasks import uncancelled, within
@@ -34,7 +34,7 @@ CATCH_UP_SECONDS = 2.0
 tenth of a second at most, unless the event loop is starved)."""
 
 
-class Editor:
+class EditorConnection:
     def __init__(self, server: GooseLanguageServer) -> None:
         self._server = server
         self.client_name = ""

@@ -6,7 +6,7 @@ import difflib
 import re
 from pathlib import Path
 
-from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.editor import EditorConnection
 from goose_ls.lsp.positions import Position, Units
 
 LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -31,7 +31,7 @@ disk by themselves, undo kept: VS Code and its builds (the extension sends its
 class EditorFileAccess:
     """Implements the workspace layer's ``EditorFiles`` with the LSP client."""
 
-    def __init__(self, editor: Editor) -> None:
+    def __init__(self, editor: EditorConnection) -> None:
         self._editor = editor
         self._syncing: dict[str, tuple[int | None, str]] = {}
         """URI → the version a sync was made from and the text it brought, until the

@@ -20,16 +20,16 @@ from pygls.uris import to_fs_path
 
 from goose_ls import provenance
 from goose_ls import settings as settings_model
-from goose_ls.lsp.chat import EditorChat
-from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.chat.current import EditorChat
+from goose_ls.lsp.chat.elicitations import ElicitationPrompts
+from goose_ls.lsp.chat.permissions import PermissionPrompts
+from goose_ls.lsp.chat.progress import TurnProgress
+from goose_ls.lsp.chat.transcript_documents import Transcripts
+from goose_ls.lsp.editor import EditorConnection
 from goose_ls.lsp.editor_files import EditorFileAccess
-from goose_ls.lsp.elicitations import ElicitationPrompts
-from goose_ls.lsp.permissions import PermissionPrompts
-from goose_ls.lsp.progress import TurnProgress
 from goose_ls.lsp.publisher import EditorPublisher, PluginFreeChat
 from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.lsp.services import Services, ServicesSlot
-from goose_ls.lsp.transcripts import Transcripts
 from goose_ls.sessions import AgentState, SessionManager
 from goose_ls.settings import Settings
 from goose_ls.tasks import uncancelled, within
@@ -68,7 +68,7 @@ def other_folders(server: GooseLanguageServer, workspace: str | None) -> list[st
 class Configuration:
     """Where the settings came from, and whether the editor's own have arrived."""
 
-    def __init__(self, editor: Editor) -> None:
+    def __init__(self, editor: EditorConnection) -> None:
         self._editor = editor
         self.sources: list[tuple[str, Any]] = []
         self.folders: set[str] = set()
@@ -101,7 +101,7 @@ class Configuration:
 
 def build(
     server: GooseLanguageServer,
-    editor: Editor,
+    editor: EditorConnection,
     workspace: str | None,
     settings: Settings,
     configuration: Configuration,
@@ -144,7 +144,7 @@ UPDATES_FLAG = "gooseUpdates"
 
 
 def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
-    editor = Editor(server)
+    editor = EditorConnection(server)
     configuration = Configuration(editor)
     shutdown_requested = False
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from goose_ls.errors import Refused
-from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.editor import EditorConnection
 from goose_ls.lsp.mentions import mentioned
 from goose_ls.sessions import ContextItem
 
 
-def selected_lines(editor: Editor, uri: str, first: int, last: int, where: str = "") -> str:
+def selected_lines(
+    editor: EditorConnection, uri: str, first: int, last: int, where: str = ""
+) -> str:
     """Lines ``first`` to ``last`` (1-based, inclusive) of the buffer at ``uri``;
     ``where`` names the argument in the error."""
     try:
@@ -22,7 +24,7 @@ def selected_lines(editor: Editor, uri: str, first: int, last: int, where: str =
     return "".join(lines[first - 1 : last])
 
 
-def selection(editor: Editor, uri: str, first: int, last: int) -> ContextItem:
+def selection(editor: EditorConnection, uri: str, first: int, last: int) -> ContextItem:
     text = selected_lines(editor, uri, first, last)
     return ContextItem(type="selection", uri=uri, text=text, start_line=first, end_line=last)
 

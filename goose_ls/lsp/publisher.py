@@ -33,12 +33,12 @@ from goose_ls.events import (
     event_to_wire,
 )
 from goose_ls.lsp import protocol, usage
-from goose_ls.lsp.chat import EditorChat
-from goose_ls.lsp.editor import Editor
-from goose_ls.lsp.elicitations import ElicitationPrompts
-from goose_ls.lsp.permissions import PermissionPrompts
-from goose_ls.lsp.progress import TurnProgress
-from goose_ls.lsp.transcripts import Transcripts
+from goose_ls.lsp.chat.current import EditorChat
+from goose_ls.lsp.chat.elicitations import ElicitationPrompts
+from goose_ls.lsp.chat.permissions import PermissionPrompts
+from goose_ls.lsp.chat.progress import TurnProgress
+from goose_ls.lsp.chat.transcript_documents import Transcripts
+from goose_ls.lsp.editor import EditorConnection
 from goose_ls.sessions import AgentState, AgentStatus, EventRow, IndexedEvent
 from goose_ls.wire import to_wire
 
@@ -68,7 +68,7 @@ class PluginFreeChat:
 class EditorPublisher:
     """The session manager's listener: forwards events and states to the editor."""
 
-    def __init__(self, editor: Editor) -> None:
+    def __init__(self, editor: EditorConnection) -> None:
         self._editor = editor
         self._plain: PluginFreeChat | None = None
         self._journal: Callable[[str, int], list[EventRow]] = lambda _, __: []

@@ -15,7 +15,7 @@ from pygls.io_ import run_async
 from pygls.lsp.server import LanguageServer
 
 from goose_ls import __version__
-from goose_ls.lsp.jsonrpc import GooseProtocol
+from goose_ls.lsp.wire.jsonrpc import GooseProtocol
 from goose_ls.tasks import Tasks
 
 log = logging.getLogger(__name__)

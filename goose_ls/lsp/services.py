@@ -12,10 +12,10 @@ from collections.abc import Awaitable, Callable
 import attrs
 from pygls.exceptions import JsonRpcServerNotInitialized
 
-from goose_ls.lsp.chat import EditorChat
-from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.chat.current import EditorChat
+from goose_ls.lsp.chat.transcript_documents import Transcripts
+from goose_ls.lsp.editor import EditorConnection
 from goose_ls.lsp.publisher import EditorPublisher
-from goose_ls.lsp.transcripts import Transcripts
 from goose_ls.sessions import SessionManager
 from goose_ls.settings import Settings
 
@@ -26,7 +26,7 @@ class NotInitialized(JsonRpcServerNotInitialized):
 
 @attrs.define(eq=False)
 class Services:
-    editor: Editor
+    editor: EditorConnection
     root: str
     """The workspace folder."""
     sessions: SessionManager

@@ -33,7 +33,7 @@ from goose_ls.sessions.turns import Turns
 from goose_ls.workspace.terminals import Terminals
 
 if TYPE_CHECKING:
-    from goose_ls.agent.connection import AgentConnection
+    from goose_ls.agent.acp.connection import AgentConnection
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from goose_ls.sessions.session import Session
 from goose_ls.settings import AgentSettings
 
 if TYPE_CHECKING:
-    from goose_ls.agent.connection import AgentConnection
+    from goose_ls.agent.acp.connection import AgentConnection
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -21,7 +21,7 @@ from goose_ls.sessions.session import Session, Turn
 from goose_ls.tasks import Tasks
 
 if TYPE_CHECKING:
-    from goose_ls.agent.connection import AgentConnection
+    from goose_ls.agent.acp.connection import AgentConnection
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from goose_ls.settings import AgentSettings
 from goose_ls.tasks import Tasks
 
 if TYPE_CHECKING:
-    from goose_ls.agent.connection import AgentConnection
+    from goose_ls.agent.acp.connection import AgentConnection
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ _started = itertools.count()
 MISSING = "TMUX IS MISSING: the real-editor tests did not run (apt-get install tmux)"
 
 
-class Terminal:
+class TmuxTerminal:
     """One tmux server (its own socket: other tmux servers untouched) running one command
     in a window of ``width`` x ``height``."""
 
@@ -84,7 +84,7 @@ class Terminal:
         return done.stdout
 
 
-def answers_once_idle(terminal: Terminal, record: Path, idle: str) -> list[dict[str, Any]]:
+def answers_once_idle(terminal: TmuxTerminal, record: Path, idle: str) -> list[dict[str, Any]]:
     """The answers the scripted agent (recording to ``record``) got to its questions, once
     it has one and the editor's status line says ``idle``."""
     terminal.wait_for(

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from acp import RequestError
 
-from goose_ls.agent.cancelling import EARLY_KEPT, SERVING, Serving
+from goose_ls.agent.acp.cancelling import EARLY_KEPT, SERVING, Serving
 from goose_ls.tasks import within
 
 

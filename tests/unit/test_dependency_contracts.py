@@ -68,7 +68,7 @@ def _private(owner: Any, name: str, where: str) -> Any:
     return getattr(owner, name)
 
 
-# --- pygls: goose_ls/lsp/jsonrpc.py ----------------------------------------------------
+# --- pygls: goose_ls/lsp/wire/jsonrpc.py ----------------------------------------------------
 
 
 def test_handle_notification_sees_every_notification_with_its_method_and_params() -> None:
@@ -78,7 +78,7 @@ def test_handle_notification_sees_every_notification_with_its_method_and_params(
         def _handle_notification(self, method_name: str, params: Any) -> None:
             seen.append((method_name, params))
 
-    where = "GooseProtocol._handle_notification (goose_ls/lsp/jsonrpc.py, the version gate)"
+    where = "GooseProtocol._handle_notification (goose_ls/lsp/wire/jsonrpc.py, the version gate)"
     assert _parameters(_private(LanguageServerProtocol, "_handle_notification", where)) == [
         "self",
         "method_name",
@@ -94,7 +94,7 @@ def test_handle_notification_sees_every_notification_with_its_method_and_params(
 
 
 def test_send_response_writes_an_answer_or_an_error_for_an_id() -> None:
-    where = "GooseProtocol._read (goose_ls/lsp/jsonrpc.py) answers through _send_response"
+    where = "GooseProtocol._read (goose_ls/lsp/wire/jsonrpc.py) answers through _send_response"
     assert _parameters(_private(LanguageServerProtocol, "_send_response", where)) == [
         "self",
         "msg_id",
@@ -113,7 +113,7 @@ def test_send_response_writes_an_answer_or_an_error_for_an_id() -> None:
 
 async def test_handle_response_settles_the_request_it_answers() -> None:
     where = (
-        "GooseProtocol._read (goose_ls/lsp/jsonrpc.py) hands an answer pygls cannot read "
+        "GooseProtocol._read (goose_ls/lsp/wire/jsonrpc.py) hands an answer pygls cannot read "
         "to _handle_response"
     )
     assert _parameters(_private(LanguageServerProtocol, "_handle_response", where)) == [
@@ -133,7 +133,7 @@ async def test_handle_response_settles_the_request_it_answers() -> None:
 
 
 def test_shutdown_flag_is_false_until_shutdown_then_true() -> None:
-    where = "GooseProtocol._read (goose_ls/lsp/jsonrpc.py) reads pygls' _shutdown flag"
+    where = "GooseProtocol._read (goose_ls/lsp/wire/jsonrpc.py) reads pygls' _shutdown flag"
     protocol = _server().protocol
     assert _private(protocol, "_shutdown", where) is False, f"{where}: the flag is not a bool"
     protocol.set_writer(_Collect())
@@ -143,7 +143,7 @@ def test_shutdown_flag_is_false_until_shutdown_then_true() -> None:
 
 async def test_run_generator_is_the_callback_of_the_handler_a_builtin_waits_on() -> None:
     where = (
-        "GooseProtocol._run_generator (goose_ls/lsp/jsonrpc.py, an editor leaving "
+        "GooseProtocol._run_generator (goose_ls/lsp/wire/jsonrpc.py, an editor leaving "
         "before shutdown is answered)"
     )
     assert _parameters(_private(LanguageServerProtocol, "_run_generator", where)) == [
@@ -177,14 +177,14 @@ async def test_run_generator_is_the_callback_of_the_handler_a_builtin_waits_on()
 
 
 def test_stdout_writer_keeps_its_stream_as_stdout() -> None:
-    where = "GooseProtocol.set_writer (goose_ls/lsp/jsonrpc.py) reads StdoutWriter._stdout"
+    where = "GooseProtocol.set_writer (goose_ls/lsp/wire/jsonrpc.py) reads StdoutWriter._stdout"
     stream = io.BytesIO()
     assert _private(StdoutWriter(stream), "_stdout", where) is stream, where
 
 
 def test_start_io_hands_the_protocol_a_stdout_writer(monkeypatch: pytest.MonkeyPatch) -> None:
     where = (
-        "GooseProtocol.set_writer (goose_ls/lsp/jsonrpc.py) replaces pygls' StdoutWriter "
+        "GooseProtocol.set_writer (goose_ls/lsp/wire/jsonrpc.py) replaces pygls' StdoutWriter "
         "with goose-ls's whole-write pipe writer"
     )
     given: list[Any] = []
@@ -240,7 +240,7 @@ def test_document_handlers_are_builtin_generators_that_can_be_replaced(method: s
     assert len(reached) == 1, f"{where}: pygls no longer calls the replaced builtin handler"
 
 
-# --- the ACP SDK: goose_ls/agent/connection.py ------------------------------------------
+# --- the ACP SDK: goose_ls/agent/acp/connection.py ------------------------------------------
 
 
 class _Silent:
@@ -267,7 +267,7 @@ async def test_the_sdk_connection_keeps_its_json_rpc_connection_as_conn() -> Non
     from acp.utils import request_model_from_dict
 
     where = (
-        "AgentConnection._raw (goose_ls/agent/connection.py: session/delete, logout) "
+        "AgentConnection._raw (goose_ls/agent/acp/connection.py: session/delete, logout) "
         "sends on ClientSideConnection._conn"
     )
     conn = connect_to_agent(object(), _Silent(), use_unstable_protocol=True)  # type: ignore[arg-type]
@@ -286,16 +286,16 @@ async def test_the_sdk_connection_keeps_its_json_rpc_connection_as_conn() -> Non
         await conn.close()
 
 
-# --- pydantic: goose_ls/agent/sdk.py ----------------------------------------------------
+# --- pydantic: goose_ls/agent/acp/sdk.py ----------------------------------------------------
 
 
 def test_pydantic_reads_field_docstrings_in_the_step_goose_ls_skips() -> None:
     import pydantic
     from pydantic._internal import _fields
 
-    from goose_ls.agent import sdk
+    from goose_ls.agent.acp import sdk
 
-    where = f"import_sdk (goose_ls/agent/sdk.py) skips pydantic._internal._fields.{sdk.STEP}"
+    where = f"import_sdk (goose_ls/agent/acp/sdk.py) skips pydantic._internal._fields.{sdk.STEP}"
     step = _private(_fields, sdk.STEP, f"{where} (the SDK import is slow again)")
     assert _parameters(step)[:2] == ["cls", "fields"], f"{where}: its signature changed"
 

@@ -180,7 +180,7 @@ def test_chunk_events_take_the_short_way_to_the_same_json() -> None:
     from acp.schema import SessionNotification
 
     from goose_ls import events
-    from goose_ls.agent.client import to_event
+    from goose_ls.agent.acp.client import to_event
     from goose_ls.wire import to_wire
 
     for kind in ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk"):
@@ -205,7 +205,7 @@ def test_chunk_events_take_the_short_way_to_the_same_json() -> None:
 
 
 def test_the_sessions_index_says_which_session_another_window_has_open() -> None:
-    from goose_ls.lsp.sessions_view import entry_at, render
+    from goose_ls.lsp.chat.sessions_view import entry_at, render
 
     text = render(
         [

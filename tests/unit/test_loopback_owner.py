@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import struct
 
-from goose_ls.agent.loopback_owner import linux_owners, lsof_owners
+from goose_ls.agent.share.loopback_owner import linux_owners, lsof_owners
 
 HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"
 

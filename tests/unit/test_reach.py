@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from goose_ls.agent import network
-from goose_ls.agent.network import NetworkEndpoint
-from goose_ls.agent.reach import check_url, fingerprint, read_token
+from goose_ls.agent.transport import network
+from goose_ls.agent.transport.network import NetworkEndpoint
+from goose_ls.agent.transport.url_check import check_url, fingerprint, read_token
 from goose_ls.errors import AgentUnavailable
 from goose_ls.settings import AgentSettings
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from goose_ls import events
 from goose_ls.lsp.transcript import blocks
 from goose_ls.lsp.transcript.render import Renderer
+from goose_ls.lsp.transcript.session_transcript import context_line
 from goose_ls.lsp.transcript.text import TranscriptText
-from goose_ls.lsp.transcript.transcript import context_line
 from goose_ls.sessions import ContextItem
 from goose_ls.tool_calls import ToolCalls
 

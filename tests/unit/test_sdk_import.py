@@ -8,7 +8,7 @@ import sys
 PROBE = """
 import pydantic._internal._fields as fields
 before = fields._update_fields_from_docstrings
-from goose_ls.agent.sdk import import_sdk
+from goose_ls.agent.acp.sdk import import_sdk
 import_sdk()
 from acp import schema
 chunk = schema.SessionNotification.model_validate(

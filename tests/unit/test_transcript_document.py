@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from lsprotocol import types
 
 from goose_ls.lsp.positions import Position, units_of
-from goose_ls.lsp.transcript.document import TranscriptDocument
+from goose_ls.lsp.transcript.editor_copy import TranscriptDocument
 from goose_ls.lsp.transcript.rope import PIECE, Rope
 from goose_ls.lsp.transcript.text import SENTINEL, Edit, TranscriptText, prompt_section
 from support.buffers import offset_of

@@ -1,5 +1,5 @@
 """The shared ``goose serve`` looked for, started, and stopped when it is broken; always
-with the share's lock held (see :mod:`.share_place`).
+with the share's lock held (see :mod:`.folder`).
 
 A server is started on a free port of 127.0.0.1 with a new random secret, by its keeper
 (:mod:`.keeper`) in a session of its own that goose-ls's exit spares: it outlives the
@@ -20,9 +20,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from goose_ls.agent.network import ask_status
-from goose_ls.agent.process import signal_group
-from goose_ls.agent.share_place import ServerState, SharePlace
+from goose_ls.agent.share.folder import RunningServer, SharePlace
+from goose_ls.agent.transport.network import ask_status
+from goose_ls.agent.transport.process_group import signal_group
 from goose_ls.errors import AgentError
 from goose_ls.process_identity import process_alive
 from goose_ls.settings import AgentSettings, agent_environment
@@ -56,7 +56,7 @@ async def answers(port: int, timeout: float = STATUS_TIMEOUT) -> bool:
     return status.startswith("200")
 
 
-async def running(place: SharePlace, grace: float) -> ServerState | None:
+async def running(place: SharePlace, grace: float) -> RunningServer | None:
     """The share's server if it runs and answers; None after forgetting (or stopping)
     one that does not."""
     state = place.state()
@@ -74,7 +74,7 @@ async def running(place: SharePlace, grace: float) -> ServerState | None:
     return None
 
 
-async def stop(state: ServerState, grace: float) -> None:
+async def stop(state: RunningServer, grace: float) -> None:
     """SIGTERM the server's group, wait at most ``grace`` seconds, then SIGKILL it."""
     signal_group(state.pid, signal.SIGTERM)
     for _ in range(max(1, round(grace / POLL))):  # not our child: nothing tells of its end
@@ -102,7 +102,7 @@ async def start(
     command: list[str],
     environ: Mapping[str, str],
     settings: AgentSettings,
-) -> tuple[ServerState, str]:
+) -> tuple[RunningServer, str]:
     """Start a server (and its keeper), wait for ``/status``, write its state; the state
     and the server's new secret."""
     secret = place.new_secret()
@@ -112,12 +112,12 @@ async def start(
         serve = [*command, "--host", LOOPBACK, "--port", str(port)]
         keeper = await _keeper(place, serve, env, settings)
         if await _ready(keeper, port, settings.request_timeout):
-            state = ServerState.of(f"ws://{LOOPBACK}:{port}/acp", keeper.pid)
+            state = RunningServer.of(f"ws://{LOOPBACK}:{port}/acp", keeper.pid)
             place.keep(state)
             log.info("started the shared goose serve at %s (pid %s)", state.url, keeper.pid)
             return state, secret
         if keeper.returncode is None:
-            await stop(ServerState.of("", keeper.pid), settings.shutdown_timeout)
+            await stop(RunningServer.of("", keeper.pid), settings.shutdown_timeout)
             raise AgentError(
                 f"goose serve did not answer at {LOOPBACK}:{port} within "
                 f"{settings.request_timeout:g} s{_said(place)}"
@@ -140,7 +140,7 @@ async def _keeper(
         keeper = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "goose_ls.agent.keeper",
+            "goose_ls.agent.share.keeper",
             str(place.folder),
             f"{settings.share_idle_grace:g}",
             f"{settings.shutdown_timeout:g}",

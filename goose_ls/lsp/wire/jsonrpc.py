@@ -36,8 +36,8 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 
-from goose_ls.lsp.versions import VersionGate
-from goose_ls.lsp.writer import GatheringWriter, PipeWriter
+from goose_ls.lsp.wire.versions import VersionGate
+from goose_ls.lsp.wire.writer import GatheringWriter, PipeWriter
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def _describe(error: BaseException | None) -> str:
 
 class GooseProtocol(LanguageServerProtocol):
     """LSP plus goose/* methods whose params arrive as plain JSON; document changes
-    applied in version order (:mod:`goose_ls.lsp.versions`)."""
+    applied in version order (:mod:`goose_ls.lsp.wire.versions`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.versions = VersionGate(self._changed)

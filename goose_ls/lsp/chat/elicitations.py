@@ -18,8 +18,8 @@ from lsprotocol import types
 
 from goose_ls import events
 from goose_ls.inert import inert_line
-from goose_ls.lsp.editor import Editor
-from goose_ls.lsp.transcripts import Transcripts
+from goose_ls.lsp.chat.transcript_documents import Transcripts
+from goose_ls.lsp.editor import EditorConnection
 from goose_ls.sessions import QuestionAnswers, choices
 from goose_ls.tasks import Tasks
 from goose_ls.workspace.pages import origin
@@ -55,7 +55,11 @@ def single_choice(schema: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
 
 class ElicitationPrompts:
     def __init__(
-        self, editor: Editor, questions: QuestionAnswers, transcripts: Transcripts, tasks: Tasks
+        self,
+        editor: EditorConnection,
+        questions: QuestionAnswers,
+        transcripts: Transcripts,
+        tasks: Tasks,
     ) -> None:
         self._editor = editor
         self._questions = questions
@@ -111,7 +115,9 @@ class ElicitationPrompts:
             self._questions.answer(request.request_id, "decline")
 
 
-async def open_page(editor: Editor, questions: QuestionAnswers, request_id: str, url: str) -> None:
+async def open_page(
+    editor: EditorConnection, questions: QuestionAnswers, request_id: str, url: str
+) -> None:
     """The user said yes: open the page, and tell the agent whether it was."""
     shown = await editor.open_external(url)
     if questions.waiting(request_id):

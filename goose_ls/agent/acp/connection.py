@@ -43,14 +43,14 @@ from pydantic import BaseModel
 
 from goose_ls import __version__
 from goose_ls.agent import presets, steering
-from goose_ls.agent.cancelling import Withdraw
-from goose_ls.agent.client import AcpClient
+from goose_ls.agent.acp.cancelling import Withdraw
+from goose_ls.agent.acp.client import AcpClient
+from goose_ls.agent.acp.messages import AgentTransport
+from goose_ls.agent.acp.requests import call_agent
 from goose_ls.agent.interface import AgentCallbacks, ClientTools, SessionOptions, model_json
 from goose_ls.agent.mcp import offer
 from goose_ls.agent.profile import AgentProfile
 from goose_ls.agent.remote_paths import content_block
-from goose_ls.agent.requests import call_agent
-from goose_ls.agent.transport import AgentTransport
 from goose_ls.errors import AgentBusy, AgentError
 from goose_ls.settings import AgentSettings
 from goose_ls.workspace.path_map import NO_MAP, PathMap
@@ -245,7 +245,7 @@ class AgentConnection:
     async def steer(
         self, session_id: str, blocks: list[dict[str, Any]], run_id: str | None
     ) -> bool:
-        """Take ``blocks`` into the session's running turn (see :mod:`.steering`): True
+        """Take ``blocks`` into the session's running turn (see :mod:`goose_ls.agent.steering`): True
         when the agent did, False when the turn was over and they are to be sent as a
         prompt. Raises :class:`AgentError` when the agent cannot or would not."""
         kind = steering.shape(self.profile.steering, run_id)

@@ -37,10 +37,10 @@ from acp.schema import ToolCallUpdate as AcpToolCallUpdate
 from pydantic import BaseModel
 
 from goose_ls import events
-from goose_ls.agent.cancelling import Serving
-from goose_ls.agent.goose_notices import SESSION_UPDATE, status_note
+from goose_ls.agent.acp.cancelling import Serving
+from goose_ls.agent.acp.goose_notices import SESSION_UPDATE, status_note
+from goose_ls.agent.acp.unstable_updates import CARRIED_NAME
 from goose_ls.agent.interface import AgentCallbacks, ClientRefusal, ClientTools, model_json
-from goose_ls.agent.unstable_updates import CARRIED_NAME
 from goose_ls.paths import own_folders
 from goose_ls.wire import WireError, from_wire
 from goose_ls.workspace.agent_sandbox import Bounds
@@ -106,7 +106,7 @@ def to_event(update: BaseModel) -> events.SessionEvent | None:
 
 
 def _goose_run(meta: Any) -> object:
-    """``_meta.goose.activeRunId``: goose names the turn it begins (see :mod:`.steering`)."""
+    """``_meta.goose.activeRunId``: goose names the turn it begins (see :mod:`goose_ls.agent.steering`)."""
     goose = meta.get("goose") if isinstance(meta, dict) else None
     return goose.get("activeRunId") if isinstance(goose, dict) else None
 

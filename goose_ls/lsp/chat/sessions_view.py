@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from goose_ls.files import atomic_write
-from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.editor import EditorConnection
 from goose_ls.lsp.positions import Position
 from goose_ls.paths import data_dir
 from goose_ls.sessions import SessionManager
@@ -54,7 +54,7 @@ def entry_at(line: str) -> tuple[str, str] | None:
     return (match["id"], match["title"]) if match else None
 
 
-async def show_index(editor: Editor, sessions: SessionManager) -> None:
+async def show_index(editor: EditorConnection, sessions: SessionManager) -> None:
     """Regenerate the index and show it (once; later runs refresh it where it is)."""
     path = index_path(sessions.settings.data_dir)
     text = render(await sessions.list_sessions())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-from goose_ls.agent.transport import drop
+from goose_ls.agent.transport.frames import drop
 
 READ_AHEAD = 1024 * 1024
 """asyncio's read-buffer limit for the agent's stdout: past twice this much unread, the
@@ -18,7 +18,7 @@ handles waits instead of filling goose-ls's memory. Longer lines are still read 
 
 
 class LineFrames:
-    """The transport's :class:`~goose_ls.agent.transport.Frames` over stdout and stdin."""
+    """The transport's :class:`~goose_ls.agent.transport.frames.Frames` over stdout and stdin."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._reader = reader

@@ -17,16 +17,16 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from goose_ls.agent.discovery import Launch, resolve
-from goose_ls.agent.lines import READ_AHEAD, LineFrames
 from goose_ls.agent.presets import reach_of
-from goose_ls.agent.process import (
+from goose_ls.agent.transport.frames import READER_GRACE
+from goose_ls.agent.transport.process_group import (
     end_of,
     kill_group_now,
     new_process_group,
     signal_group,
     terminate_group,
 )
-from goose_ls.agent.transport import READER_GRACE
+from goose_ls.agent.transport.stdio import READ_AHEAD, LineFrames
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.settings import AgentSettings, agent_environment, redact
 from goose_ls.tasks import Tasks

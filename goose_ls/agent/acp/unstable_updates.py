@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from goose_ls import events
-from goose_ls.agent.goose_notices import ask_for_notices
+from goose_ls.agent.acp.goose_notices import ask_for_notices
 from goose_ls.wire import WireError, from_wire
 
 _SEVERITIES: dict[str, Literal["info", "warning", "error"]] = {

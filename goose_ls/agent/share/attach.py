@@ -3,13 +3,13 @@
 Each editor window otherwise starts a ``goose acp`` of its own, which starts goose and
 its extensions again (minutes, for some users). With ``agent.share`` the first goose-ls
 starts ``goose serve`` on a free loopback port with a random secret (see
-:mod:`.share_server`), later ones attach to it, and its keeper stops it once none has
+:mod:`.server`), later ones attach to it, and its keeper stops it once none has
 used it for ``agent.shareIdleGrace`` seconds. Where they meet, and how they agree, is
-:mod:`.share_place`: a lock so that windows starting together start one server, the
+:mod:`.folder`: a lock so that windows starting together start one server, the
 server's state and secret in files only the user can read, and a lease per attached
 goose-ls.
 
-Above the connection it is ``agent.url`` (:mod:`.network`): a dropped connection is the
+Above the connection it is ``agent.url`` (:mod:`~goose_ls.agent.transport.network`): a dropped connection is the
 reason ``disconnected``, and recovery reconnects, starting a new server if the old one
 is gone. goose serves each connection with an agent of its own over one database and
 one active-run registry: windows list each other's chats, and a prompt to a chat whose
@@ -31,15 +31,15 @@ from typing import Any
 from websockets.exceptions import InvalidHandshake, InvalidStatus
 
 from goose_ls import logs
-from goose_ls.agent import share_server
 from goose_ls.agent.discovery import Launch, is_goose, parse_version, resolve
-from goose_ls.agent.loopback_owner import check_own
-from goose_ls.agent.network import CONNECT_TIMEOUT, NetworkChannel, unreached
 from goose_ls.agent.presets import MINIMUM_SERVE_VERSION
-from goose_ls.agent.reach import Target
-from goose_ls.agent.share_place import ServerState, SharePlace
-from goose_ls.agent.spawned import sandboxed
-from goose_ls.agent.websocket import WebSocketFrames, open_websocket
+from goose_ls.agent.share import server as share_server
+from goose_ls.agent.share.folder import RunningServer, SharePlace
+from goose_ls.agent.share.loopback_owner import check_own
+from goose_ls.agent.transport.child_process import sandboxed
+from goose_ls.agent.transport.network import CONNECT_TIMEOUT, NetworkChannel, unreached
+from goose_ls.agent.transport.url_check import Target
+from goose_ls.agent.transport.websocket import WebSocketFrames, open_websocket
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.process_identity import process_alive
 from goose_ls.settings import AgentSettings, agent_environment
@@ -136,7 +136,9 @@ class SharedEndpoint:
             raise AgentError(f"cannot share goose serve: {exc}") from exc
         return place, command
 
-    async def _server(self, place: SharePlace, command: list[str]) -> tuple[ServerState, str, int]:
+    async def _server(
+        self, place: SharePlace, command: list[str]
+    ) -> tuple[RunningServer, str, int]:
         """The running server (started if need be), its secret, and a lease on it; all
         looked at with the share's lock held."""
         settings = self._settings
@@ -156,7 +158,7 @@ class SharedEndpoint:
                 raise
         return state, secret, lease
 
-    async def _connect(self, state: ServerState, secret: str) -> WebSocketFrames:
+    async def _connect(self, state: RunningServer, secret: str) -> WebSocketFrames:
         target = Target(state.url, share_server.LOOPBACK, state.port, False, share_server.LOOPBACK)
         timeout = min(CONNECT_TIMEOUT, self._settings.request_timeout)
 
@@ -196,7 +198,7 @@ def _check_goose(binary: str, version: str | None) -> None:
         )
 
 
-def _forget(place: SharePlace, state: ServerState) -> None:
+def _forget(place: SharePlace, state: RunningServer) -> None:
     """Forget ``state`` (if the share still names it): its port is another's."""
     with place.locked():
         place.forget(state.pid)

@@ -17,7 +17,7 @@ from typing import Any
 from lsprotocol import types
 
 from goose_ls import events
-from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.editor import EditorConnection
 from goose_ls.lsp.usage import context_line
 from goose_ls.sessions import IndexedEvent
 from goose_ls.tasks import Tasks, uncancelled, within
@@ -44,7 +44,7 @@ def describe(event: events.SessionEvent) -> str | None:
 class TurnProgress:
     def __init__(
         self,
-        editor: Editor,
+        editor: EditorConnection,
         cancel: Callable[[str], Coroutine[Any, Any, object]],
         tasks: Tasks,
     ) -> None:

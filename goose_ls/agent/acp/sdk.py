@@ -25,7 +25,7 @@ def import_sdk() -> None:
     if fields is not None and original is not None:
         setattr(fields, STEP, _skip)
     try:
-        importlib.import_module("goose_ls.agent.connection")
+        importlib.import_module("goose_ls.agent.acp.connection")
     finally:
         if fields is not None and original is not None:
             setattr(fields, STEP, original)

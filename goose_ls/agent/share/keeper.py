@@ -1,18 +1,18 @@
 """The keeper of a shared ``goose serve``: it runs the server, and stops it once no
 goose-ls has used it for the grace period.
 
-The goose-ls that starts a shared server (:mod:`.share_server`) runs this module as a
+The goose-ls that starts a shared server (:mod:`.server`) runs this module as a
 process of its own session, which goose-ls's exit leaves running (the server outlives
 the window that started it while others use it), with goose serve as its child in the
 same process group. Every moment it looks at the share's leases (see
-:mod:`.share_place`): once none has been held for the whole grace, it takes the share's
+:mod:`.folder`): once none has been held for the whole grace, it takes the share's
 lock, looks once more, forgets the state and stops the server: SIGTERM to the group,
 then SIGKILL after the stop timeout. Waiting in a process of its own, rather than in the
 last goose-ls to leave, means an editor closing its last window is not kept waiting,
 and a window killed with SIGKILL still lets the server go. A server that ends by itself
 is forgotten too, and the keeper ends with it; so does one told to stop (SIGTERM).
 
-``python -m goose_ls.agent.keeper FOLDER GRACE STOP_TIMEOUT -- GOOSE serve ARGS...``
+``python -m goose_ls.agent.share.keeper FOLDER GRACE STOP_TIMEOUT -- GOOSE serve ARGS...``
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
-from goose_ls.agent.share_place import SharePlace
+from goose_ls.agent.share.folder import SharePlace
 from goose_ls.workspace import reaper
 
 LOOK_EVERY = 1.0
@@ -96,7 +96,9 @@ class Keeper:
 def main(argv: list[str]) -> int:
     folder, grace, stop_timeout, separator, *command = argv
     if separator != "--" or not command:
-        sys.exit("usage: python -m goose_ls.agent.keeper FOLDER GRACE STOP_TIMEOUT -- COMMAND")
+        sys.exit(
+            "usage: python -m goose_ls.agent.share.keeper FOLDER GRACE STOP_TIMEOUT -- COMMAND"
+        )
     keeper = Keeper(SharePlace(Path(folder)), float(grace), float(stop_timeout))
     return keeper.keep(command)
 

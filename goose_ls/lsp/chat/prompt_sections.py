@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.editor import EditorConnection
 from goose_ls.lsp.positions import Position
+from goose_ls.lsp.transcript.session_transcript import Transcript
 from goose_ls.lsp.transcript.text import draft_of, prompt_section, split_prompt
-from goose_ls.lsp.transcript.transcript import Transcript
 
 ApplyEdit = Callable[[str, Position, Position, str], Awaitable[bool]]
 
@@ -22,7 +22,7 @@ def chips_in(section: str) -> int:
 
 
 class PromptSections:
-    def __init__(self, editor: Editor, apply_edit: ApplyEdit) -> None:
+    def __init__(self, editor: EditorConnection, apply_edit: ApplyEdit) -> None:
         self._editor = editor
         self._apply_edit = apply_edit
 

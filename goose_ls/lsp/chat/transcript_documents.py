@@ -26,15 +26,15 @@ from goose_ls.events import (
 )
 from goose_ls.files import atomic_write
 from goose_ls.inert import inert_line
-from goose_ls.lsp.editor import Editor
+from goose_ls.lsp.chat.prompt_sections import PromptSections, chips_in
+from goose_ls.lsp.editor import EditorConnection
 from goose_ls.lsp.positions import Position, advance
-from goose_ls.lsp.prompt_sections import PromptSections, chips_in
-from goose_ls.lsp.transcript.document import TranscriptDocument
+from goose_ls.lsp.transcript.editor_copy import TranscriptDocument
 from goose_ls.lsp.transcript.outputs import OutputFiles
 from goose_ls.lsp.transcript.render import Renderer
+from goose_ls.lsp.transcript.session_transcript import Transcript
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer
 from goose_ls.lsp.transcript.text import TranscriptText
-from goose_ls.lsp.transcript.transcript import Transcript
 from goose_ls.paths import data_dir
 from goose_ls.sessions import IndexedEvent, SessionManager, events_of
 from goose_ls.settings import Settings
@@ -75,7 +75,7 @@ def headline(sandbox: str) -> str:
 class Transcripts:
     def __init__(
         self,
-        editor: Editor,
+        editor: EditorConnection,
         sessions: SessionManager,
         settings: Callable[[], Settings],
         tasks: Tasks,

@@ -23,8 +23,8 @@ from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from goose_ls import __version__
-from goose_ls.agent.reach import Target, check_pin
-from goose_ls.agent.transport import drop
+from goose_ls.agent.transport.frames import drop
+from goose_ls.agent.transport.url_check import Target, check_pin
 
 MESSAGE_LIMIT = 64 * 1024 * 1024
 """The largest message taken from the server (a session/load replay, a file's content);
@@ -33,7 +33,7 @@ a larger one ends the connection."""
 CLOSE_TIMEOUT = 2.0
 """Seconds to wait for the server's answer to goose-ls closing the connection."""
 
-_quiet = logging.getLogger("goose_ls.agent.websocket.frames")
+_quiet = logging.getLogger("goose_ls.agent.transport.websocket.frames")
 _quiet.setLevel(logging.INFO)  # its DEBUG lines would show the upgrade's headers
 
 _KEEPALIVE = 1011
@@ -103,7 +103,7 @@ async def open_websocket(
 
 
 class WebSocketFrames:
-    """The transport's :class:`~goose_ls.agent.transport.Frames` over an open WebSocket."""
+    """The transport's :class:`~goose_ls.agent.transport.frames.Frames` over an open WebSocket."""
 
     def __init__(self, ws: ClientConnection, url: str) -> None:
         self._ws = ws

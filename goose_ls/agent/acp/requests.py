@@ -12,8 +12,8 @@ from typing import Any, TypeVar, cast
 
 from acp import RequestError
 
-from goose_ls.agent.cancelling import SENDING, Ticket, Withdraw
-from goose_ls.agent.transport import READER_GRACE
+from goose_ls.agent.acp.cancelling import SENDING, Ticket, Withdraw
+from goose_ls.agent.transport.frames import READER_GRACE
 from goose_ls.errors import AgentError, AgentGone
 from goose_ls.tasks import within
 

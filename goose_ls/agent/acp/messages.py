@@ -1,8 +1,8 @@
 """JSON-RPC messages to and from the agent, tolerant of what agents really send.
 
 The ACP SDK's connection takes any message transport; this one reads whole messages from
-:class:`Frames` (a line on the agent's pipes, see :mod:`.lines`; a text frame on a
-WebSocket, see :mod:`.websocket`) and drops, with a log line, anything that is not a
+:class:`Frames` (a line on the agent's pipes, see :mod:`goose_ls.agent.transport.stdio`; a text frame on a
+WebSocket, see :mod:`goose_ls.agent.transport.websocket`) and drops, with a log line, anything that is not a
 JSON-RPC message: log text on stdout, invalid UTF-8, JSON that is not an object, ids of
 the wrong type, JSON nested too deeply to parse. The connection lives on. When reading
 stops for good (the agent closed its output or the connection, or reading failed),
@@ -16,11 +16,12 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from goose_ls import events
-from goose_ls.agent.cancelling import CANCEL_REQUEST, SERVING, RequestId, Serving, note_sent
-from goose_ls.agent.unstable_updates import carry_fields, unstable_update
+from goose_ls.agent.acp.cancelling import CANCEL_REQUEST, SERVING, RequestId, Serving, note_sent
+from goose_ls.agent.acp.unstable_updates import carry_fields, unstable_update
+from goose_ls.agent.transport.frames import Frames, drop
 
 log = logging.getLogger(__name__)
 
@@ -29,34 +30,10 @@ YIELD_EVERY = 64
 a task of its own, and an agent that sends faster than goose-ls handles would otherwise
 pile up tasks (and memory) without bound."""
 
-READER_GRACE = 1.0
-"""Seconds an agent whose output ended may take to exit before it is killed."""
-
-_EXCERPT = 200
 
 EventHandler = Callable[[str, events.SessionEvent], None]
 """Takes a session's event read past the SDK: a text chunk (see :func:`text_chunk`) or an
 update the SDK has no model for (:mod:`.unstable_updates`)."""
-
-
-class Frames(Protocol):
-    """Whole messages in and out, however the channel frames them."""
-
-    async def read(self) -> bytes | str | None:
-        """The next message as it came (None: nothing more will come)."""
-
-    def why_ended(self) -> str:
-        """Why nothing more comes, as the end of "the agent ...": ``closed its output``."""
-
-    async def send(self, data: bytes) -> None:
-        """Send one message (serialised by the caller: messages never interleave)."""
-
-    def send_now(self, data: bytes) -> None:
-        """Send one message without waiting, from a task being cancelled."""
-
-    def closing(self) -> bool: ...
-
-    async def close(self) -> None: ...
 
 
 class AgentTransport:
@@ -156,14 +133,6 @@ class AgentTransport:
             return message  # type: ignore[no-any-return]
         drop(line, problem)
         return None
-
-
-def drop(message: bytes | str, why: str) -> None:
-    """Log a message from the agent that goose-ls skips, with its start."""
-    start = message[:_EXCERPT]
-    excerpt = start.decode("utf-8", "replace") if isinstance(start, bytes) else start
-    more = f" ... ({len(message)} bytes)" if len(message) > _EXCERPT else ""
-    log.warning("skipped a message from the agent (%s): %s%s", why, excerpt, more)
 
 
 def _as_text(value: object) -> str:

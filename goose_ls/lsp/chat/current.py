@@ -14,18 +14,18 @@ from lsprotocol import types
 
 from goose_ls.errors import Refused
 from goose_ls.files import atomic_write
-from goose_ls.lsp.editor import Editor
-from goose_ls.lsp.progress import TurnProgress
+from goose_ls.lsp.chat.progress import TurnProgress
+from goose_ls.lsp.chat.transcript_documents import Transcripts
+from goose_ls.lsp.editor import EditorConnection
 from goose_ls.lsp.prompt_context import with_mentions
-from goose_ls.lsp.transcript.transcript import Transcript
-from goose_ls.lsp.transcripts import Transcripts
+from goose_ls.lsp.transcript.session_transcript import Transcript
 from goose_ls.sessions import Change, ContextItem, Session, SessionManager, path_of, review
 
 
 class EditorChat:
     def __init__(
         self,
-        editor: Editor,
+        editor: EditorConnection,
         sessions: SessionManager,
         transcripts: Transcripts,
         progress: TurnProgress,

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from goose_ls import __version__
-from goose_ls.agent.reach import Target, check_pin
+from goose_ls.agent.transport.url_check import Target, check_pin
 
 SESSION_HEADER = "Acp-Session-Id"
 MESSAGE_LIMIT = 64 * 1024 * 1024
@@ -32,7 +32,7 @@ CLOSE_TIMEOUT = 2.0
 _SEND = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-class Refused(Exception):
+class HttpRefused(Exception):
     """The server answered the first request with this HTTP status."""
 
     def __init__(self, status: int) -> None:
@@ -44,7 +44,7 @@ async def open_http(
     target: Target, token: str, tls: ssl.SSLContext | None, pin: bytes | None, timeout: float
 ) -> HttpFrames:
     """A client for ``target`` whose token the server took (asked with a ``DELETE`` of no
-    session, which changes nothing); :class:`Refused`, httpx's or the OS's errors if not."""
+    session, which changes nothing); :class:`HttpRefused`, httpx's or the OS's errors if not."""
     headers = {"User-Agent": f"goose-ls/{__version__}"}
     if token:
         headers.update({"Authorization": f"Bearer {token}", "X-Secret-Key": token})
@@ -73,12 +73,12 @@ async def open_http(
     await answer.aclose()
     if answer.status_code >= 300 and answer.status_code != 400:  # 400: "no session id"
         await client.aclose()
-        raise Refused(answer.status_code)
+        raise HttpRefused(answer.status_code)
     return frames
 
 
 class HttpFrames:
-    """The transport's :class:`~goose_ls.agent.transport.Frames` over streamable HTTP."""
+    """The transport's :class:`~goose_ls.agent.transport.frames.Frames` over streamable HTTP."""
 
     def __init__(self, client: httpx.AsyncClient, url: httpx.URL, shown: str, trace: Any) -> None:
         self._client = client

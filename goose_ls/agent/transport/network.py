@@ -8,7 +8,7 @@ sessions kept in its database, so a reconnected goose-ls reattaches them. Failur
 connect are told apart, each with its fix: ``unreachable`` (nothing answers; the status
 names the URL), ``unauthorized`` (the token was refused: HTTP 401, answered at once),
 ``tls`` (the certificate is untrusted, or not the pinned one), ``insecure`` (refused
-before connecting: see :mod:`.reach`). A connection that drops later is the agent's
+before connecting: see :mod:`.url_check`). A connection that drops later is the agent's
 end, with the reason ``disconnected``: recovery reconnects and reattaches the chats.
 """
 
@@ -23,7 +23,9 @@ from typing import Any
 import httpx
 from websockets.exceptions import InvalidHandshake, InvalidStatus
 
-from goose_ls.agent.reach import (
+from goose_ls.agent.transport.frames import Frames
+from goose_ls.agent.transport.streamable_http import HttpFrames, HttpRefused, open_http
+from goose_ls.agent.transport.url_check import (
     Target,
     check_pin,
     check_url,
@@ -31,9 +33,7 @@ from goose_ls.agent.reach import (
     read_token,
     tls_context,
 )
-from goose_ls.agent.streamable_http import HttpFrames, Refused, open_http
-from goose_ls.agent.transport import Frames
-from goose_ls.agent.websocket import WebSocketFrames, open_websocket, pinned
+from goose_ls.agent.transport.websocket import WebSocketFrames, open_websocket, pinned
 from goose_ls.errors import AgentError, AgentUnavailable
 from goose_ls.settings import AgentSettings
 from goose_ls.tasks import within
@@ -109,7 +109,7 @@ class NetworkEndpoint:
     ) -> HttpFrames:
         try:
             frames = await open_http(target, token, tls, pin, timeout)
-        except Refused as exc:
+        except HttpRefused as exc:
             raise self._refused(exc.status, bool(token)) from None
         except httpx.TimeoutException as exc:
             raise unreached(self.url, target.host, asyncio.TimeoutError(), timeout) from exc

@@ -19,8 +19,8 @@ from lsprotocol import types
 
 from goose_ls import events
 from goose_ls.inert import inert_line
-from goose_ls.lsp.editor import Editor
-from goose_ls.lsp.transcripts import Transcripts
+from goose_ls.lsp.chat.transcript_documents import Transcripts
+from goose_ls.lsp.editor import EditorConnection
 from goose_ls.prompt_limits import MAX_SHOWN_CHARS, cut
 from goose_ls.sessions import PermissionAnswers
 from goose_ls.tasks import Tasks
@@ -52,7 +52,11 @@ def rejecting_first(options: list[events.PermissionOption]) -> list[events.Permi
 
 class PermissionPrompts:
     def __init__(
-        self, editor: Editor, permissions: PermissionAnswers, transcripts: Transcripts, tasks: Tasks
+        self,
+        editor: EditorConnection,
+        permissions: PermissionAnswers,
+        transcripts: Transcripts,
+        tasks: Tasks,
     ) -> None:
         self._editor = editor
         self._permissions = permissions

@@ -44,7 +44,7 @@ _OPEN = os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @attrs.frozen
-class ServerState:
+class RunningServer:
     """The shared server that runs, as ``state.json`` says."""
 
     url: str
@@ -55,7 +55,7 @@ class ServerState:
     """Its process, named as no other will be (see :mod:`goose_ls.process_identity`)."""
 
     @classmethod
-    def of(cls, url: str, pid: int) -> ServerState:
+    def of(cls, url: str, pid: int) -> RunningServer:
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         return cls(url, pid, now, process_named(pid))
 
@@ -150,7 +150,7 @@ class SharePlace:
         try:
             await within(timeout, asyncio.shield(taking))
         except BaseException as exc:
-            # Given up: the lock, if it comes after all, is let go at once.
+            # Given up: the lock, if it comes after all, is released at once.
             taking.add_done_callback(lambda _: os.close(fd))
             if isinstance(exc, asyncio.TimeoutError):
                 raise AgentError(
@@ -186,7 +186,7 @@ class SharePlace:
         return False
 
     # --- the state -----------------------------------------------------------------
-    def state(self) -> ServerState | None:
+    def state(self) -> RunningServer | None:
         """The server ``state.json`` names, or None (none, or not readable as one)."""
         try:
             fd = self._open("state.json", os.O_RDONLY)
@@ -196,7 +196,7 @@ class SharePlace:
             text = source.read()
         try:
             data = json.loads(text)
-            state = ServerState(
+            state = RunningServer(
                 str(data["url"]), int(data["pid"]), str(data["started"]), str(data["process"])
             )
             state.port  # noqa: B018  # a URL without a port is no state
@@ -204,7 +204,7 @@ class SharePlace:
             return None
         return state
 
-    def keep(self, state: ServerState) -> None:
+    def keep(self, state: RunningServer) -> None:
         atomic_write(self.folder / "state.json", json.dumps(attrs.asdict(state)))
 
     def forget(self, pid: int | None = None) -> None:
