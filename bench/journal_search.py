@@ -26,10 +26,10 @@ from unittest import mock
 import tests_on_path  # noqa: F401  (puts tests/ on sys.path for `support`)
 
 from goose_ls import events
-from goose_ls.sessions import search
-from goose_ls.sessions.library import SessionLibrary
-from goose_ls.sessions.records import EventRow
-from goose_ls.sessions.texts import Piece, TextIndex
+from goose_ls.sessions.journal import search
+from goose_ls.sessions.journal.library import SessionLibrary
+from goose_ls.sessions.journal.records import EventRow
+from goose_ls.sessions.journal.texts import Piece, TextIndex
 from support.journal import journal_event
 
 CHUNKS = 10_000

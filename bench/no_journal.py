@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 
 from goose_ls import cli
-from goose_ls.sessions import library
+from goose_ls.sessions.journal import library
 
 
 def _nothing(*_: object) -> None:

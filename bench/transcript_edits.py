@@ -36,7 +36,7 @@ from goose_ls.lsp.chat.transcript_documents import Transcripts
 from goose_ls.lsp.editor import EditorConnection
 from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.lsp.services import ServicesSlot
-from goose_ls.sessions.records import EventRow
+from goose_ls.sessions.journal.records import EventRow
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
 

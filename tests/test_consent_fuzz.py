@@ -47,7 +47,7 @@ from goose_ls.lsp.transcript.render import (
 )
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.sessions import IndexedEvent
-from goose_ls.sessions.library import SessionLibrary
+from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Turn

@@ -16,7 +16,7 @@ import pytest
 
 from goose_ls import events
 from goose_ls.sessions import registry as early
-from goose_ls.sessions.library import SessionLibrary
+from goose_ls.sessions.journal.library import SessionLibrary
 from support.harness import Editor, gone
 
 FAST_RESTARTS = {"agent": {"restartDelay": 0.05, "restartLimit": 3, "restartWindow": 60}}

@@ -17,7 +17,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from goose_ls.scripted.agent import GOOSE_CAPABILITIES
-from goose_ls.sessions.library import LINGER_SECONDS
+from goose_ls.sessions.journal.library import LINGER_SECONDS
 from support.harness import Editor, disconnect, start_editor, stop_editor
 from support.journal import journaled
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from goose_ls.sessions.records import to_json
-from goose_ls.sessions.store import SessionStore
+from goose_ls.sessions.journal.records import to_json
+from goose_ls.sessions.journal.store import SessionStore
 from support.harness import SERVER_COMMAND, Editor, start_editor, stop_editor
 
 FAKETIME = shutil.which("faketime")

@@ -1,7 +1,7 @@
 """Past chats as workspace symbols: the editor's symbol search finds any conversation.
 
 ``workspace/symbol`` (Helix's ``space S``, Neovim's ``vim.lsp.buf.workspace_symbol()``)
-and ``goose/searchSessions`` ask the journal (:mod:`goose_ls.sessions.search`), then
+and ``goose/searchSessions`` ask the journal (:mod:`goose_ls.sessions.journal.search`), then
 place each hit in its chat's transcript, so choosing one opens the transcript at that
 turn. An empty query lists the latest chats.
 """

@@ -18,7 +18,7 @@ import attrs
 
 from goose_ls import events
 from goose_ls.errors import UnknownSession
-from goose_ls.sessions.library import SessionLibrary
+from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.session import IndexedEvent, Session
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from goose_ls import events, heap
 from goose_ls.errors import AgentBusy, AgentError, Refused
 from goose_ls.sessions.context import ContextItem, to_blocks
-from goose_ls.sessions.library import SessionLibrary
+from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.link import AgentLink
 from goose_ls.sessions.live import LiveBuffers
 from goose_ls.sessions.planted import PlantedPaths

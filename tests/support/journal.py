@@ -8,8 +8,8 @@ import sqlite3
 from pathlib import Path
 
 from goose_ls import events
-from goose_ls.sessions.library import SessionLibrary
-from goose_ls.sessions.records import EventRow, expanded
+from goose_ls.sessions.journal.library import SessionLibrary
+from goose_ls.sessions.journal.records import EventRow, expanded
 from goose_ls.sessions.session import IndexedEvent
 
 

@@ -7,7 +7,7 @@ from unittest import mock
 
 import pytest
 
-from goose_ls.sessions import search
+from goose_ls.sessions.journal import search
 
 
 @pytest.fixture(params=["fts5", "like"])

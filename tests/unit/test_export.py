@@ -11,7 +11,7 @@ import pytest
 from goose_ls import events
 from goose_ls.errors import Refused
 from goose_ls.lsp.chat.export import render, slug, target
-from goose_ls.sessions.records import EventRow
+from goose_ls.sessions.journal.records import EventRow
 
 DAY = datetime.date(2026, 7, 19)
 

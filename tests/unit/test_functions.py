@@ -92,7 +92,7 @@ def test_a_whole_file_is_a_resource_link_the_agent_reads() -> None:
 
 
 def test_titles_are_cut_at_a_word_boundary() -> None:
-    from goose_ls.sessions.records import title_from_prompt
+    from goose_ls.sessions.journal.records import title_from_prompt
 
     assert title_from_prompt("   ") == "New Session"
     assert title_from_prompt("Fix the test") == "Fix the test"

@@ -6,10 +6,10 @@ import copy
 import sqlite3
 from pathlib import Path
 
-from goose_ls.sessions import blobs
-from goose_ls.sessions.blobs import BLOB_THRESHOLD, BlobRef
-from goose_ls.sessions.records import EventRow, to_json
-from goose_ls.sessions.store import SessionStore
+from goose_ls.sessions.journal import blobs
+from goose_ls.sessions.journal.blobs import BLOB_THRESHOLD, BlobRef
+from goose_ls.sessions.journal.records import EventRow, to_json
+from goose_ls.sessions.journal.store import SessionStore
 
 ODD = 'a "quoted" \\ back\\slash, naïve “typographic”, 🦆, tab\t, nul \x00, newline\n'
 BIG = (ODD * (BLOB_THRESHOLD // len(ODD) + 2))[: BLOB_THRESHOLD + 1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from goose_ls import events
-from goose_ls.sessions.library import SessionLibrary
+from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.session import IndexedEvent
 
 

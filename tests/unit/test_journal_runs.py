@@ -9,8 +9,8 @@ import sqlite3
 from pathlib import Path
 
 from goose_ls import events
-from goose_ls.sessions.library import RUN_LIMIT, SessionLibrary
-from goose_ls.sessions.records import chunk_payload, to_json
+from goose_ls.sessions.journal.library import RUN_LIMIT, SessionLibrary
+from goose_ls.sessions.journal.records import chunk_payload, to_json
 from goose_ls.sessions.session import IndexedEvent
 
 TEXTS = ["Hé", "", "llo, ", "wörld 🌍", "\n", '"quoted" \\ back', "end"]

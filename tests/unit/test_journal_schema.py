@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from goose_ls import events
-from goose_ls.sessions import schema
-from goose_ls.sessions.library import SessionLibrary
+from goose_ls.sessions.journal import schema
+from goose_ls.sessions.journal.library import SessionLibrary
+from goose_ls.sessions.journal.store import SessionStore
 from goose_ls.sessions.session import IndexedEvent
-from goose_ls.sessions.store import SessionStore
 
 
 def _everything(path: Path) -> dict[str, object]:

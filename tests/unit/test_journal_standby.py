@@ -8,8 +8,8 @@ import sqlite3
 from pathlib import Path
 
 from goose_ls import events
-from goose_ls.sessions import schema, standby
-from goose_ls.sessions.library import SessionLibrary
+from goose_ls.sessions.journal import schema, standby
+from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.session import IndexedEvent
 
 

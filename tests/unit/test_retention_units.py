@@ -10,10 +10,10 @@ import threading
 from pathlib import Path
 
 from goose_ls.process_identity import this_process
-from goose_ls.sessions import retention
-from goose_ls.sessions.records import EventRow, SessionRecord
-from goose_ls.sessions.retention import Limits
-from goose_ls.sessions.store import SessionStore
+from goose_ls.sessions.journal import retention
+from goose_ls.sessions.journal.records import EventRow, SessionRecord
+from goose_ls.sessions.journal.retention import Limits
+from goose_ls.sessions.journal.store import SessionStore
 
 NOW = datetime.datetime(2026, 7, 19, 12, 0, tzinfo=datetime.timezone.utc)
 DEAD = f"{socket.gethostname()}:99999999:1"  # a pid no process has

@@ -11,9 +11,9 @@ from unittest import mock
 import pytest
 
 from goose_ls import events
-from goose_ls.sessions import search, texts
-from goose_ls.sessions.library import SessionLibrary
-from goose_ls.sessions.records import EventRow
+from goose_ls.sessions.journal import search, texts
+from goose_ls.sessions.journal.library import SessionLibrary
+from goose_ls.sessions.journal.records import EventRow
 from support.journal import journal_event
 
 PHRASE = "the frobnicator keeps failing on Tuesdays"

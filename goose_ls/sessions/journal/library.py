@@ -1,4 +1,4 @@
-"""What goose-ls keeps of each session between runs: records, titles, every event.
+"""The journal as the rest of goose-ls uses it: events batched in, history read back.
 
 The library writes through the store (the journal, a SQLite database in the data dir):
 every event, in batches; the session's record when something worth keeping changes (a
@@ -19,9 +19,9 @@ import attrs
 from goose_ls import events
 from goose_ls.errors import Refused
 from goose_ls.files import WriteFailed
-from goose_ls.sessions import blobs
-from goose_ls.sessions.blobs import BlobRef
-from goose_ls.sessions.records import (
+from goose_ls.sessions.journal import blobs
+from goose_ls.sessions.journal.blobs import BlobRef
+from goose_ls.sessions.journal.records import (
     NEW_SESSION_TITLE,
     EventRow,
     SessionRecord,
@@ -30,10 +30,10 @@ from goose_ls.sessions.records import (
     title_from_prompt,
     to_json,
 )
-from goose_ls.sessions.search import Hit
+from goose_ls.sessions.journal.search import Hit
+from goose_ls.sessions.journal.store import Notice, SessionStore
+from goose_ls.sessions.journal.texts import SPEAKERS, Piece, piece_of_event
 from goose_ls.sessions.session import IndexedEvent
-from goose_ls.sessions.store import Notice, SessionStore
-from goose_ls.sessions.texts import SPEAKERS, Piece, piece_of_event
 from goose_ls.tasks import Tasks
 
 log = logging.getLogger(__name__)
@@ -307,7 +307,7 @@ def _plain_text(event: events.SessionEvent) -> str | None:
 
 def _payload(event: events.SessionEvent) -> tuple[str, dict[str, bytes]]:
     """The event as ``goose/update`` carries it, as JSON text, its large tool outputs set
-    aside (:mod:`~goose_ls.sessions.blobs`); plain text chunks go the direct way, in
+    aside (:mod:`~goose_ls.sessions.journal.blobs`); plain text chunks go the direct way, in
     :meth:`SessionLibrary.observe`."""
     update, texts = blobs.set_aside(events.event_to_wire(event))
     return to_json(update), texts

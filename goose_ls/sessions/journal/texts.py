@@ -25,7 +25,7 @@ from typing import NamedTuple
 import attrs
 
 from goose_ls import events
-from goose_ls.sessions.records import EventRow
+from goose_ls.sessions.journal.records import EventRow
 
 PAGE_CHARS = 4000
 """A page grows to about this many characters before its message goes on in the next."""

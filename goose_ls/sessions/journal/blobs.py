@@ -5,7 +5,7 @@ command's 5 MB output is usually sent again with each change of status. Each con
 text longer than :data:`BLOB_THRESHOLD` is kept once in ``blobs``, keyed by its SHA-256;
 the event's payload holds ``{"sha256": ...}`` in its place and ``event_blobs`` says
 which events hold which. Reading puts the texts back and writes the payload the way it
-was first written (:data:`~goose_ls.sessions.records.to_json`), so readers get the
+was first written (:data:`~goose_ls.sessions.journal.records.to_json`), so readers get the
 very text ``goose/update`` carried.
 """
 
@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from goose_ls.sessions.records import EventRow, to_json
+from goose_ls.sessions.journal.records import EventRow, to_json
 
 BLOB_THRESHOLD = 64 * 1024
 """Content texts longer than this (in characters) are kept once, by their SHA-256."""

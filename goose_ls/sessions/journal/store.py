@@ -1,4 +1,4 @@
-"""The session store: what goose-ls remembers of each chat across restarts.
+"""The journal's database connection, its one owner, and what goes wrong with it.
 
 One SQLite database in the data dir (the journal), shared by every goose-ls process
 that uses that data dir: each change is a transaction on its own row, so two editor
@@ -28,10 +28,10 @@ import attrs
 
 from goose_ls.files import WriteFailed
 from goose_ls.process_identity import process_alive, this_process
-from goose_ls.sessions import blobs, schema, search, standby
-from goose_ls.sessions.blobs import BlobRef
-from goose_ls.sessions.records import EventRow, SessionRecord, expanded, now
-from goose_ls.sessions.texts import Piece, TextIndex
+from goose_ls.sessions.journal import blobs, schema, search, standby
+from goose_ls.sessions.journal.blobs import BlobRef
+from goose_ls.sessions.journal.records import EventRow, SessionRecord, expanded, now
+from goose_ls.sessions.journal.texts import Piece, TextIndex
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Literal
 
-from goose_ls.sessions.schema import NewerSchema
+from goose_ls.sessions.journal.schema import NewerSchema
 
 Fault = Literal["corrupt", "busy", "newer", "unusable"]
 

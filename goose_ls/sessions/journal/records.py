@@ -1,4 +1,4 @@
-"""What the journal keeps: a session's record and its events, as goose-ls handles them."""
+"""The journal's rows as Python values: a chat's record, and its events as numbered rows."""
 
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from goose_ls.sessions.records import NEW_SESSION_TITLE
-from goose_ls.sessions.store import SessionStore
+from goose_ls.sessions.journal.records import NEW_SESSION_TITLE
+from goose_ls.sessions.journal.store import SessionStore
 
 
 def merged(

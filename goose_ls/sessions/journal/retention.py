@@ -28,8 +28,8 @@ import attrs
 
 from goose_ls.errors import GooseLsError
 from goose_ls.process_identity import process_alive
-from goose_ls.sessions import schema
-from goose_ls.sessions.store import SessionStore, delete_rows
+from goose_ls.sessions.journal import schema
+from goose_ls.sessions.journal.store import SessionStore, delete_rows
 
 log = logging.getLogger(__name__)
 
