@@ -47,8 +47,8 @@ from goose_ls.lsp.transcript.render import (
 )
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.sessions import IndexedEvent
+from goose_ls.sessions.asking.permissions import Permissions
 from goose_ls.sessions.journal.library import SessionLibrary
-from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Turn
 from goose_ls.tool_calls import ToolCalls

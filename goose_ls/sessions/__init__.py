@@ -7,15 +7,15 @@ the agent's state is reported through :class:`AgentStatus`, its failures raise
 """
 
 from goose_ls.agent.status import AgentState, AgentStatus
+from goose_ls.sessions.asking.elicitations import QuestionAnswers, choices
+from goose_ls.sessions.asking.permissions import PermissionAnswers
 from goose_ls.sessions.checkpoints import Change, in_workspace, review, unified_diff
 from goose_ls.sessions.context import ContextItem, path_of
-from goose_ls.sessions.elicitations import QuestionAnswers, choices
 from goose_ls.sessions.journal.records import EventRow, events_of
 from goose_ls.sessions.journal.retention import Pruned
 from goose_ls.sessions.journal.search import Hit
 from goose_ls.sessions.live import Conflict, OpenFiles
 from goose_ls.sessions.manager import SessionListener, SessionManager
-from goose_ls.sessions.permissions import PermissionAnswers
 from goose_ls.sessions.session import IndexedEvent, Session
 
 __all__ = [

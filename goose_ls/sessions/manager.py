@@ -23,10 +23,11 @@ from goose_ls.agent.supervisor import AgentSupervisor
 from goose_ls.errors import Refused, UnknownSession
 from goose_ls.files import remove_stale_temps
 from goose_ls.paths import data_dir
-from goose_ls.sessions.asking import Waiting
+from goose_ls.sessions.asking.elicitations import Answer, Elicitations, QuestionAnswers
+from goose_ls.sessions.asking.permissions import PermissionAnswers, Permissions
+from goose_ls.sessions.asking.waiting import Waiting
 from goose_ls.sessions.checkpoints import Change
 from goose_ls.sessions.context import ContextItem
-from goose_ls.sessions.elicitations import Answer, Elicitations, QuestionAnswers
 from goose_ls.sessions.journal import listing
 from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.journal.records import EventRow, SessionRecord
@@ -36,7 +37,6 @@ from goose_ls.sessions.lifecycle import Lifecycle
 from goose_ls.sessions.link import AgentLink
 from goose_ls.sessions.live import LiveBuffers, OpenFiles
 from goose_ls.sessions.modes import Modes
-from goose_ls.sessions.permissions import PermissionAnswers, Permissions
 from goose_ls.sessions.planted import PlantedPaths
 from goose_ls.sessions.recovery import Recovery
 from goose_ls.sessions.registry import Registry, Severity

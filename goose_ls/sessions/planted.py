@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from goose_ls.sessions.grants import Grants
+from goose_ls.sessions.asking.grants import Grants
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session, Turn
 from goose_ls.tasks import Tasks

@@ -65,7 +65,7 @@ class Turn:
     Its stage, its cancellation and how it ended change only through the methods below,
     which :mod:`goose_ls.sessions.turns` calls (and :mod:`~goose_ls.sessions.steering`
     for a prompt sent into the running turn); every other module reads them. What the
-    user allowed in the turn is kept by the permissions (:mod:`.grants`)."""
+    user allowed in the turn is kept by the permissions (:mod:`.asking.grants`)."""
 
     message_id: str
     prompt: str

@@ -25,10 +25,10 @@ import attrs
 from goose_ls import events
 from goose_ls.agent.interface import ClientRefusal
 from goose_ls.paths import data_dir, own_folders
+from goose_ls.sessions.asking.permissions import Permissions
+from goose_ls.sessions.asking.proposed import with_diff
 from goose_ls.sessions.checkpoints import Change
-from goose_ls.sessions.permissions import Permissions
 from goose_ls.sessions.planted import PlantedPaths
-from goose_ls.sessions.proposed import with_diff
 from goose_ls.sessions.registry import Registry
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks

@@ -4,7 +4,7 @@ Each record is one ``write`` of a whole line to a file opened ``O_APPEND``, so r
 never interleave or glue together. A torn last line (a full disk, a kill) is found when
 the log is first used, said once, and ended so the next record stands on its own line.
 A decision by a rule is recorded before it is acted on: when the record cannot be
-written, the rule's "allow" is not used and the user is asked (``sessions/permissions.py``).
+written, the rule's "allow" is not used and the user is asked (``sessions/asking/permissions.py``).
 """
 
 from __future__ import annotations

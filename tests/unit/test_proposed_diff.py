@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from goose_ls.events import ToolCallUpdate
-from goose_ls.sessions.proposed import with_diff
+from goose_ls.sessions.asking.proposed import with_diff
 
 FILE = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 

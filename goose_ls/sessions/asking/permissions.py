@@ -31,8 +31,8 @@ import attrs
 
 from goose_ls import events
 from goose_ls.prompt_limits import MAX_PERMISSION_OPTIONS, cut
-from goose_ls.sessions.asking import Asking, Waiting, over_cap
-from goose_ls.sessions.grants import Grants
+from goose_ls.sessions.asking.grants import Grants
+from goose_ls.sessions.asking.waiting import Asking, Waiting, over_cap
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session
 from goose_ls.workspace.audit import AuditLog

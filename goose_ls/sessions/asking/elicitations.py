@@ -23,7 +23,7 @@ from goose_ls.prompt_limits import (
     MAX_FORM_FIELDS,
     MAX_MESSAGE_CHARS,
 )
-from goose_ls.sessions.asking import Asking, Waiting, over_cap
+from goose_ls.sessions.asking.waiting import Asking, Waiting, over_cap
 from goose_ls.sessions.registry import Registry
 from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.pages import page_problem, without_credentials

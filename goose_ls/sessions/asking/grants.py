@@ -1,6 +1,6 @@
 """What the user allowed and refused on a turn's permission cards, kept for that turn.
 
-Held by :class:`~goose_ls.sessions.permissions.Permissions` (its one writer, with the
+Held by :class:`~goose_ls.sessions.asking.permissions.Permissions` (its one writer, with the
 agent's file tools telling it what goose-ls wrote), keyed by the turn and gone with it:
 
 - a shell line allowed on the agent's card lets one ``terminal/create`` of that line run
