@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 
-from goose_ls.lsp import commands, protocol
+from goose_ls.lsp import commands
+from goose_ls.lsp.plugin_api import protocol
 from support.harness import Editor, raw_request, start_editor
 
 T = TypeVar("T")

@@ -7,10 +7,10 @@ from goose_ls.lsp import (
     commands,
     completion,
     documents,
-    goose_methods,
     lifecycle,
     symbols,
 )
+from goose_ls.lsp.plugin_api import methods as plugin_methods
 from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.lsp.services import ServicesSlot
 
@@ -20,7 +20,7 @@ def create_server() -> GooseLanguageServer:
     server = GooseLanguageServer()
     services = ServicesSlot()
     lifecycle.register(server, services)
-    goose_methods.register(server, services)
+    plugin_methods.register(server, services)
     documents.register(server, services)
     code_actions.register(server, services)
     commands.register(server, services, server.tasks)

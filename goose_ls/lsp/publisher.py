@@ -32,24 +32,19 @@ from goose_ls.events import (
     Usage,
     event_to_wire,
 )
-from goose_ls.lsp import protocol, usage
+from goose_ls.lsp import usage
 from goose_ls.lsp.chat.current import EditorChat
 from goose_ls.lsp.chat.elicitations import ElicitationPrompts
 from goose_ls.lsp.chat.permissions import PermissionPrompts
 from goose_ls.lsp.chat.progress import TurnProgress
 from goose_ls.lsp.chat.transcript_documents import Transcripts
 from goose_ls.lsp.editor import EditorConnection
+from goose_ls.lsp.plugin_api import protocol
+from goose_ls.lsp.plugin_api.protocol import status_to_wire
 from goose_ls.sessions import AgentState, AgentStatus, EventRow, IndexedEvent
-from goose_ls.wire import to_wire
 
 log = logging.getLogger(__name__)
 Json = dict[str, Any]
-
-
-def status_to_wire(status: AgentStatus) -> dict[str, Any]:
-    data: dict[str, Any] = to_wire(status)
-    data["state"] = status.state.value
-    return data
 
 
 @attrs.define

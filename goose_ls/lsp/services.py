@@ -8,6 +8,7 @@ registered and takes the services from it when a request comes.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 import attrs
 from pygls.exceptions import JsonRpcServerNotInitialized
@@ -15,9 +16,18 @@ from pygls.exceptions import JsonRpcServerNotInitialized
 from goose_ls.lsp.chat.current import EditorChat
 from goose_ls.lsp.chat.transcript_documents import Transcripts
 from goose_ls.lsp.editor import EditorConnection
-from goose_ls.lsp.publisher import EditorPublisher
-from goose_ls.sessions import SessionManager
+from goose_ls.sessions import EventRow, SessionManager
 from goose_ls.settings import Settings
+
+
+class Updates(Protocol):
+    """What the goose/* routes ask of the publisher (:mod:`goose_ls.lsp.publisher`)."""
+
+    def listen(self) -> None:
+        """Send ``goose/update`` from now on."""
+
+    def forward_journaled(self, row: EventRow) -> None:
+        """Send one journaled event again (``goose/replay``)."""
 
 
 class NotInitialized(JsonRpcServerNotInitialized):
@@ -30,7 +40,7 @@ class Services:
     root: str
     """The workspace folder."""
     sessions: SessionManager
-    publisher: EditorPublisher
+    publisher: Updates
     transcripts: Transcripts
     chat: EditorChat
     settled: Callable[[], Awaitable[None]]

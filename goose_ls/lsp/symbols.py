@@ -16,12 +16,14 @@ import attrs
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from goose_ls.lsp.protocol import SEARCH_LIMIT
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.sessions import Hit
 
 WHO = {"user": "you", "agent": "goose", "thought": "goose, thinking", "tool": "tool call"}
 KINDS = {"chat": types.SymbolKind.File, "tool": types.SymbolKind.Function}
+
+SEARCH_LIMIT = 50
+"""Results a search returns when not told how many (``workspace/symbol`` always)."""
 
 
 @attrs.frozen

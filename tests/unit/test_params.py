@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
-from goose_ls.lsp import protocol
-from goose_ls.lsp.protocol import (
+from goose_ls.lsp.plugin_api import protocol
+from goose_ls.lsp.plugin_api.protocol import (
     CancelParams,
     NewSessionParams,
     PermissionParams,

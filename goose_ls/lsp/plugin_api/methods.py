@@ -23,9 +23,10 @@ from pygls.lsp.server import LanguageServer
 from goose_ls import __version__
 from goose_ls import settings as settings_model
 from goose_ls.errors import AgentError, Refused, UnknownSession
-from goose_ls.lsp import mentions, protocol, symbols
+from goose_ls.lsp import mentions, symbols
+from goose_ls.lsp.plugin_api import protocol
+from goose_ls.lsp.plugin_api.protocol import status_to_wire
 from goose_ls.lsp.prompt_context import selected_lines, with_mentions
-from goose_ls.lsp.publisher import status_to_wire
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.sessions import ContextItem, Session
 from goose_ls.wire import to_wire

@@ -13,13 +13,20 @@ from typing import Any, Literal, TypeVar
 import attrs
 from pygls.exceptions import JsonRpcInvalidParams
 
-from goose_ls.sessions import ContextItem
-from goose_ls.wire import WireError, from_wire
+from goose_ls.lsp.symbols import SEARCH_LIMIT
+from goose_ls.sessions import AgentStatus, ContextItem
+from goose_ls.wire import WireError, from_wire, to_wire
 
 PROTOCOL_VERSION = 1
-SEARCH_LIMIT = 50
-"""Results a search returns when not told how many (``workspace/symbol`` always)."""
 MAX_SEARCH_LIMIT = 500
+
+
+def status_to_wire(status: AgentStatus) -> dict[str, Any]:
+    """The agent's state as ``goose/agentStatus`` and ``goose/status`` carry it."""
+    data: dict[str, Any] = to_wire(status)
+    data["state"] = status.state.value
+    return data
+
 
 NEW_SESSION = "goose/newSession"
 PROMPT = "goose/prompt"
