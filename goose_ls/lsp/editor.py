@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -43,8 +43,10 @@ class EditorConnection:
         """Whether the client is one of goose-ls's plugins (it asked for ``goose/update``
         from the start), which handle goose-ls's own notifications."""
         self._warned: set[str] = set()
-        self._kept: dict[str, TranscriptDocument] = {}
-        """Open documents goose-ls follows itself rather than through pygls' workspace."""
+        self._followed: Callable[[str], TranscriptDocument | None] = lambda _: None
+        self._followed_uris: Callable[[], Iterable[str]] = tuple
+        """The open documents goose-ls follows itself rather than through pygls'
+        workspace (the transcripts: their owner, the chat, tells them)."""
 
     # --- what it can do ----------------------------------------------------------
     @property
@@ -76,11 +78,12 @@ class EditorConnection:
 
     # --- its documents -------------------------------------------------------------
     def is_open(self, uri: str) -> bool:
-        return uri in self._kept or unquote(uri) in self._server.workspace.text_documents
+        followed = self._followed(uri) is not None
+        return followed or unquote(uri) in self._server.workspace.text_documents
 
     def open_paths(self) -> list[Path]:
         """The files of the editor's open buffers, most recently opened last."""
-        uris = [*self._server.workspace.text_documents, *self._kept]
+        uris = [*self._server.workspace.text_documents, *self._followed_uris()]
         return [Path(path_of(uri)) for uri in uris if uri.startswith("file:")]
 
     def open_files(self) -> list[Path]:
@@ -90,7 +93,7 @@ class EditorConnection:
 
     def document(self, uri: str) -> TextDocument:
         """The open buffer at ``uri``, else the file on disk (OSError when unreadable)."""
-        kept = self._kept.get(uri)
+        kept = self._followed(uri)
         if kept is None:
             return self._server.workspace.get_text_document(uri)
         workspace = self._server.workspace
@@ -130,29 +133,31 @@ class EditorConnection:
 
     def buffer_text(self, uri: str) -> str | None:
         """The unsaved text of an open buffer, or None when it is not open."""
-        if (kept := self._kept.get(uri)) is not None:
+        if (kept := self._followed(uri)) is not None:
             return kept.source
         return self.document(uri).source if self.is_open(uri) else None
 
-    def kept(self, uri: str) -> TranscriptDocument | None:
-        return self._kept.get(uri)
+    def follow_documents(
+        self,
+        document_of: Callable[[str], TranscriptDocument | None],
+        uris: Callable[[], Iterable[str]],
+    ) -> None:
+        """Who follows the documents pygls does not: ``document_of(uri)`` and the
+        ``uris`` of those open now."""
+        self._followed, self._followed_uris = document_of, uris
 
-    def keep(self, uri: str, document: TranscriptDocument) -> None:
-        """Follow an open document here from now on (taken from pygls if it has it)."""
+    def take_over(self, uri: str) -> None:
+        """goose-ls follows this open document from now on: pygls lets it go."""
         self._server.workspace.remove_text_document(uri)
-        self._kept[uri] = document
 
-    def let_go(self, uri: str, closed: bool) -> TranscriptDocument | None:
-        """Stop following a document; unless the editor ``closed`` it, pygls follows it."""
-        document = self._kept.pop(uri, None)
-        if document is not None and not closed:
-            item = types.TextDocumentItem(uri, "markdown", document.version or 0, document.source)
-            self._server.workspace.put_text_document(item)
-        return document
+    def hand_back(self, uri: str, document: TranscriptDocument) -> None:
+        """goose-ls stops following a document the editor still has open: pygls does."""
+        item = types.TextDocumentItem(uri, "markdown", document.version or 0, document.source)
+        self._server.workspace.put_text_document(item)
 
     def end_of(self, uri: str) -> Position:
         """The position after the last character of an open buffer."""
-        if (kept := self._kept.get(uri)) is not None:
+        if (kept := self._followed(uri)) is not None:
             return kept.end
         document = self.document(uri)
         lines = document.lines

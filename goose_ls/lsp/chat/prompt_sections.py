@@ -36,7 +36,7 @@ class PromptSections:
 
     def section(self, transcript: Transcript) -> str | None:
         """The prompt section as the editor (else the file) has it; None if it has none."""
-        if (kept := self._editor.kept(transcript.uri)) is not None:
+        if (kept := transcript.document) is not None:
             return self._unsent(transcript, kept.prompt)
         parts = split_prompt(self.document_text(transcript), legacy=True)
         return parts[1] if parts else None
@@ -59,7 +59,7 @@ class PromptSections:
 
     def line(self, transcript: Transcript, line: int) -> str | None:
         """The text of ``line`` when it is below the sentinel in the editor's copy."""
-        kept = self._editor.kept(transcript.uri)
+        kept = transcript.document
         sentinel = kept.sentinel_line if kept is not None else None
         if kept is None or sentinel is None or kept.prompt is None:
             return None
@@ -75,7 +75,7 @@ class PromptSections:
 
     async def _rewrite(self, transcript: Transcript, keep_draft: bool) -> None:
         lines = transcript.context_lines
-        kept = self._editor.kept(transcript.uri)
+        kept = transcript.document
         if transcript.streamer.uses_editor() and kept is not None:
             start = Position(transcript.text.sentinel_line + 1, 0)  # under the heading
             if keep_draft:

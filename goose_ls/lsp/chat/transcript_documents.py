@@ -89,6 +89,14 @@ class Transcripts:
         self._showing: dict[str, asyncio.Lock] = {}
         """Per session: held while a ``window/showDocument`` of its transcript waits."""
         self.prompts = PromptSections(editor, self.apply_edit)
+        editor.follow_documents(self._document_of, self._open_uris)
+
+    def _document_of(self, uri: str) -> TranscriptDocument | None:
+        transcript = self._by_uri.get(uri)
+        return transcript.document if transcript is not None else None
+
+    def _open_uris(self) -> list[str]:
+        return [uri for uri, t in self._by_uri.items() if t.document is not None]
 
     @property
     def directory(self) -> Path:
@@ -335,7 +343,8 @@ class Transcripts:
         notification; whatever differs is sent again from the first difference.
         """
         document = TranscriptDocument(transcript.text, opened.source, opened.version)
-        self._editor.keep(transcript.uri, document)
+        self._editor.take_over(transcript.uri)
+        transcript.document = document
         if document.sentinel_line is None:
             log.warning("transcript %s was changed above its prompt section", transcript.path)
             return
@@ -346,7 +355,8 @@ class Transcripts:
     def did_change(self, params: types.DidChangeTextDocumentParams) -> bool:
         """The editor changed a document: True when it is a transcript (followed here)."""
         uri = params.text_document.uri
-        document, transcript = self._editor.kept(uri), self._by_uri.get(uri)
+        transcript = self._by_uri.get(uri)
+        document = transcript.document if transcript is not None else None
         if document is None or transcript is None:
             return False
         draft = document.prompt
@@ -360,17 +370,20 @@ class Transcripts:
     def did_close(self, uri: str) -> bool:
         """The editor closed a transcript: the file on disk becomes the copy to update."""
         transcript = self._by_uri.get(uri)
-        document = self._editor.let_go(uri, closed=True)
+        document = transcript.document if transcript is not None else None
         if document is not None:
             document.close()
         if transcript is not None:
+            transcript.document = None
             transcript.streamer.write_file()
         return document is not None
 
     def _let_go(self, transcript: Transcript) -> None:
         """The session is gone: an open transcript becomes a plain document."""
         self._by_uri.pop(transcript.uri, None)
-        if (document := self._editor.let_go(transcript.uri, closed=False)) is not None:
+        if (document := transcript.document) is not None:
+            transcript.document = None
+            self._editor.hand_back(transcript.uri, document)
             document.close()
 
     # --- edits -------------------------------------------------------------------

@@ -7,6 +7,7 @@ from pathlib import Path
 import attrs
 
 from goose_ls.lsp.transcript.blocks import code_span, line_range, shown_path
+from goose_ls.lsp.transcript.editor_copy import TranscriptDocument
 from goose_ls.lsp.transcript.render import Renderer
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer
 from goose_ls.lsp.transcript.text import TranscriptText
@@ -46,6 +47,9 @@ class Transcript:
     sent_draft: str | None = None
     """A draft sent whose clearing the editor has not reported yet (it batches its
     changes): no longer the user's draft, to send again or to save as one."""
+    document: TranscriptDocument | None = None
+    """The editor's copy while the editor has the transcript open (goose-ls follows it
+    itself, not pygls' workspace)."""
 
     @property
     def uri(self) -> str:
