@@ -41,8 +41,8 @@ from goose_ls_side import GooseLsSide
 from paced import cpu_ns, wakeups
 
 from goose_ls.scripted import scripted_agent_command, write_script
-from goose_ls.sessions.checkpoints import review
-from goose_ls.sessions.turn_changes import TurnCheckpoints, TurnRecord
+from goose_ls.sessions.changes import review
+from goose_ls.sessions.checkpoints import TurnCheckpoints, TurnRecord
 from goose_ls.tasks import Tasks, within
 from goose_ls.workspace.planted import protected_in
 from goose_ls.workspace.policy import DEFAULT_PROTECTED

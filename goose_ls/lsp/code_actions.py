@@ -295,7 +295,7 @@ def file_actions(s: Services, params: types.CodeActionParams) -> list[types.Code
                 "goose.compareAgentVersion",
             )
         ]
-    written = any(session.checkpoints.last_change(path) for session in s.sessions.open_sessions())
+    written = any(session.own_writes.last_change(path) for session in s.sessions.open_sessions())
     if written or path in s.sessions.open_files.changed:
         actions.append(_action("goose.revertFile", types.CodeActionKind.Refactor, uri))
     return actions

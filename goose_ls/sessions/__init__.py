@@ -9,7 +9,7 @@ the agent's state is reported through :class:`AgentStatus`, its failures raise
 from goose_ls.agent.status import AgentState, AgentStatus
 from goose_ls.sessions.asking.elicitations import QuestionAnswers, choices
 from goose_ls.sessions.asking.permissions import PermissionAnswers
-from goose_ls.sessions.checkpoints import Change, in_workspace, review, unified_diff
+from goose_ls.sessions.changes import Change, in_workspace, review, unified_diff
 from goose_ls.sessions.context import ContextItem, path_of
 from goose_ls.sessions.journal.records import EventRow, events_of
 from goose_ls.sessions.journal.retention import Pruned

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from goose_ls.agent.interface import SessionOptions
 from goose_ls.errors import AgentError, UnknownSession
+from goose_ls.sessions.checkpoints import TurnCheckpoints
 from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.journal.records import events_of
 from goose_ls.sessions.journal.retention import remove_files
@@ -28,7 +29,6 @@ from goose_ls.sessions.modes import Modes
 from goose_ls.sessions.reconcile import Reconciler
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session
-from goose_ls.sessions.turn_changes import TurnCheckpoints
 from goose_ls.sessions.turns import Turns
 from goose_ls.workspace.terminals import Terminals
 

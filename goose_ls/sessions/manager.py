@@ -26,7 +26,8 @@ from goose_ls.paths import data_dir
 from goose_ls.sessions.asking.elicitations import Answer, Elicitations, QuestionAnswers
 from goose_ls.sessions.asking.permissions import PermissionAnswers, Permissions
 from goose_ls.sessions.asking.waiting import Waiting
-from goose_ls.sessions.checkpoints import Change
+from goose_ls.sessions.changes import Change
+from goose_ls.sessions.checkpoints import TurnCheckpoints
 from goose_ls.sessions.context import ContextItem
 from goose_ls.sessions.journal import listing
 from goose_ls.sessions.journal.library import SessionLibrary
@@ -43,7 +44,6 @@ from goose_ls.sessions.registry import Registry, Severity
 from goose_ls.sessions.session import IndexedEvent, Session
 from goose_ls.sessions.steering import Steering
 from goose_ls.sessions.tools import AgentTools
-from goose_ls.sessions.turn_changes import TurnCheckpoints
 from goose_ls.sessions.turns import Turns
 from goose_ls.sessions.unsaved import UnsavedFiles
 from goose_ls.settings import Settings
@@ -448,7 +448,7 @@ class SessionManager:
     ) -> tuple[str, dict[Path, Change]] | None:
         """The chat's last turn that changed files (``path``, when given) and what it
         changed, from its checkpoints and goose-ls's own writes."""
-        return await self._checkpoints.last_changes(session.session_id, session.checkpoints, path)
+        return await self._checkpoints.last_changes(session.session_id, session.own_writes, path)
 
     async def revert(self, session: Session, changes: list[tuple[Path, Change]]) -> list[str]:
         """Put the files back as they were before the changes, where nobody changed them

@@ -28,7 +28,7 @@ from goose_ls.events import (
     TurnEnded,
     Usage,
 )
-from goose_ls.sessions.checkpoints import Checkpoints
+from goose_ls.sessions.changes import OwnWrites
 from goose_ls.sessions.context import ContextItem
 from goose_ls.sessions.reconcile import Reconciler
 from goose_ls.tool_calls import ToolCalls
@@ -196,7 +196,7 @@ class Session:
         """The agent's slash commands (its last ``available_commands_update``)."""
         self.tool_calls = ToolCalls()
         """What each tool call said so far, merged."""
-        self.checkpoints = Checkpoints()
+        self.own_writes = OwnWrites()
         """The files each turn changed, for review and revert."""
         self.allowed: set[ToolTarget] = set()
         """Tool calls the user allowed "for this session"."""

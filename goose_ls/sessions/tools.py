@@ -27,7 +27,7 @@ from goose_ls.agent.interface import ClientRefusal
 from goose_ls.paths import data_dir, own_folders
 from goose_ls.sessions.asking.permissions import Permissions
 from goose_ls.sessions.asking.proposed import with_diff
-from goose_ls.sessions.checkpoints import Change
+from goose_ls.sessions.changes import Change
 from goose_ls.sessions.planted import PlantedPaths
 from goose_ls.sessions.registry import Registry
 from goose_ls.settings import Settings
@@ -278,7 +278,7 @@ class AgentTools:
         session = self._registry.find(session_id)
         if session is not None and session.active is not None:
             message_id = session.active.message_id
-            session.checkpoints.wrote(message_id, resolved, before, content, kept)
+            session.own_writes.wrote(message_id, resolved, before, content, kept)
             # judged, asked where due: no planted path
             self._permissions.grants.of(session.active).approved.add(str(resolved))
 

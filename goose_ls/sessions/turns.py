@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from goose_ls import events, heap
 from goose_ls.errors import AgentBusy, AgentError, Refused
+from goose_ls.sessions.checkpoints import TurnCheckpoints
 from goose_ls.sessions.context import ContextItem, to_blocks
 from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.link import AgentLink
@@ -26,7 +27,6 @@ from goose_ls.sessions.live import LiveBuffers
 from goose_ls.sessions.planted import PlantedPaths
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session, Turn
-from goose_ls.sessions.turn_changes import TurnCheckpoints
 from goose_ls.sessions.unsaved import UnsavedFiles
 from goose_ls.settings import AgentSettings
 from goose_ls.tasks import Tasks
