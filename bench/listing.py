@@ -1,4 +1,4 @@
-"""The workspace listing without git (``goose_ls.workspace.listing``) against
+"""The workspace listing without git (``goose_ls.workspace.file_list``) against
 ``git ls-files``, on a tree of 10,000 files that are listed and 2,000 that are ignored.
 
     .venv/bin/python bench/listing.py [--repeat N]
@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from goose_ls.workspace import listing
+from goose_ls.workspace import file_list
 
 GIT = ["git", "-c", "core.fsmonitor=false"]  # the bench's own tree: nothing hostile
 LISTED = 10_000
@@ -73,7 +73,7 @@ def main() -> None:
         os.environ["XDG_CONFIG_HOME"] = str(Path(tmp) / "xdg")  # no user ignore file
 
         def walk() -> list[str]:
-            return listing.files(root, 20_000, 60)
+            return file_list.files(root, 20_000, 60)
 
         def untracked() -> list[str]:
             return git_files(root, "--others")

@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from goose_ls.files import PRIVATE_FILE, private_folder, tighten
+from goose_ls.atomic_files import PRIVATE_FILE, private_folder, tighten
 from goose_ls.inert import inert, inert_line
 from goose_ls.paths import log_dir
 

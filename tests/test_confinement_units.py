@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from goose_ls.workspace import opening
+from goose_ls.workspace.agent_files import FileProblem, read_disk, write_disk
 from goose_ls.workspace.confinement import BadPath, Confinement, Denied, roots_of
-from goose_ls.workspace.files import FileProblem, read_disk, write_disk
 
 
 @pytest.fixture(params=["openat2", "walk"])

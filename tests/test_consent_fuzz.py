@@ -36,7 +36,7 @@ from lsprotocol import types
 
 from goose_ls import events
 from goose_ls.inert import inert_line
-from goose_ls.lsp.chat.permissions import popup_message
+from goose_ls.lsp.chat.permission_prompts import popup_message
 from goose_ls.lsp.code_actions import cards_at
 from goose_ls.lsp.transcript import blocks
 from goose_ls.lsp.transcript.render import (

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from goose_ls.agent.acp.messages import AgentTransport
+from goose_ls.agent.acp.message_transport import AgentTransport
 from goose_ls.agent.acp.sdk import import_sdk
 from goose_ls.agent.acp.unstable_updates import offer_unstable
 from goose_ls.agent.endpoint import Channel, Endpoint, endpoint_for

@@ -14,7 +14,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from goose_ls.inert import inert_line
-from goose_ls.lsp.chat.permissions import rejecting_first
+from goose_ls.lsp.chat.permission_prompts import rejecting_first
 from goose_ls.lsp.chat.sessions_view import entry_at, index_path
 from goose_ls.lsp.commands import COMMANDS
 from goose_ls.lsp.option_choices import CATEGORY_LABELS, choices

@@ -24,10 +24,10 @@ import attrs
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from goose_ls.atomic_files import atomic_write
 from goose_ls.errors import GooseLsError, Refused, UnknownSession
-from goose_ls.files import atomic_write
 from goose_ls.lsp import command_args as args
-from goose_ls.lsp.chat.elicitations import open_page
+from goose_ls.lsp.chat.elicitation_prompts import open_page
 from goose_ls.lsp.chat.export import export
 from goose_ls.lsp.chat.sessions_view import show_index
 from goose_ls.lsp.positions import Range

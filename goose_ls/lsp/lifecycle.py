@@ -21,8 +21,8 @@ from pygls.uris import to_fs_path
 from goose_ls import provenance
 from goose_ls import settings as settings_model
 from goose_ls.lsp.chat.current import EditorChat
-from goose_ls.lsp.chat.elicitations import ElicitationPrompts
-from goose_ls.lsp.chat.permissions import PermissionPrompts
+from goose_ls.lsp.chat.elicitation_prompts import ElicitationPrompts
+from goose_ls.lsp.chat.permission_prompts import PermissionPrompts
 from goose_ls.lsp.chat.progress import TurnProgress
 from goose_ls.lsp.chat.transcript_documents import Transcripts
 from goose_ls.lsp.editor import EditorConnection

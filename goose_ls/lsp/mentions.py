@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from goose_ls.sessions import ContextItem
-from goose_ls.workspace import listing
+from goose_ls.workspace import file_list
 
 MENTION = re.compile(r"(?<![\w@/])@([\w.~+/-]*[\w/])")
 """``@`` then a path, not inside a word or an e-mail address; a sentence's full stop
@@ -65,14 +65,14 @@ def mentioned(draft: str, root: Path) -> list[ContextItem]:
 
 def workspace_files(root: Path) -> list[str]:
     """The workspace's files, relative, those git ignores left out; at most LISTED_MAX.
-    No git runs (:mod:`goose_ls.workspace.listing` says why).
+    No git runs (:mod:`goose_ls.workspace.file_list` says why).
 
     Completion asks again at every key typed after the ``@``: the list is made once
     and kept for :data:`LISTING_SECONDS`, not walked again per key."""
     kept = _listed.get(root)  # (not a time of 0 for "never": clocks start near 0 at boot)
     if kept is not None and time.monotonic() - kept[0] <= LISTING_SECONDS:
         return kept[1]
-    files = listing.files(root, LISTED_MAX, WALK_SECONDS)
+    files = file_list.files(root, LISTED_MAX, WALK_SECONDS)
     _listed[root] = (time.monotonic(), files)
     return files
 

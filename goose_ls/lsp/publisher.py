@@ -34,8 +34,8 @@ from goose_ls.events import (
 )
 from goose_ls.lsp import usage
 from goose_ls.lsp.chat.current import EditorChat
-from goose_ls.lsp.chat.elicitations import ElicitationPrompts
-from goose_ls.lsp.chat.permissions import PermissionPrompts
+from goose_ls.lsp.chat.elicitation_prompts import ElicitationPrompts
+from goose_ls.lsp.chat.permission_prompts import PermissionPrompts
 from goose_ls.lsp.chat.progress import TurnProgress
 from goose_ls.lsp.chat.transcript_documents import Transcripts
 from goose_ls.lsp.editor import EditorConnection

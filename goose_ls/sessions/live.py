@@ -35,11 +35,11 @@ from typing import Protocol
 
 import attrs
 
-from goose_ls.files import private_folder, tighten
+from goose_ls.atomic_files import private_folder, tighten
 from goose_ls.sessions.registry import Registry
 from goose_ls.tasks import Tasks
 from goose_ls.workspace import watcher
-from goose_ls.workspace.files import EditorFiles
+from goose_ls.workspace.agent_files import EditorFiles
 
 log = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ from goose_ls import events
 from goose_ls.agent.auth import TerminalCommand
 from goose_ls.agent.status import LOST, AgentState, AgentStatus
 from goose_ls.agent.supervisor import AgentSupervisor
+from goose_ls.atomic_files import remove_stale_temps
 from goose_ls.errors import Refused, UnknownSession
-from goose_ls.files import remove_stale_temps
 from goose_ls.paths import data_dir
 from goose_ls.sessions.asking.elicitations import Answer, Elicitations, QuestionAnswers
 from goose_ls.sessions.asking.permissions import PermissionAnswers, Permissions
@@ -29,28 +29,28 @@ from goose_ls.sessions.asking.waiting import Waiting
 from goose_ls.sessions.changes import Change
 from goose_ls.sessions.checkpoints import TurnCheckpoints
 from goose_ls.sessions.context import ContextItem
-from goose_ls.sessions.journal import listing
+from goose_ls.sessions.journal import chat_list
 from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.journal.records import EventRow, SessionRecord
 from goose_ls.sessions.journal.retention import Limits, Pruned, Retention
 from goose_ls.sessions.journal.search import Hit
-from goose_ls.sessions.lifecycle import Lifecycle
 from goose_ls.sessions.link import AgentLink
 from goose_ls.sessions.live import LiveBuffers, OpenFiles
 from goose_ls.sessions.modes import Modes
-from goose_ls.sessions.planted import PlantedPaths
+from goose_ls.sessions.planted_watch import PlantedPaths
 from goose_ls.sessions.recovery import Recovery
 from goose_ls.sessions.registry import Registry, Severity
+from goose_ls.sessions.send_now import Steering
 from goose_ls.sessions.session import IndexedEvent, Session
-from goose_ls.sessions.steering import Steering
+from goose_ls.sessions.session_lifecycle import Lifecycle
 from goose_ls.sessions.tools import AgentTools
 from goose_ls.sessions.turns import Turns
 from goose_ls.sessions.unsaved import UnsavedFiles
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
+from goose_ls.workspace.agent_files import EditorFiles
 from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.confinement import Confinement
-from goose_ls.workspace.files import EditorFiles
 from goose_ls.workspace.policy import Policy, Untrusted
 from goose_ls.workspace.trust import PolicyTrust
 
@@ -283,7 +283,7 @@ class SessionManager:
         conn = await self._link.connection()
         if conn.profile.session_capability("list"):
             agent_side = await conn.list_sessions(self.cwd)
-        return listing.merged(self._library.store, agent_side, self._registry.ids())
+        return chat_list.merged(self._library.store, agent_side, self._registry.ids())
 
     def rename(self, session_id: str, title: str) -> None:
         try:

@@ -63,7 +63,7 @@ class Turn:
     """One prompt and the agent's answer to it.
 
     Its stage, its cancellation and how it ended change only through the methods below,
-    which :mod:`goose_ls.sessions.turns` calls (and :mod:`~goose_ls.sessions.steering`
+    which :mod:`goose_ls.sessions.turns` calls (and :mod:`~goose_ls.sessions.send_now`
     for a prompt sent into the running turn); every other module reads them. What the
     user allowed in the turn is kept by the permissions (:mod:`.asking.grants`)."""
 

@@ -28,12 +28,13 @@ from goose_ls.paths import data_dir, own_folders
 from goose_ls.sessions.asking.permissions import Permissions
 from goose_ls.sessions.asking.proposed import with_diff
 from goose_ls.sessions.changes import Change
-from goose_ls.sessions.planted import PlantedPaths
+from goose_ls.sessions.planted_watch import PlantedPaths
 from goose_ls.sessions.registry import Registry
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
 from goose_ls.tool_calls import merge
-from goose_ls.workspace import files, sandbox
+from goose_ls.workspace import agent_files, sandbox
+from goose_ls.workspace.agent_files import EditorFiles, FileProblem
 from goose_ls.workspace.agent_sandbox import Bounds, bounds_for
 from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.confinement import (
@@ -44,7 +45,6 @@ from goose_ls.workspace.confinement import (
     credential_anywhere,
     roots_of,
 )
-from goose_ls.workspace.files import EditorFiles, FileProblem
 from goose_ls.workspace.policy import protected_path
 from goose_ls.workspace.protected import sandbox_patterns
 from goose_ls.workspace.terminals import Terminal, Terminals, filter_env, line_of
@@ -206,7 +206,7 @@ class AgentTools:
                     f"{path} is a secret (it holds {what}); goose-ls does not hand those out"
                 )
                 raise self._refused(session_id, path, f"read {path}", denied)
-            return files.select_lines(text, line, limit)
+            return agent_files.select_lines(text, line, limit)
         try:
             return await asyncio.to_thread(self._read_disk, resolved, line, limit)
         except Denied as exc:
@@ -224,7 +224,7 @@ class AgentTools:
         def check_links(path: Path, stat: os.stat_result) -> None:
             confinement.check_links(path, stat, outside_ok)
 
-        return files.read_disk(path, root, line, limit, cap, check_links)
+        return agent_files.read_disk(path, root, line, limit, cap, check_links)
 
     async def proposed(
         self, session_id: str, tool_call: events.ToolCallUpdate
@@ -254,8 +254,8 @@ class AgentTools:
         """Through the editor when the file is open, else to the disk, no link followed."""
         root = self.confinement().root_of(path)
         links = self._settings().workspace.allow_hard_links
-        to_disk = functools.partial(files.write_disk, path, root, content, links)
-        await files.write(self._editor, path, content, to_disk)
+        to_disk = functools.partial(agent_files.write_disk, path, root, content, links)
+        await agent_files.write(self._editor, path, content, to_disk)
 
     async def write_text_file(self, session_id: str, path: str, content: str) -> None:
         try:
@@ -298,7 +298,7 @@ class AgentTools:
                 return f"{path} was created in that turn and is open; close it, then delete it"
             else:
                 root = self.confinement().root_of(path)
-                await asyncio.to_thread(files.remove_disk, path, root)
+                await asyncio.to_thread(agent_files.remove_disk, path, root)
         except (FileProblem, Denied) as exc:
             return str(exc)
         return None
@@ -328,12 +328,14 @@ class AgentTools:
         links = self._settings().workspace.allow_hard_links
         try:
             if change.before is None:
-                await asyncio.to_thread(files.remove_disk, path, root)
+                await asyncio.to_thread(agent_files.remove_disk, path, root)
             else:
                 # A file the turn removed comes back private: git kept no more of its
                 # mode than whether it ran, and it may have been 0600.
                 mode = 0o700 if change.executable else 0o600
-                await asyncio.to_thread(files.write_disk, path, root, change.before, links, mode)
+                await asyncio.to_thread(
+                    agent_files.write_disk, path, root, change.before, links, mode
+                )
         except (FileProblem, Denied) as exc:
             return str(exc)
         if (

@@ -24,7 +24,7 @@ from goose_ls.sessions.context import ContextItem, to_blocks
 from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.link import AgentLink
 from goose_ls.sessions.live import LiveBuffers
-from goose_ls.sessions.planted import PlantedPaths
+from goose_ls.sessions.planted_watch import PlantedPaths
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session, Turn
 from goose_ls.sessions.unsaved import UnsavedFiles

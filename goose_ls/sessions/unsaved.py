@@ -18,7 +18,7 @@ from pathlib import Path
 
 from goose_ls.sessions.context import ContextItem, path_of
 from goose_ls.sessions.session import Session
-from goose_ls.workspace.files import READ_FLAGS, EditorFiles
+from goose_ls.workspace.agent_files import READ_FLAGS, EditorFiles
 
 LISTED = 5
 """Other unsaved files named at most; the rest are counted."""

@@ -15,7 +15,7 @@ import logging
 import os
 from pathlib import Path
 
-from goose_ls.files import PRIVATE_FILE, WriteFailed, private_folder, tighten
+from goose_ls.atomic_files import PRIVATE_FILE, WriteFailed, private_folder, tighten
 from goose_ls.inert import inert_json
 
 log = logging.getLogger(__name__)

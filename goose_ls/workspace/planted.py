@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 
-from goose_ls.files import PRIVATE_FILE, private_folder, tighten
+from goose_ls.atomic_files import PRIVATE_FILE, private_folder, tighten
 from goose_ls.workspace.protected import FOLDERS, NAMES, protected_class
 
 WALK_LIMIT = 200_000

@@ -26,8 +26,8 @@ import attrs
 from goose_ls.tool_calls import ToolCallState
 from goose_ls.wire import WireError, from_wire
 from goose_ls.workspace import shell, targets
+from goose_ls.workspace.agent_files import FileProblem, read_disk
 from goose_ls.workspace.confinement import Denied
-from goose_ls.workspace.files import FileProblem, read_disk
 from goose_ls.workspace.protected import protected_class
 from goose_ls.workspace.trust import PolicyTrust, digest
 

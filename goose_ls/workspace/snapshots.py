@@ -30,7 +30,7 @@ from pathlib import Path
 
 import attrs
 
-from goose_ls.files import private_folder
+from goose_ls.atomic_files import private_folder
 
 ATTRIBUTES = "* -text !eol -filter -ident !working-tree-encoding !diff !merge\n"
 """Every path, every attribute unset: the project's ``.gitattributes`` cannot convert,

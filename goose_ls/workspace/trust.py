@@ -12,7 +12,7 @@ import json
 import logging
 from pathlib import Path
 
-from goose_ls.files import WriteFailed, atomic_write
+from goose_ls.atomic_files import WriteFailed, atomic_write
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from goose_ls.workspace.agent_files import FileProblem, read_disk, remove_disk, select_lines
 from goose_ls.workspace.confinement import Denied
-from goose_ls.workspace.files import FileProblem, read_disk, remove_disk, select_lines
 
 
 def test_lines_of_a_buffer_end_where_lines_of_its_file_end(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from goose_ls.workspace import listing
+from goose_ls.workspace import file_list
 
 IGNORES = {
     ".gitignore": "*.log\n!keep.log\nbuild/\n/top-only.txt\ndocs/**/draft-*\n#comment\n\\#hash\n",
@@ -72,14 +72,14 @@ def repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_walk_lists_what_git_lists(repository: Path) -> None:
-    walked = sorted(listing.files(repository, 1000, 10))
+    walked = sorted(file_list.files(repository, 1000, 10))
     assert walked == _git_lists(repository)
     assert "vendor/wanted.c" in walked and "app.log" not in walked
 
 
 def test_from_a_folder_inside_the_repository_the_rules_above_apply(repository: Path) -> None:
     src = repository / "src"
-    assert sorted(listing.files(src, 1000, 10)) == _git_lists(src)
+    assert sorted(file_list.files(src, 1000, 10)) == _git_lists(src)
 
 
 def test_an_ignore_file_that_is_a_fifo_or_a_link_to_a_device_is_not_read(tmp_path: Path) -> None:
@@ -88,13 +88,17 @@ def test_an_ignore_file_that_is_a_fifo_or_a_link_to_a_device_is_not_read(tmp_pat
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / ".gitignore").symlink_to("/dev/zero")  # it would never end
     (tmp_path / "sub" / "a.txt").write_text("")
-    assert sorted(listing.files(tmp_path, 100, 10)) == [".gitignore", "sub/.gitignore", "sub/a.txt"]
+    assert sorted(file_list.files(tmp_path, 100, 10)) == [
+        ".gitignore",
+        "sub/.gitignore",
+        "sub/a.txt",
+    ]
 
 
 def test_the_listing_stops_at_its_limit(tmp_path: Path) -> None:
     for index in range(30):
         (tmp_path / f"f{index:02}.txt").write_text("")
-    assert listing.files(tmp_path, 10, 10) == [f"f{index:02}.txt" for index in range(10)]
+    assert file_list.files(tmp_path, 10, 10) == [f"f{index:02}.txt" for index in range(10)]
 
 
 def test_a_hostile_ignore_file_of_megabytes_does_not_hold_the_listing(tmp_path: Path) -> None:
@@ -106,5 +110,5 @@ def test_a_hostile_ignore_file_of_megabytes_does_not_hold_the_listing(tmp_path: 
     for index in range(2000):
         (tmp_path / f"f{index}.txt").write_text("")
     start = time.monotonic()
-    listing.files(tmp_path, 20_000, 1.0)
+    file_list.files(tmp_path, 20_000, 1.0)
     assert time.monotonic() - start < 5.0

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from goose_ls import events
-from goose_ls.agent.acp.messages import text_chunk
+from goose_ls.agent.acp.message_transport import text_chunk
 
 
 def _update(update: Any, **extra: Any) -> dict[str, Any]:

@@ -45,7 +45,7 @@ from goose_ls import __version__
 from goose_ls.agent import presets, steering
 from goose_ls.agent.acp.cancelling import Withdraw
 from goose_ls.agent.acp.client import AcpClient
-from goose_ls.agent.acp.messages import AgentTransport
+from goose_ls.agent.acp.message_transport import AgentTransport
 from goose_ls.agent.acp.requests import call_agent
 from goose_ls.agent.interface import AgentCallbacks, ClientTools, SessionOptions, model_json
 from goose_ls.agent.mcp import offer

@@ -3,7 +3,7 @@
 Each editor window otherwise starts a ``goose acp`` of its own, which starts goose and
 its extensions again (minutes, for some users). With ``agent.share`` the first goose-ls
 starts ``goose serve`` on a free loopback port with a random secret (see
-:mod:`.server`), later ones attach to it, and its keeper stops it once none has
+:mod:`.goose_serve`), later ones attach to it, and its keeper stops it once none has
 used it for ``agent.shareIdleGrace`` seconds. Where they meet, and how they agree, is
 :mod:`.folder`: a lock so that windows starting together start one server, the
 server's state and secret in files only the user can read, and a lease per attached
@@ -33,7 +33,7 @@ from websockets.exceptions import InvalidHandshake, InvalidStatus
 from goose_ls import logs
 from goose_ls.agent.discovery import Launch, is_goose, parse_version, resolve
 from goose_ls.agent.presets import MINIMUM_SERVE_VERSION
-from goose_ls.agent.share import server as share_server
+from goose_ls.agent.share import goose_serve as share_server
 from goose_ls.agent.share.folder import RunningServer, SharePlace
 from goose_ls.agent.share.loopback_owner import check_own
 from goose_ls.agent.transport.child_process import sandboxed

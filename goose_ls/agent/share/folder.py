@@ -35,8 +35,8 @@ from pathlib import Path
 import attrs
 
 from goose_ls import paths
+from goose_ls.atomic_files import atomic_write
 from goose_ls.errors import AgentError, AgentUnavailable
-from goose_ls.files import atomic_write
 from goose_ls.process_identity import process_named
 from goose_ls.tasks import within
 

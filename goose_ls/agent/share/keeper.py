@@ -1,7 +1,7 @@
 """The keeper of a shared ``goose serve``: it runs the server, and stops it once no
 goose-ls has used it for the grace period.
 
-The goose-ls that starts a shared server (:mod:`.server`) runs this module as a
+The goose-ls that starts a shared server (:mod:`.goose_serve`) runs this module as a
 process of its own session, which goose-ls's exit leaves running (the server outlives
 the window that started it while others use it), with goose serve as its child in the
 same process group. Every moment it looks at the share's leases (see

@@ -2,7 +2,7 @@
 
 Each way of reaching the agent (a line on its pipes: :mod:`.stdio`; a text frame on a
 WebSocket: :mod:`.websocket`; streamable HTTP: :mod:`.streamable_http`) gives
-:class:`Frames`; the ACP layer above (:mod:`goose_ls.agent.acp.messages`) reads JSON-RPC
+:class:`Frames`; the ACP layer above (:mod:`goose_ls.agent.acp.message_transport`) reads JSON-RPC
 messages from them.
 """
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from goose_ls.atomic_files import atomic_write
 from goose_ls.errors import Refused
-from goose_ls.files import atomic_write
 from goose_ls.lsp.chat.progress import TurnProgress
 from goose_ls.lsp.chat.transcript_documents import Transcripts
 from goose_ls.lsp.editor import EditorConnection

@@ -20,8 +20,8 @@ from goose_ls.lsp.transcript.render import Renderer
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.sessions import EventRow, SessionManager, events_of
 from goose_ls.tool_calls import ToolCalls
+from goose_ls.workspace.agent_files import FileProblem, write_disk
 from goose_ls.workspace.confinement import Denied, too_broad
-from goose_ls.workspace.files import FileProblem, write_disk
 
 SLUG_LENGTH = 40
 

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from goose_ls.files import atomic_write
+from goose_ls.atomic_files import atomic_write
 from goose_ls.lsp.editor import EditorConnection
 from goose_ls.lsp.positions import Position
 from goose_ls.paths import data_dir

@@ -18,13 +18,13 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
+from goose_ls.atomic_files import atomic_write
 from goose_ls.events import (
     AgentMessageChunk,
     AgentThoughtChunk,
     ToolCall,
     TurnEnded,
 )
-from goose_ls.files import atomic_write
 from goose_ls.inert import inert_line
 from goose_ls.lsp.chat.prompt_sections import PromptSections, chips_in
 from goose_ls.lsp.editor import EditorConnection

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import attrs
 
-from goose_ls.files import atomic_write
+from goose_ls.atomic_files import atomic_write
 from goose_ls.lsp.transcript.text import SENTINEL, TranscriptText, split_prompt
 
 

@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from goose_ls.files import WriteFailed, atomic_write
+from goose_ls.atomic_files import WriteFailed, atomic_write
 
 
 class OutputFiles:

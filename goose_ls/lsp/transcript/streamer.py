@@ -29,7 +29,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from goose_ls.files import WriteFailed
+from goose_ls.atomic_files import WriteFailed
 from goose_ls.lsp.positions import Position
 from goose_ls.lsp.transcript.file import TranscriptFile
 from goose_ls.lsp.transcript.text import TranscriptText, prompt_section

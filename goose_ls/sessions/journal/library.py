@@ -17,8 +17,8 @@ from pathlib import Path
 import attrs
 
 from goose_ls import events
+from goose_ls.atomic_files import WriteFailed
 from goose_ls.errors import Refused
-from goose_ls.files import WriteFailed
 from goose_ls.sessions.journal import blobs
 from goose_ls.sessions.journal.blobs import BlobRef
 from goose_ls.sessions.journal.records import (

@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from goose_ls.files import PRIVATE_FILE, create_private, private_folder, tighten
+from goose_ls.atomic_files import PRIVATE_FILE, create_private, private_folder, tighten
 
 BUSY_TIMEOUT_MS = 5000
 """How long a write waits for another process's transaction before it fails."""

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import attrs
 
-from goose_ls.files import WriteFailed
+from goose_ls.atomic_files import WriteFailed
 from goose_ls.process_identity import process_alive, this_process
 from goose_ls.sessions.journal import blobs, schema, search, standby
 from goose_ls.sessions.journal.blobs import BlobRef

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-from goose_ls.files import replace_at
+from goose_ls.atomic_files import replace_at
 from goose_ls.workspace.confinement import Denied, credential_anywhere
 from goose_ls.workspace.opening import open_folder
 

@@ -22,8 +22,8 @@ from goose_ls.sessions.asking.grants import Grants
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session, Turn
 from goose_ls.tasks import Tasks
+from goose_ls.workspace.agent_files import EditorFiles
 from goose_ls.workspace.audit import AuditLog
-from goose_ls.workspace.files import EditorFiles
 from goose_ls.workspace.planted import protected_in, set_aside
 
 log = logging.getLogger(__name__)
