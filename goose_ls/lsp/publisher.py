@@ -185,7 +185,7 @@ class EditorPublisher:
 
     async def session_gone(self, session_id: str, deleted: bool) -> None:
         """A chat was closed or deleted, whichever side asked (a plugin or the plugin-free chat): its transcript is written
-        out (or, deleted, let go before its files go), and the plugin-free chat no longer
+        out (or, deleted, released before its files go), and the plugin-free chat no longer
         points at it."""
         if self._plain is None:
             return

@@ -326,7 +326,7 @@ class SessionManager:
         for session in self._registry:
             await self._turns.drop(session)
         self._tools.terminals.release_all()
-        self._library.let_go(*self._registry.ids())
+        self._library.release(*self._registry.ids())
         self._library.flush()
         await self._supervisor.stop()
 
@@ -486,7 +486,7 @@ class SessionManager:
         started at once can open them while this one waits for its agent to die), then
         kill the agent and its terminals."""
         self._library.flush()
-        self._library.let_go(*self._registry.ids())
+        self._library.release(*self._registry.ids())
         self._supervisor.kill_now()
         self._tools.terminals.release_all()
         self._retention.stop()

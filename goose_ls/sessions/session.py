@@ -73,7 +73,7 @@ class Turn:
     task: asyncio.Task[None] | None = None
     watchdog: asyncio.Task[None] | None = None
     """Watches the turn for silence; stopped when the turn ends."""
-    let_go: asyncio.TimerHandle | None = None
+    cancel_deadline: asyncio.TimerHandle | None = None
     """Ends a cancelled turn the agent does not end; stopped when the turn ends."""
     _stage: Stage = Stage.WAITING
     _cancelled: bool = False

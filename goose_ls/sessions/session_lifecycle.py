@@ -144,7 +144,7 @@ class Lifecycle:
 
     def _drop(self, session_id: str) -> None:
         self._registry.remove(session_id)
-        self._library.let_go(session_id)
+        self._library.release(session_id)
 
     def _forgotten(self, session: Session, why: str) -> None:
         session.forgotten = f"The agent has forgotten this chat: {why}"

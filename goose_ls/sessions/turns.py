@@ -131,7 +131,7 @@ class Turns:
             raise
         finally:
             # Stop what holds the session, so that a closed one can go.
-            for handle in (turn.watchdog, turn.let_go):
+            for handle in (turn.watchdog, turn.cancel_deadline):
                 if handle is not None:
                     handle.cancel()
             self._cancel_questions(session.session_id)
@@ -232,12 +232,12 @@ class Turns:
             except AgentError as exc:
                 log.warning("session/cancel for %s failed: %s", session_id, exc)
         if grace := self._settings().cancel_timeout:
-            turn.let_go = asyncio.get_running_loop().call_later(
-                grace, self._let_go, session, turn, grace
+            turn.cancel_deadline = asyncio.get_running_loop().call_later(
+                grace, self._end_uncancelled, session, turn, grace
             )
         return True
 
-    def _let_go(self, session: Session, turn: Turn, grace: float) -> None:
+    def _end_uncancelled(self, session: Session, turn: Turn, grace: float) -> None:
         """The agent did not end a cancelled turn in time: end it here, as cancelled."""
         if session.active is not turn or turn.task is None or turn.task.done():
             return

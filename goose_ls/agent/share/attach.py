@@ -231,19 +231,19 @@ class SharedChannel(NetworkChannel):
         try:
             return await super().ended(output_ended, stopping)
         finally:
-            self._let_go()
+            self._give_back_lease()
 
     async def close(self, grace: float) -> None:
         try:
             await super().close(grace)
         finally:
-            self._let_go()
+            self._give_back_lease()
 
     def close_now(self, grace: float) -> None:
         super().close_now(grace)
-        self._let_go()
+        self._give_back_lease()
 
-    def _let_go(self) -> None:
+    def _give_back_lease(self) -> None:
         """Give the lease back: the server may stop once no goose-ls holds one."""
         lease, self._lease = self._lease, None
         if lease is not None:

@@ -205,7 +205,7 @@ class Transcripts:
         transcript = self._by_session.pop(session_id, None)
         self._showing.pop(session_id, None)
         if transcript is not None:
-            self._let_go(transcript)
+            self._release(transcript)
             await transcript.streamer.close()
 
     def forget(self, session_id: str) -> None:
@@ -214,7 +214,7 @@ class Transcripts:
         transcript = self._by_session.pop(session_id, None)
         self._showing.pop(session_id, None)
         if transcript is not None:
-            self._let_go(transcript)
+            self._release(transcript)
 
     def session_event(self, event: IndexedEvent) -> None:
         transcript = self.for_session(event.session_id)
@@ -378,7 +378,7 @@ class Transcripts:
             transcript.streamer.write_file()
         return document is not None
 
-    def _let_go(self, transcript: Transcript) -> None:
+    def _release(self, transcript: Transcript) -> None:
         """The session is gone: an open transcript becomes a plain document."""
         self._by_uri.pop(transcript.uri, None)
         if (document := transcript.document) is not None:

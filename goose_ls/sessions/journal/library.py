@@ -175,7 +175,7 @@ class SessionLibrary:
                 "Close it there first (goose/closeSession), or work in that window",
             )
 
-    def let_go(self, *session_ids: str) -> None:
+    def release(self, *session_ids: str) -> None:
         self.store.release(list(session_ids))
 
     def _keep(self, row: EventFields, piece: Piece | None) -> None:
