@@ -231,6 +231,8 @@ class ElicitationRequested:
     mode: Literal["form", "url"] = "form"
     requested_schema: Json | None = None
     url: str | None = None
+    tool_call_id: str | None = None
+    """The tool call that asks (Claude's AskUserQuestion), when the agent names one."""
 
 
 @attrs.frozen

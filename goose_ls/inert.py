@@ -67,3 +67,13 @@ def inert_json(text: str) -> str:
 
 
 _IN_JSON = re.compile(f"[\x00-\x1f\x7f-\x9f{_SEPARATORS}{_BIDI}{_INVISIBLE}]")
+
+
+AGENT_NAME_LENGTH = 40
+"""Characters of the agent's name shown: it labels headings, cards and messages."""
+
+
+def agent_name(name: str | None, unnamed: str = "agent") -> str:
+    """The name the agent gave itself (``agentInfo.title``, else its name), inert, on one
+    line and short: the agent chose it. ``unnamed`` when it gave none."""
+    return inert_line(name or "").strip()[:AGENT_NAME_LENGTH] or unnamed

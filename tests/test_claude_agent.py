@@ -87,6 +87,9 @@ async def test_claude_s_question_is_answered_and_claude_gets_exactly_that(editor
         assert fields["question_0_custom"]["type"] == "string"
         card = await _transcript(editor, "**question_0** (string) Colour: Red, Green")
         assert f"asks:** {QUESTION}" in card
+        (asking,) = editor.goose.of_kind("tool_call")
+        assert question["toolCallId"] == asking["toolCallId"], "the question names its tool call"
+        assert f"asks:** {QUESTION}\n> For the tool call `" in card, "linked to its tool call"
 
         content = {"question_0": "Green", "question_0_custom": "a dark green"}
         await _answer(editor, session_id, question, action="accept", content=content)

@@ -209,11 +209,12 @@ async def test_an_editor_without_progress_hears_that_the_turn_finished(editor: E
     capabilities = client_capabilities("neovim@v0.11.0")
     assert capabilities.window is not None
     capabilities.window.work_done_progress = False
-    await editor.start({"turns": [[{"text": REPLY}]]}, editor=capabilities)
+    agent = {"name": "scripted", "title": "Claude Agent", "version": "1.0"}
+    await editor.start({"agentInfo": agent, "turns": [[{"text": REPLY}]]}, editor=capabilities)
     buffers = EditorBuffers(editor.client, "utf-8")
     uri = _source(editor, buffers)
     await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Explain selection"])
-    assert await editor.shown("turn finished") == "goose: turn finished (end_turn)"
+    assert await editor.shown("turn finished") == "Claude Agent: turn finished (end_turn)"
 
 
 async def test_a_draft_typed_while_the_reply_streams_survives(
@@ -480,6 +481,7 @@ async def test_each_turn_has_progress_and_cancelling_it_cancels_the_turn(editor:
         editor,
         "vscode",
         {
+            "agentInfo": {"name": "scripted", "title": "Claude Agent", "version": "1.0"},
             "turns": [
                 [
                     {"toolCall": {"toolCallId": "t1", "title": "read · app.py"}},
@@ -511,6 +513,7 @@ async def test_each_turn_has_progress_and_cancelling_it_cancels_the_turn(editor:
         what="the progress to end",
     )
     assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].cancellable
+    assert reports[0].title.startswith("Claude Agent: "), "the agent's own name"
     messages = [r.message for r in reports[1:-1]]
     assert "read · app.py" in messages and "writing" in messages
     assert reports[-1].message == "end_turn · context 12,345 / 200,000 · 0.42 EUR"

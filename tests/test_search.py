@@ -45,12 +45,18 @@ def _line_of(transcript: Path, text: str) -> int:
 async def test_a_phrase_streamed_a_character_at_a_time_is_found_at_its_turn(
     editor: Editor,
 ) -> None:
-    await editor.start({"turns": [[{"text": REPLY, "chunks": len(REPLY)}]]})
+    await editor.start(
+        {
+            "agentInfo": {"name": "scripted", "title": "Claude Agent", "version": "1.0"},
+            "turns": [[{"text": REPLY, "chunks": len(REPLY)}]],
+        }
+    )
     assert editor.capabilities is not None and editor.capabilities.workspace_symbol_provider
     session_id, message_id, transcript = await _chat(editor)
 
     (symbol,) = await _symbols(editor, "Frobnicator keeps failing on altern")
     assert symbol.name.startswith(f"{QUESTION} · ") and PHRASE in symbol.name
+    assert (symbol.container_name or "").startswith("Claude Agent · "), "the agent's own name"
     assert symbol.location.uri == transcript.as_uri()
     assert symbol.location.range.start.line == _line_of(transcript, PHRASE)
 

@@ -34,10 +34,16 @@ class AgentCallbacks(Protocol):
         maps them nowhere): no rule of the user's can judge them, so the user decides."""
 
     async def elicit(
-        self, session_id: str, message: str, schema: dict[str, Any] | None, url: str | None
+        self,
+        session_id: str,
+        message: str,
+        schema: dict[str, Any] | None,
+        url: str | None,
+        tool_call_id: str | None = None,
     ) -> tuple[events.ElicitationAction, dict[str, Any] | None]:
-        """Ask the user: a form with ``schema``, or the page at ``url`` (schema None).
-        The action, and the form's content when accepted."""
+        """Ask the user: a form with ``schema``, or the page at ``url`` (schema None),
+        asked by the tool call ``tool_call_id`` when the agent names one (Claude's
+        AskUserQuestion). The action, and the form's content when accepted."""
 
     def warning(self, message: str) -> None:
         """Something about the agent's setup the user should hear (once, however often

@@ -139,9 +139,14 @@ class MappedCallbacks:
         return found
 
     async def elicit(
-        self, session_id: str, message: str, schema: dict[str, Any] | None, url: str | None
+        self,
+        session_id: str,
+        message: str,
+        schema: dict[str, Any] | None,
+        url: str | None,
+        tool_call_id: str | None = None,
     ) -> tuple[events.ElicitationAction, dict[str, Any] | None]:
-        return await self._callbacks.elicit(session_id, message, schema, url)
+        return await self._callbacks.elicit(session_id, message, schema, url, tool_call_id)
 
     def warning(self, message: str) -> None:
         self._callbacks.warning(message)

@@ -32,6 +32,7 @@ from goose_ls.events import (
     Usage,
     event_to_wire,
 )
+from goose_ls.inert import agent_name
 from goose_ls.lsp import usage
 from goose_ls.lsp.chat.current import EditorChat
 from goose_ls.lsp.chat.elicitation_prompts import ElicitationPrompts
@@ -88,8 +89,9 @@ class EditorPublisher:
         plain.transcripts.session_event(event)
         plain.progress.session_event(event)
         ended = event.event if isinstance(event.event, TurnEnded) else None
+        agent = plain.transcripts.agent_of(event.session_id)
         if ended and ended.error:
-            self._editor.show(types.MessageType.Error, f"goose: the turn failed: {ended.error}")
+            self._editor.show(types.MessageType.Error, f"{agent}: the turn failed: {ended.error}")
         if isinstance(event.event, Usage) and not event.replay and usage.nearly_full(event.event):
             self._editor.warn_once(
                 f"context of {event.session_id}", usage.full_warning(event.event)
@@ -101,14 +103,16 @@ class EditorPublisher:
         elif isinstance(event.event, ElicitationRequested):
             plain.questions.ask(event.session_id, event.event)
         elif ended and not ended.error:
-            self._finished(event.message_id, ended)
+            self._finished(event.message_id, ended, agent)
 
-    def _finished(self, message_id: str | None, ended: TurnEnded) -> None:
+    def _finished(self, message_id: str | None, ended: TurnEnded, agent: str) -> None:
         """A turn of the editor's ended: its progress says so; a message only where the
         editor has no progress to show (it would hear nothing else)."""
         log.info("turn %s finished (%s)", message_id, ended.stop_reason)
         if not self._editor.has_progress():
-            self._editor.show(types.MessageType.Info, f"goose: turn finished ({ended.stop_reason})")
+            self._editor.show(
+                types.MessageType.Info, f"{agent}: turn finished ({ended.stop_reason})"
+            )
 
     def listen(self) -> None:
         """The client wants ``goose/update``: it said so in ``initializationOptions``, or
@@ -178,7 +182,8 @@ class EditorPublisher:
         self._editor.notify(protocol.AGENT_STATUS, status_to_wire(status))
         if status.state is AgentState.ERROR and announce:
             fix = f" {status.fix}" if status.fix else ""
-            self._editor.show(types.MessageType.Error, f"goose: {status.message}.{fix}")
+            who = agent_name(status.name, unnamed="goose-ls")
+            self._editor.show(types.MessageType.Error, f"{who}: {status.message}.{fix}")
 
     def cannot_write(self, path: Path, error: OSError) -> None:
         self._editor.cannot_write(path, error)

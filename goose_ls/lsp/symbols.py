@@ -19,7 +19,8 @@ from pygls.lsp.server import LanguageServer
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.sessions import Hit
 
-WHO = {"user": "you", "agent": "goose", "thought": "goose, thinking", "tool": "tool call"}
+WHO = {"user": "you", "agent": "{agent}", "thought": "{agent}, thinking", "tool": "tool call"}
+"""Who said what a hit found; ``{agent}`` is the chat's agent by the name it gave itself."""
 KINDS = {"chat": types.SymbolKind.File, "tool": types.SymbolKind.Function}
 
 SEARCH_LIMIT = 50
@@ -75,15 +76,17 @@ def _place(s: Services, hit: Hit, text_of: Callable[[Path], str | None]) -> Foun
     return Found(hit, path.as_uri(), 0)
 
 
-def to_symbol(found: Found) -> types.SymbolInformation:
-    """The hit as the editor lists it: the chat's title and the words around the match."""
+def to_symbol(found: Found, agent: str) -> types.SymbolInformation:
+    """The hit as the editor lists it: the chat's title and the words around the match,
+    and who said them (``agent``: the chat's agent)."""
     hit = found.hit
+    who = WHO.get(hit.kind, "").replace("{agent}", agent)
     at = types.Position(line=found.line, character=0)
     return types.SymbolInformation(
         name=f"{hit.title} · {hit.snippet}" if hit.snippet else hit.title,
         kind=KINDS.get(hit.kind, types.SymbolKind.String),
         location=types.Location(uri=found.uri, range=types.Range(start=at, end=at)),
-        container_name=" · ".join(filter(None, [WHO.get(hit.kind), hit.at[:10]])),
+        container_name=" · ".join(filter(None, [who, hit.at[:10]])),
     )
 
 
@@ -109,4 +112,8 @@ def register(server: LanguageServer, services: ServicesSlot) -> None:
     def workspace_symbol(
         _: LanguageServer, params: types.WorkspaceSymbolParams
     ) -> list[types.SymbolInformation]:
-        return [to_symbol(found) for found in find(services(), params.query)]
+        s = services()
+        return [
+            to_symbol(found, s.transcripts.agent_of(found.hit.session_id))
+            for found in find(s, params.query)
+        ]

@@ -240,9 +240,14 @@ class SessionManager:
         return await self._permissions.request(session_id, tool_call, options, foreign=foreign)
 
     async def elicit(
-        self, session_id: str, message: str, schema: dict[str, Any] | None, url: str | None
+        self,
+        session_id: str,
+        message: str,
+        schema: dict[str, Any] | None,
+        url: str | None,
+        tool_call_id: str | None = None,
     ) -> Answer:
-        return await self._elicitations.request(session_id, message, schema, url)
+        return await self._elicitations.request(session_id, message, schema, url, tool_call_id)
 
     def warning(self, message: str) -> None:
         self._listener.warning(message)

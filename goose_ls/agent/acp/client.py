@@ -178,6 +178,7 @@ class AcpClient:
             return CancelElicitationResponse(action="cancel")
         schema = getattr(mode, "requested_schema", None)
         url = getattr(mode, "url", None)  # a pydantic URL, passed on as text
+        tool_call_id = getattr(mode, "tool_call_id", None)
         if url is not None and isinstance(asked := getattr(mode, "elicitation_id", None), str):
             self._pages[asked] = (session_id, message)
             while len(self._pages) > PAGES_KEPT:
@@ -189,6 +190,7 @@ class AcpClient:
                     message,
                     model_json(schema) if schema is not None else None,
                     None if url is None else str(url),
+                    tool_call_id if isinstance(tool_call_id, str) else None,
                 )
             )
         if action == "accept":

@@ -94,7 +94,9 @@ class EditorChat:
         transcript.context = []
         await transcripts.prompts.rewrite(transcript, keep_draft=False)
         above = transcript.text.length
-        self._start_turn(transcript, draft, items, draft.splitlines()[0][:40] if draft else "goose")
+        self._start_turn(
+            transcript, draft, items, draft.splitlines()[0][:40] if draft else "context"
+        )
         if self._editor.cursor_rides_inserts() and self._editor.is_open(transcript.uri):
             return  # sent from the chat: the cursor there rides the reply in as it comes
         await transcripts.show(transcript, above)  # Helix: just above the new turn
@@ -156,5 +158,6 @@ class EditorChat:
         self, transcript: Transcript, prompt: str, items: list[ContextItem], title: str
     ) -> None:
         message_id = str(uuid.uuid4())
-        self._progress.start(transcript.session_id, message_id, f"goose: {title}")
+        agent = self._transcripts.agent_of(transcript.session_id)
+        self._progress.start(transcript.session_id, message_id, f"{agent}: {title}")
         self._sessions.prompt(transcript.session_id, message_id, prompt, items)

@@ -25,7 +25,7 @@ from goose_ls.events import (
     ToolCall,
     TurnEnded,
 )
-from goose_ls.inert import inert_line
+from goose_ls.inert import agent_name
 from goose_ls.lsp.chat.prompt_sections import PromptSections, chips_in
 from goose_ls.lsp.editor import EditorConnection
 from goose_ls.lsp.positions import Position, advance
@@ -42,9 +42,6 @@ from goose_ls.tasks import Tasks, within
 from goose_ls.tool_calls import ToolCalls
 
 log = logging.getLogger(__name__)
-
-AGENT_NAME_LENGTH = 40
-"""How much of the agent's name for itself goose-ls shows."""
 
 
 def _safe(session_id: str) -> str:
@@ -193,8 +190,7 @@ class Transcripts:
         """The name the chat's agent gives itself (as the session store keeps it), inert
         and short: the agent chose it."""
         record = self._sessions.record(session_id)
-        name = inert_line(record.agent).strip()[:AGENT_NAME_LENGTH] if record else ""
-        return name or "agent"
+        return agent_name(record.agent if record else None)
 
     def _tool_calls(self, session_id: str) -> ToolCalls | None:
         session = self._sessions.find(session_id)

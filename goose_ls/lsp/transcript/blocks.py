@@ -252,10 +252,13 @@ def disk_changes(event: events.DiskChanges, tool: str | None, root: str | None) 
     return text
 
 
-def question(event: events.ElicitationRequested, agent: str) -> list[str]:
-    """An agent's question as quoted lines: its message, then the page to open or each
-    field of its form (its type, whether required, its choices)."""
+def question(event: events.ElicitationRequested, agent: str, tool: str | None = None) -> list[str]:
+    """An agent's question as quoted lines: its message, the tool call that asks (its
+    title), then the page to open or each field of its form (its type, whether
+    required, its choices)."""
     lines = [f"> **❓ {agent} asks:** {inert_line(event.message)}"]
+    if tool:
+        lines.append(f"> For the tool call {code_span(inert_line(tool))}")
     if event.url is not None:
         return [*lines, f"> Open: <{inert_line(event.url)}>"]
     schema = event.requested_schema or {}

@@ -218,7 +218,7 @@ class Renderer:
         elif isinstance(event, events.ElicitationRequested):
             self._new_block(f"card:{event.request_id}", AGENT)
             marker = [question_marker(event.request_id)] if self._interactive else []
-            lines = blocks.question(event, self._agent())
+            lines = blocks.question(event, self._agent(), self._tool_title(event.tool_call_id))
             self._draw_card(event.request_id, "\n".join(lines) + "\n", marker, "Decline · Cancel")
         elif isinstance(event, events.ElicitationResolved):
             self._answered(event.request_id, f"Question answered: {event.action}.")

@@ -160,9 +160,15 @@ class Elicitations:
         """Each question's form schema, or the page it asks to open."""
 
     async def request(
-        self, session_id: str, message: str, schema: Json | None, url: str | None
+        self,
+        session_id: str,
+        message: str,
+        schema: Json | None,
+        url: str | None,
+        tool_call_id: str | None = None,
     ) -> Answer:
-        """Ask the user (a form with ``schema``, else the page at ``url``); the answer.
+        """Ask the user (a form with ``schema``, else the page at ``url``; asked by the
+        tool call ``tool_call_id``, if the agent named one); the answer.
         Raises :class:`ClientRefusal` past a cap (the agent is told which)."""
         session = self._registry.find(session_id)
         if session is None or session.active is None or session.active.cancelled:
@@ -183,9 +189,13 @@ class Elicitations:
             asked,
         ):
             if schema is None:
-                request = events.ElicitationRequested(request_id, message, "url", url=url)
+                request = events.ElicitationRequested(
+                    request_id, message, "url", url=url, tool_call_id=tool_call_id
+                )
             else:
-                request = events.ElicitationRequested(request_id, message, requested_schema=schema)
+                request = events.ElicitationRequested(
+                    request_id, message, requested_schema=schema, tool_call_id=tool_call_id
+                )
             self._registry.record(session, request)
             try:
                 action, content = await asked.answer
