@@ -496,7 +496,7 @@ async def test_each_turn_has_progress_and_cancelling_it_cancels_the_turn(editor:
                     },
                 ],
                 [{"text": "x" * 400, "chunks": 400, "delay": 0.02}],
-            ]
+            ],
         },
     )
     uri = await _explained(editor, buffers)

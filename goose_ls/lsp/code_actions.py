@@ -160,7 +160,7 @@ def _cards_near(
     transcript = s.transcripts.by_uri(uri)
     if not pending or transcript is None:
         return []
-    lines = s.transcripts.prompts.document_text(transcript).split("\n")
+    lines = s.transcripts.sections.document_text(transcript).split("\n")
     return cards_at(lines, pending, marker_of, selection.start.line, selection.end.line)
 
 

@@ -22,7 +22,7 @@ def register(server: LanguageServer, services: ServicesSlot) -> None:
         transcript = s.transcripts.by_uri(params.text_document.uri)
         if transcript is None:
             return None
-        line = s.transcripts.prompts.line(transcript, params.position.line)
+        line = s.transcripts.sections.line(transcript, params.position.line)
         if line is None:
             return None
         prefix = _before(line, params.position.character, s.editor.units)

@@ -55,8 +55,8 @@ class PluginFreeChat:
     transcripts: Transcripts
     progress: TurnProgress
     chat: EditorChat
-    prompts: PermissionPrompts
-    questions: ElicitationPrompts
+    permission_popups: PermissionPrompts
+    question_popups: ElicitationPrompts
     tab_of: Callable[[str], str | None]
     """The client's tab id for a session, if it gave one."""
 
@@ -81,13 +81,13 @@ class EditorPublisher:
         self._plain = plain
         self._journal = journal
 
-    def session_event(self, event: IndexedEvent) -> None:
+    def event_recorded(self, event: IndexedEvent) -> None:
         self.forward(event)
         plain = self._plain
         if plain is None:
             return
-        plain.transcripts.session_event(event)
-        plain.progress.session_event(event)
+        plain.transcripts.event_recorded(event)
+        plain.progress.event_recorded(event)
         ended = event.event if isinstance(event.event, TurnEnded) else None
         agent = plain.transcripts.agent_of(event.session_id)
         if ended and ended.error:
@@ -99,9 +99,9 @@ class EditorPublisher:
         if event.message_id is None or not plain.progress.follows(event.message_id):
             return
         if isinstance(event.event, PermissionRequested):
-            plain.prompts.ask(event.session_id, event.event)
+            plain.permission_popups.ask(event.session_id, event.event)
         elif isinstance(event.event, ElicitationRequested):
-            plain.questions.ask(event.session_id, event.event)
+            plain.question_popups.ask(event.session_id, event.event)
         elif ended and not ended.error:
             self._finished(event.message_id, ended, agent)
 

@@ -25,7 +25,7 @@ from goose_ls.errors import Refused, UnknownSession
 from goose_ls.paths import data_dir
 from goose_ls.sessions.asking.elicitations import Answer, Elicitations, QuestionAnswers
 from goose_ls.sessions.asking.permissions import PermissionAnswers, Permissions
-from goose_ls.sessions.asking.waiting import Waiting
+from goose_ls.sessions.asking.waiting import WaitingLimit
 from goose_ls.sessions.changes import Change
 from goose_ls.sessions.checkpoints import TurnCheckpoints
 from goose_ls.sessions.context import ContextItem
@@ -58,7 +58,7 @@ from goose_ls.workspace.trust import PolicyTrust
 class SessionListener(Protocol):
     """What the LSP layer provides: where events and agent states go."""
 
-    def session_event(self, event: IndexedEvent) -> None: ...
+    def event_recorded(self, event: IndexedEvent) -> None: ...
 
     def agent_status(self, status: AgentStatus, announce: bool = True) -> None:
         """The agent's state changed; ``announce`` errors to the user (not a repeat crash)."""
@@ -94,14 +94,14 @@ class SessionManager:
         for leftovers in (folder, folder / "transcripts"):
             remove_stale_temps(leftovers)
         self._library = SessionLibrary(folder, listener.cannot_write, tasks, listener.warning)
-        self._registry = Registry(self._library, listener.session_event)
+        self._registry = Registry(self._library, listener.event_recorded)
         self._retention = Retention(
             self._library.store,
             lambda: Limits(self.settings.journal.max_age_days, self.settings.journal.max_bytes),
             self._registry.ids,
         )
         self._trust = PolicyTrust(folder / "trusted-policies.json", listener.cannot_write)
-        waiting = Waiting()  # prompts of every kind count against one cap per session
+        waiting = WaitingLimit()  # prompts of every kind count against one cap per session
         self._permissions = Permissions(
             self._registry,
             self._policy,

@@ -47,7 +47,7 @@ for another window: doubling from the first to the most (it tells no one when th
 turn ends)."""
 
 
-class Questions(Protocol):
+class WaitingOnUser(Protocol):
     """What waits on the user during a turn, answered ``cancel`` when the turn ends."""
 
     def cancel(self, session_id: str | None = None) -> None: ...
@@ -58,7 +58,7 @@ class Turns:
         self,
         registry: Registry,
         link: AgentLink,
-        questions: Sequence[Questions],
+        questions: Sequence[WaitingOnUser],
         library: SessionLibrary,
         planted: PlantedPaths,
         checkpoints: TurnCheckpoints,

@@ -68,7 +68,7 @@ class EditorChat:
         """Add context to a chat's prompt section (shown as reference lines)."""
         transcript = await self.transcript(new=new)
         transcript.context.extend(items)
-        await self._transcripts.prompts.rewrite(transcript, keep_draft=True)
+        await self._transcripts.sections.rewrite(transcript, keep_draft=True)
         if show:
             await self._transcripts.show(transcript)
         return transcript
@@ -85,14 +85,14 @@ class EditorChat:
         transcripts = self._transcripts
         transcript = await self.transcript(uri=uri)
         await self._editor.caught_up(transcript.uri)  # what is sent is what the user sees
-        draft = transcripts.prompts.draft(transcript)
+        draft = transcripts.sections.draft(transcript)
         if not draft and not transcript.context:
             raise Refused(
                 f"Write your message under “## You” at the end of {transcript.path.name} first."
             )
         items = with_mentions(draft, transcript.context, Path(self._sessions.cwd))
         transcript.context = []
-        await transcripts.prompts.rewrite(transcript, keep_draft=False)
+        await transcripts.sections.rewrite(transcript, keep_draft=False)
         above = transcript.text.length
         self._start_turn(
             transcript, draft, items, draft.splitlines()[0][:40] if draft else "context"

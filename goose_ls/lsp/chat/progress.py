@@ -67,7 +67,7 @@ class TurnProgress:
         permission requests and questions pop up, and its end is told."""
         return message_id in self._queues
 
-    def session_event(self, event: IndexedEvent) -> None:
+    def event_recorded(self, event: IndexedEvent) -> None:
         if event.message_id is not None and (queue := self._queues.get(event.message_id)):
             queue.put_nowait(event.event)
 

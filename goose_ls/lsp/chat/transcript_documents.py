@@ -85,7 +85,7 @@ class Transcripts:
         self._by_uri: dict[str, Transcript] = {}
         self._showing: dict[str, asyncio.Lock] = {}
         """Per session: held while a ``window/showDocument`` of its transcript waits."""
-        self.prompts = PromptSections(editor, self.apply_edit)
+        self.sections = PromptSections(editor, self.apply_edit)
         editor.follow_documents(self._document_of, self._open_uris)
 
     def _document_of(self, uri: str) -> TranscriptDocument | None:
@@ -141,7 +141,7 @@ class Transcripts:
             # The draft is saved as the editor has it, and only then (not while one of
             # its changes is held or came too late: the editor's own save is the truth).
             editor_section=lambda: (
-                self.prompts.section(transcript) if self._editor.in_step(transcript.uri) else None
+                self.sections.section(transcript) if self._editor.in_step(transcript.uri) else None
             ),
             write_failed=self._editor.cannot_write,
             tasks=self._tasks,
@@ -212,7 +212,7 @@ class Transcripts:
         if transcript is not None:
             self._release(transcript)
 
-    def session_event(self, event: IndexedEvent) -> None:
+    def event_recorded(self, event: IndexedEvent) -> None:
         transcript = self.for_session(event.session_id)
         if event.index <= transcript.drawn_through:
             return  # drawn from the journal already

@@ -23,7 +23,7 @@ from goose_ls.prompt_limits import (
     MAX_FORM_FIELDS,
     MAX_MESSAGE_CHARS,
 )
-from goose_ls.sessions.asking.waiting import Asking, Waiting, over_cap
+from goose_ls.sessions.asking.waiting import Asking, WaitingLimit, over_cap
 from goose_ls.sessions.registry import Registry
 from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.pages import page_problem, without_credentials
@@ -149,7 +149,7 @@ class Elicitations:
     """The questions waiting for the user, by goose-ls's request id."""
 
     def __init__(
-        self, registry: Registry, waiting: Waiting | None = None, audit: AuditLog | None = None
+        self, registry: Registry, waiting: WaitingLimit | None = None, audit: AuditLog | None = None
     ) -> None:
         """``waiting`` counts the prompts of a session, the permission requests' too;
         ``audit`` records what became of each question (a page's address, a form's

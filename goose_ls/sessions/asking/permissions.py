@@ -32,7 +32,7 @@ import attrs
 from goose_ls import events
 from goose_ls.prompt_limits import MAX_PERMISSION_OPTIONS, cut
 from goose_ls.sessions.asking.grants import Grants
-from goose_ls.sessions.asking.waiting import Asking, Waiting, over_cap
+from goose_ls.sessions.asking.waiting import Asking, WaitingLimit, over_cap
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session
 from goose_ls.workspace.audit import AuditLog
@@ -224,7 +224,7 @@ class Permissions:
         policy: PolicySource,
         audit: AuditLog,
         confinement: ConfinementSource,
-        waiting: Waiting | None = None,
+        waiting: WaitingLimit | None = None,
     ) -> None:
         """``waiting`` counts the prompts of a session, the questions' too."""
         self._registry = registry

@@ -4,7 +4,7 @@ requests and its questions alike (one owner of each's waiting map).
 An entry lives while its asker awaits the answer; it is "waiting" until answered. The
 editor's side looks entries up by id (request ids are random, never reused), and, given a
 session, only among that session's. How many wait in a session, of every kind together,
-is counted in one :class:`Waiting`: past :data:`~goose_ls.prompt_limits.MAX_PENDING` a
+is counted in one :class:`WaitingLimit`: past :data:`~goose_ls.prompt_limits.MAX_PENDING` a
 new prompt is refused (:func:`over_cap`).
 """
 
@@ -38,7 +38,7 @@ class Asked(Generic[Question, Answer]):
     answer: asyncio.Future[Answer]
 
 
-class Waiting:
+class WaitingLimit:
     """How many prompts wait for the user in each session, permission requests and
     questions together (one for the whole goose-ls, shared by every :class:`Asking`)."""
 
@@ -79,7 +79,7 @@ class Waiting:
 
 
 def over_cap(
-    registry: Registry, waiting: Waiting, session: Session, cap: str, problem: str
+    registry: Registry, waiting: WaitingLimit, session: Session, cap: str, problem: str
 ) -> ClientRefusal:
     """The agent's error for a prompt past a cap (``problem`` says which); the user hears
     of it in the chat once a turn for each ``cap``."""
@@ -97,9 +97,9 @@ def over_cap(
 class Asking(Generic[Question, Answer]):
     """The questions of one kind waiting for the user."""
 
-    def __init__(self, waiting: Waiting | None = None) -> None:
+    def __init__(self, waiting: WaitingLimit | None = None) -> None:
         self._asked: dict[str, Asked[Question, Answer]] = {}
-        self.waiting_count = waiting or Waiting()
+        self.waiting_count = waiting or WaitingLimit()
         """The prompts waiting per session, shared with the other kinds'."""
 
     @contextlib.contextmanager
