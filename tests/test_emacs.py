@@ -785,7 +785,7 @@ def test_real_emacs_in_tmux_ask_compose_edit_cancel_follow_restart(
         # (the next window but one from the compose buffer).
         terminal.keys("C-x", "o", "C-x", "o", "M-<")
         terminal.wait_for(
-            _on_screen("# goose chat ·", QUESTION, ANSWER, FOLLOW_UP, "allowed once", EDIT_DONE),
+            _on_screen("# goose chat · ", QUESTION, ANSWER, FOLLOW_UP, "allowed once", EDIT_DONE),
             "the start of the reopened chat is not on the screen",
         )
     finally:

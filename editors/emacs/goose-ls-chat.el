@@ -117,7 +117,7 @@ Write in its compose buffer (\\[goose-ls-compose]; typing here goes there).
                 goose-ls--started (make-hash-table :test #'equal)
                 goose-ls--permissions (make-hash-table :test #'equal))
           (let ((inhibit-read-only t))
-            (insert (format "# goose chat · %s\n" session-id)))
+            (insert (format "# %s chat · %s\n" goose-ls--agent-name session-id)))
           (setq goose-ls--end (copy-marker (point-max) t)))
         (puthash session-id (cons buffer 0) goose-ls--chats)
         buffer))))

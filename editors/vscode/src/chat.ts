@@ -206,7 +206,7 @@ export class Chat {
 
   get text(): string {
     const body = this.parts.map((part) => (typeof part === "string" ? part : "text" in part ? part.text : renderTool(part)));
-    return `# ${this.title ?? `goose chat · ${this.sessionId}`}${body.join("")}${queueText(this.queue)}`;
+    return `# ${this.title ?? `${this.context.agent?.() ?? "agent"} chat · ${this.sessionId}`}${body.join("")}${queueText(this.queue)}`;
   }
 
   /** A prompt sent from here waits for the running turn (unless its turn began already). */

@@ -11,7 +11,7 @@ test("chunks stream into the chat in order, each once", () => {
   assert.ok(chat.apply(update(3, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "lo ✓" } })));
   assert.equal(chat.apply(update(2, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Hel" } })), false);
   assert.ok(chat.end({ sessionId: "s1", messageId: "m1", index: 4, stopReason: "end_turn" }));
-  assert.equal(chat.text, "# goose chat · s1\n\n## You\n\nHi?\n\n## Claude Agent\n\nHello ✓\n");
+  assert.equal(chat.text, "# Claude Agent chat · s1\n\n## You\n\nHi?\n\n## Claude Agent\n\nHello ✓\n");
   assert.equal(chat.seen, 4);
 });
 
@@ -53,7 +53,7 @@ test("a tool call is one block, rewritten in place by each update of its id", ()
   chat.end({ sessionId: "s1", messageId: "m1", index: 9, stopReason: "end_turn" });
   assert.equal(
     chat.text,
-    "# goose chat · s1\n\n## agent\n\n" +
+    "# agent chat · s1\n\n## agent\n\n" +
       "🔧 shell · make test — completed\n\n    3 passed\n    0 failed\n\n" +
       "🔧 read · app.py — failed\n\n    no such file\n\n" +
       "Running. Done.\n",
@@ -115,7 +115,7 @@ test("a plan is drawn again where it is; plans by id are a block each, and a rem
   chat.apply(update(7, { sessionUpdate: "plan_removed", planId: "draft" }));
   assert.equal(
     chat.text,
-    "# goose chat · s1\n\n**Plan**\n- [x] Read\n- [ ] Write\n- [ ] Run\n\n## agent\n\nReading.\n\n" +
+    "# agent chat · s1\n\n**Plan**\n- [x] Read\n- [ ] Write\n- [ ] Run\n\n## agent\n\nReading.\n\n" +
       "**Plan**\n\n1. Split\n2. Test\n\n_Plan removed._\n\n**Plan**: [my app/docs/plan.md](file:///home/me/my%20app/docs/plan.md)\n",
   );
 });
@@ -130,7 +130,7 @@ test("a compaction is one line drawn again as it goes, its summary streamed unde
   chat.apply(update(4, { sessionUpdate: "compaction_update", compactionId: "c2", status: "failed", error: "too long" }));
   assert.equal(
     chat.text,
-    "# goose chat · s1\n\n_🗜 The conversation was compacted._\n\n> We split\n> the parser\n\n" +
+    "# agent chat · s1\n\n_🗜 The conversation was compacted._\n\n> We split\n> the parser\n\n" +
       "> ⚠ **Compacting the conversation failed:** too long\n",
   );
 });
@@ -153,7 +153,7 @@ test("a queued message sent into the running turn leaves the queue for the chat,
   chat.apply(update(3, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Done." } }));
   assert.ok(chat.end({ sessionId: "s1", messageId: "m1", index: 4, stopReason: "cancelled" }));
   assert.ok(chat.end({ sessionId: "s1", messageId: "m2", index: 5, stopReason: "cancelled" }));
-  assert.equal(chat.text, "# goose chat · s1\n\n## agent\n\nWorking.\n\n## You\n\nKeep the alias\nplease\n\n## agent\n\nDone.\n\n_cancelled_\n");
+  assert.equal(chat.text, "# agent chat · s1\n\n## agent\n\nWorking.\n\n## You\n\nKeep the alias\nplease\n\n## agent\n\nDone.\n\n_cancelled_\n");
   assert.deepEqual([chat.queue, chat.running], [[], false]);
 });
 
@@ -173,7 +173,7 @@ test("the agent's name heads its turn once, over its thoughts, tool calls, cards
   chat.apply(say(11, "Anything else?")); // a turn of the agent's own: headed again
   assert.equal(
     chat.text,
-    "# goose chat · s1\n\n## You\n\nFix it\n\n## Claude Agent\n\n> 💭 Look first\n\nReading.\n\n🔧 Edit app.py — pending\n\n" +
+    "# Claude Agent chat · s1\n\n## You\n\nFix it\n\n## Claude Agent\n\n> 💭 Look first\n\nReading.\n\n🔧 Edit app.py — pending\n\n" +
       "🔐 permission: Edit app.py\n\n**Plan**\n- [x] Edit\n\n> goose-ls: a note\n\nFixed.\n\n## Claude Agent\n\nAnything else?",
   );
 });
@@ -190,7 +190,7 @@ test("an attachment is named from the workspace folder it is in; outside, whole,
   chat.apply(update(2, { sessionUpdate: "user_message_chunk", content: resource("file:///work/shop/src/app.py#L4-L6") }));
   chat.apply(update(3, { sessionUpdate: "user_message_chunk", content: { type: "resource_link", uri: "file:///etc/hosts", name: "hosts" } }));
   chat.apply(update(4, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "/work/shop/app.py:1-2\n```py\ndef add(x, y):\n```" } }));
-  assert.equal(chat.text, "# goose chat · s1\n\n## You\n\nWhy?\n📎 src/app.py:4-6\n📎 /etc/hosts\n📎 app.py:1-2\n");
+  assert.equal(chat.text, "# agent chat · s1\n\n## You\n\nWhy?\n📎 src/app.py:4-6\n📎 /etc/hosts\n📎 app.py:1-2\n");
   assert.equal(shownPath("/home/me/notes/todo.md", ["/work/shop"], "/home/me"), "~/notes/todo.md");
 });
 

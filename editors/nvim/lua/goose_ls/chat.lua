@@ -77,7 +77,7 @@ local function buffer(id)
   vim.bo[s.buf].filetype = "markdown"
   vim.bo[s.buf].bufhidden = "hide"
   vim.bo[s.buf].undolevels = -1
-  vim.api.nvim_buf_set_lines(s.buf, 0, -1, false, { "# goose chat · " .. id, "" })
+  vim.api.nvim_buf_set_lines(s.buf, 0, -1, false, { "# " .. goose().agent_name() .. " chat · " .. id, "" })
   vim.bo[s.buf].modifiable = false
   vim.api.nvim_create_autocmd("BufWinEnter", {
     buffer = s.buf,
