@@ -50,3 +50,34 @@ async def test_goose_is_found_on_path_and_its_real_version_output_accepted(edito
     message_id = await editor.prompt(session_id)
     await editor.goose.turn_end(message_id)
     assert editor.goose.text(message_id) == "hi from goose"
+
+
+V2_ONLY = {"code": -32022, "message": "Unsupported protocol version"}
+
+
+async def test_an_agent_of_a_later_acp_version_is_named_not_a_broken_chat(editor: Editor) -> None:
+    """goose-ls asks for ACP 1; an agent that answers 2, or refuses 1 (-32022, as
+    claude-agent-acp with CLAUDE_AGENT_ACP_PROTOCOL=v2 does), is unusable, and says why."""
+    await editor.start({"protocolVersion": 2, "turns": [[{"text": "never shown"}]]})
+    try:
+        await editor.new_session()
+    except Exception as exc:
+        assert "answered ACP version 2; goose-ls speaks ACP version 1" in str(exc)
+    else:
+        raise AssertionError("no chat with an agent of another ACP version")
+    status = await editor.goose.agent_state("error")
+    assert status["reason"] == "unusable" and "CLAUDE_AGENT_ACP_PROTOCOL" in status["fix"]
+    (initialize, *_) = editor.received("initialize")
+    assert initialize["params"]["protocolVersion"] == 1
+
+
+async def test_an_agent_that_refuses_acp_1_is_named(editor: Editor) -> None:
+    await editor.start({"initializeError": {**V2_ONLY, "data": {"requested": 1, "supported": [2]}}})
+    try:
+        await editor.new_session()
+    except Exception as exc:
+        assert "refused ACP version 1 (it speaks a later one only)" in str(exc)
+    else:
+        raise AssertionError("no chat with an agent of another ACP version")
+    status = await editor.goose.agent_state("error")
+    assert status["reason"] == "unusable"

@@ -190,3 +190,15 @@ async def test_claude_s_options_are_offered_and_what_they_are_set_to_reaches_the
         assert "haiku" in quick.body["model"] and quick.body["output_config"]["effort"] == "low"
         assert "Plan mode is active" not in json.dumps(quick.body["messages"])
         assert "Plan mode is active" in json.dumps(planned.body["messages"])
+
+
+async def test_claude_set_to_acp_v2_only_is_named_with_its_fix(editor: Editor) -> None:
+    """claude-agent-acp speaks ACP 2 too; told to speak it only, it refuses goose-ls's
+    version 1 (-32022), and the user hears what to change, not a broken chat."""
+    with FakeAnthropic([ECHO]) as api:
+        await start_claude(editor, api, CLAUDE_AGENT_ACP_PROTOCOL="v2")
+        with pytest.raises(Exception, match="refused ACP version 1"):
+            await editor.new_session()
+        status = await editor.goose.agent_state("error")
+        assert status["reason"] == "unusable" and "CLAUDE_AGENT_ACP_PROTOCOL" in status["fix"]
+        assert api.turns() == [], "nothing reached the model"

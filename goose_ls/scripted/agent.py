@@ -111,8 +111,11 @@ class ScriptedAgent:
         self.steps.capabilities = capabilities
         self.steps.custom_notifications = bool((meta.get("goose") or {}).get("customNotifications"))
         self.booleans = takes_booleans(params)
+        if (error := self.script.get("initializeError")) is not None:
+            raise RpcError(error["code"], error["message"], error.get("data"))
         return {
-            "protocolVersion": params["protocolVersion"],  # goose echoes what it was sent
+            # goose echoes what it was sent; an agent of ACP v2 only answers 2
+            "protocolVersion": self.script.get("protocolVersion", params["protocolVersion"]),
             "agentCapabilities": self.script.get("capabilities", GOOSE_CAPABILITIES),
             "agentInfo": self.script.get("agentInfo", {"name": "goose", "version": "1.43.0"}),
             **({"_meta": meta} if (meta := self.steering.meta()) else {}),

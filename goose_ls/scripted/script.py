@@ -4,6 +4,9 @@ A script is JSON. Top-level keys (all optional):
 
 ``agentInfo``      ``{"name", "version"}`` sent in ``initialize`` (default goose 1.43.0)
 ``capabilities``   ``agentCapabilities`` (default: what goose 1.43 advertises)
+``protocolVersion`` the ``protocolVersion`` ``initialize`` answers (default: the one asked)
+``initializeError`` ``{"code", "message", "data"}``: ``initialize`` fails with it (an agent
+                   of ACP v2 only answers a v1 client -32022)
 ``startup``        steps played before reading stdin (``{"exit": 3}`` = dies at start)
 ``sessionSetup``   steps played before the ``session/new`` response (default: usage and
                    available commands, as goose sends them)

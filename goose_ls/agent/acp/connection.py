@@ -30,6 +30,7 @@ from acp.schema import (
     FileSystemCapabilities,
     HttpMcpServer,
     Implementation,
+    InitializeResponse,
     LogoutRequest,
     LogoutResponse,
     McpServerStdio,
@@ -51,7 +52,7 @@ from goose_ls.agent.interface import AgentCallbacks, ClientTools, SessionOptions
 from goose_ls.agent.mcp import offer
 from goose_ls.agent.profile import AgentProfile
 from goose_ls.agent.remote_paths import content_block
-from goose_ls.errors import AgentBusy, AgentError
+from goose_ls.errors import AgentBusy, AgentError, AgentUnavailable
 from goose_ls.settings import AgentSettings
 from goose_ls.workspace.path_map import NO_MAP, PathMap
 
@@ -346,8 +347,50 @@ async def handshake(
     paths: PathMap = NO_MAP,
     client: AcpClient | None = None,
 ) -> AgentConnection:
-    """``initialize``: say what goose-ls offers, learn what the agent does."""
-    response = await call_agent(
+    """``initialize``: say what goose-ls offers, learn what the agent does. goose-ls asks
+    for ACP version 1; an agent that speaks only a later one is unusable, said so."""
+    try:
+        response = await _initialize(conn, settings, gone, withdraw)
+    except AgentError as exc:
+        if exc.code == UNSUPPORTED_VERSION:
+            raise _version_refused("refused ACP version 1 (it speaks a later one only)") from exc
+        raise
+    if response.protocol_version != PROTOCOL_VERSION:
+        raise _version_refused(f"answered ACP version {response.protocol_version}")
+    return AgentConnection(
+        conn,
+        AgentProfile(response),
+        settings,
+        generation,
+        gone,
+        withdraw,
+        directories,
+        paths,
+        client,
+    )
+
+
+UNSUPPORTED_VERSION = -32022
+"""ACP's error for a protocol version the agent does not speak (v2: "Unsupported protocol
+version", with the versions it does)."""
+
+
+def _version_refused(what: str) -> AgentUnavailable:
+    return AgentUnavailable(
+        "unusable",
+        f"the agent {what}; goose-ls speaks ACP version 1",
+        "Run a version of the agent that speaks ACP version 1 (claude-agent-acp: leave "
+        "CLAUDE_AGENT_ACP_PROTOCOL unset or set it to v1).",
+    )
+
+
+async def _initialize(
+    conn: ClientSideConnection,
+    settings: AgentSettings,
+    gone: asyncio.Future[str],
+    withdraw: Withdraw | None,
+) -> InitializeResponse:
+    return await call_agent(
         "initialize",
         conn.initialize(
             protocol_version=PROTOCOL_VERSION,
@@ -374,15 +417,4 @@ async def handshake(
         settings.request_timeout,
         gone,
         withdraw,
-    )
-    return AgentConnection(
-        conn,
-        AgentProfile(response),
-        settings,
-        generation,
-        gone,
-        withdraw,
-        directories,
-        paths,
-        client,
     )
