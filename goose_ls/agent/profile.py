@@ -7,6 +7,7 @@ from typing import Any
 import attrs
 from acp.schema import InitializeResponse
 
+from goose_ls.agent import presets
 from goose_ls.agent.interface import model_json
 from goose_ls.agent.steering import advertised
 
@@ -45,6 +46,19 @@ class AgentProfile:
         caps = self.response.agent_capabilities
         sessions = caps.session_capabilities if caps else None
         return getattr(sessions, name, None) is not None
+
+    @property
+    def forks(self) -> bool:
+        """Whether the agent forks a chat: it advertises ``sessionCapabilities.fork``, or
+        is one that answers it unadvertised (goose)."""
+        preset = presets.of_agent(self.name)
+        return self.session_capability("fork") or bool(preset and preset.forks_unadvertised)
+
+    @property
+    def fork_point(self) -> presets.ForkPoint | None:
+        """How the agent cuts a fork before its last turn, if it can."""
+        preset = presets.of_agent(self.name)
+        return preset.fork_point if preset and self.forks else None
 
     @property
     def logout(self) -> bool:

@@ -188,6 +188,12 @@ async def open_session(s: Services, a: args.SessionArguments) -> None:
     await s.chat.open_session(a.session_id)
 
 
+async def fork_chat(s: Services, a: args.ForkArguments) -> None:
+    forked = await s.chat.fork(a.session_id, a.message_id)
+    if forked.seed is not None:
+        _info(s, f"not a fork ({forked.why}): a new chat starts with a summary to edit and send")
+
+
 async def rename_session(s: Services, a: args.RenameArguments) -> None:
     s.sessions.rename(a.session_id, a.title)
     await show_index(s.editor, s.sessions)
@@ -370,6 +376,7 @@ COMMANDS = {
             restart_server,
         ),
         Command("goose.pruneJournal", "Goose: Prune old chats", args.NoArguments, prune_journal),
+        Command("goose.forkChat", "Goose: Fork chat here", args.ForkArguments, fork_chat),
         Command("goose.reviewTurn", "Goose: Review turn changes", args.ChatArguments, review_turn),
         Command("goose.revertTurn", "Goose: Revert turn", args.ChatArguments, revert_turn),
         Command("goose.revertFile", "Goose: Revert file", args.FileArguments, revert_file),

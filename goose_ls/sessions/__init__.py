@@ -15,7 +15,7 @@ from goose_ls.sessions.journal.records import EventRow, events_of
 from goose_ls.sessions.journal.retention import Pruned
 from goose_ls.sessions.journal.search import Hit
 from goose_ls.sessions.live import Conflict, OpenFiles
-from goose_ls.sessions.manager import SessionListener, SessionManager
+from goose_ls.sessions.manager import Forked, SessionListener, SessionManager
 from goose_ls.sessions.session import IndexedEvent, Session
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "Conflict",
     "ContextItem",
     "EventRow",
+    "Forked",
     "Hit",
     "IndexedEvent",
     "OpenFiles",

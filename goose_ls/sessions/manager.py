@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+import attrs
+
 from goose_ls import events
 from goose_ls.agent.auth import TerminalCommand
 from goose_ls.agent.status import LOST, AgentState, AgentStatus
@@ -23,12 +25,14 @@ from goose_ls.agent.supervisor import AgentSupervisor
 from goose_ls.atomic_files import remove_stale_temps
 from goose_ls.errors import Refused, UnknownSession
 from goose_ls.paths import data_dir
+from goose_ls.sessions import forking
 from goose_ls.sessions.asking.elicitations import Answer, Elicitations, QuestionAnswers
 from goose_ls.sessions.asking.permissions import PermissionAnswers, Permissions
 from goose_ls.sessions.asking.waiting import WaitingLimit
 from goose_ls.sessions.changes import Change
 from goose_ls.sessions.checkpoints import TurnCheckpoints
 from goose_ls.sessions.context import ContextItem
+from goose_ls.sessions.forking import ForkUnavailable
 from goose_ls.sessions.journal import chat_list
 from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.journal.records import EventRow, SessionRecord
@@ -53,6 +57,18 @@ from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.confinement import Confinement
 from goose_ls.workspace.policy import Policy, Untrusted
 from goose_ls.workspace.trust import PolicyTrust
+
+
+@attrs.frozen
+class Forked:
+    """A chat that goes on from a turn of another."""
+
+    session: Session
+    seed: str | None = None
+    """None: forked at the agent, with its history. Else a new chat, and the summary of
+    the turns up to there that its first message is to be (the user edits it)."""
+    why: str | None = None
+    """Why it is not a fork."""
 
 
 class SessionListener(Protocol):
@@ -396,6 +412,27 @@ class SessionManager:
     async def load_session(self, session_id: str, tab_id: str | None = None) -> Session:
         return await self._lifecycle.load_session(session_id, tab_id)
 
+    async def fork(self, session_id: str, message_id: str, tab_id: str | None = None) -> Forked:
+        """A new chat that goes on from the end of turn ``message_id`` of ``session_id``:
+        forked at the agent where it can, else started afresh with a summary of the turns
+        up to there for the user to edit and send (``seed``), and a note saying why."""
+        try:
+            return Forked(await self._lifecycle.fork_session(session_id, message_id, tab_id))
+        except ForkUnavailable as exc:
+            why = str(exc)
+        where = forking.cut(self._library.history(session_id), message_id)
+        record = self._library.record(session_id)
+        title = record.title if record is not None else session_id
+        agent = (record.agent if record is not None else "") or "agent"
+        session = await self._lifecycle.new_session(record.cwd if record else None, tab_id)
+        self._registry.note(
+            session,
+            "info",
+            f"Not a fork: {why}. This new chat starts with a summary of “{title}” up to "
+            "that turn, in your message below: edit it, then send it.",
+        )
+        return Forked(session, forking.seed(where.rows, title, agent), why)
+
     async def restore_last(self) -> tuple[Session, str | None]:
         """The workspace's last chat, loaded (else a new one), and why not, if not."""
         return await self._lifecycle.restore_last()
@@ -420,6 +457,11 @@ class SessionManager:
 
     async def cancel(self, session_id: str, message_id: str | None = None) -> bool:
         return await self._turns.cancel(session_id, message_id)
+
+    def forks(self) -> bool | None:
+        """Whether the running agent forks chats (None: no agent runs yet to say)."""
+        conn = self._link.running
+        return conn.profile.forks if conn is not None else None
 
     def can_steer(self, session_id: str) -> bool:
         """Whether a message can go into the running turn (the agent takes it)."""

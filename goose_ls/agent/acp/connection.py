@@ -139,6 +139,28 @@ class AgentConnection:
         )
         return response.session_id, SessionOptions.of(response)
 
+    async def fork_session(
+        self, session_id: str, cwd: str, point: str | int | None = None
+    ) -> tuple[str, SessionOptions]:
+        """A new chat with the history of ``session_id`` (``session/fork``), cut at
+        ``point`` by the agent's own extension (:attr:`AgentProfile.fork_point`): one of
+        its message ids, or a time in Unix seconds; None for the whole chat. The agent
+        replays nothing: the history is goose-ls's to show."""
+        meta: dict[str, Any] = {}
+        kind = self.profile.fork_point
+        if point is not None and kind is presets.ForkPoint.AGENT_MESSAGE:
+            meta["jetbrains"] = {"air": {"fork": {"version": 1, "messageId": str(point)}}}
+        elif point is not None and kind is presets.ForkPoint.BEFORE_TIME:
+            meta["conversationBefore"] = int(point)
+        elif point is not None:
+            raise AgentError(f"{self.profile.title} forks only a whole chat")
+        response = await self._call(
+            "session/fork",
+            self._conn.fork_session(session_id=session_id, **self._set_up(cwd), **meta),
+            self._settings.session_timeout,
+        )
+        return response.session_id, SessionOptions.of(response)
+
     async def load_session(self, session_id: str, cwd: str) -> SessionOptions:
         """Reopen a session; the agent replays its history before it answers."""
         response = await self._call(

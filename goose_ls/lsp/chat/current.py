@@ -19,7 +19,15 @@ from goose_ls.lsp.chat.transcript_documents import Transcripts
 from goose_ls.lsp.editor import EditorConnection
 from goose_ls.lsp.prompt_context import with_mentions
 from goose_ls.lsp.transcript.session_transcript import Transcript
-from goose_ls.sessions import Change, ContextItem, Session, SessionManager, path_of, review
+from goose_ls.sessions import (
+    Change,
+    ContextItem,
+    Forked,
+    Session,
+    SessionManager,
+    path_of,
+    review,
+)
 
 
 class EditorChat:
@@ -107,6 +115,19 @@ class EditorChat:
         await self._sessions.load_session(session_id)
         self.current_session = session_id
         await self._transcripts.show(self._transcripts.for_session(session_id))
+
+    async def fork(self, session_id: str, message_id: str) -> Forked:
+        """A new chat that goes on from the end of a turn (see
+        :meth:`SessionManager.fork`), shown; a summary to edit and send in its prompt
+        section where the agent could not fork."""
+        await self._settled()
+        forked = await self._sessions.fork(session_id, message_id)
+        self.current_session = forked.session.session_id
+        transcript = self._transcripts.for_session(self.current_session)
+        if forked.seed is not None:
+            await self._transcripts.sections.start_with(transcript, forked.seed)
+        await self._transcripts.show(transcript)
+        return forked
 
     async def _last_changes(
         self, uri: str | None

@@ -172,8 +172,8 @@ class Transcripts:
         """Render what the journal holds of the session (parts rotated out as they were)."""
         rows = self._sessions.history(transcript.session_id)
         with transcript.renderer.replaying():
-            for _, event in events_of(rows):
-                transcript.renderer.render(event)
+            for row, event in events_of(rows):
+                transcript.renderer.render(event, row.message_id)
                 if isinstance(event, TurnEnded):
                     self._rotate_if_long(transcript)
         transcript.drawn_through = rows[-1].idx if rows else 0
@@ -185,6 +185,18 @@ class Transcripts:
             return session.cwd
         record = self._sessions.record(session_id)
         return record.cwd if record is not None else None
+
+    def turn_at(self, transcript: Transcript, line: int, text: str) -> str | None:
+        """The turn whose heading is ``line`` (its ``text`` as the editor has it), if any:
+        a ``## `` line of the body, placed by goose-ls's own copy of it."""
+        body_line = line - transcript.text.head_lines
+        if not text.startswith("## ") or body_line < 0:
+            return None
+        lines = transcript.text.body.split("\n")
+        if body_line >= len(lines) - 1 or lines[body_line] != text.rstrip("\r\n"):
+            return None  # below the body, or not (yet) the line goose-ls drew there
+        offset = sum(len(before) + 1 for before in lines[:body_line])
+        return transcript.renderer.turn_at(offset)
 
     def agent_of(self, session_id: str) -> str:
         """The name the chat's agent gives itself (as the session store keeps it), inert
@@ -216,7 +228,7 @@ class Transcripts:
         transcript = self.for_session(event.session_id)
         if event.index <= transcript.drawn_through:
             return  # drawn from the journal already
-        transcript.renderer.render(event.event)
+        transcript.renderer.render(event.event, event.message_id)
         if isinstance(event.event, TurnEnded):
             self._rotate_if_long(transcript)
         first_reply = (

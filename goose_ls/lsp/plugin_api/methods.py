@@ -101,6 +101,16 @@ async def load_session(s: Services, p: protocol.LoadSessionParams) -> Json:
     return session_summary(s, await s.sessions.load_session(p.session_id, p.tab_id))
 
 
+async def fork_session(s: Services, p: protocol.ForkParams) -> Json:
+    await s.settled()
+    forked = await s.sessions.fork(p.session_id, p.message_id, p.tab_id)
+    summary = session_summary(s, forked.session)
+    summary["forkedFrom"] = p.session_id
+    if forked.seed is not None:  # not a fork: a new chat, whose first message to edit
+        summary.update(seed=forked.seed, notForked=forked.why)
+    return summary
+
+
 async def list_sessions(s: Services, _: None) -> Json:
     await s.settled()
     return {"sessions": await s.sessions.list_sessions()}
@@ -240,6 +250,7 @@ ROUTES = [
     Route(protocol.STATUS, None, status),
     Route(protocol.NEW_SESSION, protocol.NewSessionParams, new_session),
     Route(protocol.LOAD_SESSION, protocol.LoadSessionParams, load_session),
+    Route(protocol.FORK_SESSION, protocol.ForkParams, fork_session),
     Route(protocol.LIST_SESSIONS, None, list_sessions),
     Route(protocol.CLOSE_SESSION, protocol.SessionParams, close_session),
     Route(protocol.DELETE_SESSION, protocol.SessionParams, delete_session),

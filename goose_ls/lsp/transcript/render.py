@@ -12,6 +12,7 @@ One renderer with one branch per kind of event, read as a whole.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import itertools
 from collections.abc import Callable, Iterator
@@ -98,6 +99,9 @@ class Renderer:
         those near enough the end to be drawn again (:meth:`_forget_far_spans`)."""
         self._cards: dict[str, str] = {}
         """Each card still waiting for its answer, as drawn without its last line."""
+        self._turns: list[tuple[int, str]] = []
+        """Where each turn begins in the body (the offset before its first heading), and
+        its ``messageId``: what "Fork chat here" on a line forks at."""
         self._replay_calls: ToolCalls | None = None
         """While drawing history: its tool calls, merged as the session merged them."""
         self._usage: events.Usage | None = None
@@ -129,6 +133,12 @@ class Renderer:
         self._block_start = 0
         self._spans.clear()
         self._cards.clear()
+        self._turns.clear()
+
+    def turn_at(self, offset: int) -> str | None:
+        """The ``messageId`` of the turn that body offset ``offset`` is in, if any."""
+        at = bisect.bisect_right(self._turns, offset, key=lambda turn: turn[0])
+        return self._turns[at - 1][1] if at else None
 
     # --- blocks ------------------------------------------------------------------
     def _new_block(self, kind: str, speaker: str | None = None) -> None:
@@ -180,7 +190,14 @@ class Renderer:
         self.text.append("\n" if self.text.endswith("\n") else "\n\n")
 
     # --- events ------------------------------------------------------------------
-    def render(self, event: events.SessionEvent) -> None:
+    def render(self, event: events.SessionEvent, message_id: str | None = None) -> None:
+        """Draw ``event`` of the turn ``message_id`` (None: outside a turn, or unknown)."""
+        if (
+            message_id is not None
+            and isinstance(event, events.UserMessageChunk)
+            and (not self._turns or self._turns[-1][1] != message_id)
+        ):
+            self._turns.append((self.text.length, message_id))
         if self._replay_calls is not None:
             if isinstance(event, (events.ToolCall, events.ToolCallUpdate)):
                 self._replay_calls.apply(event)
@@ -354,6 +371,11 @@ class Renderer:
         for other in below:
             a, b = self._spans[other]
             self._spans[other] = (a + moved, b + moved)
+        for n in range(len(self._turns) - 1, -1, -1):  # the turns below it: the last ones
+            at, message_id = self._turns[n]
+            if at <= start:
+                break
+            self._turns[n] = (at + moved, message_id)
         self._spans[key] = (start, start + len(block))
         if self._block_start > start:
             self._block_start += moved
