@@ -23,6 +23,9 @@ from pygls.exceptions import JsonRpcException
 
 from goose_ls.scripted.script import prompts
 from goose_ls.sessions import path_of
+from support.claude import CLAUDE, start_claude
+from support.claude import MISSING as CLAUDE_MISSING
+from support.fake_anthropic import FakeAnthropic, Reply
 from support.harness import Editor, start_editor, stop_editor
 
 
@@ -290,3 +293,35 @@ async def test_a_hostile_agent_s_images_are_judged_by_their_bytes_and_capped(
     assert "> ⚠ Image not shown: its bytes are not a PNG, JPEG, GIF or WebP image" in text
     assert "> ⚠ Image not shown: it is over 100,000 bytes (images.maxBytes)." in text
     assert f"![JPEG image, {len(JPEG)} bytes](../outputs/{sid}/{kept[0].name})" in text
+
+
+@pytest.mark.skipif(not CLAUDE.exists(), reason=CLAUDE_MISSING)
+async def test_claude_s_model_receives_the_mentioned_image_as_an_image_block_exactly(
+    editor: Editor,
+) -> None:
+    """The real claude-agent-acp, offline: the image a prompt mentions reaches the model's
+    API as an Anthropic image block holding exactly the file's bytes."""
+    shot = png(16, 16, red=200)
+    (editor.workspace / "shot.png").write_bytes(shot)
+    with FakeAnthropic([Reply(("A red square.",))]) as api:
+        await start_claude(editor, api)
+        sid = await editor.new_session()
+        end = await editor.goose.turn_end(await editor.prompt(sid, "What is in @shot.png?"))
+        assert end["stopReason"] == "end_turn", end
+        assert editor.goose.text(end["messageId"]) == "A red square."
+        (turn,) = api.turns()
+    blocks = [
+        block
+        for message in turn.body["messages"]
+        if message["role"] == "user" and isinstance(message["content"], list)
+        for block in message["content"]
+    ]
+    images = [block for block in blocks if block.get("type") == "image"]
+    assert images == [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": b64(shot)},
+        }
+    ], blocks
+    assert base64.b64decode(images[0]["source"]["data"]) == shot
+    assert any("What is in @shot.png?" in str(block.get("text")) for block in blocks)
