@@ -41,7 +41,7 @@ class ContextItem:
         if self.type == "text" and self.text is None:
             return "a text item needs 'text'"
         if self.type in ("file", "selection", "image") and not self.uri:
-            return f"a {self.type} item needs 'uri'"
+            return f"{'an' if self.type == 'image' else 'a'} {self.type} item needs 'uri'"
         if self.type == "selection" and (self.start_line is None or self.end_line is None):
             return "a selection item needs 'startLine' and 'endLine'"
         if self.type == "selection" and (self.start_line or 0) < 1:
