@@ -211,9 +211,8 @@ A message sent during a turn waits, shown as queued."
     (push text goose-ls--history)
     (setq goose-ls--history-position -1)
     (condition-case err
-        (progn
-          (goose-ls--prompt text (append goose-ls--attached (goose-ls--mentioned text))
-                            goose-ls--session)
+        (prog1 (goose-ls--prompt text (append goose-ls--attached (goose-ls--mentioned text))
+                                 goose-ls--session)
           (setq goose-ls--attached nil)
           (force-mode-line-update))
       ;; Refused (an image goose-ls may not send): the message and its images stay.

@@ -28,7 +28,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
@@ -128,7 +128,7 @@ class Images:
         data_dir: Callable[[], Path],
         cap: Callable[[], int],
         write_failed: WriteFailed,
-        read: Callable[[str, int], Any],
+        read: Callable[[str, int], Awaitable[bytes]],
     ) -> None:
         """``data_dir``: goose-ls's data dir; ``cap``: ``images.maxBytes``; ``read``:
         reads a file the user's prompt attaches, as :meth:`AgentTools.read_for_prompt`."""
@@ -160,7 +160,7 @@ class Images:
             if not item.uri.startswith("file:"):
                 raise Refused(f"the image {item.uri} is not a file; only files are attached")
             try:
-                data: bytes = await self._read(path, cap)
+                data = await self._read(path, cap)
             except FileProblem as exc:
                 if exc.too_big:
                     raise Refused(
