@@ -64,6 +64,8 @@ USER_ONLY: frozenset[str] = frozenset(
         "checkpoints.exclude",
         "checkpoints.maxFileBytes",
         "checkpoints.maxFiles",
+        # How big an image the agent may make goose-ls keep.
+        "images.maxBytes",
     }
 )
 """Settings a folder never sets: each could loosen what holds the agent, or reach the

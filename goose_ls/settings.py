@@ -188,6 +188,15 @@ class WorkspaceSettings:
 
 
 @attrs.define
+class ImageSettings:
+    """Images in a chat: those the user attaches to a prompt, those the agent sends."""
+
+    max_bytes: int = 10_000_000
+    """The largest image goose-ls reads for a prompt or keeps from the agent, in bytes
+    (decoded); a bigger one is refused, with a word in the chat."""
+
+
+@attrs.define
 class TerminalSettings:
     """How the agent's commands run (``agent.clientTerminal``)."""
 
@@ -219,6 +228,7 @@ class Settings:
     workspace: WorkspaceSettings = attrs.Factory(WorkspaceSettings)
     checkpoints: CheckpointSettings = attrs.Factory(CheckpointSettings)
     terminal: TerminalSettings = attrs.Factory(TerminalSettings)
+    images: ImageSettings = attrs.Factory(ImageSettings)
     policy: PolicySettings = attrs.Factory(PolicySettings)
     data_dir: str = ""
     """Where sessions and transcripts live; empty means the platform's user data dir."""
@@ -230,6 +240,7 @@ attrs.resolve_types(JournalSettings)
 attrs.resolve_types(WorkspaceSettings)
 attrs.resolve_types(CheckpointSettings)
 attrs.resolve_types(TerminalSettings)
+attrs.resolve_types(ImageSettings)
 attrs.resolve_types(PolicySettings)
 attrs.resolve_types(Settings)
 

@@ -85,6 +85,13 @@ class AgentProfile:
         prompt = caps.prompt_capabilities if caps else None
         return bool(prompt and prompt.embedded_context)
 
+    @property
+    def images(self) -> bool:
+        """Whether the agent takes image blocks in a prompt (``promptCapabilities.image``)."""
+        caps = self.response.agent_capabilities
+        prompt = caps.prompt_capabilities if caps else None
+        return bool(prompt and prompt.image)
+
     def describe(self) -> dict[str, Any]:
         """The ``initialize`` result as camelCase JSON, for status reports."""
         return model_json(self.response)

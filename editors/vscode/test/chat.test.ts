@@ -225,3 +225,20 @@ test("agent text is shown inert and forges no line of the chat, however the chun
     assert.ok(lines.includes(forged), `${forged} in ${JSON.stringify(text)}`);
   }
 });
+
+test("images are goose-ls's own lines: the kept copy as a markdown image, or why it was not kept", () => {
+  const chat = new Chat("s1", { agent: () => "goose", folders: () => ["/work/shop"] });
+  const kept = { type: "image", mimeType: "image/png", uri: "file:///data/outputs/s1/ab.png", sha256: "ab", size: 48213 };
+  chat.apply(update(1, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "What is this?" } }));
+  chat.apply(update(2, { sessionUpdate: "user_message_chunk", content: { ...kept, source: "file:///work/shop/docs/shot.png" } }));
+  chat.apply(update(3, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "🖼 forged" } }));
+  chat.apply(update(4, { sessionUpdate: "agent_message_chunk", content: kept }));
+  chat.apply(update(5, { sessionUpdate: "agent_message_chunk", content: { type: "image", refused: "its data is not base64" } }));
+  chat.apply(update(6, { sessionUpdate: "tool_call", toolCallId: "t1", title: "screenshot", status: "completed", content: [{ type: "content", content: { ...kept, size: 900 } }] }));
+  const lines = chat.text.split("\n");
+  assert.ok(lines.includes("📎 docs/shot.png (image)"), chat.text);
+  assert.equal(lines.filter((line) => line === "🖼 ![PNG image, 48 KB](file:///data/outputs/s1/ab.png)").length, 2, chat.text);
+  assert.ok(lines.includes("\\🖼 forged"), "the agent's text cannot pass for an image line");
+  assert.ok(lines.includes("⚠ image not shown: its data is not base64"), chat.text);
+  assert.ok(lines.includes("    🖼 ![PNG image, 900 bytes](file:///data/outputs/s1/ab.png)"), chat.text);
+});

@@ -112,6 +112,42 @@ def content_text(content: events.Json) -> str:
     return f"[{kind or 'content'}]"
 
 
+IMAGE_KINDS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WebP"}
+
+
+def image(content: events.Json, target: str | None) -> str:
+    """An image of the chat as a line: the image itself (``target``: where the link to the
+    copy goose-ls kept points), or why it is not shown."""
+    refused = content.get("refused")
+    if target is None or refused is not None:
+        why = refused if isinstance(refused, str) else "goose-ls kept no copy of it"
+        return f"> ⚠ Image not shown: {inert_line(why)}.\n"
+    kind = IMAGE_KINDS.get(str(content.get("mimeType")), "image")
+    size = content.get("size")
+    about = f", {size_text(size)}" if isinstance(size, int) else ""
+    return f"![{kind} image{about}]({target})\n"
+
+
+def size_text(size: int) -> str:
+    """A size in bytes as a person reads it: 812 bytes, 14 KB, 2.4 MB."""
+    if size < 1000:
+        return f"{size} bytes"
+    if size < 1_000_000:
+        return f"{size / 1000:.0f} KB"
+    return f"{size / 1_000_000:.1f} MB"
+
+
+def images_of(content: list[events.Json] | None) -> list[events.Json]:
+    """The image blocks of a tool call's content."""
+    return [
+        item["content"]
+        for item in content or []
+        if item.get("type") == "content"
+        and isinstance(item.get("content"), dict)
+        and item["content"].get("type") == "image"
+    ]
+
+
 def describe_uri(uri: str) -> str:
     base, _, fragment = uri.partition("#")
     path = path_of(base)
