@@ -8,17 +8,23 @@ the message's JSON in the transport, checked by hand, and handed on as events:
   conversation) become :class:`~goose_ls.events.Compaction` events and their chunks.
 
 A field the SDK's models drop is carried past them in ``_meta`` (:func:`carry_fields`):
-a tool call's ``name``. An agent sends notices and compaction updates only to a client
-that offers them (``clientCapabilities.session.notices`` and ``.compaction``), which the
-SDK cannot say either: :func:`offer_unstable` adds them to the ``initialize`` request.
+a tool call's ``name``, and the agent's capabilities as it sent them in its ``initialize``
+answer (:func:`carry_capabilities`: ``sessionCapabilities.systemPrompt``). An agent sends
+notices and compaction updates only to a client that offers them
+(``clientCapabilities.session.notices`` and ``.compaction``), which the SDK cannot say
+either: :func:`offer_unstable` adds them to the ``initialize`` request. The way out is
+the same: a session's ``systemPrompt`` goes through the SDK in ``_meta`` and
+:func:`lift_system_prompt` puts it where ACP has it, beside ``cwd``.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Literal
 
 from goose_ls import events
 from goose_ls.agent.acp.goose_notices import ask_for_notices
+from goose_ls.agent.interface import CARRIED_CAPABILITIES
 from goose_ls.wire import WireError, from_wire
 
 _SEVERITIES: dict[str, Literal["info", "warning", "error"]] = {
@@ -29,6 +35,13 @@ _SEVERITIES: dict[str, Literal["info", "warning", "error"]] = {
 
 CARRIED_NAME = "goose-ls/name"
 """The ``_meta`` key a tool call's ``name`` travels under, past the SDK."""
+
+CARRIED_SYSTEM_PROMPT = "goose-ls/systemPrompt"
+"""The ``_meta`` key a session set-up request's ``systemPrompt`` travels under, through
+the SDK, to the transport (:func:`lift_system_prompt`)."""
+
+SET_UP = frozenset({"session/new", "session/load", "session/resume", "session/fork"})
+"""The requests that carry a ``systemPrompt`` (ACP sends it again with each)."""
 
 _COMPACTION: dict[str, type[events.Compaction | events.CompactionSummaryChunk]] = {
     cls.KIND: cls for cls in (events.Compaction, events.CompactionSummaryChunk)
@@ -97,3 +110,38 @@ def offer_unstable(message: dict[str, Any]) -> None:
     if isinstance(session, dict):
         session.setdefault("notices", {})
         session.setdefault("compaction", {})
+
+
+def carry_capabilities(message: dict[str, Any]) -> None:
+    """Keep a copy of an ``initialize`` answer's ``agentCapabilities`` as the agent sent
+    them, in its ``_meta`` (see :data:`CARRIED_CAPABILITIES`)."""
+    result = message.get("result")
+    if not isinstance(result, dict) or "protocolVersion" not in result:
+        return
+    capabilities = result.get("agentCapabilities")
+    if not isinstance(capabilities, dict):
+        return
+    if result.get("_meta") is None:
+        result["_meta"] = {}
+    meta = result["_meta"]
+    if isinstance(meta, dict):
+        meta[CARRIED_CAPABILITIES] = copy.deepcopy(capabilities)
+
+
+def lift_system_prompt(message: dict[str, Any]) -> None:
+    """Move a session set-up request's ``systemPrompt`` from ``_meta``, where it went
+    through the SDK (0.12.1 has no field for it), to its params, where ACP has it."""
+    if message.get("method") not in SET_UP or not isinstance(params := message.get("params"), dict):
+        return
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or CARRIED_SYSTEM_PROMPT not in meta:
+        return
+    params["systemPrompt"] = meta.pop(CARRIED_SYSTEM_PROMPT)
+    if not meta:
+        del params["_meta"]
+
+
+def amend(message: dict[str, Any]) -> None:
+    """What goose-ls adds to a message on its way out that the SDK cannot say."""
+    offer_unstable(message)
+    lift_system_prompt(message)
