@@ -173,7 +173,7 @@ async def _handshake(settings: settings_model.Settings) -> int:
         f"(protocol {profile.response.protocol_version})".replace("  ", " "),
     )
     _line("capabilities", capabilities_summary(profile))
-    _line("system prompt", system_prompt_summary(profile, agent))
+    _line("systemPrompt", system_prompt_summary(profile, agent))
     methods = profile.describe().get("authMethods", [])
     _line("auth methods", ", ".join(f"{m['id']} ({m['name']})" for m in methods) or "none")
     await supervisor.stop()

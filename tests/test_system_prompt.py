@@ -10,9 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from lsprotocol import types
 
 from goose_ls.scripted.agent import GOOSE_CAPABILITIES
+from support.claude import CLAUDE, MISSING, start_claude
+from support.fake_anthropic import FakeAnthropic, Reply
 from support.harness import Editor
+from support.real_agent import advertised
 
 SESSIONS = GOOSE_CAPABILITIES["sessionCapabilities"]
 APPENDS = {
@@ -200,3 +204,48 @@ async def test_a_repository_cannot_set_the_system_prompt_nor_turn_its_file_on(
     status = await editor.goose.request("goose/status", {})
     agent = status["settings"]["agent"]
     assert (agent["systemPrompt"], agent["projectInstructions"]) == ("", False)
+
+
+@pytest.mark.skipif(not CLAUDE.exists(), reason=MISSING)
+async def test_claude_gets_the_system_prompt_after_its_own(editor: Editor) -> None:
+    """The real claude-agent-acp (offline): it advertises append and override, and the
+    model API receives the user's text and the project's file after Claude Code's own
+    system prompt."""
+    (editor.workspace / "AGENTS.md").write_text(PROJECT, encoding="utf-8")
+    settings = {"agent": {"systemPrompt": MINE, "projectInstructions": True}}
+    with FakeAnthropic([Reply(("Short.",))]) as api:
+        await start_claude(editor, api, settings)
+        session_id = await editor.new_session()
+        assert advertised(editor)["sessionCapabilities"]["systemPrompt"] == {
+            "mode": {"override": {}}
+        }
+        await editor.goose.turn_end(await editor.prompt(session_id, "Hello"))
+        (turn,) = api.turns()
+    (new,) = editor.received("session/new")
+    assert new["params"]["systemPrompt"]["mode"] == "append"
+    system = turn.body["system"]
+    texts = [block["text"] for block in system] if isinstance(system, list) else [system]
+    whole = "\n".join(texts)
+    assert MINE in whole and FROM_PROJECT.strip() in whole, whole[-2000:]
+    assert whole.index(MINE) > len(whole) // 2, "appended: after Claude Code's own prompt"
+    assert whole.index(MINE) < whole.index("make check"), "the user's text, then the file"
+    (note,) = [n for n in _notes(editor, session_id) if n.startswith("System prompt")]
+    assert note.startswith("System prompt sent to Claude Agent, after its own instructions")
+
+
+async def test_a_changed_system_prompt_goes_with_the_next_chat(editor: Editor) -> None:
+    """Read when each chat is set up: no restart of the agent, and no word that one is
+    needed."""
+    await editor.start(_script(editor, APPENDS))
+    await editor.new_session()
+    editor.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"goose": {"agent": {"systemPrompt": MINE}}})
+    )
+    status = await editor.goose.request("goose/status", {})
+    assert status["settings"]["agent"]["systemPrompt"] == MINE
+    await editor.new_session()
+    first, second = editor.received("session/new")
+    assert "systemPrompt" not in first["params"]
+    assert second["params"]["systemPrompt"]["content"] == [{"type": "text", "text": MINE}]
+    assert len(editor.received("initialize")) == 1
+    assert not [m for m in editor.client.messages if "agent settings" in m.message]
