@@ -5,10 +5,13 @@ the message's JSON in the transport, checked by hand, and handed on as events:
 
 - a ``notice`` (an advisory: ``{severity, title, description?}``) becomes a note;
 - ``compaction_update`` and ``compaction_summary_chunk`` (the agent compacts the
-  conversation) become :class:`~goose_ls.events.Compaction` events and their chunks.
+  conversation) become :class:`~goose_ls.events.Compaction` events and their chunks;
+- a ``plan_update`` of a kind the SDK does not know (plan operations, stabilised after
+  SDK 0.12.1, may bring more than ``items``, ``markdown`` and ``file``) becomes a
+  :class:`~goose_ls.events.PlanUpdate` as it came.
 
 A field the SDK's models drop is carried past them in ``_meta`` (:func:`carry_fields`):
-a tool call's ``name``, and the agent's capabilities as it sent them in its ``initialize``
+a tool call's ``name``, a markdown plan's ``path``, and the agent's capabilities as it sent them in its ``initialize``
 answer (:func:`carry_capabilities`: ``sessionCapabilities.systemPrompt``). An agent sends
 notices and compaction updates only to a client that offers them
 (``clientCapabilities.session.notices`` and ``.compaction``), which the SDK cannot say
@@ -35,6 +38,12 @@ _SEVERITIES: dict[str, Literal["info", "warning", "error"]] = {
 
 CARRIED_NAME = "goose-ls/name"
 """The ``_meta`` key a tool call's ``name`` travels under, past the SDK."""
+
+CARRIED_PATH = "goose-ls/path"
+"""The ``_meta`` key a markdown plan's ``path`` travels under, past the SDK."""
+
+PLAN_KINDS = frozenset({"items", "markdown", "file"})
+"""The plans the SDK has a model for; a ``plan_update`` of another is read here."""
 
 CARRIED_SYSTEM_PROMPT = "goose-ls/systemPrompt"
 """The ``_meta`` key a session set-up request's ``systemPrompt`` travels under, through
@@ -64,6 +73,9 @@ def unstable_update(message: dict[str, Any]) -> tuple[str, events.SessionEvent] 
     if kind == "notice":
         note = _note(update)
         return None if note is None else (session_id, note)
+    if kind == "plan_update":
+        plan = _unknown_plan(update.get("plan"))
+        return None if plan is None else (session_id, events.PlanUpdate(plan))
     if (cls := _COMPACTION.get(kind)) is not None:
         fields = {k: v for k, v in update.items() if k not in ("sessionUpdate", "_meta")}
         try:
@@ -71,6 +83,18 @@ def unstable_update(message: dict[str, Any]) -> tuple[str, events.SessionEvent] 
         except WireError:
             return None  # malformed: the SDK's path logs and drops it
     return None
+
+
+def _unknown_plan(plan: Any) -> dict[str, Any] | None:
+    """A plan of a kind the SDK has no model for (its validation of the whole update
+    would fail): kept as sent, to be shown by what it carries; None for the SDK's own
+    kinds, and for one without its ``planId`` and ``type`` (the SDK's path drops it)."""
+    if not isinstance(plan, dict) or not isinstance(plan.get("planId"), str):
+        return None
+    kind = plan.get("type")
+    if not isinstance(kind, str) or kind in PLAN_KINDS:
+        return None
+    return plan
 
 
 def _note(update: dict[str, Any]) -> events.Note | None:
@@ -87,16 +111,27 @@ def _note(update: dict[str, Any]) -> events.Note | None:
 
 
 def carry_fields(message: dict[str, Any]) -> None:
-    """Put a tool call's ``name`` (unstable) in its ``_meta``, which the SDK keeps."""
+    """Put a tool call's ``name`` (unstable) in its ``_meta``, and a markdown plan's
+    ``path`` (stable since plan operations were) in the plan's: the SDK keeps ``_meta``."""
     params = message.get("params")
     update = params.get("update") if isinstance(params, dict) else None
-    if not isinstance(update, dict) or not isinstance(name := update.get("name"), str):
+    if not isinstance(update, dict):
         return
-    if update.get("sessionUpdate") not in ("tool_call", "tool_call_update"):
+    kind = update.get("sessionUpdate")
+    if kind == "plan_update" and isinstance(plan := update.get("plan"), dict):
+        if plan.get("type") == "markdown" and isinstance(path := plan.get("path"), str):
+            _carry(plan, CARRIED_PATH, path)
         return
-    meta = update.setdefault("_meta", {})
+    if kind in ("tool_call", "tool_call_update") and isinstance(name := update.get("name"), str):
+        _carry(update, CARRIED_NAME, name)
+
+
+def _carry(target: dict[str, Any], key: str, value: str) -> None:
+    if target.get("_meta") is None:
+        target["_meta"] = {}
+    meta = target["_meta"]
     if isinstance(meta, dict):
-        meta[CARRIED_NAME] = name
+        meta[key] = value
 
 
 def offer_unstable(message: dict[str, Any]) -> None:
