@@ -23,7 +23,7 @@ from goose_ls.agent.interface import SystemPrompt
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session
 from goose_ls.settings import AgentSettings
-from goose_ls.workspace.agent_files import FileProblem
+from goose_ls.workspace.agent_files import FileProblem, TooBig
 from goose_ls.workspace.confinement import BadPath, Denied
 
 if TYPE_CHECKING:
@@ -94,6 +94,8 @@ class SystemPrompts:
             name = settings.project_instructions_file
             try:
                 text = await self._read(os.path.join(cwd, name), INSTRUCTIONS_LIMIT)
+            except TooBig:
+                problem = f"{name} was not sent: it is over {INSTRUCTIONS_LIMIT} bytes"
             except (Denied, BadPath, FileProblem) as exc:
                 problem = f"{name} was not sent: {exc}"
             else:
