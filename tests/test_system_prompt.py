@@ -249,3 +249,29 @@ async def test_a_changed_system_prompt_goes_with_the_next_chat(editor: Editor) -
     assert second["params"]["systemPrompt"]["content"] == [{"type": "text", "text": MINE}]
     assert len(editor.received("initialize")) == 1
     assert not [m for m in editor.client.messages if "agent settings" in m.message]
+
+
+async def test_a_fork_gets_the_system_prompt_too(editor: Editor) -> None:
+    """ACP sends the system prompt again with ``session/fork``, as with every set-up."""
+    forks = {**APPENDS, "sessionCapabilities": {**APPENDS["sessionCapabilities"], "fork": {}}}
+    await editor.start(_script(editor, forks), {"agent": {"systemPrompt": MINE}})
+    session_id = await editor.new_session()
+    message_id = await editor.prompt(session_id, "first")
+    await editor.goose.turn_end(message_id)
+    forked = await editor.goose.request(
+        "goose/forkSession", {"sessionId": session_id, "messageId": message_id}
+    )
+    (fork,) = editor.received("session/fork")
+    assert fork["params"]["systemPrompt"] == {
+        "mode": "append",
+        "content": [{"type": "text", "text": MINE}],
+    }
+    assert "goose-ls/systemPrompt" not in str(fork["params"])
+    told = [
+        u.get("replay", False)
+        for u in editor.goose.updates
+        if u["sessionId"] == forked["sessionId"]
+        and u["update"]["sessionUpdate"] == "note"
+        and u["update"]["text"].startswith("System prompt")
+    ]
+    assert told == [True, False], "the source's note in the history it copied, then its own"

@@ -112,8 +112,9 @@ class Lifecycle:
             if point is None:
                 raise ForkUnavailable(f"{profile.title} forks a chat only at its last turn")
         cwd = record.cwd if record is not None else self._cwd
+        prepared = await self._link.prompts.prepare(conn, cwd)
         fork_id, options = await self._link.signed_in(
-            conn, lambda: conn.fork_session(source_id, cwd, point)
+            conn, lambda: conn.fork_session(source_id, cwd, point, prepared.prompt)
         )
         self._library.hold(fork_id)
         session = self._registry.open(fork_id, cwd, conn.generation, tab_id=tab_id)
@@ -124,6 +125,7 @@ class Lifecycle:
         self._library.rename(fork_id, f"{title} (fork)")
         self._registry.note(session, "info", f"Forked from “{title}” ({source_id}).")
         self._registry.flush_early(session)
+        self._link.prompts.tell(session, prepared)
         await self._modes.reopened(session, conn)
         return session
 

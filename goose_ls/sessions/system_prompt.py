@@ -7,7 +7,7 @@ Both settings are the user's alone (a folder's value is screened out:
 the user asks for it, and only for an agent that takes a system prompt, as the agent's
 own reads are (inside the workspace, no link out of it, no secret, UTF-8) and at most
 :data:`INSTRUCTIONS_LIMIT` bytes. It is sent again, read again, with every set-up request
-(new, load, resume), as ACP asks.
+(new, fork, load, resume), as ACP asks.
 """
 
 from __future__ import annotations

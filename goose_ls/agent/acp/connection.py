@@ -149,7 +149,11 @@ class AgentConnection:
         return response.session_id, SessionOptions.of(response)
 
     async def fork_session(
-        self, session_id: str, cwd: str, point: str | int | None = None
+        self,
+        session_id: str,
+        cwd: str,
+        point: str | int | None = None,
+        system_prompt: SystemPrompt | None = None,
     ) -> tuple[str, SessionOptions]:
         """A new chat with the history of ``session_id`` (``session/fork``), cut at
         ``point`` by the agent's own extension (:attr:`AgentProfile.fork_point`): one of
@@ -165,7 +169,9 @@ class AgentConnection:
             raise AgentError(f"{self.profile.title} forks only a whole chat")
         response = await self._call(
             "session/fork",
-            self._conn.fork_session(session_id=session_id, **self._set_up(cwd), **meta),
+            self._conn.fork_session(
+                session_id=session_id, **self._set_up(cwd, system_prompt), **meta
+            ),
             self._settings.session_timeout,
         )
         return response.session_id, SessionOptions.of(response)
