@@ -122,6 +122,17 @@ class AgentSettings:
     sandbox_network: bool = True
     """Whether the sandboxed agent reaches the network (its model's API needs it); off
     cuts it off entirely, loopback included."""
+    system_prompt: str = ""
+    """Your instructions for the agent, sent with every chat it opens (ACP's
+    ``systemPrompt``) to an agent that takes one; added after its own instructions."""
+    system_prompt_mode: Literal["append", "override"] = "append"
+    """``append``: the system prompt is added to the agent's own instructions.
+    ``override``: it replaces them, for an agent that offers that (else nothing is sent)."""
+    project_instructions: bool = False
+    """Also send the project's instruction file (``projectInstructionsFile``) in the system
+    prompt: the repository's text, so off unless you turn it on."""
+    project_instructions_file: str = "AGENTS.md"
+    """The project's instruction file, relative to the workspace folder."""
 
 
 @attrs.define

@@ -50,6 +50,7 @@ from goose_ls.sessions.registry import Registry, Severity
 from goose_ls.sessions.send_now import Steering
 from goose_ls.sessions.session import IndexedEvent, Session
 from goose_ls.sessions.session_lifecycle import Lifecycle
+from goose_ls.sessions.system_prompt import SystemPrompts
 from goose_ls.sessions.tools import AgentTools
 from goose_ls.sessions.turns import Turns, no_images
 from goose_ls.sessions.unsaved import UnsavedFiles
@@ -186,8 +187,11 @@ class SessionManager:
             settings.agent, self, self._tools, cwd, self._agent_status, tasks
         )
         self._modes = Modes(self._registry, lambda: self.settings.agent)
+        prompts = SystemPrompts(
+            lambda: self.settings.agent, self._tools.read_confined, self._registry
+        )
         self._link = AgentLink(
-            self._supervisor, self._registry, lambda: self.settings.agent, self._modes
+            self._supervisor, self._registry, lambda: self.settings.agent, self._modes, prompts
         )
         self._turns = Turns(
             self._registry,

@@ -238,9 +238,19 @@ class AgentTools:
 
         return agent_files.read_bytes(path, confinement.root_of(path), cap, check_links)
 
-    def _read_disk(self, path: Path, line: int | None = None, limit: int | None = None) -> str:
+    async def read_confined(self, path: str, cap: int) -> str:
+        """The text of ``path``, read as the agent's reads are (inside the roots, no link
+        out of them, no secret, UTF-8), from the disk and whole, at most ``cap`` bytes:
+        for goose-ls's own use of a project file. Raises :class:`Denied`,
+        :class:`BadPath` or :class:`FileProblem`, and tells nobody."""
+        resolved = self.confinement().check(path)
+        return await asyncio.to_thread(self._read_disk, resolved, None, None, cap)
+
+    def _read_disk(
+        self, path: Path, line: int | None = None, limit: int | None = None, cap: int = 0
+    ) -> str:
         confinement = self.confinement()
-        cap = self._settings().workspace.max_read_bytes
+        cap = cap or self._settings().workspace.max_read_bytes
         root = confinement.root_of(path)
         outside_ok = self._settings().workspace.allow_hard_links
 

@@ -75,6 +75,10 @@ class FileProblem(Exception):
         self.too_big = too_big
 
 
+class TooBig(FileProblem):
+    """A file over the cap it was to be read whole within."""
+
+
 def select_lines(text: str, line: int | None, limit: int | None) -> str:
     """ACP's ``line`` (1-based) and ``limit`` (lines), applied to ``text``."""
     if line is None and limit is None:
@@ -194,7 +198,7 @@ def _lines(stream: BinaryIO, line: int | None, limit: int | None, cap: int, path
     if line is None and limit is None:
         data = stream.read(cap + 1)
         if len(data) > cap:
-            raise FileProblem(
+            raise TooBig(
                 f"{path} is over {cap} bytes, too big to read whole; "
                 "read it in parts with line and limit"
             )

@@ -1,9 +1,9 @@
 // The chat model: goose/* notifications in, markdown out. No vscode import, so it is
 // unit-tested under plain node.
 import { homedir } from "node:os";
-import { isAbsolute, relative } from "node:path";
+import { isAbsolute, normalize, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { checklist, Compactions, planDocument, type PlanDocument, type Queued, queueText } from "./blocks";
+import { checklist, codeSpan, Compactions, planDocument, type PlanDocument, type Queued, queueText } from "./blocks";
 import { DECIDES, imitates, inert, inertLine, oneLine, ownLinesEscaped } from "./inert";
 
 export { oneLine };
@@ -318,7 +318,7 @@ export class Chat {
         this.draw("plan", checklist(u.entries));
         break;
       case "plan_update":
-        this.draw(`plan:${String((u.plan as PlanDocument | undefined)?.planId)}`, planDocument((u.plan ?? {}) as PlanDocument));
+        this.draw(`plan:${String((u.plan as PlanDocument | undefined)?.planId)}`, planDocument((u.plan ?? {}) as PlanDocument, (at) => this.planFile(at)));
         break;
       case "plan_removed":
         this.draw(`plan:${String(u.planId)}`, "_Plan removed._\n");
@@ -441,6 +441,27 @@ export class Chat {
     }
     const last = this.parts[this.parts.length - 1];
     this.line = lead || typeof last !== "string" ? undefined : { part: this.parts.length - 1, at: last.length, head: "", lead: "" };
+  }
+
+  /** The file a plan names (a path or a file URI): a link when it is in a workspace
+   * folder, else its path as text. The agent chose it: a link to anywhere else would put
+   * whatever file it named one click from being opened. */
+  private planFile(location: string): string {
+    let path = location;
+    try {
+      if (location.startsWith("file:")) path = fileURLToPath(location);
+    } catch {
+      return codeSpan(inertLine(location)); // not a path this machine can name
+    }
+    if (!isAbsolute(path)) return codeSpan(inertLine(location));
+    path = normalize(path);
+    const folders = this.context.folders?.() ?? [];
+    const shown = codeSpan(inertLine(shownPath(path, folders)));
+    const inside = folders.some((folder) => {
+      const under = relative(folder, path);
+      return under && !under.startsWith("..") && !isAbsolute(under);
+    });
+    return inside ? `[${shown}](${pathToFileURL(path).href.replace(/\(/g, "%28").replace(/\)/g, "%29")})` : shown;
   }
 
   /** "📎 src/app.py:4-6" for a file URI with a "#L4-L6" fragment, "📎 src/app.py" without. */

@@ -223,7 +223,8 @@ class Renderer:
         elif isinstance(event, events.Plan):
             self._in_place("plan", blocks.plan("Plan", event.entries))
         elif isinstance(event, events.PlanUpdate):
-            self._in_place(f"plan:{event.plan.get('planId')}", blocks.plan_document(event))
+            plan = blocks.plan_document(event, self._root())
+            self._in_place(f"plan:{event.plan.get('planId')}", plan)
         elif isinstance(event, events.PlanRemoved):
             self._new_block("status")
             self.text.append("_Plan removed._\n")
