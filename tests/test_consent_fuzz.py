@@ -438,10 +438,11 @@ def _fenced(lines: list[str]) -> set[int]:
     fence: str | None = None
     for n, line in enumerate(lines):
         if fence is None:
-            match = re.match(r"(`{3,})[^`]*$|(~{3,})", line)  # CommonMark: no ` after ```
+            # CommonMark: up to 3 spaces before a fence, and no ` after ```
+            match = re.match(r" {0,3}(?:(`{3,})[^`]*$|(~{3,}))", line)
             if match:
                 fence = match.group(1) or match.group(2)
-        elif re.fullmatch(f"{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line):
+        elif re.fullmatch(f" {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line):
             fence = None
         else:
             inside.add(n)
