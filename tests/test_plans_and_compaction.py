@@ -70,7 +70,7 @@ async def test_plans_by_id_are_drawn_in_place_and_removed(editor: Editor) -> Non
     assert editor.goose.of_kind("plan_removed", session_id) == [
         {"sessionUpdate": "plan_removed", "planId": "p1"}
     ]
-    text = await _shows(editor, session_id, "1. Split `parse`", "_Plan removed._")
+    text = await _shows(editor, session_id, "1. Split `parse`", "_Plan `p1` removed._")
     assert text.count("Read the parser") == 1, "the second update redrew the first in place"
     assert "- [x] Read the parser" in text
     assert "- [ ] Write the test" in text

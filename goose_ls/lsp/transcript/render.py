@@ -227,7 +227,8 @@ class Renderer:
             self._in_place(f"plan:{event.plan.get('planId')}", plan)
         elif isinstance(event, events.PlanRemoved):
             self._new_block("status")
-            self.text.append("_Plan removed._\n")
+            # Several plans may be side by side: which one (its id, the agent's words).
+            self.text.append(f"_Plan {blocks.code_span(inert_line(event.plan_id))} removed._\n")
         elif isinstance(event, (events.Compaction, events.CompactionSummaryChunk)):
             self._compaction(event)
         elif isinstance(event, events.PermissionRequested):
