@@ -226,6 +226,7 @@ class SessionManager:
             "completed",
             "failed",
         ):
+            session_id, _ = self._registry.route(session_id)  # a subagent's: its session's
             self._checkpoints.tool_finished(session_id, event.tool_call_id)
 
     async def request_permission(
@@ -235,9 +236,14 @@ class SessionManager:
         options: list[events.PermissionOption],
         foreign: tuple[str, ...] = (),
     ) -> str | None:
+        """A permission request, the session's or one of its subagents' (judged and
+        asked as the session's, its card in the subagent's block)."""
+        session_id, subagent = self._registry.route(session_id)
         if not foreign:  # a foreign path's local namesake is another file: no diff
             tool_call = await self._tools.proposed(session_id, tool_call)
-        return await self._permissions.request(session_id, tool_call, options, foreign=foreign)
+        return await self._permissions.request(
+            session_id, tool_call, options, foreign=foreign, subagent=subagent
+        )
 
     async def elicit(
         self,
@@ -247,7 +253,11 @@ class SessionManager:
         url: str | None,
         tool_call_id: str | None = None,
     ) -> Answer:
-        return await self._elicitations.request(session_id, message, schema, url, tool_call_id)
+        """A question of the session's agent, or of one of its subagents."""
+        session_id, subagent = self._registry.route(session_id)
+        return await self._elicitations.request(
+            session_id, message, schema, url, tool_call_id, subagent
+        )
 
     def warning(self, message: str) -> None:
         self._listener.warning(message)

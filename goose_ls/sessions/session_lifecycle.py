@@ -124,7 +124,9 @@ class Lifecycle:
     def _expect_replay(self, session: Session) -> None:
         """The agent's replay is matched against what the journal holds of it."""
         history = self._library.history(session.session_id)
-        session.history = Reconciler(event for _, event in events_of(history))
+        session.history = Reconciler(
+            event for _, event, subagent in events_of(history) if subagent is None
+        )
         session.loading = True
 
     async def _reopen(

@@ -172,8 +172,8 @@ class Transcripts:
         """Render what the journal holds of the session (parts rotated out as they were)."""
         rows = self._sessions.history(transcript.session_id)
         with transcript.renderer.replaying():
-            for _, event in events_of(rows):
-                transcript.renderer.render(event)
+            for _, event, subagent in events_of(rows):
+                transcript.renderer.render(event, subagent)
                 if isinstance(event, TurnEnded):
                     self._rotate_if_long(transcript)
         transcript.drawn_through = rows[-1].idx if rows else 0
@@ -216,7 +216,7 @@ class Transcripts:
         transcript = self.for_session(event.session_id)
         if event.index <= transcript.drawn_through:
             return  # drawn from the journal already
-        transcript.renderer.render(event.event)
+        transcript.renderer.render(event.event, event.subagent)
         if isinstance(event.event, TurnEnded):
             self._rotate_if_long(transcript)
         first_reply = (
