@@ -135,7 +135,8 @@ class Subagents:
         return child_id if child is not None and child.session_id == session_id else None
 
     def forget(self, session_id: str) -> None:
-        """The session closed: its children are no longer valid ids."""
+        """The session closed, or is taken into a restarted agent: its children are no
+        longer valid ids."""
         for child in self.of_session(session_id):
             del self._children[child.subagent_id]
         self._full.discard(session_id)
