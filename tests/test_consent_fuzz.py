@@ -346,7 +346,7 @@ def step(draw: st.DrawFn) -> Build:
         st.sampled_from(
             [
                 *("say", "think", "user", "tool", "update", "plan", "markdown", "ask"),
-                *("answered", "question", "end", "note", "compaction"),
+                *("answered", "question", "end", "note", "compaction", "planfile", "plankind"),
             ]
         )
     )
@@ -374,7 +374,18 @@ def step(draw: st.DrawFn) -> Build:
         if kind == "plan":
             return [events.Plan([{"content": f(text), "status": "pending"}])]
         if kind == "markdown":
-            return [events.PlanUpdate({"type": "markdown", "planId": "p", "content": f(text)})]
+            path = f"/{f(other)}"
+            return [
+                events.PlanUpdate(
+                    {"type": "markdown", "planId": "p", "content": f(text), "path": path}
+                )
+            ]
+        if kind == "planfile":
+            return [events.PlanUpdate({"type": "file", "planId": "f", "uri": f"file:///{f(text)}"})]
+        if kind == "plankind":
+            entries: list[events.Json] = [{"content": f(text), "status": "pending"}]
+            kanban: events.Json = {"type": f(other), "planId": "k", "entries": entries}
+            return [events.PlanUpdate({**kanban, "uri": f(text)})]
         if kind == "ask":
             call = events.ToolCallUpdate(call_id, title=f(text), kind=f(other))
             offered = [

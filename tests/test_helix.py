@@ -453,6 +453,20 @@ def _explain(helix: Helix) -> None:
     helix.code_action("Goose: Explain selection")
 
 
+def _explain_twice(helix: Helix, version: str, tmp_path: Path) -> None:
+    """Explain, wait for the reply, back in the code (25.07: `ga`; 25.01: the chat's
+    split closed), and Explain again."""
+    _explain(helix)
+    _ended(helix, tmp_path, 1)
+    helix.t.wait_for(lambda s: "do what they say." in s, "no reply")
+    if version == "25.01":
+        helix.command("q")  # the transcript's split: app.py alone
+    else:
+        helix.t.keys("g", "a")
+    helix.t.wait_for(lambda s: "def mul" in s and " chat · " not in s, "still in the chat")
+    _explain(helix)
+
+
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
 @EACH_HELIX
 def test_a_second_explain_shows_the_transcript_again(
@@ -464,15 +478,7 @@ def test_a_second_explain_shows_the_transcript_again(
     helix = _chat(tmp_path, hx, f"goose-hx-{version}-again", turns)
     t = helix.t
     try:
-        _explain(helix)
-        _ended(helix, tmp_path, 1)
-        t.wait_for(lambda s: "do what they say." in s, "no reply")
-        if version == "25.01":
-            helix.command("q")  # the transcript's split: app.py alone
-        else:
-            t.keys("g", "a")
-        t.wait_for(lambda s: "def mul" in s and " chat · " not in s, "still in the chat")
-        _explain(helix)
+        _explain_twice(helix, version, tmp_path)
         t.wait_for(lambda s: "The second answer." in s, "the chat was not shown again")
     finally:
         t.stop()
@@ -687,5 +693,32 @@ def test_unsaved_changes_meet_the_agents_edit_and_nothing_is_lost(
         assert "# the product" not in _app_view(screen, version)
         (mine,) = (tmp_path / "data" / "conflicts").rglob("yours-app.py")
         assert mine.read_text() == MINE + APP.split("\n", 1)[1], "kept in the data dir too"
+    finally:
+        t.stop()
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@EACH_HELIX
+def test_a_chat_is_forked_at_its_first_turn_from_the_heading(
+    version: str, hx: Path, tmp_path: Path
+) -> None:
+    """Two turns, then **Goose: Fork chat here** on the first turn's heading: a new chat
+    opens with the first turn only, and goose's session/fork was cut before the second."""
+    turns = [[{"text": REPLY}], [{"text": "The second answer."}]]
+    helix = _chat(tmp_path, hx, f"goose-hx-{version}-fork", turns)
+    t = helix.t
+    try:
+        _explain_twice(helix, version, tmp_path)
+        _ended(helix, tmp_path, 2)
+        t.wait_for(lambda s: "The second answer." in s, "no second answer")
+        t.keys("g", "g", "/")
+        t.type("## You")
+        t.keys("Enter")  # the first turn's heading, from the top
+        helix.code_action("Goose: Fork chat here")
+        screen = t.wait_for(lambda s: "Forked from" in s, "the fork was not shown")
+        assert "do what they say." in _pane(screen) and "The second answer." not in _pane(screen)
+        messages = received(tmp_path / "agent.jsonl")
+        (fork,) = [m for m in messages if m.get("method") == "session/fork"]
+        assert isinstance(fork["params"]["_meta"]["conversationBefore"], int)
     finally:
         t.stop()

@@ -61,6 +61,11 @@ A queued one whose events come while another turn runs was sent into that turn."
           (goose-ls--said-by session who 'subagent))
         (pcase (plist-get update :sessionUpdate)
           ("subagent_update" (when child (goose-ls--subagent session update)))
+          ((and (or "agent_message_chunk" "agent_thought_chunk")
+                (guard (equal (plist-get (plist-get update :content) :type) "image")))
+           (goose-ls--said-by session who 'image)
+           (goose-ls--append session (concat (goose-ls--image-text (plist-get update :content))
+                                             "\n")))
           ("agent_message_chunk"
            (goose-ls--said-by session who 'agent)
            (goose-ls--agent-text session (goose-ls--text (plist-get update :content))))

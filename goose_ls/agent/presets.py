@@ -12,6 +12,7 @@ whether it reads files through goose-ls (so sees unsaved buffers) or the disk it
 
 from __future__ import annotations
 
+import enum
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -56,6 +57,17 @@ OwnChoice = Callable[[str, Mapping[str, str]], "str | None"]
 agent's environment; None when they chose none."""
 
 
+class ForkPoint(enum.Enum):
+    """Where an agent can cut a forked chat, by its own extension of ``session/fork``
+    (ACP itself forks only a whole chat)."""
+
+    AGENT_MESSAGE = "message"
+    """Up to and with one of its messages, by the id it stamped on its chunks:
+    claude-agent-acp's ``_meta.jetbrains.air.fork``."""
+    BEFORE_TIME = "time"
+    """Before a time (Unix seconds): goose's ``_meta.conversationBefore``."""
+
+
 @attrs.frozen
 class Preset:
     name: str
@@ -73,6 +85,11 @@ class Preset:
     """The agent takes a chat back (``session/resume``, ``session/load``) in its own
     default mode, not the one the chat was in."""
     reads_buffers: bool = False
+    fork_point: ForkPoint | None = None
+    """How its agent forks a chat at a turn that is not the last (see :class:`ForkPoint`);
+    None: only a whole chat, if it forks at all."""
+    forks_unadvertised: bool = False
+    """Its agent answers ``session/fork`` without advertising it (goose)."""
     """The agent reads files with ``fs/read_text_file`` when goose-ls offers it."""
 
 
@@ -95,6 +112,8 @@ PRESETS = {
         ),
         agent_name="goose",
         reads_buffers=True,
+        fork_point=ForkPoint.BEFORE_TIME,
+        forks_unadvertised=True,
     ),
     "claude": Preset(
         "claude",
@@ -108,6 +127,7 @@ PRESETS = {
         agent_name="@agentclientprotocol/claude-agent-acp",
         asking_mode="default",
         own_choice=chosen_mode,
+        fork_point=ForkPoint.AGENT_MESSAGE,
     ),
     "codex": Preset(
         "codex",

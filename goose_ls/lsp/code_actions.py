@@ -90,6 +90,15 @@ def transcript_actions(
             _action("goose.reviewTurn", refactor, uri),
             _action("goose.revertTurn", refactor, uri),
         ]
+    line, lines = params.range.start.line, s.editor.document(uri).lines
+    heading = lines[line] if line < len(lines) else ""
+    if (turn := s.transcripts.turn_at(transcript, line, heading)) is not None:
+        title = None
+        if s.sessions.forks() is False:
+            title = "Goose: New chat from here (the agent cannot fork: starts with a summary)"
+        actions.append(
+            _action("goose.forkChat", refactor, transcript.session_id, turn, title=title)
+        )
     # Switching modes (one may stop all asking) and restarting come last, far from Send.
     actions += [
         _action("goose.exportChat", refactor, transcript.session_id),

@@ -123,6 +123,18 @@ class TrustArguments:
 
 
 @attrs.frozen
+class ForkArguments:
+    session_id: str
+    message_id: str
+    """The turn the new chat goes on from (its history ends with it)."""
+
+    def problem(self) -> str | None:
+        if not self.session_id:
+            return "argument 1 (sessionId): must not be empty"
+        return None if self.message_id else "argument 2 (messageId): must not be empty"
+
+
+@attrs.frozen
 class RenameArguments:
     session_id: str
     title: str

@@ -33,7 +33,7 @@ from goose_ls.lsp.chat.sessions_view import show_index
 from goose_ls.lsp.positions import Range
 from goose_ls.lsp.prompt_context import selection
 from goose_ls.lsp.services import Services, ServicesSlot
-from goose_ls.sessions import Conflict, ContextItem, path_of, unified_diff
+from goose_ls.sessions import Conflict, ContextItem, named_image, path_of, unified_diff
 from goose_ls.tasks import Tasks
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,8 @@ async def add_selection(s: Services, a: args.SelectionArguments) -> None:
 
 
 async def add_file(s: Services, a: args.FileArguments) -> None:
-    await _added(s, ContextItem(type="file", uri=_uri(s, a.file)))
+    uri = _uri(s, a.file)
+    await _added(s, ContextItem(type="image" if named_image(path_of(uri)) else "file", uri=uri))
 
 
 async def open_chat(s: Services, _: args.NoArguments) -> None:
@@ -186,6 +187,12 @@ async def sessions_index(s: Services, _: args.NoArguments) -> None:
 
 async def open_session(s: Services, a: args.SessionArguments) -> None:
     await s.chat.open_session(a.session_id)
+
+
+async def fork_chat(s: Services, a: args.ForkArguments) -> None:
+    forked = await s.chat.fork(a.session_id, a.message_id)
+    if forked.seed is not None:
+        _info(s, f"not a fork ({forked.why}): a new chat starts with a summary to edit and send")
 
 
 async def rename_session(s: Services, a: args.RenameArguments) -> None:
@@ -370,6 +377,7 @@ COMMANDS = {
             restart_server,
         ),
         Command("goose.pruneJournal", "Goose: Prune old chats", args.NoArguments, prune_journal),
+        Command("goose.forkChat", "Goose: Fork chat here", args.ForkArguments, fork_chat),
         Command("goose.reviewTurn", "Goose: Review turn changes", args.ChatArguments, review_turn),
         Command("goose.revertTurn", "Goose: Revert turn", args.ChatArguments, revert_turn),
         Command("goose.revertFile", "Goose: Revert file", args.FileArguments, revert_file),

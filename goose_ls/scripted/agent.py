@@ -82,6 +82,7 @@ class ScriptedAgent:
             "session/set_config_option": self.set_config_option,
             "session/close": self.close_session,
             "session/resume": self.resume_session,
+            "session/fork": self.fork_session,
             "session/delete": self.delete_session,
             "logout": self.logout,
         }
@@ -151,10 +152,28 @@ class ScriptedAgent:
         there = cwd in self.script.get("agentFolders", []) or os.path.isdir(cwd)  # noqa: ASYNC240
         if not os.path.isabs(cwd) or not there:
             raise RpcError(-32602, "Invalid params", "invalid directory path")
-        known = self._stored_sessions()
-        number = len(known) + len(self.sessions) + 1
-        session_id = f"{self.script.get('idPrefix', '')}{datetime.date.today():%Y%m%d}_{number}"
+        session_id = self._new_id()
         self.sessions[session_id] = {"cwd": cwd}
+        self._store_session(session_id)
+        await self.steps.play(session_id, self.script.get("sessionSetup", DEFAULT_SETUP))
+        return {"sessionId": session_id, **self._options()}
+
+    def _new_id(self) -> str:
+        number = len(self._stored_sessions()) + len(self.sessions) + 1
+        return f"{self.script.get('idPrefix', '')}{datetime.date.today():%Y%m%d}_{number}"
+
+    async def fork_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``session/fork``, as goose answers it (unadvertised, a fork point in
+        ``_meta.conversationBefore``) or claude-agent-acp (``_meta.jetbrains.air.fork``):
+        a new session, nothing replayed. ``noFork`` in the script: no such method, as
+        codex-acp; ``forkError``: fails with it."""
+        if self.script.get("noFork"):
+            raise RpcError(-32601, "Method not found", {"method": "session/fork"})
+        if (error := self.script.get("forkError")) is not None:
+            raise RpcError(error["code"], error["message"], error.get("data"))
+        source = self._reopen({"sessionId": params["sessionId"], "cwd": params["cwd"]})
+        session_id = self._new_id()
+        self.sessions[session_id] = {"cwd": params["cwd"], "forkedFrom": source}
         self._store_session(session_id)
         await self.steps.play(session_id, self.script.get("sessionSetup", DEFAULT_SETUP))
         return {"sessionId": session_id, **self._options()}

@@ -28,6 +28,9 @@ A script is JSON. Top-level keys (all optional):
 ``resume``         steps played during ``session/resume``, before its answer (as
                    claude-agent-acp sends its slash commands there)
 ``deleteError``    ``{"code", "message", "data"}``: ``session/delete`` fails with it
+``noFork``         ``session/fork`` is not a method (as codex-acp); by default it forks as
+                   goose does, unadvertised unless ``capabilities`` says so
+``forkError``      ``{"code", "message", "data"}``: ``session/fork`` fails with it
 ``record``         a path; every message received is appended to it as JSON lines
 ``sessionsFile``   a path where created session ids are kept, so that a restarted agent
                    loads them (and only them) as goose does from its database
@@ -46,8 +49,8 @@ A script is JSON. Top-level keys (all optional):
 ``conversations``  a folder where each chat is kept as goose keeps it, and replayed by
                    ``session/load`` (``saveChunks``: every chunk as it goes; see ``memory.py``)
 
-Steps (one key each, plus options): ``text`` (``chunks``, ``delay``), ``thought``,
-``userText``, ``stamped`` (N chunks whose text starts with the sending time, 20 digits of
+Steps (one key each, plus options): ``text`` (``chunks``, ``delay``, ``messageId``: the
+agent's id of the message), ``thought``, ``userText``, ``stamped`` (N chunks whose text starts with the sending time, 20 digits of
 ``time.monotonic_ns()``, padded to ``size`` bytes, at ``rate`` chunks a second or at
 once; for benchmarks), ``toolCall``, ``toolUpdate`` (``repeat``: sent that many times), ``plan``, ``usage``, ``commands``, ``mode``,
 ``configOptions``, ``sessionInfo``, ``update`` (a raw update object; an unstable kind

@@ -62,9 +62,10 @@ class StepPlayer:
             for piece in _split(text, int(step.get("chunks", 1))):
                 if cancel.is_set():
                     return
-                await self.update(
-                    session_id, {"sessionUpdate": kind, "content": {"type": "text", "text": piece}}
-                )
+                chunk = {"sessionUpdate": kind, "content": {"type": "text", "text": piece}}
+                if "messageId" in step:  # the agent's own id of the message (Claude's)
+                    chunk["messageId"] = step["messageId"]
+                await self.update(session_id, chunk)
                 if step.get("delay"):
                     await asyncio.sleep(float(step["delay"]))
             self.memory.message(session_id, kind, text)

@@ -10,12 +10,13 @@ from goose_ls.agent.status import AgentState, AgentStatus
 from goose_ls.sessions.asking.elicitations import QuestionAnswers, choices
 from goose_ls.sessions.asking.permissions import PermissionAnswers
 from goose_ls.sessions.changes import Change, in_workspace, review, unified_diff
-from goose_ls.sessions.context import ContextItem, path_of
+from goose_ls.sessions.context import ContextItem, PromptImage, path_of
+from goose_ls.sessions.images import named_image, safe_name
 from goose_ls.sessions.journal.records import EventRow, events_of
 from goose_ls.sessions.journal.retention import Pruned
 from goose_ls.sessions.journal.search import Hit
 from goose_ls.sessions.live import Conflict, OpenFiles
-from goose_ls.sessions.manager import SessionListener, SessionManager
+from goose_ls.sessions.manager import Forked, SessionListener, SessionManager
 from goose_ls.sessions.session import IndexedEvent, Session
 
 __all__ = [
@@ -25,10 +26,12 @@ __all__ = [
     "Conflict",
     "ContextItem",
     "EventRow",
+    "Forked",
     "Hit",
     "IndexedEvent",
     "OpenFiles",
     "PermissionAnswers",
+    "PromptImage",
     "Pruned",
     "QuestionAnswers",
     "Session",
@@ -37,7 +40,9 @@ __all__ = [
     "choices",
     "events_of",
     "in_workspace",
+    "named_image",
     "path_of",
     "review",
+    "safe_name",
     "unified_diff",
 ]

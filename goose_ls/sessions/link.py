@@ -30,6 +30,7 @@ from goose_ls.errors import AgentError, Refused
 from goose_ls.sessions.modes import Modes
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session
+from goose_ls.sessions.system_prompt import SystemPrompts
 from goose_ls.settings import AgentSettings
 
 if TYPE_CHECKING:
@@ -46,11 +47,14 @@ class AgentLink:
         registry: Registry,
         settings: Callable[[], AgentSettings],
         modes: Modes,
+        prompts: SystemPrompts,
     ) -> None:
         self._supervisor = supervisor
         self._registry = registry
         self._settings = settings
         self._modes = modes
+        self.prompts = prompts
+        """Each chat's system prompt, sent with every request that sets it up."""
 
     async def connection(self) -> AgentConnection:
         """The running agent, started if need be."""
@@ -157,12 +161,17 @@ class AgentLink:
                 return conn
             # The old agent's subagents went with it: the new one announces its own.
             self._registry.subagents.forget(session.session_id)
+            prepared = await self.prompts.prepare(conn, session.cwd)
             if conn.profile.session_capability("resume"):
-                options = await conn.resume_session(session.session_id, session.cwd)
+                options = await conn.resume_session(
+                    session.session_id, session.cwd, prepared.prompt
+                )
             elif conn.profile.load_session:
                 session.replaying = True
                 try:
-                    options = await conn.load_session(session.session_id, session.cwd)
+                    options = await conn.load_session(
+                        session.session_id, session.cwd, prepared.prompt
+                    )
                 finally:
                     session.replaying = False
                     self._registry.drop_early(session.session_id)
@@ -176,6 +185,7 @@ class AgentLink:
             self._registry.record(
                 session, events.Note("info", "The agent was restarted; this chat was reloaded.")
             )
+            self.prompts.tell(session, prepared)
             await self._modes.taken_back(session, conn, options)
             return conn
 

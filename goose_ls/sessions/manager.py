@@ -12,9 +12,13 @@ open buffers through :attr:`open_files`. It is also what the agent layer calls b
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Protocol
+
+import attrs
 
 from goose_ls import events
 from goose_ls.agent.auth import TerminalCommand
@@ -23,12 +27,15 @@ from goose_ls.agent.supervisor import AgentSupervisor
 from goose_ls.atomic_files import remove_stale_temps
 from goose_ls.errors import Refused, UnknownSession
 from goose_ls.paths import data_dir
+from goose_ls.sessions import forking
 from goose_ls.sessions.asking.elicitations import Answer, Elicitations, QuestionAnswers
 from goose_ls.sessions.asking.permissions import PermissionAnswers, Permissions
 from goose_ls.sessions.asking.waiting import WaitingLimit
 from goose_ls.sessions.changes import Change
 from goose_ls.sessions.checkpoints import TurnCheckpoints
-from goose_ls.sessions.context import ContextItem
+from goose_ls.sessions.context import ContextItem, PromptImage
+from goose_ls.sessions.forking import ForkUnavailable
+from goose_ls.sessions.images import Images
 from goose_ls.sessions.journal import chat_list
 from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.journal.records import EventRow, SessionRecord
@@ -43,8 +50,9 @@ from goose_ls.sessions.registry import Registry, Severity
 from goose_ls.sessions.send_now import Steering
 from goose_ls.sessions.session import IndexedEvent, Session
 from goose_ls.sessions.session_lifecycle import Lifecycle
+from goose_ls.sessions.system_prompt import SystemPrompts
 from goose_ls.sessions.tools import AgentTools
-from goose_ls.sessions.turns import Turns
+from goose_ls.sessions.turns import Turns, no_images
 from goose_ls.sessions.unsaved import UnsavedFiles
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
@@ -53,6 +61,18 @@ from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.confinement import Confinement
 from goose_ls.workspace.policy import Policy, Untrusted
 from goose_ls.workspace.trust import PolicyTrust
+
+
+@attrs.frozen
+class Forked:
+    """A chat that goes on from a turn of another."""
+
+    session: Session
+    seed: str | None = None
+    """None: forked at the agent, with its history. Else a new chat, and the summary of
+    the turns up to there that its first message is to be (the user edits it)."""
+    why: str | None = None
+    """Why it is not a fork."""
 
 
 class SessionListener(Protocol):
@@ -154,12 +174,24 @@ class SessionManager:
             folders,
             self._planted,
         )
+        self._images = Images(
+            lambda: data_dir(self.settings.data_dir),
+            lambda: self.settings.images.max_bytes,
+            listener.cannot_write,
+            self._tools.read_for_prompt,
+        )
+        self._accepting: dict[str, asyncio.Lock] = {}
+        """Per session: held while a prompt's images are read, so prompts are accepted
+        in the order they came."""
         self._supervisor = AgentSupervisor(
             settings.agent, self, self._tools, cwd, self._agent_status, tasks
         )
         self._modes = Modes(self._registry, lambda: self.settings.agent)
+        prompts = SystemPrompts(
+            lambda: self.settings.agent, self._tools.read_confined, self._registry
+        )
         self._link = AgentLink(
-            self._supervisor, self._registry, lambda: self.settings.agent, self._modes
+            self._supervisor, self._registry, lambda: self.settings.agent, self._modes, prompts
         )
         self._turns = Turns(
             self._registry,
@@ -177,8 +209,9 @@ class SessionManager:
                 lambda: self.settings.workspace.max_read_bytes,
                 lambda: data_dir(self.settings.data_dir),
             ),
+            self._images,
         )
-        self._steering = Steering(self._registry, self._link, tasks)
+        self._steering = Steering(self._registry, self._link, tasks, self._images)
         self._lifecycle = Lifecycle(
             self._registry,
             self._library,
@@ -221,13 +254,14 @@ class SessionManager:
 
     # --- what the agent layer calls ------------------------------------------------
     def session_event(self, session_id: str, event: events.SessionEvent) -> None:
+        shown_in, _ = self._registry.route(session_id)  # a subagent's: its session's
+        event = self._images.event(shown_in, event)  # the bytes kept on disk, not here
         self._registry.session_event(session_id, event)
         if isinstance(event, (events.ToolCall, events.ToolCallUpdate)) and event.status in (
             "completed",
             "failed",
         ):
-            session_id, _ = self._registry.route(session_id)  # a subagent's: its session's
-            self._checkpoints.tool_finished(session_id, event.tool_call_id)
+            self._checkpoints.tool_finished(shown_in, event.tool_call_id)
 
     async def request_permission(
         self,
@@ -239,6 +273,7 @@ class SessionManager:
         """A permission request, the session's or one of its subagents' (judged and
         asked as the session's, its card in the subagent's block)."""
         session_id, subagent = self._registry.route(session_id)
+        tool_call = self._images.event(session_id, tool_call)
         if not foreign:  # a foreign path's local namesake is another file: no diff
             tool_call = await self._tools.proposed(session_id, tool_call)
         return await self._permissions.request(
@@ -406,6 +441,27 @@ class SessionManager:
     async def load_session(self, session_id: str, tab_id: str | None = None) -> Session:
         return await self._lifecycle.load_session(session_id, tab_id)
 
+    async def fork(self, session_id: str, message_id: str, tab_id: str | None = None) -> Forked:
+        """A new chat that goes on from the end of turn ``message_id`` of ``session_id``:
+        forked at the agent where it can, else started afresh with a summary of the turns
+        up to there for the user to edit and send (``seed``), and a note saying why."""
+        try:
+            return Forked(await self._lifecycle.fork_session(session_id, message_id, tab_id))
+        except ForkUnavailable as exc:
+            why = str(exc)
+        where = forking.cut(self._library.history(session_id), message_id)
+        record = self._library.record(session_id)
+        title = record.title if record is not None else session_id
+        agent = (record.agent if record is not None else "") or "agent"
+        session = await self._lifecycle.new_session(record.cwd if record else None, tab_id)
+        self._registry.note(
+            session,
+            "info",
+            f"Not a fork: {why}. This new chat starts with a summary of “{title}” up to "
+            "that turn, in your message below: edit it, then send it.",
+        )
+        return Forked(session, forking.seed(where.rows, title, agent), why)
+
     async def restore_last(self) -> tuple[Session, str | None]:
         """The workspace's last chat, loaded (else a new one), and why not, if not."""
         return await self._lifecycle.restore_last()
@@ -423,13 +479,44 @@ class SessionManager:
 
     # --- turns --------------------------------------------------------------------------
     def prompt(
-        self, session_id: str, message_id: str, text: str, context: list[ContextItem]
+        self,
+        session_id: str,
+        message_id: str,
+        text: str,
+        context: list[ContextItem],
+        images: dict[str, PromptImage] | None = None,
     ) -> None:
-        """Queue a prompt; it goes out when the chat's turn before it ends."""
-        self._turns.prompt(session_id, message_id, text, context)
+        """Queue a prompt; it goes out when the chat's turn before it ends. ``images``:
+        its image items as :meth:`read_images` read them."""
+        self._turns.prompt(session_id, message_id, text, context, images)
+
+    @contextlib.asynccontextmanager
+    async def accepting(self, session_id: str) -> AsyncIterator[None]:
+        """Held from reading a prompt's images to queueing it: prompts sent one after
+        the other are queued in that order, whichever had images to read."""
+        async with self._accepting.setdefault(session_id, asyncio.Lock()):
+            yield
+
+    async def read_images(
+        self, session_id: str, context: list[ContextItem]
+    ) -> dict[str, PromptImage]:
+        """The bytes of the prompt's image items, read and checked; :class:`Refused`
+        when one cannot be sent, or when the agent takes no images (then nothing is)."""
+        if not any(item.type == "image" for item in context):
+            return {}
+        self._registry.get(session_id)
+        conn = await self._link.connection()
+        if not conn.profile.images:
+            raise Refused(no_images(conn.profile.title))
+        return await self._images.read(context)
 
     async def cancel(self, session_id: str, message_id: str | None = None) -> bool:
         return await self._turns.cancel(session_id, message_id)
+
+    def forks(self) -> bool | None:
+        """Whether the running agent forks chats (None: no agent runs yet to say)."""
+        conn = self._link.running
+        return conn.profile.forks if conn is not None else None
 
     def can_steer(self, session_id: str) -> bool:
         """Whether a message can go into the running turn (the agent takes it)."""

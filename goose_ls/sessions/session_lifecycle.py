@@ -18,9 +18,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from goose_ls.agent.interface import SessionOptions
+from goose_ls.agent.interface import SessionOptions, SystemPrompt
+from goose_ls.agent.presets import ForkPoint
 from goose_ls.errors import AgentError, UnknownSession
+from goose_ls.sessions import forking
 from goose_ls.sessions.checkpoints import TurnCheckpoints
+from goose_ls.sessions.forking import ForkUnavailable
 from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.journal.records import events_of
 from goose_ls.sessions.journal.retention import remove_files
@@ -68,13 +71,64 @@ class Lifecycle:
     async def new_session(self, cwd: str | None = None, tab_id: str | None = None) -> Session:
         conn = await self._link.connection()
         cwd = cwd or self._cwd
-        session_id, options = await self._link.signed_in(conn, lambda: conn.new_session(cwd))
+        prepared = await self._link.prompts.prepare(conn, cwd)
+        session_id, options = await self._link.signed_in(
+            conn, lambda: conn.new_session(cwd, prepared.prompt)
+        )
         self._library.hold(session_id)
         session = self._registry.open(session_id, cwd, conn.generation, tab_id=tab_id)
         session.options = options
         self._library.created(session_id, cwd, conn.profile.title)
         self._registry.flush_early(session)
+        self._link.prompts.tell(session, prepared)
         await self._modes.start(session, conn)
+        return session
+
+    async def fork_session(
+        self, source_id: str, message_id: str, tab_id: str | None = None
+    ) -> Session:
+        """A new chat with the history of ``source_id`` up to the end of its turn
+        ``message_id``: forked at the agent, its history copied from the journal (the
+        agent replays none). Raises :class:`ForkUnavailable` where the agent cannot fork
+        it there (it has no fork, the chat is another agent's, or no fork point)."""
+        self._library.flush()
+        where = forking.cut(self._library.history(source_id), message_id)
+        record = self._library.record(source_id)
+        title = record.title if record is not None else source_id
+        conn = await self._link.connection()
+        profile = conn.profile
+        if not profile.forks:
+            raise ForkUnavailable(f"{profile.title} cannot fork chats")
+        if record is not None and record.agent and record.agent != profile.title:
+            raise ForkUnavailable(
+                f"this chat is {record.agent}'s, and the agent running is {profile.title}"
+            )
+        point: str | int | None = None
+        if not where.last_turn:
+            if profile.fork_point is ForkPoint.AGENT_MESSAGE:
+                point = where.agent_message
+            elif profile.fork_point is ForkPoint.BEFORE_TIME:
+                point = where.next_turn_at
+            if point is None:
+                raise ForkUnavailable(f"{profile.title} forks a chat only at its last turn")
+        cwd = record.cwd if record is not None else self._cwd
+        prepared = await self._link.prompts.prepare(conn, cwd)
+        fork_id, options = await self._link.signed_in(
+            conn, lambda: conn.fork_session(source_id, cwd, point, prepared.prompt)
+        )
+        self._library.hold(fork_id)
+        session = self._registry.open(fork_id, cwd, conn.generation, tab_id=tab_id)
+        session.options = options
+        self._library.created(fork_id, cwd, profile.title)
+        for row, event, subagent in events_of(where.rows):
+            self._registry.record(
+                session, event, replay=True, message_id=row.message_id, subagent=subagent
+            )
+        self._library.rename(fork_id, f"{title} (fork)")
+        self._registry.note(session, "info", f"Forked from “{title}” ({source_id}).")
+        self._registry.flush_early(session)
+        self._link.prompts.tell(session, prepared)
+        await self._modes.reopened(session, conn)
         return session
 
     async def load_session(self, session_id: str, tab_id: str | None = None) -> Session:
@@ -133,13 +187,15 @@ class Lifecycle:
         self,
         conn: AgentConnection,
         session: Session,
-        request: Callable[[str, str], Awaitable[SessionOptions]],
+        request: Callable[[str, str, SystemPrompt | None], Awaitable[SessionOptions]],
     ) -> None:
         try:
+            prepared = await self._link.prompts.prepare(conn, session.cwd)
             session.options = await self._link.signed_in(
-                conn, lambda: request(session.session_id, session.cwd)
+                conn, lambda: request(session.session_id, session.cwd, prepared.prompt)
             )
             self._registry.flush_early(session)
+            self._link.prompts.tell(session, prepared)
         finally:
             session.loading = False
             session.history = None

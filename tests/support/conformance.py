@@ -30,6 +30,7 @@ def schema_errors(record: Path) -> list[str]:
         "session/close": schema.CloseSessionRequest,
         "session/resume": schema.ResumeSessionRequest,
         "session/delete": schema.DeleteSessionRequest,
+        "session/fork": schema.ForkSessionRequest,
         "logout": schema.LogoutRequest,
         # Steering extensions: no schema of their own, a prompt's shape plus a key or two.
         "_session/steering": schema.PromptRequest,

@@ -73,7 +73,13 @@ class PromptSections:
         async with transcript.streamer.lock:
             await self._rewrite(transcript, keep_draft)
 
-    async def _rewrite(self, transcript: Transcript, keep_draft: bool) -> None:
+    async def start_with(self, transcript: Transcript, draft: str) -> None:
+        """Put ``draft`` in the prompt section for the user to edit and send (a new chat
+        that goes on from another: the summary of its turns)."""
+        async with transcript.streamer.lock:
+            await self._rewrite(transcript, keep_draft=False, new_draft=draft)
+
+    async def _rewrite(self, transcript: Transcript, keep_draft: bool, new_draft: str = "") -> None:
         lines = transcript.context_lines
         kept = transcript.document
         if transcript.streamer.uses_editor() and kept is not None:
@@ -89,15 +95,15 @@ class PromptSections:
                     end = Position(
                         transcript.text.sentinel_line + section.count("\n"), units(last_line)
                     )
-                new_text = "".join(f"{line}\n" for line in lines) + "\n"
-            sent = None if keep_draft else draft_of(kept.prompt or "")
+                new_text = "".join(f"{line}\n" for line in lines) + "\n" + new_draft
+            sent = None if keep_draft or new_draft else draft_of(kept.prompt or "")
             if await self._apply_edit(transcript.uri, start, end, new_text):
                 transcript.chips_shown = len(lines)
                 if sent is not None:  # the file may hold the draft just sent, if it was saved
                     transcript.sent_draft = sent or None
                     transcript.streamer.save_section(prompt_section(lines))
                 return
-        draft = self.draft(transcript) if keep_draft else ""
+        draft = self.draft(transcript) if keep_draft else new_draft
         try:
             transcript.streamer.file.write(prompt_section(lines, draft), durable=True)
         except OSError as exc:

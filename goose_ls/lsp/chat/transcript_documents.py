@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,17 +35,12 @@ from goose_ls.lsp.transcript.session_transcript import Transcript
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.paths import data_dir
-from goose_ls.sessions import IndexedEvent, SessionManager, events_of
+from goose_ls.sessions import IndexedEvent, SessionManager, events_of, safe_name
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks, within
 from goose_ls.tool_calls import ToolCalls
 
 log = logging.getLogger(__name__)
-
-
-def _safe(session_id: str) -> str:
-    """A session id as a file name: anything but letters, digits, ``.`` and ``-`` as ``_``."""
-    return re.sub(r"[^\w.-]", "_", session_id)
 
 
 REPLY_EVENTS = (AgentMessageChunk, AgentThoughtChunk, ToolCall)
@@ -101,11 +95,11 @@ class Transcripts:
 
     def path_for(self, session_id: str) -> Path:
         """Where a session's transcript lives (whether it exists or not)."""
-        return (self.directory / f"{_safe(session_id)}.md").resolve()
+        return (self.directory / f"{safe_name(session_id)}.md").resolve()
 
     def parts_of(self, session_id: str) -> list[Path]:
         """The earlier parts a long transcript moved out (``<session>.partN.md``), in order."""
-        found = self.directory.glob(f"{_safe(session_id)}.part*.md")
+        found = self.directory.glob(f"{safe_name(session_id)}.part*.md")
         return sorted(found, key=lambda part: (len(part.name), part.name))
 
     def get(self, session_id: str) -> Transcript | None:
@@ -172,8 +166,8 @@ class Transcripts:
         """Render what the journal holds of the session (parts rotated out as they were)."""
         rows = self._sessions.history(transcript.session_id)
         with transcript.renderer.replaying():
-            for _, event, subagent in events_of(rows):
-                transcript.renderer.render(event, subagent)
+            for row, event, subagent in events_of(rows):
+                transcript.renderer.render(event, row.message_id, subagent)
                 if isinstance(event, TurnEnded):
                     self._rotate_if_long(transcript)
         transcript.drawn_through = rows[-1].idx if rows else 0
@@ -185,6 +179,18 @@ class Transcripts:
             return session.cwd
         record = self._sessions.record(session_id)
         return record.cwd if record is not None else None
+
+    def turn_at(self, transcript: Transcript, line: int, text: str) -> str | None:
+        """The turn whose heading is ``line`` (its ``text`` as the editor has it), if any:
+        a ``## `` line of the body, placed by goose-ls's own copy of it."""
+        body_line = line - transcript.text.head_lines
+        if not text.startswith("## ") or body_line < 0:
+            return None
+        lines = transcript.text.body.split("\n")
+        if body_line >= len(lines) - 1 or lines[body_line] != text.rstrip("\r\n"):
+            return None  # below the body, or not (yet) the line goose-ls drew there
+        offset = sum(len(before) + 1 for before in lines[:body_line])
+        return transcript.renderer.turn_at(offset)
 
     def agent_of(self, session_id: str) -> str:
         """The name the chat's agent gives itself (as the session store keeps it), inert
@@ -216,7 +222,7 @@ class Transcripts:
         transcript = self.for_session(event.session_id)
         if event.index <= transcript.drawn_through:
             return  # drawn from the journal already
-        transcript.renderer.render(event.event, event.subagent)
+        transcript.renderer.render(event.event, event.message_id, event.subagent)
         if isinstance(event.event, TurnEnded):
             self._rotate_if_long(transcript)
         first_reply = (

@@ -101,6 +101,16 @@ async def load_session(s: Services, p: protocol.LoadSessionParams) -> Json:
     return session_summary(s, await s.sessions.load_session(p.session_id, p.tab_id))
 
 
+async def fork_session(s: Services, p: protocol.ForkParams) -> Json:
+    await s.settled()
+    forked = await s.sessions.fork(p.session_id, p.message_id, p.tab_id)
+    summary = session_summary(s, forked.session)
+    summary["forkedFrom"] = p.session_id
+    if forked.seed is not None:  # not a fork: a new chat, whose first message to edit
+        summary.update(seed=forked.seed, notForked=forked.why)
+    return summary
+
+
 async def list_sessions(s: Services, _: None) -> Json:
     await s.settled()
     return {"sessions": await s.sessions.list_sessions()}
@@ -157,12 +167,14 @@ async def logout(s: Services, _: None) -> Json:
     return {"agent": status_to_wire(s.sessions.agent_status)}
 
 
-def prompt(s: Services, p: protocol.PromptParams) -> Json:
+async def prompt(s: Services, p: protocol.PromptParams) -> Json:
     session = s.sessions.get(p.session_id)
     given = [_with_text(s, i, item) for i, item in enumerate(p.context)]
     context = with_mentions(p.prompt, given, Path(s.root))
-    queued = session.active is not None or bool(session.waiting)
-    s.sessions.prompt(p.session_id, p.message_id, p.prompt, context)
+    async with s.sessions.accepting(p.session_id):  # in order, whatever has images to read
+        images = await s.sessions.read_images(p.session_id, context)
+        queued = session.active is not None or bool(session.waiting)
+        s.sessions.prompt(p.session_id, p.message_id, p.prompt, context, images)
     if p.steer and session.active is not None:
         s.sessions.steer_soon(p.session_id, p.message_id)
     return {"sessionId": p.session_id, "messageId": p.message_id, "queued": queued}
@@ -240,6 +252,7 @@ ROUTES = [
     Route(protocol.STATUS, None, status),
     Route(protocol.NEW_SESSION, protocol.NewSessionParams, new_session),
     Route(protocol.LOAD_SESSION, protocol.LoadSessionParams, load_session),
+    Route(protocol.FORK_SESSION, protocol.ForkParams, fork_session),
     Route(protocol.LIST_SESSIONS, None, list_sessions),
     Route(protocol.CLOSE_SESSION, protocol.SessionParams, close_session),
     Route(protocol.DELETE_SESSION, protocol.SessionParams, delete_session),

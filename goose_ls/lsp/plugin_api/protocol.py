@@ -38,6 +38,7 @@ ELICITATION = "goose/elicitation"
 REPLAY = "goose/replay"
 LIST_SESSIONS = "goose/listSessions"
 LOAD_SESSION = "goose/loadSession"
+FORK_SESSION = "goose/forkSession"
 CLOSE_SESSION = "goose/closeSession"
 DELETE_SESSION = "goose/deleteSession"
 RENAME_SESSION = "goose/renameSession"
@@ -66,6 +67,14 @@ class NewSessionParams:
 @attrs.frozen
 class LoadSessionParams:
     session_id: str
+    tab_id: str | None = None
+
+
+@attrs.frozen
+class ForkParams:
+    session_id: str
+    message_id: str
+    """The turn the new chat goes on from: its history ends with that turn."""
     tab_id: str | None = None
 
 

@@ -19,6 +19,7 @@ One renderer with one branch per kind of event, read as a whole.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import itertools
 from collections.abc import Callable, Iterator
@@ -29,7 +30,7 @@ from goose_ls import events
 from goose_ls.inert import inert, inert_line
 from goose_ls.lsp import usage
 from goose_ls.lsp.transcript import blocks
-from goose_ls.lsp.transcript.outputs import OutputFiles
+from goose_ls.lsp.transcript.outputs import KEPT_IMAGE, OutputFiles
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.sessions import path_of
 from goose_ls.tool_calls import ToolCalls, ToolCallState
@@ -121,6 +122,9 @@ class Renderer:
         those near enough the end to be drawn again (:meth:`_forget_far_spans`)."""
         self._cards: dict[str, str] = {}
         """Each card still waiting for its answer, as drawn without its last line."""
+        self._turns: list[tuple[int, str]] = []
+        """Where each turn begins in the body (the offset before its first heading), and
+        its ``messageId``: what "Fork chat here" on a line forks at."""
         self._replay_calls: ToolCalls | None = None
         """While drawing history: its tool calls, merged as the session merged them."""
         self._usage: events.Usage | None = None
@@ -156,6 +160,12 @@ class Renderer:
         self._block_start = 0
         self._spans.clear()
         self._cards.clear()
+        self._turns.clear()
+
+    def turn_at(self, offset: int) -> str | None:
+        """The ``messageId`` of the turn that body offset ``offset`` is in, if any."""
+        at = bisect.bisect_right(self._turns, offset, key=lambda turn: turn[0])
+        return self._turns[at - 1][1] if at else None
 
     # --- blocks ------------------------------------------------------------------
     def _new_block(self, kind: str, speaker: str | None = None) -> None:
@@ -212,9 +222,21 @@ class Renderer:
         self.text.append("\n" if self.text.endswith("\n") else "\n\n")
 
     # --- events ------------------------------------------------------------------
-    def render(self, event: events.SessionEvent, subagent: str | None = None) -> None:
-        """Draw one event of the session (``subagent``: of that child session of it, in
-        its section)."""
+    def render(
+        self,
+        event: events.SessionEvent,
+        message_id: str | None = None,
+        subagent: str | None = None,
+    ) -> None:
+        """Draw ``event`` of the turn ``message_id`` (None: outside a turn, or unknown);
+        ``subagent``: of that child session of the session, in its section."""
+        if (
+            message_id is not None
+            and subagent is None
+            and isinstance(event, events.UserMessageChunk)
+            and (not self._turns or self._turns[-1][1] != message_id)
+        ):
+            self._turns.append((self.text.length, message_id))
         if self._replay_calls is not None:
             if isinstance(event, (events.ToolCall, events.ToolCallUpdate)):
                 self._replay_calls.apply(event)
@@ -224,7 +246,9 @@ class Renderer:
         # into the subagent's section).
         agent = AGENT if subagent is None else CHILD + subagent
         status = None if subagent is None else agent
-        if isinstance(event, events.Subagent):
+        if isinstance(event, events.CHUNKS) and event.content.get("type") == "image":
+            self._image(event)
+        elif isinstance(event, events.Subagent):
             self._subagent(event)
         elif isinstance(event, events.UserMessageChunk):
             if subagent is None:
@@ -243,7 +267,8 @@ class Renderer:
         elif isinstance(event, events.Plan):
             self._in_place("plan", blocks.plan("Plan", event.entries))
         elif isinstance(event, events.PlanUpdate):
-            self._in_place(f"plan:{event.plan.get('planId')}", blocks.plan_document(event))
+            plan = blocks.plan_document(event, self._root())
+            self._in_place(f"plan:{event.plan.get('planId')}", plan)
         elif isinstance(event, events.PlanRemoved):
             self._new_block("status")
             self.text.append("_Plan removed._\n")
@@ -382,6 +407,33 @@ class Renderer:
             self._new_block("usage")
             self.text.append(line)
 
+    def _image(
+        self, event: events.UserMessageChunk | events.AgentMessageChunk | events.AgentThoughtChunk
+    ) -> None:
+        """An image in a message: the user's under the file it was read from, each the
+        copy goose-ls kept of it, shown (or why it is not)."""
+        content = event.content
+        line = blocks.image(content, self._image_target(content.get("uri")))
+        if isinstance(event, events.UserMessageChunk):
+            self._new_block("user", USER)
+            source = content.get("source")
+            named = path_of(source) if isinstance(source, str) else ""
+            shown = blocks.code_span(blocks.shown_path(named, self._root())) if named else "an"
+            self.text.append(f"> 📎 {shown} image\n{line}")
+            return
+        self._new_block("image", AGENT)
+        self.text.append(line)
+
+    def _image_target(self, uri: object) -> str | None:
+        """Where a link to a kept image points: beside the transcript, relative to it; in
+        an export, the file itself."""
+        if not isinstance(uri, str):
+            return None
+        if self._outputs is not None:
+            return self._outputs.image_target(uri)
+        name = path_of(uri).rpartition("/")[2]
+        return uri if uri.startswith("file:") and KEPT_IMAGE.match(name) else None
+
     def _user(self, content: events.Json) -> None:
         kind = content.get("type")
         root = self._root()
@@ -455,6 +507,11 @@ class Renderer:
         for other in below:
             a, b = self._spans[other]
             self._spans[other] = (a + moved, b + moved)
+        for n in range(len(self._turns) - 1, -1, -1):  # the turns below it: the last ones
+            at, message_id = self._turns[n]
+            if at <= start:
+                break
+            self._turns[n] = (at + moved, message_id)
         self._spans[key] = (start, start + len(block))
         if self._block_start > start:
             self._block_start += moved
@@ -490,6 +547,8 @@ class Renderer:
         if excerpt != blocks.unwrapped(output).strip() and self._outputs is not None:
             link = self._outputs.link(state.tool_call_id, output)
             text += f"{link}\n" if link else ""
+        for image in blocks.images_of(state.content):
+            text += "\n" + blocks.image(image, self._image_target(image.get("uri")))
         return text + blocks.diffs(state.content, self._root())
 
     def _compaction(self, event: events.Compaction | events.CompactionSummaryChunk) -> None:
