@@ -91,6 +91,10 @@ class Registry:
     ) -> Session:
         session = Session(session_id, cwd, generation, first_index, tab_id)
         self._sessions[session_id] = session
+        # An id is a chat's or a child's: a child announced with it before ends here.
+        child = self.subagents.release(session_id)
+        if child is not None and (parent := self._sessions.get(child.session_id)):
+            self.record(parent, child.state, subagent=child.subagent_id)
         return session
 
     def flush_early(self, session: Session) -> None:

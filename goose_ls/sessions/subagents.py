@@ -11,7 +11,9 @@ as announced, and only where it can reach nothing but its own parent:
 - a child id is valid once a ``subagent_update`` on a session open here announced it
   (on the session itself, or on one of its children: a nested subagent), never before;
 - it stays with the session that announced it first: announced again on another session,
-  it is refused, as is the id of a session open here;
+  it is refused, as is the id of a session open here; a session that opens here later
+  with a child's id ends that child (an id is a chat's or a child's, never both: the
+  parent's cancel must not reach the chat, nor the chat's traffic the parent);
 - a session holds at most :data:`MAX_SUBAGENTS` of them, for its life here.
 
 What names an id that is not an announced child is treated as it was before subagents
@@ -133,6 +135,20 @@ class Subagents:
                 self._tasks.popitem(last=False)
         child = self._children.get(child_id) if child_id is not None else None
         return child_id if child is not None and child.session_id == session_id else None
+
+    def release(self, child_id: str) -> Child | None:
+        """A session of ``child_id`` opened here: the child of that id is no more. The
+        child, ended, when it was still at work (its state to record in its session)."""
+        child = self._children.pop(child_id, None)
+        if child is None:
+            return None
+        log.warning(
+            "subagent %s of %s ended: a chat opened with its id", child_id[:100], child.session_id
+        )
+        if not child.running:
+            return None
+        child.state = attrs.evolve(child.state, state=ENDED, stop_reason=None)
+        return child
 
     def forget(self, session_id: str) -> None:
         """The session closed, or is taken into a restarted agent: its children are no

@@ -1,0 +1,57 @@
+"""Subagents as a hostile agent would abuse them: child ids that are (or become) a chat's,
+children that lie about their state, floods, and what a child's words and images may pass
+for. A child is the agent's to announce, so what goose-ls does with it must hold for any
+id, state and text the agent chooses (test_subagents.py has the plain cases).
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from support.harness import Editor
+from test_subagents import ASK, _permission_answers, _said, announce, on
+
+
+def _next_session_id(n: int) -> str:
+    """The id the scripted agent gives its ``n``-th session (a date and a count)."""
+    return f"{datetime.date.today():%Y%m%d}_{n}"
+
+
+async def test_a_chat_that_opens_with_a_child_s_id_is_a_chat_not_the_child(
+    editor: Editor,
+) -> None:
+    """The agent names a child after the chat it will open next. Once that chat opens the
+    id is the chat's: cancelling the first chat sends no cancel to it, and once it closes,
+    what names it is not taken for the first chat's child (neither shown nor asked)."""
+    chat_b = _next_session_id(3)  # the scripted agent counts what it stored, then what is open
+    await editor.start(
+        {
+            "turns": [
+                [announce(chat_b, title="Squatter"), {"text": "A waits"}, {"waitForCancel": True}],
+                [{"text": "B works"}, {"waitForCancel": True}],
+                [on(chat_b, {"text": "LATE"}), on(chat_b, {"permission": ASK}), {"text": "A2"}],
+            ]
+        }
+    )
+    a = await editor.new_session()
+    a_turn = await editor.prompt(a)
+    await editor.goose.wait_for(lambda: editor.goose.text(a_turn) == "A waits", what="A waits")
+    b = await editor.new_session()
+    assert b == chat_b, "the agent gave the chat its child's id"
+    b_turn = await editor.prompt(b)
+    await editor.goose.wait_for(lambda: editor.goose.text(b_turn) == "B works", what="B works")
+
+    await editor.goose.request("goose/cancel", {"sessionId": a})
+    await editor.goose.turn_end(a_turn)
+    cancelled = [m["params"]["sessionId"] for m in editor.received("session/cancel")]
+    assert cancelled == [a], "the user cancelled chat A only"
+    await editor.goose.request("goose/cancel", {"sessionId": b})
+    await editor.goose.turn_end(b_turn)
+    await editor.goose.request("goose/closeSession", {"sessionId": b})
+    await editor.goose.turn_end(await editor.prompt(a))
+
+    assert not _said(editor, "LATE"), "a closed chat's id is no child of A"
+    assert editor.goose.of_kind("permission_request") == []
+    assert _permission_answers(editor) == ["cancelled"]
+    *_, last = editor.goose.of_kind("subagent_update", a)
+    assert (last["subagentId"], last["state"]) == (b, "idle"), "its block in A ended"
