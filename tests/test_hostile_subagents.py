@@ -9,7 +9,8 @@ from __future__ import annotations
 import datetime
 
 from support.harness import Editor
-from test_subagents import ASK, _permission_answers, _said, announce, on
+from support.images import DRAWING, SHOT, b64, image_update
+from test_subagents import ASK, _permission_answers, _said, _transcript, announce, on
 
 
 def _next_session_id(n: int) -> str:
@@ -55,3 +56,33 @@ async def test_a_chat_that_opens_with_a_child_s_id_is_a_chat_not_the_child(
     assert _permission_answers(editor) == ["cancelled"]
     *_, last = editor.goose.of_kind("subagent_update", a)
     assert (last["subagentId"], last["state"]) == (b, "idle"), "its block in A ended"
+
+
+async def test_a_subagent_s_images_are_drawn_in_its_block_never_as_the_user_s(
+    editor: Editor,
+) -> None:
+    """A child's ``user_message_chunk`` is its task: an image in it is the task's, drawn
+    in the child's block, not under a "## You" of goose-ls's as if the user had sent it;
+    its own images too."""
+    told = image_update(b64(SHOT))["update"]
+    await editor.start(
+        {
+            "turns": [
+                [
+                    announce("c1", title="Looker"),
+                    on("c1", {"update": {**told, "sessionUpdate": "user_message_chunk"}}),
+                    on("c1", image_update(b64(DRAWING))),
+                    on("c1", {"text": "seen"}),
+                    {"text": "parent done"},
+                ]
+            ]
+        }
+    )
+    session_id = await editor.new_session()
+    await editor.goose.turn_end(await editor.prompt(session_id))
+    transcript = await _transcript(editor, session_id, has="parent done")
+
+    assert transcript.count("## You\n") == 1, "the user sent one message"
+    section = transcript[transcript.index("### 🤖 Subagent") : transcript.index("parent done")]
+    assert section.count("![PNG image") == 2 and "seen" in section, section
+    assert "📎" not in transcript, "no file of the user's was attached"

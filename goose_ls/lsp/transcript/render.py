@@ -247,7 +247,7 @@ class Renderer:
         agent = AGENT if subagent is None else CHILD + subagent
         status = None if subagent is None else agent
         if isinstance(event, events.CHUNKS) and event.content.get("type") == "image":
-            self._image(event)
+            self._image(event, agent)
         elif isinstance(event, events.Subagent):
             self._subagent(event)
         elif isinstance(event, events.UserMessageChunk):
@@ -409,20 +409,23 @@ class Renderer:
             self.text.append(line)
 
     def _image(
-        self, event: events.UserMessageChunk | events.AgentMessageChunk | events.AgentThoughtChunk
+        self,
+        event: events.UserMessageChunk | events.AgentMessageChunk | events.AgentThoughtChunk,
+        speaker: str = AGENT,
     ) -> None:
         """An image in a message: the user's under the file it was read from, each the
-        copy goose-ls kept of it, shown (or why it is not)."""
+        copy goose-ls kept of it, shown (or why it is not). A subagent's (``speaker``), its
+        task's too, is in its section: the user sent none of them."""
         content = event.content
         line = blocks.image(content, self._image_target(content.get("uri")))
-        if isinstance(event, events.UserMessageChunk):
+        if isinstance(event, events.UserMessageChunk) and speaker == AGENT:
             self._new_block("user", USER)
             source = content.get("source")
             named = path_of(source) if isinstance(source, str) else ""
             shown = blocks.code_span(blocks.shown_path(named, self._root())) if named else "an"
             self.text.append(f"> 📎 {shown} image\n{line}")
             return
-        self._new_block("image", AGENT)
+        self._new_block("image", speaker)
         self.text.append(line)
 
     def _image_target(self, uri: object) -> str | None:
