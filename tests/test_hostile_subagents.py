@@ -7,9 +7,12 @@ id, state and text the agent chooses (test_subagents.py has the plain cases).
 from __future__ import annotations
 
 import datetime
+import re
 
+from goose_ls.sessions.subagents import MAX_SUBAGENTS
 from support.harness import Editor
 from support.images import DRAWING, SHOT, b64, image_update
+from support.logs import read_log
 from test_subagents import ASK, _permission_answers, _said, _transcript, announce, on
 
 
@@ -86,3 +89,26 @@ async def test_a_subagent_s_images_are_drawn_in_its_block_never_as_the_user_s(
     section = transcript[transcript.index("### 🤖 Subagent") : transcript.index("parent done")]
     assert section.count("![PNG image") == 2 and "seen" in section, section
     assert "📎" not in transcript, "no file of the user's was attached"
+
+
+async def test_a_flood_of_refused_announcements_is_logged_once(editor: Editor) -> None:
+    """Each refused ``subagent_update`` was a warning of its own: an agent could fill
+    the user's log (and rotate away what was in it) with one line per message. Refusals
+    are logged once per child, as the updates for unknown sessions are once per flood."""
+    flood = 1000
+    steps = [on("{other}", announce("theirs"))]
+    steps += [announce("theirs", title=f"claimed {n}") for n in range(flood)]
+    steps += [on("{this}", announce("{other}", title=f"a chat {n}")) for n in range(flood)]
+    steps += [announce(f"c{n}", title=f"child {n}") for n in range(MAX_SUBAGENTS + flood)]
+    await editor.start({"turns": [[{"text": "other"}], [*steps, {"text": "done"}]]})
+    other = await editor.new_session()
+    await editor.goose.turn_end(await editor.prompt(other))
+    session_id = await editor.new_session()
+    end = await editor.goose.turn_end(await editor.prompt(session_id))
+
+    assert end["stopReason"] == "end_turn"
+    log = read_log(editor.tmp / "logs")
+    refusals = re.findall(r"WARNING goose_ls\.sessions\.subagents: refused.*", log)
+    assert len(refusals) == 3, refusals[:5]
+    announced = {u["subagentId"] for u in editor.goose.of_kind("subagent_update", session_id)}
+    assert len(announced) == MAX_SUBAGENTS

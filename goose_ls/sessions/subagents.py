@@ -66,6 +66,9 @@ class Subagents:
         """Task messages seen, by message id: the child each was for."""
         self._full: set[str] = set()
         """Sessions told they have :data:`MAX_SUBAGENTS` children (logged once)."""
+        self._refused: set[str] = set()
+        """Ids whose announcement was refused and logged: a flood of them is one line
+        each, not one a message (each names a child or a session, so they are few)."""
 
     def child(self, child_id: str) -> Child | None:
         """The announced child of that id, if any."""
@@ -83,10 +86,11 @@ class Subagents:
         child_id = update.subagent_id
         known = self._children.get(child_id)
         if child_id in open_ids:
-            log.warning("refused a subagent named as chat %s is", child_id[:100])
+            self._refuse(child_id, "refused a subagent named as chat %s is", child_id[:100])
             return None
         if known is not None and known.session_id != session_id:
-            log.warning(
+            self._refuse(
+                child_id,
                 "refused subagent %s of %s: announced on %s first",
                 child_id[:100],
                 session_id,
@@ -107,6 +111,14 @@ class Subagents:
         else:
             known.state = state
         return state
+
+    def _refuse(self, child_id: str, message: str, *args: object) -> None:
+        """Log a refused announcement: a warning once per id, then at debug level."""
+        if child_id in self._refused:
+            log.debug(message, *args)
+            return
+        self._refused.add(child_id)
+        log.warning(message, *args)
 
     def ended(self, session_id: str, stop_reason: str | None) -> list[events.Subagent]:
         """The session's turn ended: each child still running, ended with it (its state
