@@ -13,7 +13,7 @@ from goose_ls.sessions.subagents import MAX_SUBAGENTS
 from support.harness import Editor
 from support.images import DRAWING, SHOT, b64, image_update
 from support.logs import read_log
-from test_subagents import ASK, _permission_answers, _said, _transcript, announce, on
+from test_subagents import ASK, _permission_answers, _said, _transcript, announce, on, state
 
 
 def _next_session_id(n: int) -> str:
@@ -112,3 +112,46 @@ async def test_a_flood_of_refused_announcements_is_logged_once(editor: Editor) -
     assert len(refusals) == 3, refusals[:5]
     announced = {u["subagentId"] for u in editor.goose.of_kind("subagent_update", session_id)}
     assert len(announced) == MAX_SUBAGENTS
+
+
+async def test_a_subagent_that_says_it_is_done_but_asks_is_at_work(editor: Editor) -> None:
+    """A child that says it is idle and then asks the user is at work, whatever it said:
+    its card is not drawn under a heading that says it is done, and the user's cancel
+    reaches it as it reaches every child at work that may be cancelled."""
+    question = {"message": "Which branch?", "schema": {"type": "object", "properties": {}}}
+    await editor.start(
+        {
+            "turns": [
+                [
+                    announce("c1", title="Sleeper"),
+                    state("c1", "idle", "end_turn"),
+                    on("c1", {"toolCall": ASK}),
+                    on("c1", {"permission": ASK}),
+                    announce("c2", title="Asker"),
+                    state("c2", "idle", "end_turn"),
+                    on("c2", {"elicit": question}),
+                    {"waitForCancel": True},
+                ]
+            ]
+        }
+    )
+    session_id = await editor.new_session()
+    message_id = await editor.prompt(session_id)
+    (card,) = await editor.goose.wait_for(
+        lambda: editor.goose.of_kind("permission_request"), what="the card"
+    )
+    transcript = await _transcript(editor, session_id, has="Permission needed")
+    heading = transcript[: transcript.index("Permission needed")].rsplit("### 🤖", 1)[1]
+    assert heading.startswith(" Subagent (⏳ running): Sleeper"), heading
+    await editor.goose.request(
+        "goose/permission", {"requestId": card["requestId"], "optionId": "reject_once"}
+    )
+    (asked,) = await editor.goose.wait_for(
+        lambda: editor.goose.of_kind("elicitation_request"), what="the question"
+    )
+    assert asked["subagentId"] == "c2"
+    await editor.goose.request("goose/cancel", {"sessionId": session_id})
+    await editor.goose.turn_end(message_id)
+
+    cancelled = [m["params"]["sessionId"] for m in editor.received("session/cancel")]
+    assert cancelled == [session_id, "c1", "c2"], "both asked after they said idle"

@@ -208,6 +208,13 @@ class Registry:
         for state in self.subagents.ended(session.session_id, stop_reason):
             self.record(session, state, subagent=state.subagent_id)
 
+    def child_asks(self, session: Session, child_id: str | None) -> None:
+        """A child of the session asks the user (a card, a question): recorded at work if
+        it said it was not."""
+        state = self.subagents.asks(child_id) if child_id is not None else None
+        if state is not None:
+            self.record(session, state, subagent=child_id)
+
     def running_subagents(self, session: Session) -> list[Child]:
         """The session's children still at work."""
         return [c for c in self.subagents.of_session(session.session_id) if c.running]

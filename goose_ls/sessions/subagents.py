@@ -120,6 +120,16 @@ class Subagents:
         self._refused.add(child_id)
         log.warning(message, *args)
 
+    def asks(self, child_id: str) -> events.Subagent | None:
+        """The child puts a card or a question to the user: it is at work, whatever it
+        said last (an idle child's heading would say it is done, and the user's cancel
+        would pass it by). Its state to record, when that changed it."""
+        child = self._children.get(child_id)
+        if child is None or child.running:
+            return None
+        child.state = attrs.evolve(child.state, state="running", stop_reason=None)
+        return child.state
+
     def ended(self, session_id: str, stop_reason: str | None) -> list[events.Subagent]:
         """The session's turn ended: each child still running, ended with it (its state
         to record)."""

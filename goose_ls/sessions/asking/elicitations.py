@@ -186,6 +186,7 @@ class Elicitations:
             self._audited(session_id, message, url or "", "refused", f"goose-ls: {problem}")
             return ("decline", None)
         page = (url or "") if schema is None else None
+        self._registry.child_asks(session, subagent)
         with self._asking.ask(session_id, schema if schema is not None else url or "") as (
             request_id,
             asked,

@@ -388,6 +388,7 @@ class Permissions:
         warning = " ".join(w for w in warnings if w) or None
         if problem := self._asking.waiting_count.full(session.session_id):
             self._over_cap(session, request.tool_call, "pending", problem)
+        self._registry.child_asks(session, request.subagent)
         with self._asking.ask(session.session_id, offer) as (request_id, asked):
             self._registry.record(
                 session,
