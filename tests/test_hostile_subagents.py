@@ -117,12 +117,13 @@ async def test_a_flood_of_refused_announcements_is_logged_once(editor: Editor) -
 async def test_a_subagent_that_says_it_is_done_but_asks_is_at_work(editor: Editor) -> None:
     """A child that says it is idle and then asks the user is at work, whatever it said:
     its card is not drawn under a heading that says it is done, and the user's cancel
-    reaches it as it reaches every child at work that may be cancelled."""
+    reaches it as it reaches every child at work that may be cancelled (and none other)."""
     question = {"message": "Which branch?", "schema": {"type": "object", "properties": {}}}
     await editor.start(
         {
             "turns": [
                 [
+                    announce("c0", title="Not to be cancelled", capabilities=None),
                     announce("c1", title="Sleeper"),
                     state("c1", "idle", "end_turn"),
                     on("c1", {"toolCall": ASK}),
@@ -155,3 +156,44 @@ async def test_a_subagent_that_says_it_is_done_but_asks_is_at_work(editor: Edito
 
     cancelled = [m["params"]["sessionId"] for m in editor.received("session/cancel")]
     assert cancelled == [session_id, "c1", "c2"], "both asked after they said idle"
+
+
+async def test_a_chat_that_ran_many_subagents_still_shows_the_next_one_s_work(
+    editor: Editor,
+) -> None:
+    """A chat holds at most MAX_SUBAGENTS children, but that counted every child it ever
+    had: once that many had come and gone (a long chat, or a model told to launch that
+    many short ones), the next child's work was shown nowhere and its questions refused,
+    the user told nothing. The cap is on children at work: an ended one makes room; past
+    the cap, the chat says that what the others do is not shown."""
+    many = [
+        step
+        for n in range(MAX_SUBAGENTS)
+        for step in (announce(f"c{n}", title=f"short {n}"), state(f"c{n}", "idle", "end_turn"))
+    ]
+    late = [
+        announce("late", title="The next one"),
+        on("late", {"toolCall": ASK}),
+        on("late", {"text": "LATE WORK"}),
+        on("late", {"permission": ASK}),
+    ]
+    at_work = [announce(f"w{n}", title=f"busy {n}") for n in range(MAX_SUBAGENTS + 1)]
+    await editor.start(
+        {"turns": [[*many, *late, {"text": "first done"}], [*at_work, {"text": "second done"}]]}
+    )
+    session_id = await editor.new_session()
+    message_id = await editor.prompt(session_id)
+    (card,) = await editor.goose.wait_for(
+        lambda: editor.goose.of_kind("permission_request"), what="the late child's card"
+    )
+    assert card["subagentId"] == "late"
+    await editor.goose.request(
+        "goose/permission", {"requestId": card["requestId"], "optionId": "reject_once"}
+    )
+    await editor.goose.turn_end(message_id)
+    (words,) = _said(editor, "LATE WORK")
+    assert words["update"]["subagentId"] == "late", "shown as its own"
+
+    await editor.goose.turn_end(await editor.prompt(session_id))
+    notes = [n["text"] for n in editor.goose.of_kind("note", session_id)]
+    assert len([n for n in notes if f"more than {MAX_SUBAGENTS} subagents" in n]) == 1, notes

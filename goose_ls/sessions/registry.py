@@ -24,7 +24,7 @@ from goose_ls import events
 from goose_ls.errors import UnknownSession
 from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.session import IndexedEvent, Session
-from goose_ls.sessions.subagents import Child, Subagents
+from goose_ls.sessions.subagents import MAX_SUBAGENTS, Child, Subagents
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class Registry:
         self._early: dict[str, list[events.SessionEvent]] = {}
         self._early_count = 0
         self._dropping = False
-        self.subagents = Subagents()
+        self.subagents = Subagents(self._full)
         """The announced children of the open sessions."""
 
     # --- lookup ------------------------------------------------------------------
@@ -202,6 +202,15 @@ class Registry:
         if session.replaying or session.history is not None:
             return
         self.record(session, event, replay=session.loading, subagent=child_id)
+
+    def _full(self, session_id: str) -> None:
+        """The session's agent runs more subagents at once than goose-ls keeps."""
+        self.note_for(
+            session_id,
+            "warning",
+            f"The agent runs more than {MAX_SUBAGENTS} subagents at once: goose-ls does not "
+            "show what the others do, and refuses what they ask.",
+        )
 
     def end_subagents(self, session: Session, stop_reason: str | None) -> None:
         """The session's turn ends: its children still running end with it."""

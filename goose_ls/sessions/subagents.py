@@ -14,7 +14,9 @@ as announced, and only where it can reach nothing but its own parent:
   it is refused, as is the id of a session open here; a session that opens here later
   with a child's id ends that child (an id is a chat's or a child's, never both: the
   parent's cancel must not reach the chat, nor the chat's traffic the parent);
-- a session holds at most :data:`MAX_SUBAGENTS` of them, for its life here.
+- a session holds at most :data:`MAX_SUBAGENTS` of them at work: an ended one is
+  forgotten to make room for a new one; past that, the user is told that what the others
+  do is not shown (their requests are refused).
 
 What names an id that is not an announced child is treated as it was before subagents
 existed: an update waits, bounded, for a session of that id to open; a permission
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 import attrs
 
@@ -34,7 +36,8 @@ from goose_ls import events
 log = logging.getLogger(__name__)
 
 MAX_SUBAGENTS = 500
-"""Children one session may have announced, for as long as it is open here."""
+"""Children one session may have at once (its ended ones are forgotten, the oldest first,
+to make room for more)."""
 TASKS_KEPT = 1000
 """Task messages remembered (by id, across sessions): the same task comes twice, as the
 parent sent it and as the child received it, and its chunks name it."""
@@ -60,12 +63,15 @@ class Child:
 class Subagents:
     """The announced children of the open sessions."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_full: Callable[[str], None] = lambda _: None) -> None:
+        """``on_full``: told (once per session) of a child refused because the session
+        has :data:`MAX_SUBAGENTS` at work."""
+        self._on_full = on_full
         self._children: dict[str, Child] = {}
         self._tasks: OrderedDict[str, str] = OrderedDict()
         """Task messages seen, by message id: the child each was for."""
         self._full: set[str] = set()
-        """Sessions told they have :data:`MAX_SUBAGENTS` children (logged once)."""
+        """Sessions that had :data:`MAX_SUBAGENTS` children at work (said once)."""
         self._refused: set[str] = set()
         """Ids whose announcement was refused and logged: a flood of them is one line
         each, not one a message (each names a child or a session, so they are few)."""
@@ -97,10 +103,11 @@ class Subagents:
                 known.session_id,
             )
             return None
-        if known is None and len(self.of_session(session_id)) >= MAX_SUBAGENTS:
+        if known is None and not self._room(session_id):
             if session_id not in self._full:
                 self._full.add(session_id)
                 log.warning("refused subagents of %s past %d", session_id, MAX_SUBAGENTS)
+                self._on_full(session_id)
             return None
         before = known.state if known is not None else events.Subagent(child_id)
         state = _merged(before, update)
@@ -111,6 +118,19 @@ class Subagents:
         else:
             known.state = state
         return state
+
+    def _room(self, session_id: str) -> bool:
+        """Whether the session may have one more child: under the cap, or once the oldest
+        of its ended children is forgotten (an ended child that works again says so
+        first, and is announced anew)."""
+        children = self.of_session(session_id)
+        if len(children) < MAX_SUBAGENTS:
+            return True
+        ended = next((c for c in children if not c.running), None)
+        if ended is None:
+            return False
+        del self._children[ended.subagent_id]
+        return True
 
     def _refuse(self, child_id: str, message: str, *args: object) -> None:
         """Log a refused announcement: a warning once per id, then at debug level."""
