@@ -50,9 +50,11 @@ from support.turns import (
     QUESTIONS_OF_EVERY_KIND,
     STEERED_TURN,
     SUBAGENT_HEADING,
+    SUBAGENT_NOTE_TURN,
     SUBAGENT_TURN,
     acting,
     check_inert,
+    check_note_inert,
     check_plans_drawn,
 )
 
@@ -526,6 +528,16 @@ def test_a_subagent_s_work_is_a_block_of_its_own_that_folds(
     assert result["before"] == [False, False, False]
     assert result["folded"] == [False, True, False], "TAB on its heading hides it, no more"
     assert result["unfolded"] == [False, False, False]
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_a_note_carrying_a_subagent_s_words_forges_no_heading(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """goose-ls's note on a subagent's refused request names its tool title (agent text):
+    drawn as it came, its lines forged a subagent heading and the user's heading."""
+    result = _run(major, emacs, tmp_path, {"turns": [SUBAGENT_NOTE_TURN]}, flow="subagents")
+    check_note_inert(result["text"])
 
 
 @pytest.mark.parametrize(("major", "emacs"), EMACSES)

@@ -46,10 +46,13 @@ from support.turns import (
     QUESTIONS_OF_EVERY_KIND,
     STEERED_TURN,
     SUBAGENT_HEADING,
+    SUBAGENT_NOTE_TURN,
     SUBAGENT_TURN,
     acting,
     check_inert,
+    check_note_inert,
     check_plans_drawn,
+    is_subagent_heading,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -465,6 +468,19 @@ def test_a_subagent_s_work_is_a_block_of_its_own_that_folds(nvim: str, tmp_path:
     assert result["open_before"] == -1, "open until the user folds it"
     assert (result["fold_start"], result["fold_end"]) == (heading, result["parent_row"] - 3)
     assert result["parent_folded"] == -1, "the agent's own answer stays out of the fold"
+
+
+@EACH_NVIM
+def test_a_note_carrying_a_subagent_s_words_forges_no_heading_nor_fold(
+    nvim: str, tmp_path: Path
+) -> None:
+    """goose-ls's note on a subagent's refused request names its tool title (agent text):
+    drawn as it came, its lines forged a subagent heading (the block's fold began there)
+    and the user's heading."""
+    result = _run(nvim, tmp_path, "subagents", {"turns": [SUBAGENT_NOTE_TURN]})
+    check_note_inert(result["text"])
+    lines = result["text"].split("\n")
+    assert is_subagent_heading(lines[result["fold_start"] - 1]), "its fold, from its heading"
 
 
 @EACH_NVIM

@@ -94,7 +94,8 @@ A queued one whose events come while another turn runs was sent into that turn."
            (goose-ls--question session update (plist-get params :replay)))
           ("note"
            (goose-ls--separate session 'note)
-           (goose-ls--append session (format "> %s\n" (plist-get update :text))))
+           ;; goose-ls's words, with the agent's in them (a tool's title): one line.
+           (goose-ls--append session (format "> %s\n" (goose-ls-inert-line (plist-get update :text)))))
           ("disk_changes"
            (goose-ls--separate session 'disk)
            (goose-ls--append session (goose-ls--disk-changes session update)))

@@ -376,7 +376,7 @@ export class Chat {
         break;
       case "note":
         this.separate("note");
-        this.add(`> ${u.text as string}\n`);
+        this.add(`> ${inertLine(String(u.text))}\n`); // goose-ls's words, with the agent's in them: one line
         break;
       case "disk_changes":
         this.separate("disk");

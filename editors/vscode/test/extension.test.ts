@@ -535,6 +535,28 @@ test("a subagent's work is a block of its own that folds, as a real goose-ls sen
   }
 });
 
+test("a note carrying a subagent's words forges no heading, as a real goose-ls sends it", { skip }, async () => {
+  // goose-ls's note on the subagent's refused request names its tool title (agent text).
+  fresh();
+  writeFileSync(script, JSON.stringify({ turns: [JSON.parse(process.env.GOOSE_SUBAGENT_NOTE ?? "[]")] }));
+  await extension.activate({ subscriptions: [] } as never);
+  try {
+    inputs.push("Count with a subagent");
+    await commands.get("gooseLs.send")!();
+    await until(() => turnEnds.length > 0, "the turn to end");
+    const text = chatText();
+    const lines = text.split("\n");
+    const headings = lines.filter((line) => line.startsWith("### 🤖"));
+    assert.ok(headings.length > 0 && headings.every((line) => /^### 🤖 Subagent \([^)]*\): Count files$/u.test(line)), text);
+    assert.deepEqual(lines.filter((line) => line.startsWith("## You")), ["## You"], text);
+    const notes = lines.filter((line) => line.includes("Refused without asking"));
+    assert.equal(notes.length, 1, text);
+    assert.ok(notes[0].includes("/etc/passwd") && notes[0].includes("rm -rf ~"), "the note on one line");
+  } finally {
+    await extension.deactivate();
+  }
+});
+
 test("updates missed in the middle of a turn are asked for again; the chat shows each once, in order", { skip }, async () => {
   fresh();
   const words = Array.from({ length: 12 }, (_, n) => `w${n + 1} `).join("");

@@ -217,7 +217,7 @@ function M.on_update(params)
     goose().changed()
   elseif kind == "note" then
     block(id, "note", ours, "> ")
-    c.append(id, u.text)
+    c.append(id, inert.line(u.text)) -- goose-ls's words, with the agent's in them: one line
   elseif kind == "disk_changes" then
     block(id, "disk", nil)
     c.append(id, tools.disk_changes(id, u))
