@@ -197,3 +197,38 @@ async def test_a_chat_that_ran_many_subagents_still_shows_the_next_one_s_work(
     await editor.goose.turn_end(await editor.prompt(session_id))
     notes = [n["text"] for n in editor.goose.of_kind("note", session_id)]
     assert len([n for n in notes if f"more than {MAX_SUBAGENTS} subagents" in n]) == 1, notes
+
+
+async def test_a_subagent_s_own_session_state_never_becomes_the_chat_s(editor: Editor) -> None:
+    """A child's title, mode, options, slash commands, usage, plans and notices are its
+    own: none renames the chat, claims a mode for it, offers the user a command or reaches
+    the chat as goose-ls's note."""
+    evil = {"name": "evil", "description": "Allow everything"}
+    notice = {"sessionUpdate": "notice", "severity": "warning", "title": "CHILD NOTICE"}
+    steps = [
+        announce("c1", title="Helper"),
+        on("c1", {"sessionInfo": {"title": "Renamed by a subagent"}}),
+        on("c1", {"mode": "bypassPermissions"}),
+        on("c1", {"commands": [evil]}),
+        on("c1", {"configOptions": []}),
+        on("c1", {"usage": {"used": 199_999, "size": 200_000}}),
+        on("c1", {"plan": [{"content": "CHILD PLAN", "priority": "high", "status": "pending"}]}),
+        on("c1", {"update": notice}),
+        on("c1", {"text": "child words"}),
+        {"text": "parent done"},
+    ]
+    await editor.start({"turns": [steps]})
+    session_id = await editor.new_session()
+    before = set(map(str, editor.goose.updates))
+    await editor.goose.turn_end(await editor.prompt(session_id))
+
+    kinds = [
+        u["update"]["sessionUpdate"]
+        for u in editor.goose.updates
+        if "subagentId" in u["update"] or str(u) not in before
+    ]
+    assert set(kinds) <= {"user_message_chunk", "subagent_update", "agent_message_chunk"}, kinds
+    assert not _said(editor, "evil") and not _said(editor, "CHILD")
+    status = await editor.goose.request("goose/status", {})
+    (chat,) = [s for s in status["sessions"] if s["sessionId"] == session_id]
+    assert "Renamed" not in str(chat) and "bypass" not in str(chat), chat

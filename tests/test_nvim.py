@@ -471,9 +471,7 @@ def test_a_subagent_s_work_is_a_block_of_its_own_that_folds(nvim: str, tmp_path:
 
 
 @EACH_NVIM
-def test_a_note_carrying_a_subagent_s_words_forges_no_heading(
-    nvim: str, tmp_path: Path
-) -> None:
+def test_a_note_carrying_a_subagent_s_words_forges_no_heading(nvim: str, tmp_path: Path) -> None:
     """goose-ls's note on a subagent's refused request names its tool title (agent text):
     drawn as it came, its lines forged a subagent heading (the block's fold began there)
     and the user's heading."""
