@@ -67,6 +67,8 @@ class ScriptedAgent:
         self.sessions = self.server.sessions
         self.steps.sessions = self.sessions
         self.prompts = 0
+        self.chosen_ids = list(script.get("sessionIds", []))
+        """The ids the next new sessions get, as the agent chooses them (any text)."""
         self.cancelled: dict[str, asyncio.Event] = {}
         self.signed_in = False
         self.booleans = False
@@ -159,6 +161,8 @@ class ScriptedAgent:
         return {"sessionId": session_id, **self._options()}
 
     def _new_id(self) -> str:
+        if self.chosen_ids:
+            return str(self.chosen_ids.pop(0))
         number = len(self._stored_sessions()) + len(self.sessions) + 1
         return f"{self.script.get('idPrefix', '')}{datetime.date.today():%Y%m%d}_{number}"
 

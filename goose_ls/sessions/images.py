@@ -87,8 +87,11 @@ def named_image(path: str) -> bool:
 
 def safe_name(session_id: str) -> str:
     """A session id as a file name: anything but letters, digits, ``.`` and ``-`` as ``_``
-    (the transcript's name, and its outputs folder's)."""
-    return re.sub(r"[^\w.-]", "_", session_id)
+    (the transcript's name, and its outputs folder's). The agent chooses the id: one of
+    dots alone (``..``, ``.``) or none at all would name the outputs folder's parent or
+    the folder itself, so its dots are ``_`` too."""
+    name = re.sub(r"[^\w.-]", "_", session_id)
+    return name if name.strip(".") else "_" * max(len(name), 1)
 
 
 def base64_limit(cap: int) -> int:

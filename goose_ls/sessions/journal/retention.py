@@ -206,9 +206,11 @@ def remove_files(folder: Path, transcript: str) -> int:
     path = Path(transcript)
     if not transcript or path.parent != (folder / "transcripts").resolve():
         return 0
-    outputs = folder.resolve() / "outputs" / path.stem
+    # A chat the agent called ".." (or "."), named so by an earlier version, had the data
+    # dir (or every chat's outputs) for its outputs folder: none of it is the chat's own.
+    outputs = folder.resolve() / "outputs" / path.stem if path.stem.strip(".") else None
     files = [path, *path.parent.glob(f"{path.stem}.part*.md")]
-    if outputs.is_dir():
+    if outputs is not None and outputs.is_dir():
         files += [f for f in outputs.rglob("*") if f.is_file()]
     freed = 0
     for file in files:
@@ -218,7 +220,8 @@ def remove_files(folder: Path, transcript: str) -> int:
             freed += size
         except OSError:
             continue  # already gone, or not ours to remove
-    shutil.rmtree(outputs, ignore_errors=True)
+    if outputs is not None:
+        shutil.rmtree(outputs, ignore_errors=True)
     return freed
 
 
