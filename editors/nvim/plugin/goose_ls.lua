@@ -47,6 +47,7 @@ local subcommands = {
     require("goose_ls").restart(what == "server")
   end,
   sessions = function() require("goose_ls").sessions() end,
+  fork = function() require("goose_ls.fork").here() end,
   review = function() require("goose_ls").turn_changes("goose.reviewTurn") end,
   revert = function() require("goose_ls").turn_changes("goose.revertTurn") end,
 }
@@ -77,3 +78,4 @@ plug("n", "cancel", "<cmd>Goose cancel<CR>", "cancel the turn")
 plug("n", "now", "<cmd>Goose now<CR>", "send the oldest queued message into the running turn")
 plug("n", "new", "<cmd>Goose new<CR>", "new chat")
 plug("n", "sessions", "<cmd>Goose sessions<CR>", "sessions")
+plug("n", "fork", "<cmd>Goose fork<CR>", "fork the chat at the turn under the cursor")
