@@ -22,6 +22,7 @@
 (require 'goose-ls-forms)
 (require 'goose-ls-plans)
 (require 'goose-ls-sign-in)
+(require 'goose-ls-fork)
 
 (defvar goose-ls-turn-end-hook nil
   "Functions called with the goose/turnEnd params when a turn ends.")
@@ -50,6 +51,7 @@ A queued one whose events come while another turn runs was sent into that turn."
     (goose-ls--chat session server)
     (when (goose-ls--new-index-p session (plist-get params :index) server)
       (goose-ls--turn-seen session (plist-get params :messageId))
+      (goose-ls--note-turn session (plist-get params :index) (plist-get params :messageId))
       (let ((goose-ls--drawing-index (plist-get params :index)))
         (pcase (plist-get update :sessionUpdate)
           ("agent_message_chunk"

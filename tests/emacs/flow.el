@@ -9,7 +9,7 @@
 ;; "steer_refused" (a queued message sent now into the running turn, or refused), or
 ;; "restart" (after "ask", C-c g r and C-u C-c g r), or "gap" (the chat buffer killed
 ;; while a reply streams), or "dir_locals" ("ask" in a project whose .dir-locals.el sets
-;; `eglot-workspace-configuration').
+;; `eglot-workspace-configuration'), or "fork" (two turns, then C-c C-f in the chat).
 (require 'json)
 (require 'goose-ls)
 
@@ -318,6 +318,34 @@ sets `eglot-workspace-configuration'; record what goose-ls said of it."
       (flow--ask))
     (flow--record 'shown (vconcat shown))))
 
+(defun flow--fork ()
+  "Two turns, then C-c C-f in the chat: on its first line (in no turn), then on the
+first turn's reply.  What the new chat and its compose buffer show, and what was said."
+  (find-file (getenv "GOOSE_FILE"))
+  (goose-ls-send "first question")
+  (flow--wait (lambda () (= (length flow--ended) 1)) "the first turn to end")
+  (goose-ls-send "second question")
+  (flow--wait (lambda () (= (length flow--ended) 2)) "the second turn to end")
+  (let ((source goose-ls-current-session)
+        (said nil))
+    (cl-letf (((symbol-function 'message)
+               (lambda (format &rest args)
+                 (when format (push (apply #'format-message format args) said)))))
+      (with-current-buffer (flow--chat)
+        (goto-char (point-min))
+        (condition-case err
+            (call-interactively (key-binding (kbd "C-c C-f")))
+          (user-error (flow--record 'refused (error-message-string err))))
+        (search-forward "First answer.")
+        (call-interactively (key-binding (kbd "C-c C-f")))))
+    (flow--record 'said (vconcat (nreverse said)))
+    (flow--record 'source source)
+    (flow--record 'session goose-ls-current-session)
+    (flow--record 'text (flow--chat-text))
+    (flow--record 'compose (with-current-buffer (goose-ls--compose-buffer goose-ls-current-session)
+                             (buffer-string)))
+    (flow--record 'selected (buffer-name (window-buffer (selected-window))))))
+
 (condition-case err
     (progn
       (flow--setup)
@@ -332,6 +360,7 @@ sets `eglot-workspace-configuration'; record what goose-ls said of it."
         ("restart" (flow--restart))
         ("gap" (flow--gap))
         ("dir_locals" (flow--dir-locals))
+        ("fork" (flow--fork))
         (_ (flow--ask))))
   (error
    (flow--record 'error (error-message-string err))
