@@ -570,7 +570,9 @@ def test_where_the_agent_cannot_fork_the_summary_waits_in_the_compose_buffer(
     assert "Me: first question\nCodex: First answer." in compose and "Second" not in compose
     assert "Not a fork: Codex cannot fork chats" in result["text"]
     told = [line for line in result["said"] if "not a fork" in line]
-    assert told == ["goose-ls: not a fork (Codex cannot fork chats); edit the summary, then send it"]
+    assert told == [
+        "goose-ls: not a fork (Codex cannot fork chats); edit the summary, then send it"
+    ]
     assert prompt_texts(tmp_path / "agent.jsonl") == ["first question", "second question"]
 
 
