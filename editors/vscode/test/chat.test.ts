@@ -225,3 +225,61 @@ test("agent text is shown inert and forges no line of the chat, however the chun
     assert.ok(lines.includes(forged), `${forged} in ${JSON.stringify(text)}`);
   }
 });
+
+/** Each line of the chat's text with the turn `turnAt` puts it in ("-" for none). */
+function turnOfEachLine(chat: Chat): string[] {
+  return chat.text.split("\n").map((line, n) => `${chat.turnAt(n)?.messageId ?? "-"} ${line}`);
+}
+
+test("each line is in the turn drawn around it, though a block of an earlier turn grows in place", () => {
+  const chat = new Chat("s1", { agent: () => "goose" });
+  const say = (index: number, messageId: string | null, u: object, replay = false) =>
+    chat.apply({ sessionId: "s1", messageId, index, update: u as never, replay });
+  const text = (t: string) => ({ type: "text", text: t });
+  const plan = (...entries: string[]) => ({ sessionUpdate: "plan", entries: entries.map((content) => ({ content, status: "pending" })) });
+  // A history replayed (a fork's, a chat reopened): its turns are known as the others are.
+  say(1, "m1", { sessionUpdate: "user_message_chunk", content: text("first") }, true);
+  say(2, "m1", { sessionUpdate: "usage_update", used: 1, size: 2 }, true);
+  say(3, "m1", plan("one"), true);
+  say(4, "m1", { sessionUpdate: "agent_message_chunk", content: text("First answer.") }, true);
+  chat.end({ sessionId: "s1", messageId: "m1", index: 5, stopReason: "end_turn" });
+  say(6, null, { sessionUpdate: "note", text: "Forked from “x”." });
+  say(7, "m2", { sessionUpdate: "usage_update", used: 1, size: 2 }); // draws nothing: not the turn's start
+  say(8, "m2", { sessionUpdate: "user_message_chunk", content: text("second") });
+  say(9, "m2", plan("one", "two", "three")); // drawn again where it is, in the first turn
+  say(10, "m2", { sessionUpdate: "agent_message_chunk", content: text("Second answer.") });
+  assert.deepEqual(turnOfEachLine(chat), [
+    "- # goose chat · s1",
+    "- ",
+    "m1 ## You",
+    "m1 ",
+    "m1 first",
+    "m1 ",
+    "m1 **Plan**",
+    "m1 - [ ] one",
+    "m1 - [ ] two",
+    "m1 - [ ] three",
+    "m1 ",
+    "m1 ## goose",
+    "m1 ",
+    "m1 First answer.",
+    "m1 ",
+    "- > Forked from “x”.",
+    "- ",
+    "m2 ## You",
+    "m2 ",
+    "m2 second",
+    "m2 ",
+    "m2 ## goose",
+    "m2 ",
+    "m2 Second answer.",
+  ]);
+  assert.deepEqual(
+    chat.turns.map((t) => [t.messageId, t.start, t.end]),
+    [["m1", 2, 14], ["m2", 17, undefined]],
+    "the second turn runs: it has no end yet",
+  );
+  chat.end({ sessionId: "s1", messageId: "m2", index: 11, stopReason: "cancelled" });
+  assert.deepEqual(turnOfEachLine(chat).slice(-4), ["m2 Second answer.", "m2 ", "m2 _cancelled_", "m2 "]);
+  assert.equal(chat.turns[1].end, 26);
+});

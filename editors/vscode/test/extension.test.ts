@@ -91,7 +91,29 @@ type Middleware = {
   };
 };
 
+/** The CodeLens provider the extension registered, for goose-chat documents. */
+type Lens = { range: { start: { line: number } }; command: { title: string; command: string; arguments: unknown[] } };
+let lenses: { provideCodeLenses(document: unknown): Lens[] } | undefined;
+
 const vscode = {
+  CodeLens: class {
+    constructor(
+      readonly range: unknown,
+      readonly command: unknown,
+    ) {}
+  },
+  Range: class {
+    readonly start: { line: number; character: number };
+    constructor(line: number, character: number) {
+      this.start = { line, character };
+    }
+  },
+  languages: {
+    registerCodeLensProvider: (selector: { scheme: string }, provider: typeof lenses) => {
+      if (selector.scheme === "goose-chat") lenses = provider;
+      return { dispose() {} };
+    },
+  },
   EventEmitter: class {
     event = () => ({ dispose() {} });
     fire() {}
@@ -592,6 +614,90 @@ test("Send now that the agent cannot take shows why, and the message stays queue
     assert.equal(chatText().split(ALIAS).length, 2, "once, as its own turn");
     assert.match(chatText(), /Alias kept\.\n$/);
   } finally {
+    await extension.deactivate();
+  }
+});
+
+const FORK_TURNS = [[{ text: "First answer.", messageId: "msg_01" }], [{ text: "Second answer.", messageId: "msg_02" }]];
+
+/** A chat of two ended turns, then the cursor of its editor on the line that holds
+ * `text`: what that chat's document shows. */
+async function twoTurnsThenCursorOn(text: string, script_: object): Promise<string> {
+  writeFileSync(script, JSON.stringify({ ...script_, turns: FORK_TURNS }));
+  await extension.activate({ subscriptions: [] } as never);
+  inputs.push("first question", "second question");
+  await commands.get("gooseLs.send")!();
+  await until(() => turnEnds.length === 1, "the first turn to end");
+  await commands.get("gooseLs.send")!();
+  await until(() => turnEnds.length === 2, "the second turn to end");
+  const chat = chatText();
+  const document = { uri: { scheme: "goose-chat", path: turnEnds[0].sessionId } };
+  vscode.window.activeTextEditor = { document, selection: { active: { line: chat.split("\n").indexOf(text) } } };
+  return chat;
+}
+
+/** The chat the extension talks to now (goose/cancel goes to it), and the one the fork
+ * made (the first other chat that had an update). */
+async function currentAndForked(): Promise<[string, string]> {
+  await commands.get("gooseLs.cancel")!();
+  const cancelled = requested.filter((r) => r.method === "goose/cancel").pop()!.params as { sessionId: string };
+  return [cancelled.sessionId, updates.find((u) => u.sessionId !== turnEnds[0].sessionId)!.sessionId];
+}
+
+test("Fork chat here on the first of two turns: the new chat has that turn only, and a lens heads each ended turn", { skip }, async () => {
+  fresh();
+  const record = join(scratch, "agent-fork.jsonl");
+  try {
+    // Session ids of its own: goose-ls's journal (shared by these tests) has the others'.
+    const source = await twoTurnsThenCursorOn("First answer.", { record, idPrefix: "fork-" });
+    const document = { uri: { scheme: "goose-chat", path: turnEnds[0].sessionId } };
+    const lensed = lenses!.provideCodeLenses(document).map((lens) => [source.split("\n")[lens.range.start.line], lens.command.title]);
+    assert.deepEqual(lensed, [["## You", "Fork chat here"], ["## You", "Fork chat here"]]);
+    await commands.get("gooseLs.fork")!();
+    const forks = received(record).filter((m) => m.method === "session/fork");
+    assert.equal(forks.length, 1);
+    const asked = requested.find((r) => r.method === "goose/forkSession")!.params as { messageId: string };
+    const first = lenses!.provideCodeLenses(document)[0].command.arguments[1];
+    assert.equal(asked.messageId, first, "the first turn's");
+    const [current, fork] = await currentAndForked();
+    assert.equal(current, fork, "the new chat is the current one");
+    const forked = chats!.provideTextDocumentContent({ path: fork });
+    assert.match(forked, /## You\n\nfirst question\n\n## goose\n\nFirst answer\.\n/);
+    assert.ok(!forked.includes("second question") && !forked.includes("Second answer."), forked);
+    assert.match(forked, /Forked from “first question”/);
+    assert.deepEqual(errors, []);
+
+    vscode.window.activeTextEditor = { document, selection: { active: { line: 0 } } };
+    await commands.get("gooseLs.fork")!();
+    assert.deepEqual(errors, ["goose: line 1 is in no turn: put the cursor on a turn (its heading or below it)"]);
+    assert.equal(received(record).filter((m) => m.method === "session/fork").length, 1, "not asked again");
+  } finally {
+    vscode.window.activeTextEditor = undefined;
+    await extension.deactivate();
+  }
+});
+
+test("Fork chat here where the agent cannot fork: a new chat, the summary offered in the input box, nothing sent unless the user does", { skip }, async () => {
+  fresh();
+  const record = join(scratch, "agent-nofork.jsonl");
+  const codex = { agentInfo: { name: "codex-acp", title: "Codex", version: "0.16.0" }, capabilities: { loadSession: true, sessionCapabilities: { list: {} } }, noFork: true };
+  try {
+    await twoTurnsThenCursorOn("## You", { ...codex, record, idPrefix: "nofork-" });
+    inputs.push("<Escape>");
+    const warned = shown.length;
+    await commands.get("gooseLs.fork")!();
+    const box = inputBoxes[inputBoxes.length - 1];
+    assert.equal(box.value, "We go on from an earlier chat, “first question”. What was said in it: · Me: first question · Codex: First answer.");
+    assert.deepEqual(
+      shown.slice(warned).map((s) => s.message),
+      ["goose: not a fork (Codex cannot fork chats); edit the summary, then send it"],
+    );
+    const [current, fork] = await currentAndForked();
+    assert.equal(current, fork, "the new chat is the current one");
+    assert.match(chats!.provideTextDocumentContent({ path: fork }), /Not a fork: Codex cannot fork chats/);
+    assert.equal(received(record).filter((m) => m.method === "session/prompt").length, 2, "the summary is not sent");
+  } finally {
+    vscode.window.activeTextEditor = undefined;
     await extension.deactivate();
   }
 });
