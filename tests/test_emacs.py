@@ -530,6 +530,7 @@ def test_send_now_that_the_agent_cannot_take_says_why_and_keeps_the_message_queu
 FORK_TURNS = [
     [{"text": "First answer.", "messageId": "msg_01"}],
     [{"text": "Second answer.", "messageId": "msg_02"}],
+    [{"text": "Working on it."}, {"waitForCancel": True}],
 ]
 CODEX_SHAPE = {
     "agentInfo": {"name": "codex-acp", "title": "Codex", "version": "0.16.0"},
@@ -543,9 +544,11 @@ def test_c_c_c_f_forks_the_chat_at_the_turn_point_is_in(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
     """C-c C-f on the first of two turns (goose's shape: a fork it does not advertise):
-    the new chat has that turn only; on the chat's first line it is refused, saying so."""
+    the new chat has that turn only; on the chat's first line, or on a turn still running,
+    it is refused, saying so."""
     result = _run(major, emacs, tmp_path, {"turns": FORK_TURNS}, flow="fork")
     assert "line 1 is in no turn" in result["refused"]
+    assert "that turn is still running" in result["running"]
     forks = [m for m in received(tmp_path / "agent.jsonl") if m.get("method") == "session/fork"]
     (fork,) = forks
     assert fork["params"]["sessionId"] == result["source"] != result["session"]
@@ -573,7 +576,11 @@ def test_where_the_agent_cannot_fork_the_summary_waits_in_the_compose_buffer(
     assert told == [
         "goose-ls: not a fork (Codex cannot fork chats); edit the summary, then send it"
     ]
-    assert prompt_texts(tmp_path / "agent.jsonl") == ["first question", "second question"]
+    assert prompt_texts(tmp_path / "agent.jsonl") == [
+        "first question",
+        "second question",
+        "third question",
+    ]
 
 
 MESSAGE = "Why is the built-in sum faster than the loop?\nAnswer in two lines — with an example."

@@ -1125,7 +1125,7 @@ def _two_turns_in_tmux(nvim: str | None, tmp_path: Path, shape: dict[str, Any]) 
     workspace = tmp_path / "workspace"
     (workspace / ".git").mkdir(parents=True)
     (workspace / "app.py").write_text(APP)
-    script = {**shape, "record": str(tmp_path / "agent.jsonl"), "turns": FORK_TURNS}
+    script = {"turns": FORK_TURNS, **shape, "record": str(tmp_path / "agent.jsonl")}
     agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
     command, env = _tmux_nvim(nvim, tmp_path, agent)
     terminal = TmuxTerminal("goose-nvim-fork")
@@ -1188,11 +1188,28 @@ def test_real_nvim_in_tmux_forks_a_chat_at_its_first_turn(nvim: str | None, tmp_
 def test_real_nvim_in_tmux_an_agent_that_cannot_fork_gets_a_new_chat_and_the_summary_to_send(
     nvim: str | None, tmp_path: Path
 ) -> None:
-    """:Goose fork on the first turn where the agent cannot fork (codex-acp's shape): a new
-    chat, its compose area holding the summary up to that turn, nothing sent; why is said
-    once."""
-    terminal = _two_turns_in_tmux(nvim, tmp_path, CODEX_SHAPE)
+    """:Goose fork on a turn still running is refused, saying so; on the first turn where
+    the agent cannot fork (codex-acp's shape): a new chat, its compose area holding the
+    summary up to that turn, nothing sent; why is said once."""
+    running = [{"text": "Working on it."}, {"waitForCancel": True}]
+    terminal = _two_turns_in_tmux(
+        nvim, tmp_path, {**CODEX_SHAPE, "turns": [*FORK_TURNS[:2], running]}
+    )
     try:
+        terminal.type("\\gs")
+        terminal.wait_for(lambda s: "-- INSERT --" in s, "the compose area did not open")
+        terminal.type("third question")
+        terminal.keys("C-s")
+        terminal.wait_for(lambda s: "Working on it." in _chat(s), "the third turn is not under way")
+        terminal.keys("Escape", "C-w", "k")
+        terminal.type("/Working on it")
+        terminal.keys("Enter")
+        terminal.type(":Goose fork")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "that turn is still running" in s, "a running turn not refused")
+        terminal.type("\\gc")
+        terminal.wait_for(lambda s: "_cancelled_" in _chat(s) and ": idle" in s, "not cancelled")
+        terminal.keys("g", "g")
         terminal.type("/first question")
         terminal.keys("Enter")
         terminal.type(":Goose fork")
@@ -1217,7 +1234,7 @@ def test_real_nvim_in_tmux_an_agent_that_cannot_fork_gets_a_new_chat_and_the_sum
         terminal.keys("Enter")
         screen = terminal.wait_for(lambda s: "not a fork" in s, "not told why")
         assert screen.count("not a fork (Codex cannot fork chats)") == 1, screen
-        assert len(_received(tmp_path / "agent.jsonl", "session/prompt")) == 2, "nothing sent"
+        assert len(_received(tmp_path / "agent.jsonl", "session/prompt")) == 3, "nothing sent"
     finally:
         terminal.stop()
 

@@ -319,8 +319,8 @@ sets `eglot-workspace-configuration'; record what goose-ls said of it."
     (flow--record 'shown (vconcat shown))))
 
 (defun flow--fork ()
-  "Two turns, then C-c C-f in the chat: on its first line (in no turn), then on the
-first turn's reply.  What the new chat and its compose buffer show, and what was said."
+  "Two turns, then C-c C-f in the chat: on its first line (in no turn), on a third
+turn still running, then on the first turn's reply.  What the new chat and its compose buffer show, and what was said."
   (find-file (getenv "GOOSE_FILE"))
   (goose-ls-send "first question")
   (flow--wait (lambda () (= (length flow--ended) 1)) "the first turn to end")
@@ -336,6 +336,17 @@ first turn's reply.  What the new chat and its compose buffer show, and what was
         (condition-case err
             (call-interactively (key-binding (kbd "C-c C-f")))
           (user-error (flow--record 'refused (error-message-string err))))
+        ;; A third turn, still running (it waits for a cancel).
+        (goose-ls-send "third question")
+        (flow--wait (lambda () (string-match-p "Working on it\\." (flow--chat-text))) "the third turn")
+        (goto-char (point-max))
+        (search-backward "Working on it.")
+        (condition-case err
+            (call-interactively (key-binding (kbd "C-c C-f")))
+          (user-error (flow--record 'running (error-message-string err))))
+        (goose-ls-cancel)
+        (flow--wait (lambda () (= (length flow--ended) 3)) "the third turn to end")
+        (goto-char (point-min))
         (search-forward "First answer.")
         (call-interactively (key-binding (kbd "C-c C-f")))))
     (flow--record 'said (vconcat (nreverse said)))

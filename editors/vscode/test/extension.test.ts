@@ -618,7 +618,11 @@ test("Send now that the agent cannot take shows why, and the message stays queue
   }
 });
 
-const FORK_TURNS = [[{ text: "First answer.", messageId: "msg_01" }], [{ text: "Second answer.", messageId: "msg_02" }]];
+const FORK_TURNS = [
+  [{ text: "First answer.", messageId: "msg_01" }],
+  [{ text: "Second answer.", messageId: "msg_02" }],
+  [{ text: "Working on it.\n" }, { waitForCancel: true }],
+];
 
 /** A chat of two ended turns, then the cursor of its editor on the line that holds
  * `text`: what that chat's document shows. */
@@ -670,7 +674,19 @@ test("Fork chat here on the first of two turns: the new chat has that turn only,
     vscode.window.activeTextEditor = { document, selection: { active: { line: 0 } } };
     await commands.get("gooseLs.fork")!();
     assert.deepEqual(errors, ["goose: line 1 is in no turn: put the cursor on a turn (its heading or below it)"]);
+
+    // A turn of the fork still running (the script's last turn waits for a cancel).
+    inputs.push("go on");
+    await commands.get("gooseLs.send")!();
+    const running = () => chats!.provideTextDocumentContent({ path: fork });
+    await until(() => running().includes("Working on it."), "the fork's turn under way");
+    const line = running().split("\n").indexOf("Working on it.");
+    vscode.window.activeTextEditor = { document: { uri: { scheme: "goose-chat", path: fork } }, selection: { active: { line } } };
+    await commands.get("gooseLs.fork")!();
+    assert.equal(errors[1], "goose: that turn is still running; fork it once it has ended");
     assert.equal(received(record).filter((m) => m.method === "session/fork").length, 1, "not asked again");
+    await commands.get("gooseLs.cancel")!();
+    await until(() => turnEnds.some((t) => t.sessionId === fork && (t as { messageId?: string }).messageId !== first), "the fork's turn to end");
   } finally {
     vscode.window.activeTextEditor = undefined;
     await extension.deactivate();
