@@ -11,11 +11,14 @@ local ns = vim.api.nvim_create_namespace("goose_ls_turns")
 local function chat() return require("goose_ls.chat") end
 local function goose() return require("goose_ls") end
 
---- The session's turns as drawn: `marks[messageId] = { start, stop }` (extmark ids; `stop`
---- once the turn ended) and `order`, the messageIds in the order they began.
+--- The session's turns as drawn in its buffer: `marks[messageId] = { start, stop }`
+--- (extmark ids; `stop` once the turn ended) and `order`, the messageIds in the order they
+--- began. A buffer made again (the chat's was wiped) starts with none.
 local function turns(id)
   local s = chat().session(id)
-  s.turn_marks = s.turn_marks or { marks = {}, order = {} }
+  if not s.turn_marks or s.turn_marks.buf ~= s.buf then
+    s.turn_marks = { buf = s.buf, marks = {}, order = {} }
+  end
   return s.turn_marks
 end
 
@@ -37,8 +40,9 @@ end
 --- turn, mark the row its first block begins on (past the blank lines that separate it).
 function M.on_update(params, draw)
   local id, message_id = params.sessionId, params.messageId
-  if type(message_id) ~= "string" or turns(id).marks[message_id] then return draw(params) end
+  if type(message_id) ~= "string" then return draw(params) end
   local buf = chat().buffer(id)
+  if turns(id).marks[message_id] then return draw(params) end
   local row, col = transcript_end(id)
   draw(params)
   local last, last_col = transcript_end(id)
@@ -62,8 +66,9 @@ function M.on_turn_end(params, draw)
   draw(params)
   local id = params.sessionId
   local s = chat().sessions[id]
-  local turn = s and s.turn_marks and s.turn_marks.marks[params.messageId or ""]
-  if turn and not turn.stop and s.buf and vim.api.nvim_buf_is_valid(s.buf) then
+  local marks = s and s.turn_marks and s.turn_marks.buf == s.buf and s.turn_marks.marks
+  local turn = marks and marks[params.messageId or ""]
+  if turn and not turn.stop and vim.api.nvim_buf_is_valid(s.buf) then
     turn.stop = mark(s.buf, (transcript_end(id)))
   end
 end
@@ -73,7 +78,8 @@ end
 --- A message sent into a running turn is a turn of its own within it: the innermost wins.
 function M.turn_at(id, row)
   local s = chat().sessions[id]
-  if not (s and s.turn_marks and s.buf and vim.api.nvim_buf_is_valid(s.buf)) then return nil end
+  if not (s and s.turn_marks and s.turn_marks.buf == s.buf) then return nil end
+  if not (s.buf and vim.api.nvim_buf_is_valid(s.buf)) then return nil end
   local found, ended = nil, false
   for _, message_id in ipairs(s.turn_marks.order) do
     local turn = s.turn_marks.marks[message_id]
