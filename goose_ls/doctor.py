@@ -66,6 +66,19 @@ def capabilities_summary(profile: AgentProfile) -> str:
     return ", ".join(parts) or "none"
 
 
+def system_prompt_summary(profile: AgentProfile, agent: settings_model.AgentSettings) -> str:
+    """Whether the agent takes a system prompt (``agent.systemPrompt``), in which modes,
+    and whether the one the settings ask for goes."""
+    modes = profile.system_prompt_modes
+    asked = bool(agent.system_prompt.strip() or agent.project_instructions)
+    if not modes:
+        return "not taken" + (": agent.systemPrompt is not sent" if asked else "")
+    taken = "taken (" + ", ".join(sorted(modes)) + ")"
+    if asked and agent.system_prompt_mode not in modes:
+        return f"{taken}: agent.systemPromptMode {agent.system_prompt_mode} is not sent"
+    return taken
+
+
 async def _check(raw_settings: Any, url: str | None) -> int:
     settings, warnings = settings_model.load([("--settings", raw_settings)])
     if url is not None:
@@ -160,6 +173,7 @@ async def _handshake(settings: settings_model.Settings) -> int:
         f"(protocol {profile.response.protocol_version})".replace("  ", " "),
     )
     _line("capabilities", capabilities_summary(profile))
+    _line("systemPrompt", system_prompt_summary(profile, agent))
     methods = profile.describe().get("authMethods", [])
     _line("auth methods", ", ".join(f"{m['id']} ({m['name']})" for m in methods) or "none")
     await supervisor.stop()

@@ -86,9 +86,11 @@ class Plan:
 
 @attrs.frozen
 class PlanUpdate:
-    """One of several plans, by id (ACP's unstable plan operations): ``plan`` is
-    ``{type: "items", planId, entries}``, ``{type: "markdown", planId, content}`` or
-    ``{type: "file", planId, uri}``, and replaces the plan of that id."""
+    """One of several plans, by id (ACP's plan operations): ``plan`` is
+    ``{type: "items", planId, entries}``, ``{type: "markdown", planId, content, path?}``
+    (``path``: the file it is kept in, absolute) or ``{type: "file", planId, uri}``, or
+    one of a kind goose-ls does not know, as the agent sent it; it replaces the whole
+    plan of that id."""
 
     KIND: ClassVar[str] = "plan_update"
     plan: Json

@@ -37,6 +37,11 @@ USER_ONLY: frozenset[str] = frozenset(
         "agent.clientTerminal",
         "agent.pathMap",
         "agent.mcpServers",
+        # What it is told before every chat, and from which file of the project.
+        "agent.systemPrompt",
+        "agent.systemPromptMode",
+        "agent.projectInstructions",
+        "agent.projectInstructionsFile",
         # Where it connects, and with which token.
         "agent.url",
         "agent.token",
@@ -64,6 +69,8 @@ USER_ONLY: frozenset[str] = frozenset(
         "checkpoints.exclude",
         "checkpoints.maxFileBytes",
         "checkpoints.maxFiles",
+        # How big an image the agent may make goose-ls keep.
+        "images.maxBytes",
     }
 )
 """Settings a folder never sets: each could loosen what holds the agent, or reach the
@@ -78,7 +85,7 @@ added to the user's, its ``deny`` and ``ask`` rules go before the user's rules, 
 
 WHY = (
     "only your own settings choose the agent, its server and token, its sandbox, what it "
-    "may reach and what is allowed without asking"
+    "may reach, what it is told before every chat and what is allowed without asking"
 )
 
 

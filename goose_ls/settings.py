@@ -122,6 +122,17 @@ class AgentSettings:
     sandbox_network: bool = True
     """Whether the sandboxed agent reaches the network (its model's API needs it); off
     cuts it off entirely, loopback included."""
+    system_prompt: str = ""
+    """Your instructions for the agent, sent with every chat it opens (ACP's
+    ``systemPrompt``) to an agent that takes one; added after its own instructions."""
+    system_prompt_mode: Literal["append", "override"] = "append"
+    """``append``: the system prompt is added to the agent's own instructions.
+    ``override``: it replaces them, for an agent that offers that (else nothing is sent)."""
+    project_instructions: bool = False
+    """Also send the project's instruction file (``projectInstructionsFile``) in the system
+    prompt: the repository's text, so off unless you turn it on."""
+    project_instructions_file: str = "AGENTS.md"
+    """The project's instruction file, relative to the workspace folder."""
 
 
 @attrs.define
@@ -188,6 +199,15 @@ class WorkspaceSettings:
 
 
 @attrs.define
+class ImageSettings:
+    """Images in a chat: those the user attaches to a prompt, those the agent sends."""
+
+    max_bytes: int = 10_000_000
+    """The largest image goose-ls reads for a prompt or keeps from the agent, in bytes
+    (decoded); a bigger one is refused, with a word in the chat."""
+
+
+@attrs.define
 class TerminalSettings:
     """How the agent's commands run (``agent.clientTerminal``)."""
 
@@ -219,6 +239,7 @@ class Settings:
     workspace: WorkspaceSettings = attrs.Factory(WorkspaceSettings)
     checkpoints: CheckpointSettings = attrs.Factory(CheckpointSettings)
     terminal: TerminalSettings = attrs.Factory(TerminalSettings)
+    images: ImageSettings = attrs.Factory(ImageSettings)
     policy: PolicySettings = attrs.Factory(PolicySettings)
     data_dir: str = ""
     """Where sessions and transcripts live; empty means the platform's user data dir."""
@@ -230,6 +251,7 @@ attrs.resolve_types(JournalSettings)
 attrs.resolve_types(WorkspaceSettings)
 attrs.resolve_types(CheckpointSettings)
 attrs.resolve_types(TerminalSettings)
+attrs.resolve_types(ImageSettings)
 attrs.resolve_types(PolicySettings)
 attrs.resolve_types(Settings)
 

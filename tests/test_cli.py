@@ -11,6 +11,7 @@ from pathlib import Path
 
 from goose_ls import __version__
 from goose_ls.scripted import write_script
+from goose_ls.scripted.agent import GOOSE_CAPABILITIES
 from goose_ls.scripted.script import scripted_agent_command
 from support.fake_goose import write_fake_goose
 from support.harness import server_env
@@ -129,3 +130,24 @@ def test_doctor_names_the_agent_it_runs_not_goose(tmp_path: Path) -> None:
     (agent,) = [line for line in result.stdout.splitlines() if line.startswith("  agent ")]
     assert "(agent.command)" in agent and "goose" not in agent.split(":")[0], agent
     assert "initialize   ok" in result.stdout and "claude-code-acp 0.9.0" in result.stdout
+
+
+def test_doctor_says_whether_the_agent_takes_a_system_prompt(tmp_path: Path) -> None:
+    """``sessionCapabilities.systemPrompt``, which the SDK drops from its model: doctor
+    reads it as the agent sent it, and says whether agent.systemPrompt would go."""
+    takes = {
+        **GOOSE_CAPABILITIES,
+        "sessionCapabilities": {"systemPrompt": {"mode": {"override": {}}}},
+    }
+    found = {}
+    for name, capabilities in (("takes", takes), ("not", GOOSE_CAPABILITIES)):
+        script = write_script(tmp_path / f"{name}.json", {"capabilities": capabilities})
+        agent = {"command": scripted_agent_command(script), "systemPrompt": "Be brief."}
+        result = _run(tmp_path, "doctor", "--settings", json.dumps({"agent": agent}))
+        assert result.returncode == 0, result.stdout + result.stderr
+        (line,) = [x for x in result.stdout.splitlines() if x.startswith("  systemPrompt ")]
+        found[name] = line.removeprefix("  systemPrompt ")
+    assert found == {
+        "takes": "taken (append, override)",
+        "not": "not taken: agent.systemPrompt is not sent",
+    }

@@ -346,7 +346,7 @@ def step(draw: st.DrawFn) -> Build:
         st.sampled_from(
             [
                 *("say", "think", "user", "tool", "update", "plan", "markdown", "ask"),
-                *("answered", "question", "end", "note", "compaction"),
+                *("answered", "question", "end", "note", "compaction", "planfile", "plankind"),
             ]
         )
     )
@@ -374,7 +374,18 @@ def step(draw: st.DrawFn) -> Build:
         if kind == "plan":
             return [events.Plan([{"content": f(text), "status": "pending"}])]
         if kind == "markdown":
-            return [events.PlanUpdate({"type": "markdown", "planId": "p", "content": f(text)})]
+            path = f"/{f(other)}"
+            return [
+                events.PlanUpdate(
+                    {"type": "markdown", "planId": "p", "content": f(text), "path": path}
+                )
+            ]
+        if kind == "planfile":
+            return [events.PlanUpdate({"type": "file", "planId": "f", "uri": f"file:///{f(text)}"})]
+        if kind == "plankind":
+            entries: list[events.Json] = [{"content": f(text), "status": "pending"}]
+            kanban: events.Json = {"type": f(other), "planId": "k", "entries": entries}
+            return [events.PlanUpdate({**kanban, "uri": f(text)})]
         if kind == "ask":
             call = events.ToolCallUpdate(call_id, title=f(text), kind=f(other))
             offered = [
@@ -427,10 +438,11 @@ def _fenced(lines: list[str]) -> set[int]:
     fence: str | None = None
     for n, line in enumerate(lines):
         if fence is None:
-            match = re.match(r"(`{3,})[^`]*$|(~{3,})", line)  # CommonMark: no ` after ```
+            # CommonMark: up to 3 spaces before a fence, and no ` after ```
+            match = re.match(r" {0,3}(?:(`{3,})[^`]*$|(~{3,}))", line)
             if match:
                 fence = match.group(1) or match.group(2)
-        elif re.fullmatch(f"{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line):
+        elif re.fullmatch(f" {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line):
             fence = None
         else:
             inside.add(n)

@@ -453,6 +453,20 @@ def _explain(helix: Helix) -> None:
     helix.code_action("Goose: Explain selection")
 
 
+def _explain_twice(helix: Helix, version: str, tmp_path: Path) -> None:
+    """Explain, wait for the reply, back in the code (25.07: `ga`; 25.01: the chat's
+    split closed), and Explain again."""
+    _explain(helix)
+    _ended(helix, tmp_path, 1)
+    helix.t.wait_for(lambda s: "do what they say." in s, "no reply")
+    if version == "25.01":
+        helix.command("q")  # the transcript's split: app.py alone
+    else:
+        helix.t.keys("g", "a")
+    helix.t.wait_for(lambda s: "def mul" in s and " chat · " not in s, "still in the chat")
+    _explain(helix)
+
+
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
 @EACH_HELIX
 def test_a_second_explain_shows_the_transcript_again(
@@ -464,15 +478,7 @@ def test_a_second_explain_shows_the_transcript_again(
     helix = _chat(tmp_path, hx, f"goose-hx-{version}-again", turns)
     t = helix.t
     try:
-        _explain(helix)
-        _ended(helix, tmp_path, 1)
-        t.wait_for(lambda s: "do what they say." in s, "no reply")
-        if version == "25.01":
-            helix.command("q")  # the transcript's split: app.py alone
-        else:
-            t.keys("g", "a")
-        t.wait_for(lambda s: "def mul" in s and " chat · " not in s, "still in the chat")
-        _explain(helix)
+        _explain_twice(helix, version, tmp_path)
         t.wait_for(lambda s: "The second answer." in s, "the chat was not shown again")
     finally:
         t.stop()
@@ -702,14 +708,7 @@ def test_a_chat_is_forked_at_its_first_turn_from_the_heading(
     helix = _chat(tmp_path, hx, f"goose-hx-{version}-fork", turns)
     t = helix.t
     try:
-        _explain(helix)
-        _ended(helix, tmp_path, 1)
-        if version == "25.01":
-            helix.command("q")  # the transcript's split: app.py alone
-        else:
-            t.keys("g", "a")
-        t.wait_for(lambda s: "def mul" in s and " chat · " not in s, "still in the chat")
-        _explain(helix)
+        _explain_twice(helix, version, tmp_path)
         _ended(helix, tmp_path, 2)
         t.wait_for(lambda s: "The second answer." in s, "no second answer")
         t.keys("g", "g", "/")

@@ -33,6 +33,7 @@ from support.claude import CLAUDE, claude_agent
 from support.claude import MISSING as CLAUDE_MISSING
 from support.fake_anthropic import FakeAnthropic, Reply, ToolUse
 from support.harness import SERVER_COMMAND, server_env
+from support.images import DRAWING, SHOT, b64
 from support.logs import read_log, unexpected_tracebacks
 from support.real_agent import tap_in
 from support.terminal import MISSING, TMUX, TmuxTerminal, answers_once_idle
@@ -515,6 +516,15 @@ def _code(screen: str) -> str:
     return "\n".join(_columns(screen)[1])
 
 
+def _compose(screen: str) -> str:
+    """What the compose area shows: the left column's rows between the chat's statusline
+    and its own."""
+    rows = _columns(screen)[0]
+    chat = next((n for n, row in enumerate(rows) if "goose://" in row), len(rows))
+    own = next((n for n, row in enumerate(rows) if "goose-compose://" in row), len(rows))
+    return "\n".join(rows[chat + 1 : own])
+
+
 def _chat_lines(screen: str) -> int | None:
     """The chat window's line count, as its statusline shows it (``%l/%L``)."""
     found = re.search(r"goose://\S+ \d+/(\d+)", screen)
@@ -768,6 +778,80 @@ def _to_workers(terminal: TmuxTerminal) -> None:
     terminal.wait_for(lambda s: "Colour" in s and "2: green" in s, "no choice of colour")
     terminal.enter("2")
     terminal.wait_for(lambda s: "Workers:" in s, "the number was not asked")
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+def test_real_nvim_in_tmux_an_image_attached_goes_with_the_next_message(
+    nvim: str | None, tmp_path: Path
+) -> None:
+    """<Plug>(goose-image) asks for a file, which goes with the next message as an image:
+    the agent gets its exact bytes, the chat shows it and the agent's image back. A .png
+    that is no PNG is refused: the message comes back into the compose area, and the
+    agent is sent nothing."""
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / "app.py").write_text(APP)
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "shot.png").write_bytes(SHOT)
+    (workspace / "notes.png").write_text("not an image")
+    record = tmp_path / "agent.jsonl"
+    drawn = {"type": "image", "mimeType": "image/png", "data": b64(DRAWING)}
+    script = {
+        "record": str(record),
+        "turns": [[{"update": {"sessionUpdate": "agent_message_chunk", "content": drawn}}]],
+    }
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    command, env = _tmux_nvim(nvim, tmp_path, agent)
+    terminal = TmuxTerminal("goose-nvim-image")
+    terminal.start(command, workspace, env)
+    try:
+        terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start")
+        terminal.type("\\gi")
+        terminal.wait_for(lambda s: "Image to attach:" in s, "no file was asked for")
+        terminal.enter("docs/shot.png")
+        terminal.wait_for(lambda s: "image shot.png attached" in s, "the image was not attached")
+        terminal.type("\\gs")
+        terminal.wait_for(lambda s: "-- INSERT --" in s, "the compose area did not open")
+        terminal.type("What is in it?")
+        terminal.keys("C-s")
+        kept = tmp_path / "data" / "outputs"
+        screen = terminal.wait_for(
+            lambda s: (
+                "📎 docs/shot.png (image)" in _chat(s)
+                and "goose: idle" in s
+                and _chat(s).count("PNG image, ") == 2
+            ),
+            "the image and the agent's are not shown",
+        )
+        (blocks,) = prompts(record)
+        assert blocks == [
+            {"type": "text", "text": "What is in it?"},
+            {"type": "image", "mimeType": "image/png", "data": b64(SHOT)},
+        ]
+        shown = _chat(screen).replace("\n", "")
+        assert f"PNG image, {len(SHOT)} bytes: {kept}" in shown
+        assert f"PNG image, {len(DRAWING)} bytes: {kept}" in shown, "and the agent's"
+
+        # A .png that is no PNG: refused, said, and the message is back to send again.
+        terminal.keys("Escape")
+        terminal.type(":Goose image notes.png")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "image notes.png attached" in s, "not attached")
+        terminal.keys("C-w", "j")
+        terminal.type("i")
+        terminal.type("Keep this text")
+        terminal.keys("C-s")
+        screen = terminal.wait_for(
+            lambda s: "notes.png is not a PNG image" in s, "the refusal was not said"
+        )
+        terminal.wait_for(
+            lambda s: "Keep this text" in _compose(s),
+            "the message did not come back into the compose area",
+        )
+        assert len(prompts(record)) == 1, "nothing was sent"
+    finally:
+        terminal.stop()
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)

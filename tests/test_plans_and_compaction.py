@@ -70,7 +70,7 @@ async def test_plans_by_id_are_drawn_in_place_and_removed(editor: Editor) -> Non
     assert editor.goose.of_kind("plan_removed", session_id) == [
         {"sessionUpdate": "plan_removed", "planId": "p1"}
     ]
-    text = await _shows(editor, session_id, "1. Split `parse`", "_Plan removed._")
+    text = await _shows(editor, session_id, "1. Split `parse`", "_Plan `p1` removed._")
     assert text.count("Read the parser") == 1, "the second update redrew the first in place"
     assert "- [x] Read the parser" in text
     assert "- [ ] Write the test" in text
@@ -123,3 +123,63 @@ async def test_a_tool_calls_own_name_is_shown_beside_its_title(editor: Editor) -
     text = await _shows(editor, session_id, "Read app.py")
     assert "**🔧 Read app.py** · `fs_read`" in text
     assert "**🔧 shell · ls** · `shell`" in text
+
+
+async def test_plans_in_every_shape_the_stable_schema_has_and_one_it_may_gain(
+    editor: Editor,
+) -> None:
+    """Plan operations as stabilised: a markdown plan may name its file by an absolute
+    ``path`` (which the SDK's model drops), a file plan names one by ``uri``, and a plan
+    of a kind goose-ls does not know (the SDK fails the whole update) is kept and shown
+    by what it carries. A file is linked only inside the workspace."""
+    inside = editor.workspace / "docs" / "plan (v2).md"
+    outside = editor.tmp / "elsewhere" / "plan.md"
+    steps = [
+        _update(
+            "plan_update",
+            plan={
+                "type": "markdown",
+                "planId": "inside",
+                "content": "1. Split `parse`",
+                "path": str(inside),
+            },
+        ),
+        _update(
+            "plan_update",
+            plan={"type": "markdown", "planId": "outside", "content": "Go", "path": str(outside)},
+        ),
+        _update("plan_update", plan={"type": "file", "planId": "f1", "uri": inside.as_uri()}),
+        _update(
+            "plan_update",
+            plan={"type": "file", "planId": "f2", "uri": "file:///etc/x%0A%23%23%20You%20(1)"},
+        ),
+        _update(
+            "plan_update",
+            plan={
+                "type": "kanban",
+                "planId": "k1",
+                "entries": [
+                    {"content": "Board task", "status": "completed", "priority": "low"},
+                    "not an entry",
+                ],
+            },
+        ),
+        _update("plan_update", plan={"type": "outline", "planId": "o1", "content": "- a"}),
+        {"text": "Planned."},
+    ]
+    await editor.start({"turns": [steps]})
+    session_id = await editor.new_session()
+    await editor.goose.turn_end(await editor.prompt(session_id, "plan it"))
+    plans = {u["plan"]["planId"]: u["plan"] for u in editor.goose.of_kind("plan_update")}
+    assert list(plans) == ["inside", "outside", "f1", "f2", "k1", "o1"], "none lost"
+    assert plans["inside"]["path"] == str(inside), "the path reaches the plugins"
+    assert "_meta" not in plans["inside"], "nothing left of its way past the SDK"
+    assert plans["k1"]["type"] == "kanban" and len(plans["k1"]["entries"]) == 2, "as sent"
+    text = await _shows(editor, session_id, "Planned.")
+    assert f"**Plan** · [`docs/plan (v2).md`]({inside.as_uri()})\n\n> 1. Split `parse`" in text
+    assert f"**Plan** · `{outside}`\n\n> Go" in text, "outside the workspace: not linked"
+    assert f"**Plan**: [`docs/plan (v2).md`]({inside.as_uri()})" in text
+    assert "**Plan**: `/etc/x\\n## You (1)`" in text, "one line, not linked, no heading"
+    assert "\n## You (1)" not in text
+    assert "**Plan** of a kind goose-ls does not know: `kanban`\n- [x] Board task\n" in text
+    assert "**Plan** of a kind goose-ls does not know: `outline`\n\n> - a" in text

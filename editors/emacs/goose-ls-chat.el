@@ -269,8 +269,41 @@ The path is relative to the chat's project when inside it; the lines come from a
                   ((and last (not (equal first last))) (format ":%s-%s" first last))
                   (t (format ":%s" first))))))
 
+(defconst goose-ls--image-kinds
+  '(("image/png" . "PNG") ("image/jpeg" . "JPEG") ("image/gif" . "GIF") ("image/webp" . "WebP"))
+  "The image types goose-ls keeps, and their names.")
+
+(defun goose-ls--size-text (size)
+  "SIZE in bytes as a person reads it: 812 bytes, 14 KB, 2.4 MB."
+  (cond ((< size 1000) (format "%d bytes" size))
+        ((< size 1000000) (format "%.0f KB" (/ size 1000.0)))
+        (t (format "%.1f MB" (/ size 1000000.0)))))
+
+(defun goose-ls--image-text (content)
+  "CONTENT, an image of the chat, as lines of the chat's own.
+The file the user's was read from, then the copy goose-ls kept (a file name
+`find-file-at-point' opens), or why it was not kept (docs/protocol.md,
+\"Images in updates\")."
+  (let ((source (plist-get content :source))
+        (refused (plist-get content :refused))
+        (uri (plist-get content :uri))
+        (size (plist-get content :size)))
+    (concat
+     (if (stringp source) (concat (goose-ls--attachment source) " (image)\n") "")
+     (if (or (stringp refused) (not (stringp uri)))
+         (concat "⚠ image not shown: "
+                 (goose-ls-inert-line (if (stringp refused) refused "goose-ls kept no copy of it")))
+       (format "🖼 %s image%s: %s"
+               (or (cdr (assoc (plist-get content :mimeType) goose-ls--image-kinds)) "image")
+               (if (numberp size) (concat ", " (goose-ls--size-text size)) "")
+               (goose-ls-inert-line
+                (if (string-prefix-p "file://" uri)
+                    (decode-coding-string (url-unhex-string (substring uri 7)) 'utf-8)
+                  uri)))))))
+
 (defun goose-ls--text (content)
   (pcase (plist-get content :type)
+    ("image" (goose-ls--image-text content))
     ("text" (plist-get content :text))
     ("resource_link" (format "[%s]" (goose-ls-inert-line (or (plist-get content :name)
                                                              (plist-get content :uri)))))

@@ -29,6 +29,11 @@
 
 (defvar-local goose-ls--history-position -1)
 
+(defvar-local goose-ls--attached nil
+  "Image files attached to the next message of this compose buffer.
+Context items, dropped once goose-ls has accepted the message, kept when it
+refuses it.")
+
 (defvar goose-ls--source nil
   "The file buffer a compose buffer was last opened from, and its region's lines.
 They are what `@selection' and `@diagnostics' in a message name.")
@@ -39,6 +44,7 @@ They are what `@selection' and `@diagnostics' in a message name.")
     (define-key map (kbd "C-c C-k") #'goose-ls-cancel)
     (define-key map (kbd "C-c C-j") #'goose-ls-send-now)
     (define-key map (kbd "C-c C-p") #'goose-ls-answer-permission)
+    (define-key map (kbd "C-c C-a") #'goose-ls-attach-image)
     (define-key map (kbd "M-p") #'goose-ls-compose-previous)
     (define-key map (kbd "M-n") #'goose-ls-compose-next)
     map)
@@ -49,8 +55,9 @@ They are what `@selection' and `@diagnostics' in a message name.")
 \\{goose-ls-compose-mode-map}"
   (setq mode-line-process '(:eval (goose-ls--state-string)))
   (setq header-line-format
-        (substitute-command-keys
-         "\\<goose-ls-compose-mode-map>\\[goose-ls-compose-send] send · \\[goose-ls-send-now] send a queued one now · \\[goose-ls-cancel] cancel the turn · \\[goose-ls-compose-previous]/\\[goose-ls-compose-next] history"))
+        (list (substitute-command-keys
+               "\\<goose-ls-compose-mode-map>\\[goose-ls-compose-send] send · \\[goose-ls-attach-image] attach an image · \\[goose-ls-send-now] send a queued one now · \\[goose-ls-cancel] cancel the turn · \\[goose-ls-compose-previous]/\\[goose-ls-compose-next] history")
+              '(:eval (goose-ls--attached-line))))
   (add-hook 'completion-at-point-functions #'goose-ls--complete-mention nil t)
   (add-hook 'completion-at-point-functions #'goose-ls--complete-command nil t)
   (visual-line-mode 1))
@@ -152,6 +159,38 @@ In a buffer under its chat."
     (when window (select-window window))
     compose))
 
+(defun goose-ls--attached-line ()
+  "The images attached to the next message, for the header line."
+  (if goose-ls--attached
+      (concat " · 📎 "
+              (string-replace
+               "%" "%%" (mapconcat (lambda (item) (file-name-nondirectory (plist-get item :uri)))
+                                   goose-ls--attached ", ")))
+    ""))
+
+(defun goose-ls--image-file-p (name)
+  "Whether `read-file-name' offers NAME: a folder, or an image file's name."
+  (or (file-directory-p name)
+      (string-match-p "\\.\\(?:png\\|jpe?g\\|gif\\|webp\\)\\'" (downcase name))))
+
+;;;###autoload
+(defun goose-ls-attach-image (file)
+  "Attach the image FILE to the next message of the compose buffer.
+goose-ls reads it when the message is sent and sends the image itself, to an
+agent that takes images; when it refuses it (an agent that takes none, a file
+outside the workspace or a secret, a .png that is no PNG), the message and the
+image stay for another try."
+  (interactive (list (read-file-name "Image to attach: " nil nil t nil #'goose-ls--image-file-p)))
+  (let ((compose (if (derived-mode-p 'goose-ls-compose-mode) (current-buffer) (goose-ls-compose)))
+        (path (expand-file-name file)))
+    (unless (file-regular-p path)
+      (user-error "No file %s" file))
+    (with-current-buffer compose
+      (setq goose-ls--attached
+            (append goose-ls--attached (list (list :type "image" :uri (goose-ls--uri path)))))
+      (force-mode-line-update))
+    (message "goose-ls: image %s attached to the next message" (file-name-nondirectory path))))
+
 (defun goose-ls-chat-type ()
   "Typing in a chat writes in its compose buffer."
   (interactive)
@@ -172,7 +211,11 @@ A message sent during a turn waits, shown as queued."
     (push text goose-ls--history)
     (setq goose-ls--history-position -1)
     (condition-case err
-        (goose-ls--prompt text (goose-ls--mentioned text) goose-ls--session)
+        (prog1 (goose-ls--prompt text (append goose-ls--attached (goose-ls--mentioned text))
+                                 goose-ls--session)
+          (setq goose-ls--attached nil)
+          (force-mode-line-update))
+      ;; Refused (an image goose-ls may not send): the message and its images stay.
       (error (goto-char (point-min))
              (insert text)
              (signal (car err) (cdr err))))))

@@ -54,6 +54,11 @@ A queued one whose events come while another turn runs was sent into that turn."
       (goose-ls--note-turn session (plist-get params :index) (plist-get params :messageId))
       (let ((goose-ls--drawing-index (plist-get params :index)))
         (pcase (plist-get update :sessionUpdate)
+          ((and (or "agent_message_chunk" "agent_thought_chunk")
+                (guard (equal (plist-get (plist-get update :content) :type) "image")))
+           (goose-ls--said-by session 'agent 'image)
+           (goose-ls--append session (concat (goose-ls--image-text (plist-get update :content))
+                                             "\n")))
           ("agent_message_chunk"
            (goose-ls--said-by session 'agent 'agent)
            (goose-ls--agent-text session (goose-ls--text (plist-get update :content))))

@@ -10,6 +10,7 @@
 
 ;;; Code:
 
+(require 'seq)
 (require 'subr-x)
 (require 'goose-ls-chat)
 (require 'goose-ls-inert)
@@ -38,27 +39,42 @@ wherever it is; what follows it stays."
          (insert text)
          (set-marker (cdr drawn) (point)))))))
 
-(defun goose-ls--checklist (entries)
-  "ENTRIES, a plan's, as a checklist under its title."
-  (concat "**Plan**\n"
+(defun goose-ls--checklist (entries &optional head)
+  "ENTRIES, a plan's, as a checklist under HEAD (\"**Plan**\").
+Entries that are not objects are skipped."
+  (concat (or head "**Plan**") "\n"
           (mapconcat (lambda (entry)
                        (format "- [%s] %s\n"
                                (if (equal (plist-get entry :status) "completed") "x" " ")
                                (goose-ls-inert-line (plist-get entry :content))))
-                     (and (sequencep entries) (append entries nil))
+                     (seq-filter #'consp (and (vectorp entries) (append entries nil)))
                      "")))
 
+(defun goose-ls--plan-file (location)
+  "The file a plan names, LOCATION (a path or a file URI), on one line.
+Relative to the project when inside it; never a link: the agent chose it."
+  (format "`%s`" (goose-ls-inert-line
+                  (string-remove-prefix "📎 " (goose-ls--attachment (format "%s" (or location "")))))))
+
 (defun goose-ls--plan-document (plan)
-  "PLAN, one of several (plan_update): a checklist, markdown, or a file."
-  (pcase (plist-get plan :type)
-    ("items" (goose-ls--checklist (plist-get plan :entries)))
-    ("markdown" (format "**Plan**\n\n%s\n"
-                        (goose-ls--inert-lines
-                         (goose-ls-inert (string-trim (format "%s" (or (plist-get plan :content) ""))))
-                         nil)))
-    (_ (format "**Plan**: %s\n"
-               (string-remove-prefix "📎 " (goose-ls--attachment
-                                           (format "%s" (or (plist-get plan :uri) ""))))))))
+  "PLAN, one of several (plan_update): a checklist, markdown, or a file.
+A markdown plan's file (its path) heads it; a plan of a kind goose-ls does not
+know is shown by what it carries of those."
+  (let* ((kind (plist-get plan :type))
+         (entries (plist-get plan :entries))
+         (content (plist-get plan :content))
+         (where (or (plist-get plan :path) (plist-get plan :uri)))
+         (head (concat "**Plan**"
+                       (unless (equal kind "markdown")
+                         (format " of a kind goose-ls does not know: `%s`"
+                                 (goose-ls-inert-line (format "%s" kind))))
+                       (and (stringp where) (concat " · " (goose-ls--plan-file where))))))
+    (cond ((equal kind "items") (goose-ls--checklist entries))
+          ((equal kind "file") (format "**Plan**: %s\n" (goose-ls--plan-file (plist-get plan :uri))))
+          ((and (not (equal kind "markdown")) (vectorp entries)) (goose-ls--checklist entries head))
+          ((and (stringp content) (not (string-empty-p (string-trim content))))
+           (format "%s\n\n%s\n" head (goose-ls--inert-lines (goose-ls-inert (string-trim content)) nil)))
+          (t (concat head "\n")))))
 
 (defconst goose-ls--compaction-words
   '(("in_progress" . "🗜 Compacting the conversation…")

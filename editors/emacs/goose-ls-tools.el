@@ -27,12 +27,14 @@
   start end title name status output (folded t) overlay)
 
 (defun goose-ls--content-text (content)
-  "The text of the text items in CONTENT, a tool call's content list, or nil."
+  "The text of the text items in CONTENT, a tool call's content list, or nil.
+An image is a line naming the file goose-ls kept of it."
   (let ((texts (delq nil (mapcar (lambda (item)
                                    (let ((inner (plist-get item :content)))
                                      (and (equal (plist-get item :type) "content")
-                                          (equal (plist-get inner :type) "text")
-                                          (plist-get inner :text))))
+                                          (pcase (plist-get inner :type)
+                                            ("text" (plist-get inner :text))
+                                            ("image" (goose-ls--image-text inner))))))
                                  content))))
     (let ((text (string-trim-right (string-join texts "\n") "\n+")))
       (and (not (string-empty-p text)) text))))

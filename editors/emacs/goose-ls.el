@@ -16,7 +16,8 @@
 ;; sends), C-c g j sends a queued message into the running turn, C-c g k cancels,
 ;; C-c g l lists the sessions, C-c g f finds a phrase in past chats, C-c g e exports
 ;; a chat as markdown, C-c g p answers a pending permission, C-c g i signs in to the
-;; agent, C-c g r restarts it (C-u: its shared goose serve too).  Any command starts
+;; agent, C-c g r restarts it (C-u: its shared goose serve too), C-c g A attaches an
+;; image file to the next message (C-c C-a in the compose buffer).  Any command starts
 ;; goose-ls for the project when it does not run yet.  The agent's questions (forms)
 ;; are asked in the minibuffer; its terminal sign-in runs in a terminal buffer.
 ;;
@@ -81,6 +82,7 @@
     (define-key map "m" #'goose-ls-set-option)
     (define-key map "i" #'goose-ls-sign-in)
     (define-key map "r" #'goose-ls-restart)
+    (define-key map "A" #'goose-ls-attach-image)
     map)
   "The goose-ls commands, under `goose-ls-keymap-prefix' in `goose-ls-mode'.
 Bind it under a key of your own with

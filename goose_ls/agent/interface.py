@@ -8,12 +8,17 @@ server answer ``initialize`` before loading it (see ``AgentSupervisor``).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import attrs
 
 from goose_ls import events
 from goose_ls.workspace.agent_sandbox import Bounds
+
+CARRIED_CAPABILITIES = "goose-ls/agentCapabilities"
+"""The ``_meta`` key of an ``initialize`` answer under which its ``agentCapabilities``
+travel whole, past the SDK (which drops what it has no model for; see
+:func:`goose_ls.agent.acp.unstable_updates.carry_capabilities`)."""
 
 
 class AgentCallbacks(Protocol):
@@ -126,6 +131,19 @@ class SessionOptions:
             model_json(modes) if modes is not None else None,
             [model_json(o) for o in options] if options is not None else None,
         )
+
+
+@attrs.frozen
+class SystemPrompt:
+    """A chat's system prompt (ACP's ``systemPrompt``): its texts, added to the agent's own
+    instructions (``append``) or put in their place (``override``)."""
+
+    mode: Literal["append", "override"]
+    texts: tuple[str, ...]
+
+    def wire(self) -> dict[str, Any]:
+        """As ACP sends it: text blocks only, never none."""
+        return {"mode": self.mode, "content": [{"type": "text", "text": t} for t in self.texts]}
 
 
 def model_json(model: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import attrs
 from acp.schema import InitializeResponse
 
 from goose_ls.agent import presets
-from goose_ls.agent.interface import model_json
+from goose_ls.agent.interface import CARRIED_CAPABILITIES, model_json
 from goose_ls.agent.steering import advertised
 
 
@@ -61,6 +61,28 @@ class AgentProfile:
         return preset.fork_point if preset and self.forks else None
 
     @property
+    def system_prompt_modes(self) -> frozenset[str]:
+        """The system prompt modes the agent takes (``sessionCapabilities.systemPrompt``:
+        present, ``append``; with ``mode.override``, ``override`` too); none when it
+        takes no system prompt."""
+        sessions = self._capabilities().get("sessionCapabilities")
+        taken = sessions.get("systemPrompt") if isinstance(sessions, dict) else None
+        if not isinstance(taken, dict):
+            return frozenset()
+        modes = taken.get("mode")
+        override = isinstance(modes, dict) and isinstance(modes.get("override"), dict)
+        return frozenset({"append", "override"} if override else {"append"})
+
+    def _capabilities(self) -> dict[str, Any]:
+        """``agentCapabilities`` as the agent sent them (carried past the SDK, which
+        drops what it has no model for)."""
+        carried = (self.response.field_meta or {}).get(CARRIED_CAPABILITIES)
+        if isinstance(carried, dict):
+            return carried
+        caps = self.response.agent_capabilities
+        return model_json(caps) if caps is not None else {}
+
+    @property
     def logout(self) -> bool:
         """Whether ``agentCapabilities.auth.logout`` is advertised."""
         caps = self.response.agent_capabilities
@@ -85,6 +107,20 @@ class AgentProfile:
         prompt = caps.prompt_capabilities if caps else None
         return bool(prompt and prompt.embedded_context)
 
+    @property
+    def images(self) -> bool:
+        """Whether the agent takes image blocks in a prompt (``promptCapabilities.image``)."""
+        caps = self.response.agent_capabilities
+        prompt = caps.prompt_capabilities if caps else None
+        return bool(prompt and prompt.image)
+
     def describe(self) -> dict[str, Any]:
-        """The ``initialize`` result as camelCase JSON, for status reports."""
-        return model_json(self.response)
+        """The ``initialize`` result as camelCase JSON, for status reports: its
+        capabilities as the agent sent them."""
+        data = model_json(self.response)
+        meta = data.get("_meta")
+        if isinstance(meta, dict) and CARRIED_CAPABILITIES in meta:
+            data["agentCapabilities"] = meta.pop(CARRIED_CAPABILITIES)
+            if not meta:
+                del data["_meta"]
+        return data

@@ -22,7 +22,7 @@ import attrs
 
 from goose_ls.agent.acp.message_transport import AgentTransport
 from goose_ls.agent.acp.sdk import import_sdk
-from goose_ls.agent.acp.unstable_updates import offer_unstable
+from goose_ls.agent.acp.unstable_updates import amend
 from goose_ls.agent.endpoint import Channel, Endpoint, endpoint_for
 from goose_ls.agent.interface import AgentCallbacks, ClientTools
 from goose_ls.agent.remote_paths import ForeignPaths, mapped
@@ -165,7 +165,7 @@ class AgentSupervisor:
 
         paths = self.settings.path_map  # read once: the connection and its client agree
         callbacks, tools = mapped(self._callbacks, self._tools, paths, self._foreign)
-        transport = AgentTransport(channel.frames, callbacks.session_event, offer_unstable)
+        transport = AgentTransport(channel.frames, callbacks.session_event, amend)
         conn, client = connect(transport, callbacks, tools)
         self._tasks.run(
             self._wait_for_end(endpoint, channel, transport, generation, gone, conn),

@@ -33,7 +33,7 @@ from goose_ls.lsp.chat.sessions_view import show_index
 from goose_ls.lsp.positions import Range
 from goose_ls.lsp.prompt_context import selection
 from goose_ls.lsp.services import Services, ServicesSlot
-from goose_ls.sessions import Conflict, ContextItem, path_of, unified_diff
+from goose_ls.sessions import Conflict, ContextItem, named_image, path_of, unified_diff
 from goose_ls.tasks import Tasks
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,8 @@ async def add_selection(s: Services, a: args.SelectionArguments) -> None:
 
 
 async def add_file(s: Services, a: args.FileArguments) -> None:
-    await _added(s, ContextItem(type="file", uri=_uri(s, a.file)))
+    uri = _uri(s, a.file)
+    await _added(s, ContextItem(type="image" if named_image(path_of(uri)) else "file", uri=uri))
 
 
 async def open_chat(s: Services, _: args.NoArguments) -> None:

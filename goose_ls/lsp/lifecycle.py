@@ -31,7 +31,7 @@ from goose_ls.lsp.publisher import EditorPublisher, PluginFreeChat
 from goose_ls.lsp.server import GooseLanguageServer
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.sessions import AgentState, SessionManager
-from goose_ls.settings import Settings
+from goose_ls.settings import AgentSettings, Settings
 from goose_ls.tasks import uncancelled, within
 
 log = logging.getLogger(__name__)
@@ -246,13 +246,23 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
         """Recompute the settings from every source; env overrides stay on top."""
         sessions = services().sessions
         new = configuration.load(*sources, folder=folder)
-        # agent.mode applies to the next new chat, not at the agent's next start.
-        agent_changed = attrs.evolve(new.agent, mode="") != attrs.evolve(
-            sessions.settings.agent, mode=""
-        )
+        agent_changed = _at_start(new.agent) != _at_start(sessions.settings.agent)
         sessions.update_settings(new)
         if agent_changed and sessions.agent_status.state is AgentState.RUNNING:
             editor.show(
                 types.MessageType.Info,
                 "goose: agent settings changed; they apply when the agent next starts.",
             )
+
+
+def _at_start(agent: AgentSettings) -> AgentSettings:
+    """The agent settings read when the agent starts: not ``agent.mode`` and the system
+    prompt's, which apply to the next chat set up."""
+    return attrs.evolve(
+        agent,
+        mode="",
+        system_prompt="",
+        system_prompt_mode="append",
+        project_instructions=False,
+        project_instructions_file="",
+    )

@@ -1,5 +1,7 @@
 """``@file`` mentions in a prompt section: completed from the workspace's files (open
-buffers first), and sent as file context with the message that names them."""
+buffers first), and sent as file context with the message that names them; an image
+file's (``.png``, ``.jpg``, ``.gif``, ``.webp``) as an image, which the sessions layer reads
+and checks (and refuses, saying why, when it may not: outside the workspace, a secret)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from goose_ls.sessions import ContextItem
+from goose_ls.sessions import ContextItem, named_image
 from goose_ls.workspace import file_list
 
 MENTION = re.compile(r"(?<![\w@/])@([\w.~+/-]*[\w/])")
@@ -50,12 +52,20 @@ def candidates(root: Path, open_paths: Iterable[Path], partial: str) -> list[str
 
 
 def mentioned(draft: str, root: Path) -> list[ContextItem]:
-    """A file item for each ``@path`` of ``draft`` naming a file in the workspace, once."""
+    """A file item for each ``@path`` of ``draft`` naming a file in the workspace, once;
+    an image item for each naming an image file that is there (as named: its links are
+    the sessions layer's to judge)."""
     items: list[ContextItem] = []
     seen: set[Path] = set()
     base = root.resolve()
     for match in MENTION.finditer(draft):
-        path = (base / os.path.expanduser(match.group(1))).resolve()
+        named = Path(os.path.abspath(base / os.path.expanduser(match.group(1))))
+        if named_image(match.group(1)) and os.path.lexists(named):
+            if named not in seen:
+                seen.add(named)
+                items.append(ContextItem(type="image", uri=named.as_uri()))
+            continue
+        path = named.resolve()
         if path in seen or not path.is_relative_to(base) or not path.is_file():
             continue
         seen.add(path)

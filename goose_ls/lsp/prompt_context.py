@@ -30,7 +30,7 @@ def selection(editor: EditorConnection, uri: str, first: int, last: int) -> Cont
 
 
 def with_mentions(prompt: str, items: list[ContextItem], root: Path) -> list[ContextItem]:
-    """``items`` and a file item for each workspace file ``prompt`` @-mentions that is
-    not attached already."""
-    attached = {item.uri for item in items if item.type == "file"}
+    """``items`` and a file (or image) item for each workspace file ``prompt``
+    @-mentions that is not attached already."""
+    attached = {item.uri for item in items if item.type in ("file", "image")}
     return items + [m for m in mentioned(prompt, root) if m.uri not in attached]

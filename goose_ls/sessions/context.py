@@ -1,6 +1,8 @@
 """Prompt context: what the user attaches to a question, turned into ACP content blocks.
 
 Plain text goes as text. A whole file goes as a ``resource_link`` (the agent reads it).
+An image goes as an ``image`` block of the bytes goose-ls read and checked
+(:mod:`goose_ls.sessions.images`).
 A selection goes as an embedded ``resource`` when the agent advertises
 ``embeddedContext``, otherwise as a fenced text block headed ``path:start-end``, the path
 as the agent names it (``agent.pathMap``; the URIs are mapped on their way out).
@@ -8,8 +10,9 @@ as the agent names it (``agent.pathMap``; the URIs are mapped on their way out).
 
 from __future__ import annotations
 
+import base64
 import mimetypes
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import PurePath
 from typing import Any, Literal
 
@@ -23,10 +26,11 @@ class ContextItem:
     """One piece of context. ``type`` says which fields matter:
 
     ``text``: ``text``. ``file``: ``uri``. ``selection``: ``uri``, ``text``, ``start_line``
-    and ``end_line`` (1-based, inclusive).
+    and ``end_line`` (1-based, inclusive). ``image``: ``uri`` (a file goose-ls reads and
+    checks when the prompt is accepted).
     """
 
-    type: Literal["text", "file", "selection"]
+    type: Literal["text", "file", "selection", "image"]
     text: str | None = None
     uri: str | None = None
     start_line: int | None = None
@@ -36,8 +40,8 @@ class ContextItem:
         """What is missing for this item's type, or None when it is complete."""
         if self.type == "text" and self.text is None:
             return "a text item needs 'text'"
-        if self.type in ("file", "selection") and not self.uri:
-            return f"a {self.type} item needs 'uri'"
+        if self.type in ("file", "selection", "image") and not self.uri:
+            return f"{'an' if self.type == 'image' else 'a'} {self.type} item needs 'uri'"
         if self.type == "selection" and (self.start_line is None or self.end_line is None):
             return "a selection item needs 'startLine' and 'endLine'"
         if self.type == "selection" and (self.start_line or 0) < 1:
@@ -66,19 +70,35 @@ def _fence_language(path: str) -> str:
     return PurePath(path).suffix.lstrip(".")
 
 
+@attrs.frozen
+class PromptImage:
+    """An image item's file as goose-ls read and checked it for the prompt."""
+
+    mime_type: str
+    """The type its bytes are (never the name's guess)."""
+    data: bytes = attrs.field(repr=False)
+
+
 def to_blocks(
     prompt: str,
     context: list[ContextItem],
     embedded_context: bool,
     agent_path: Callable[[str], str] = str,
+    images: Mapping[str, PromptImage] | None = None,
 ) -> list[Json]:
     """The ``session/prompt`` content for a question and its context, in that order;
-    ``agent_path`` names a local path as the agent sees it, in the text written here."""
+    ``agent_path`` names a local path as the agent sees it, in the text written here;
+    ``images`` holds each image item's bytes, by its URI."""
     blocks: list[Json] = []
     if prompt:
         blocks.append({"type": "text", "text": prompt})
     for item in context:
-        blocks.append(_block(item, embedded_context, agent_path))
+        if item.type == "image":
+            image = (images or {})[str(item.uri)]
+            data = base64.b64encode(image.data).decode("ascii")
+            blocks.append({"type": "image", "mimeType": image.mime_type, "data": data})
+        else:
+            blocks.append(_block(item, embedded_context, agent_path))
     return blocks
 
 

@@ -15,6 +15,7 @@ import attrs
 
 from goose_ls import events
 from goose_ls.errors import Refused
+from goose_ls.inert import inert_line
 from goose_ls.sessions.journal.records import EventRow, events_of
 
 SEED_TURNS = 8
@@ -79,9 +80,13 @@ def seed(rows: list[EventRow], title: str, agent: str) -> str:
             turns[-1][1].append(_text(event.content))
         elif isinstance(event, events.AgentMessageChunk):
             turns[-1][2].append(_text(event.content))
-    lines = [f"We go on from an earlier chat, “{title}”. What was said in it:", ""]
+    lines = [f"We go on from an earlier chat, “{_short(title)}”. What was said in it:", ""]
     for _, said, replied in turns[-SEED_TURNS:]:
-        lines += [f"Me: {_short(''.join(said))}", f"{agent}: {_short(''.join(replied))}", ""]
+        lines += [
+            f"Me: {_short(''.join(said))}",
+            f"{_short(agent)}: {_short(''.join(replied))}",
+            "",
+        ]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -94,5 +99,6 @@ def _text(content: events.Json) -> str:
 
 
 def _short(text: str) -> str:
-    text = " ".join(text.split())
+    """One line, inert (the agent wrote most of it, and the user sends it), shortened."""
+    text = inert_line(" ".join(text.split()))
     return text if len(text) <= SEED_MESSAGE else text[: SEED_MESSAGE - 1] + "…"

@@ -30,6 +30,7 @@ from goose_ls.errors import AgentError, Refused
 from goose_ls.sessions.modes import Modes
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session
+from goose_ls.sessions.system_prompt import SystemPrompts
 from goose_ls.settings import AgentSettings
 
 if TYPE_CHECKING:
@@ -46,11 +47,14 @@ class AgentLink:
         registry: Registry,
         settings: Callable[[], AgentSettings],
         modes: Modes,
+        prompts: SystemPrompts,
     ) -> None:
         self._supervisor = supervisor
         self._registry = registry
         self._settings = settings
         self._modes = modes
+        self.prompts = prompts
+        """Each chat's system prompt, sent with every request that sets it up."""
 
     async def connection(self) -> AgentConnection:
         """The running agent, started if need be."""
@@ -155,12 +159,17 @@ class AgentLink:
             conn = await self._supervisor.connection()
             if session.generation == conn.generation:
                 return conn
+            prepared = await self.prompts.prepare(conn, session.cwd)
             if conn.profile.session_capability("resume"):
-                options = await conn.resume_session(session.session_id, session.cwd)
+                options = await conn.resume_session(
+                    session.session_id, session.cwd, prepared.prompt
+                )
             elif conn.profile.load_session:
                 session.replaying = True
                 try:
-                    options = await conn.load_session(session.session_id, session.cwd)
+                    options = await conn.load_session(
+                        session.session_id, session.cwd, prepared.prompt
+                    )
                 finally:
                     session.replaying = False
                     self._registry.drop_early(session.session_id)
@@ -174,6 +183,7 @@ class AgentLink:
             self._registry.record(
                 session, events.Note("info", "The agent was restarted; this chat was reloaded.")
             )
+            self.prompts.tell(session, prepared)
             await self._modes.taken_back(session, conn, options)
             return conn
 

@@ -12,7 +12,9 @@ open buffers through :attr:`open_files`. It is also what the agent layer calls b
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,8 +33,9 @@ from goose_ls.sessions.asking.permissions import PermissionAnswers, Permissions
 from goose_ls.sessions.asking.waiting import WaitingLimit
 from goose_ls.sessions.changes import Change
 from goose_ls.sessions.checkpoints import TurnCheckpoints
-from goose_ls.sessions.context import ContextItem
+from goose_ls.sessions.context import ContextItem, PromptImage
 from goose_ls.sessions.forking import ForkUnavailable
+from goose_ls.sessions.images import Images
 from goose_ls.sessions.journal import chat_list
 from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.journal.records import EventRow, SessionRecord
@@ -47,8 +50,9 @@ from goose_ls.sessions.registry import Registry, Severity
 from goose_ls.sessions.send_now import Steering
 from goose_ls.sessions.session import IndexedEvent, Session
 from goose_ls.sessions.session_lifecycle import Lifecycle
+from goose_ls.sessions.system_prompt import SystemPrompts
 from goose_ls.sessions.tools import AgentTools
-from goose_ls.sessions.turns import Turns
+from goose_ls.sessions.turns import Turns, no_images
 from goose_ls.sessions.unsaved import UnsavedFiles
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks
@@ -170,12 +174,24 @@ class SessionManager:
             folders,
             self._planted,
         )
+        self._images = Images(
+            lambda: data_dir(self.settings.data_dir),
+            lambda: self.settings.images.max_bytes,
+            listener.cannot_write,
+            self._tools.read_for_prompt,
+        )
+        self._accepting: dict[str, asyncio.Lock] = {}
+        """Per session: held while a prompt's images are read, so prompts are accepted
+        in the order they came."""
         self._supervisor = AgentSupervisor(
             settings.agent, self, self._tools, cwd, self._agent_status, tasks
         )
         self._modes = Modes(self._registry, lambda: self.settings.agent)
+        prompts = SystemPrompts(
+            lambda: self.settings.agent, self._tools.read_confined, self._registry
+        )
         self._link = AgentLink(
-            self._supervisor, self._registry, lambda: self.settings.agent, self._modes
+            self._supervisor, self._registry, lambda: self.settings.agent, self._modes, prompts
         )
         self._turns = Turns(
             self._registry,
@@ -193,8 +209,9 @@ class SessionManager:
                 lambda: self.settings.workspace.max_read_bytes,
                 lambda: data_dir(self.settings.data_dir),
             ),
+            self._images,
         )
-        self._steering = Steering(self._registry, self._link, tasks)
+        self._steering = Steering(self._registry, self._link, tasks, self._images)
         self._lifecycle = Lifecycle(
             self._registry,
             self._library,
@@ -237,6 +254,7 @@ class SessionManager:
 
     # --- what the agent layer calls ------------------------------------------------
     def session_event(self, session_id: str, event: events.SessionEvent) -> None:
+        event = self._images.event(session_id, event)  # the bytes kept on disk, not here
         self._registry.session_event(session_id, event)
         if isinstance(event, (events.ToolCall, events.ToolCallUpdate)) and event.status in (
             "completed",
@@ -251,6 +269,7 @@ class SessionManager:
         options: list[events.PermissionOption],
         foreign: tuple[str, ...] = (),
     ) -> str | None:
+        tool_call = self._images.event(session_id, tool_call)
         if not foreign:  # a foreign path's local namesake is another file: no diff
             tool_call = await self._tools.proposed(session_id, tool_call)
         return await self._permissions.request(session_id, tool_call, options, foreign=foreign)
@@ -450,10 +469,36 @@ class SessionManager:
 
     # --- turns --------------------------------------------------------------------------
     def prompt(
-        self, session_id: str, message_id: str, text: str, context: list[ContextItem]
+        self,
+        session_id: str,
+        message_id: str,
+        text: str,
+        context: list[ContextItem],
+        images: dict[str, PromptImage] | None = None,
     ) -> None:
-        """Queue a prompt; it goes out when the chat's turn before it ends."""
-        self._turns.prompt(session_id, message_id, text, context)
+        """Queue a prompt; it goes out when the chat's turn before it ends. ``images``:
+        its image items as :meth:`read_images` read them."""
+        self._turns.prompt(session_id, message_id, text, context, images)
+
+    @contextlib.asynccontextmanager
+    async def accepting(self, session_id: str) -> AsyncIterator[None]:
+        """Held from reading a prompt's images to queueing it: prompts sent one after
+        the other are queued in that order, whichever had images to read."""
+        async with self._accepting.setdefault(session_id, asyncio.Lock()):
+            yield
+
+    async def read_images(
+        self, session_id: str, context: list[ContextItem]
+    ) -> dict[str, PromptImage]:
+        """The bytes of the prompt's image items, read and checked; :class:`Refused`
+        when one cannot be sent, or when the agent takes no images (then nothing is)."""
+        if not any(item.type == "image" for item in context):
+            return {}
+        self._registry.get(session_id)
+        conn = await self._link.connection()
+        if not conn.profile.images:
+            raise Refused(no_images(conn.profile.title))
+        return await self._images.read(context)
 
     async def cancel(self, session_id: str, message_id: str | None = None) -> bool:
         return await self._turns.cancel(session_id, message_id)

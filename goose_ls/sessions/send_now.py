@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from goose_ls import events
 from goose_ls.errors import AgentError, Refused
 from goose_ls.sessions.context import to_blocks
+from goose_ls.sessions.images import Images
 from goose_ls.sessions.link import AgentLink
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session, Turn
@@ -27,8 +28,9 @@ log = logging.getLogger(__name__)
 
 
 class Steering:
-    def __init__(self, registry: Registry, link: AgentLink, tasks: Tasks) -> None:
+    def __init__(self, registry: Registry, link: AgentLink, tasks: Tasks, images: Images) -> None:
         self._registry = registry
+        self._images = images
         self._link = link
         self._tasks = tasks
 
@@ -80,8 +82,10 @@ class Steering:
         assert running is not None  # _steerer checked it runs
         if turn.steering is not None:
             raise Refused(f"message {turn.message_id} is being sent already")
+        if turn.images and not conn.profile.images:
+            raise Refused(f"{conn.profile.title} does not take images; the message waits its turn")
         blocks = to_blocks(
-            turn.prompt, turn.context, conn.profile.embedded_context, conn.agent_path
+            turn.prompt, turn.context, conn.profile.embedded_context, conn.agent_path, turn.images
         )
         steering = turn.steer()
         try:
@@ -117,10 +121,11 @@ class Steering:
         """The agent took ``turn``'s prompt into ``running``: record it there."""
         if turn in session.waiting:
             session.waiting.remove(turn)
-        for block in blocks:
+        for block in self._images.recorded(session.session_id, turn, blocks):
             self._registry.record(
                 session, events.UserMessageChunk(content=block), message_id=turn.message_id
             )
+        turn.images = {}
         if turn.cancelled:  # cancelled while it was being sent: its end is recorded
             pass
         elif running.ended is None:

@@ -29,7 +29,7 @@ from goose_ls.events import (
     Usage,
 )
 from goose_ls.sessions.changes import OwnWrites
-from goose_ls.sessions.context import ContextItem
+from goose_ls.sessions.context import ContextItem, PromptImage
 from goose_ls.sessions.reconcile import Reconciler
 from goose_ls.tool_calls import ToolCalls
 from goose_ls.workspace.policy import ToolTarget
@@ -70,6 +70,9 @@ class Turn:
     message_id: str
     prompt: str
     context: list[ContextItem]
+    images: dict[str, PromptImage] = attrs.Factory(dict)
+    """The bytes of its image items, by URI, as read when it was accepted (dropped once
+    they are sent)."""
     task: asyncio.Task[None] | None = None
     watchdog: asyncio.Task[None] | None = None
     """Watches the turn for silence; stopped when the turn ends."""

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from goose_ls.agent.interface import SessionOptions
+from goose_ls.agent.interface import SessionOptions, SystemPrompt
 from goose_ls.agent.presets import ForkPoint
 from goose_ls.errors import AgentError, UnknownSession
 from goose_ls.sessions import forking
@@ -71,12 +71,16 @@ class Lifecycle:
     async def new_session(self, cwd: str | None = None, tab_id: str | None = None) -> Session:
         conn = await self._link.connection()
         cwd = cwd or self._cwd
-        session_id, options = await self._link.signed_in(conn, lambda: conn.new_session(cwd))
+        prepared = await self._link.prompts.prepare(conn, cwd)
+        session_id, options = await self._link.signed_in(
+            conn, lambda: conn.new_session(cwd, prepared.prompt)
+        )
         self._library.hold(session_id)
         session = self._registry.open(session_id, cwd, conn.generation, tab_id=tab_id)
         session.options = options
         self._library.created(session_id, cwd, conn.profile.title)
         self._registry.flush_early(session)
+        self._link.prompts.tell(session, prepared)
         await self._modes.start(session, conn)
         return session
 
@@ -108,8 +112,9 @@ class Lifecycle:
             if point is None:
                 raise ForkUnavailable(f"{profile.title} forks a chat only at its last turn")
         cwd = record.cwd if record is not None else self._cwd
+        prepared = await self._link.prompts.prepare(conn, cwd)
         fork_id, options = await self._link.signed_in(
-            conn, lambda: conn.fork_session(source_id, cwd, point)
+            conn, lambda: conn.fork_session(source_id, cwd, point, prepared.prompt)
         )
         self._library.hold(fork_id)
         session = self._registry.open(fork_id, cwd, conn.generation, tab_id=tab_id)
@@ -120,6 +125,7 @@ class Lifecycle:
         self._library.rename(fork_id, f"{title} (fork)")
         self._registry.note(session, "info", f"Forked from “{title}” ({source_id}).")
         self._registry.flush_early(session)
+        self._link.prompts.tell(session, prepared)
         await self._modes.reopened(session, conn)
         return session
 
@@ -177,13 +183,15 @@ class Lifecycle:
         self,
         conn: AgentConnection,
         session: Session,
-        request: Callable[[str, str], Awaitable[SessionOptions]],
+        request: Callable[[str, str, SystemPrompt | None], Awaitable[SessionOptions]],
     ) -> None:
         try:
+            prepared = await self._link.prompts.prepare(conn, session.cwd)
             session.options = await self._link.signed_in(
-                conn, lambda: request(session.session_id, session.cwd)
+                conn, lambda: request(session.session_id, session.cwd, prepared.prompt)
             )
             self._registry.flush_early(session)
+            self._link.prompts.tell(session, prepared)
         finally:
             session.loading = False
             session.history = None

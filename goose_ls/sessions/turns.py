@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from goose_ls import events, heap
 from goose_ls.errors import AgentBusy, AgentError, Refused
 from goose_ls.sessions.checkpoints import TurnCheckpoints
-from goose_ls.sessions.context import ContextItem, to_blocks
+from goose_ls.sessions.context import ContextItem, PromptImage, to_blocks
+from goose_ls.sessions.images import Images
 from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.link import AgentLink
 from goose_ls.sessions.live import LiveBuffers
@@ -47,6 +48,14 @@ for another window: doubling from the first to the most (it tells no one when th
 turn ends)."""
 
 
+def no_images(agent: str) -> str:
+    """Why a prompt with an image is not sent to ``agent``."""
+    return (
+        f"{agent} does not take images (it advertises no promptCapabilities.image): "
+        "the message was not sent. Take the image out, or use an agent that takes images"
+    )
+
+
 class WaitingOnUser(Protocol):
     """What waits on the user during a turn, answered ``cancel`` when the turn ends."""
 
@@ -67,8 +76,10 @@ class Turns:
         settings: Callable[[], AgentSettings],
         cwd: str,
         unsaved: UnsavedFiles,
+        images: Images,
     ) -> None:
         self._registry = registry
+        self._images = images
         self._unsaved = unsaved
         self._link = link
         self._questions = questions
@@ -81,9 +92,15 @@ class Turns:
         self._cwd = cwd
 
     def prompt(
-        self, session_id: str, message_id: str, prompt: str, context: list[ContextItem]
+        self,
+        session_id: str,
+        message_id: str,
+        prompt: str,
+        context: list[ContextItem],
+        images: dict[str, PromptImage] | None = None,
     ) -> Turn:
-        """Accept a turn and run it in the background; returns at once."""
+        """Accept a turn and run it in the background; returns at once. ``images``: the
+        bytes of its image items, read and checked (:meth:`Images.read`)."""
         session = self._registry.get(session_id)
         if session.forgotten is not None:
             raise Refused(session.forgotten, "Start a new chat (goose/newSession)")
@@ -93,7 +110,9 @@ class Turns:
             raise Refused("prompt: empty, and there is no context either")
         session.message_ids.add(message_id)
         self._library.used(self._cwd, session_id)
-        turn = Turn(message_id=message_id, prompt=prompt, context=context)
+        if missing := [i.uri for i in context if i.type == "image" and i.uri not in (images or {})]:
+            raise Refused(f"context: the image {missing[0]} was not read")
+        turn = Turn(message_id=message_id, prompt=prompt, context=context, images=images or {})
         session.waiting.append(turn)
         turn.task = self._tasks.run(self._run(session, turn), f"turn {message_id}")
         return turn
@@ -149,10 +168,13 @@ class Turns:
     async def _send(self, session: Session, turn: Turn) -> events.TurnEnded:
         try:
             conn = await self._link.attach(session)
+            if turn.images and not conn.profile.images:
+                return events.TurnEnded(error=no_images(conn.profile.title))
             embedded = conn.profile.embedded_context
-            blocks = to_blocks(turn.prompt, turn.context, embedded, conn.agent_path)
-            for block in blocks:
+            blocks = to_blocks(turn.prompt, turn.context, embedded, conn.agent_path, turn.images)
+            for block in self._images.recorded(session.session_id, turn, blocks):
                 self._registry.record(session, events.UserMessageChunk(content=block))
+            turn.images = {}  # in the blocks now
             if not conn.reads_buffers:
                 await self._tell_unsaved(session, turn)
             await self._planted.before(session)

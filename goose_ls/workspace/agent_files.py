@@ -69,9 +69,14 @@ class EditorFiles(Protocol):
 
 
 class FileProblem(Exception):
-    def __init__(self, message: str, not_found: bool = False) -> None:
+    def __init__(self, message: str, not_found: bool = False, too_big: bool = False) -> None:
         super().__init__(message)
         self.not_found = not_found
+        self.too_big = too_big
+
+
+class TooBig(FileProblem):
+    """A file over the cap it was to be read whole within."""
 
 
 def select_lines(text: str, line: int | None, limit: int | None) -> str:
@@ -134,19 +139,7 @@ def read_disk(
     check_links: LinkCheck = lambda _, __: None,
 ) -> str:
     """The text of a regular file below ``root`` (blocking: run it off the event loop)."""
-    with _folder(root, path) as folder:
-        entry = _entry(folder, path)
-        if entry is None:
-            raise FileProblem(f"{path} does not exist", not_found=True)
-        if why := _kind(entry.st_mode):
-            raise FileProblem(f"{path} {why}")
-        try:
-            fd = os.open(path.name, READ_FLAGS, dir_fd=folder)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise Denied(f"{path} became a symlink after it was checked") from None
-            raise FileProblem(f"cannot read {path}: {exc.strerror}") from None
-    with open(fd, "rb") as stream:
+    with open(_open_regular(path, root), "rb") as stream:
         opened = os.fstat(stream.fileno())
         if why := _kind(opened.st_mode):  # swapped between the stat and the open
             raise FileProblem(f"{path} {why}")
@@ -164,12 +157,48 @@ def read_disk(
         raise FileProblem(f"{path} is not UTF-8 text") from None
 
 
+def _open_regular(path: Path, root: Path) -> int:
+    """A descriptor of the regular file ``path`` below ``root``, opened through its
+    folder without following a link anywhere on the way."""
+    with _folder(root, path) as folder:
+        entry = _entry(folder, path)
+        if entry is None:
+            raise FileProblem(f"{path} does not exist", not_found=True)
+        if why := _kind(entry.st_mode):
+            raise FileProblem(f"{path} {why}")
+        try:
+            return os.open(path.name, READ_FLAGS, dir_fd=folder)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise Denied(f"{path} became a symlink after it was checked") from None
+            raise FileProblem(f"cannot read {path}: {exc.strerror}") from None
+
+
+def read_bytes(
+    path: Path, root: Path, cap: int, check_links: LinkCheck = lambda _, __: None
+) -> bytes:
+    """The bytes of a regular file below ``root``, at most ``cap`` of them (a bigger file
+    is refused, never read whole), opened as :func:`read_disk` opens one; a file holding
+    a credential is refused whatever it is (blocking: run it off the event loop)."""
+    with open(_open_regular(path, root), "rb") as stream:
+        opened = os.fstat(stream.fileno())
+        if why := _kind(opened.st_mode):  # swapped between the stat and the open
+            raise FileProblem(f"{path} {why}")
+        check_links(path, opened)
+        data = stream.read(cap + 1)
+    if len(data) > cap:
+        raise FileProblem(f"{path} is over {cap:,} bytes", too_big=True)
+    if what := credential_anywhere(lambda at, n: data[at : at + n], len(data)):
+        raise Denied(f"{path} is a secret (it holds {what}); goose-ls does not hand those out")
+    return data
+
+
 def _lines(stream: BinaryIO, line: int | None, limit: int | None, cap: int, path: Path) -> bytes:
     """The whole file up to ``cap`` bytes, or the lines asked for, read one at a time."""
     if line is None and limit is None:
         data = stream.read(cap + 1)
         if len(data) > cap:
-            raise FileProblem(
+            raise TooBig(
                 f"{path} is over {cap} bytes, too big to read whole; "
                 "read it in parts with line and limit"
             )

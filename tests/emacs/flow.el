@@ -9,7 +9,9 @@
 ;; "steer_refused" (a queued message sent now into the running turn, or refused), or
 ;; "restart" (after "ask", C-c g r and C-u C-c g r), or "gap" (the chat buffer killed
 ;; while a reply streams), or "dir_locals" ("ask" in a project whose .dir-locals.el sets
-;; `eglot-workspace-configuration'), or "fork" (two turns, then C-c C-f in the chat).
+;; `eglot-workspace-configuration'), or "image" (an image file attached in the compose
+;; buffer, refused once and kept, then sent), or "fork" (two turns, then C-c C-f in the
+;; chat).
 (require 'json)
 (require 'goose-ls)
 
@@ -223,6 +225,28 @@
     (goose-ls-compose-send))
   (flow--wait (lambda () flow--ended) "the turn to end"))
 
+(defun flow--image ()
+  "Attach notes.png (no PNG) and send: refused, the message and the image stay.
+Then, notes.png taken out, attach docs/shot.png and send the message again."
+  (find-file (getenv "GOOSE_FILE"))
+  (python-mode)
+  (apply #'eglot (eglot--guess-contact))
+  (flow--wait (lambda () (eglot-current-server)) "eglot to connect")
+  (goose-ls-compose)
+  (with-current-buffer (window-buffer (selected-window))
+    (goose-ls-attach-image "notes.png")
+    (insert "What is in it?")
+    (flow--record 'refused (condition-case err
+                               (progn (goose-ls-compose-send) "sent")
+                             (error (error-message-string err))))
+    (flow--record 'kept (buffer-substring-no-properties (point-min) (point-max)))
+    (flow--record 'attached (goose-ls--attached-line))
+    (setq goose-ls--attached nil)
+    (goose-ls-attach-image "docs/shot.png")
+    (goose-ls-compose-send))
+  (flow--wait (lambda () flow--ended) "the turn to end")
+  (flow--record 'chat (flow--chat-text)))
+
 (defun flow--option ()
   "Ask, then set options through the picker: each two GOOSE_PICK lines, option and value."
   (flow--ask)
@@ -371,6 +395,7 @@ turn still running, then on the first turn's reply.  What the new chat and its c
         ("restart" (flow--restart))
         ("gap" (flow--gap))
         ("dir_locals" (flow--dir-locals))
+        ("image" (flow--image))
         ("fork" (flow--fork))
         (_ (flow--ask))))
   (error

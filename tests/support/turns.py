@@ -128,13 +128,26 @@ PLANS_AND_COMPACTION = [
     {"text": "Reading."},
     _update(
         "plan_update",
-        plan={"type": "markdown", "planId": "approved", "content": "1. Split `parse`\n2. Test it"},
+        plan={
+            "type": "markdown",
+            "planId": "approved",
+            "content": "1. Split `parse`\n2. Test it",
+            "path": "/var/plans/approved.md",
+        },
     ),
     _update(
         "plan_update",
         plan={"type": "items", "planId": "draft", "entries": _plan(("Draft step", "pending"))},
     ),
     _update("plan_removed", planId="draft"),
+    _update(
+        "plan_update",
+        plan={
+            "type": "kanban",
+            "planId": "board",
+            "entries": [*_plan(("Board task", "completed")), "not an entry"],
+        },
+    ),
     *COMPACTION,
     {"sessionInfo": {"title": "Parser refactor"}},
     {"text": "Carrying on."},
@@ -142,19 +155,23 @@ PLANS_AND_COMPACTION = [
 """A turn's steps for the editors: a tool call named apart from its title (``fs_read``)
 and one whose name is its title; a plan drawn, then drawn again in place (one line more)
 after output was added above it, with a tool call below it that changes after; a plan by
-id in markdown; one by id removed; a compaction whose summary streams; a title."""
+id in markdown, naming its file outside the project; one by id removed; one of a kind
+goose-ls does not know (the SDK refuses it), with an entry that is no object; a
+compaction whose summary streams; a title."""
 
 
 def check_plans_drawn(text: str) -> None:
     """What a plugin's chat shows of :data:`PLANS_AND_COMPACTION` (Neovim and Emacs draw
     the same text): each plan and the compaction line drawn again in place, tool names
-    once, the removed plan saying so."""
+    once, the removed plan saying so, a markdown plan's file (not linked: outside the
+    project), a plan of an unknown kind by its entries."""
     assert "🔧 Read app.py · `fs_read` — completed\n    def add\n" in text, "its own name"
     assert "🔧 shell · ls — completed\n    app.py\n" in text, "a name that is the title: once"
     plan = "**Plan**\n- [x] Read the parser\n- [ ] Write the test\n- [ ] Run it\n"
     assert plan in text and text.count("Read the parser") == 1, "drawn again, in place"
     assert text.index("def add") < text.index(plan) < text.index("shell · ls"), text
-    assert "**Plan**\n\n1. Split `parse`\n2. Test it\n" in text
+    assert "**Plan** · `/var/plans/approved.md`\n\n1. Split `parse`\n2. Test it\n" in text
+    assert "**Plan** of a kind goose-ls does not know: `kanban`\n- [x] Board task\n" in text
     assert "_Plan removed._" in text and "Draft step" not in text, "the removed plan says so"
     assert text.index("Reading.") < text.index("1. Split") < text.index("_Plan removed._")
     summary = "_🗜 The conversation was compacted._\n\n> We split the parser and kept the alias.\n"

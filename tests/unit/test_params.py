@@ -88,7 +88,7 @@ def test_fields_a_later_version_may_add_are_ignored() -> None:
         ),
         (
             {"sessionId": "s", "messageId": MESSAGE, "context": [{"type": "video"}]},
-            "context[0].type: expected one of 'text', 'file', 'selection', got 'video'",
+            "context[0].type: expected one of 'text', 'file', 'selection', 'image', got 'video'",
         ),
         (
             {"sessionId": "s", "messageId": MESSAGE, "context": [{"type": "text"}]},

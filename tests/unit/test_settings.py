@@ -182,6 +182,7 @@ def test_the_effective_settings_are_described_in_camel_case() -> None:
         "workspace",
         "checkpoints",
         "terminal",
+        "images",
         "policy",
         "dataDir",
     ]

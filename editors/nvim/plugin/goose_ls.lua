@@ -37,6 +37,9 @@ local subcommands = {
     if not opts.fargs[2] then return vim.notify("Goose mode: which mode?", vim.log.levels.WARN) end
     require("goose_ls").set_mode(opts.fargs[2])
   end,
+  image = function(opts)
+    require("goose_ls").attach_image(table.concat(vim.list_slice(opts.fargs, 2), " "))
+  end,
   new = function() require("goose_ls").new_session() end,
   signin = function() require("goose_ls.sign_in").start() end,
   restart = function(opts)
@@ -63,8 +66,11 @@ vim.api.nvim_create_user_command("Goose", function(opts)
 end, {
   nargs = "*",
   range = true,
-  complete = function() return vim.tbl_keys(subcommands) end,
-  desc = "goose: ask, send, compose, now, cancel, add, mode, option, new, sessions, signin, restart, review, revert",
+  complete = function(lead, line)
+    if line:match("Goose%s+image%s") then return vim.fn.getcompletion(lead, "file") end
+    return vim.tbl_keys(subcommands)
+  end,
+  desc = "goose: ask, send, compose, now, cancel, add, image, mode, option, new, sessions, signin, restart, review, revert",
 })
 
 -- Maps to bind keys to (setup({ keymaps = true }) binds the <leader>g… ones).
@@ -76,6 +82,7 @@ plug("x", "add", ":Goose add<CR>", "keep the selection for the next message")
 plug("n", "compose", "<cmd>Goose compose<CR>", "write a message")
 plug("n", "cancel", "<cmd>Goose cancel<CR>", "cancel the turn")
 plug("n", "now", "<cmd>Goose now<CR>", "send the oldest queued message into the running turn")
+plug("n", "image", "<cmd>Goose image<CR>", "attach an image file to the next message")
 plug("n", "new", "<cmd>Goose new<CR>", "new chat")
 plug("n", "sessions", "<cmd>Goose sessions<CR>", "sessions")
 plug("n", "fork", "<cmd>Goose fork<CR>", "fork the chat at the turn under the cursor")

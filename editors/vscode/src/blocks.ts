@@ -9,11 +9,13 @@ interface Entry {
   status?: unknown;
 }
 
-/** A plan as a checklist under its title. */
-export function checklist(entries: unknown): string {
-  const lines = ["**Plan**"];
-  for (const entry of Array.isArray(entries) ? (entries as (Entry | null)[]) : []) {
-    lines.push(`- [${entry?.status === "completed" ? "x" : " "}] ${inertLine(String(entry?.content ?? ""))}`);
+/** A plan as a checklist under its heading; entries that are not objects are skipped. */
+export function checklist(entries: unknown, head = "**Plan**"): string {
+  const lines = [head];
+  for (const entry of Array.isArray(entries) ? (entries as unknown[]) : []) {
+    if (entry === null || typeof entry !== "object") continue;
+    const { content, status } = entry as Entry;
+    lines.push(`- [${status === "completed" ? "x" : " "}] ${inertLine(String(content ?? ""))}`);
   }
   return `${lines.join("\n")}\n`;
 }
@@ -23,21 +25,31 @@ export interface PlanDocument {
   planId?: unknown;
   entries?: unknown;
   content?: unknown;
+  path?: unknown;
   uri?: unknown;
 }
 
-/** A file's path as the chat shows it: its last three parts. */
-function shortPath(uri: string): string {
-  const path = uri.startsWith("file://") ? decodeURIComponent(uri.slice("file://".length)) : uri;
-  return path.split("/").filter(Boolean).slice(-3).join("/");
+/** `text` as inline code, whatever backticks it holds. */
+export function codeSpan(text: string): string {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const ticks = "`".repeat(longest + 1);
+  const pad = text.startsWith("`") || text.endsWith("`") ? " " : "";
+  return `${ticks}${pad}${text}${pad}${ticks}`;
 }
 
-/** One plan of several (plan_update): a checklist, markdown, or a file. */
-export function planDocument(plan: PlanDocument): string {
+/** One plan of several (plan_update): a checklist, markdown (and the file it names), or a
+ * file; a plan of a kind goose-ls does not know by what it carries of those. `file` shows
+ * the file a plan names (a path or a file URI). */
+export function planDocument(plan: PlanDocument, file: (location: string) => string): string {
   if (plan.type === "items") return checklist(plan.entries);
-  if (plan.type === "markdown") return `**Plan**\n\n${ownLinesEscaped(inert(String(plan.content ?? "").trim()), [])}\n`;
-  const uri = String(plan.uri ?? "");
-  return `**Plan**: [${shortPath(uri)}](${uri})\n`;
+  if (plan.type === "file") return `**Plan**: ${file(String(plan.uri ?? ""))}\n`;
+  let head = "**Plan**";
+  if (plan.type !== "markdown") head += ` of a kind goose-ls does not know: ${codeSpan(inertLine(String(plan.type)))}`;
+  const where = plan.path ?? plan.uri;
+  if (typeof where === "string") head += ` · ${file(where)}`;
+  if (plan.type !== "markdown" && Array.isArray(plan.entries)) return checklist(plan.entries, head);
+  const content = typeof plan.content === "string" ? plan.content.trim() : "";
+  return content ? `${head}\n\n${ownLinesEscaped(inert(content), [])}\n` : `${head}\n`;
 }
 
 const COMPACTION_WORDS: Record<string, string> = {

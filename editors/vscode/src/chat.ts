@@ -1,9 +1,9 @@
 // The chat model: goose/* notifications in, markdown out. No vscode import, so it is
 // unit-tested under plain node.
 import { homedir } from "node:os";
-import { isAbsolute, relative } from "node:path";
+import { isAbsolute, normalize, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { checklist, Compactions, planDocument, type PlanDocument, type Queued, queueText } from "./blocks";
+import { checklist, codeSpan, Compactions, planDocument, type PlanDocument, type Queued, queueText } from "./blocks";
 import { DECIDES, imitates, inert, inertLine, oneLine, ownLinesEscaped } from "./inert";
 
 export { oneLine };
@@ -38,6 +38,33 @@ interface Content {
   uri?: string;
   name?: string;
   resource?: { uri?: string };
+  /** An image's (docs/protocol.md, "Images in updates"): what goose-ls found its bytes
+   * to be, their size, the file it was read from (the user's), or why it was not kept. */
+  mimeType?: string;
+  size?: number;
+  source?: string;
+  refused?: string;
+}
+
+const IMAGE_KINDS: Record<string, string> = { "image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WebP" };
+
+/** A size in bytes as a person reads it: 812 bytes, 14 KB, 2.4 MB. */
+export function sizeText(size: number): string {
+  if (size < 1000) return `${size} bytes`;
+  if (size < 1_000_000) return `${Math.round(size / 1000)} KB`;
+  return `${(size / 1_000_000).toFixed(1)} MB`;
+}
+
+/** An image as a line of the chat's own: the copy goose-ls kept of it, as a markdown
+ * image (the preview shows it; Ctrl+click opens the file), or why it was not kept. */
+export function imageLine(content: Content): string {
+  if (typeof content.refused === "string" || typeof content.uri !== "string" || !content.uri.startsWith("file:")) {
+    return `⚠ image not shown: ${inertLine(typeof content.refused === "string" ? content.refused : "goose-ls kept no copy of it")}`;
+  }
+  const kind = IMAGE_KINDS[content.mimeType ?? ""] ?? "image";
+  const size = typeof content.size === "number" ? `, ${sizeText(content.size)}` : "";
+  const target = content.uri.replace(/[()\s<>]/g, (c) => encodeURIComponent(c));
+  return `🖼 ![${kind} image${size}](${target})`;
 }
 
 /** The agent's name for people (goose/agentStatus `name`) as the chat heads its messages
@@ -85,8 +112,8 @@ interface Drawn {
 function outputOf(content: unknown): string {
   if (!Array.isArray(content)) return "";
   const texts = content
-    .filter((item) => item?.type === "content" && item.content?.type === "text")
-    .map((item) => String(item.content.text));
+    .filter((item) => item?.type === "content" && (item.content?.type === "text" || item.content?.type === "image"))
+    .map((item) => (item.content.type === "image" ? imageLine(item.content) : String(item.content.text)));
   return texts.join("\n").replace(/\n+$/, "");
 }
 
@@ -271,7 +298,12 @@ export class Chat {
     const before = this.unmarked(params.messageId) ? this.place : undefined; // its turn's first event
     if (params.messageId && !params.replay) this.start(params.messageId);
     const u = params.update;
-    switch (u.sessionUpdate) {
+    const image = (u.content as Content | undefined)?.type === "image";
+    switch (image && u.sessionUpdate !== "user_message_chunk" ? "agent_image" : u.sessionUpdate) {
+      case "agent_image": // goose-ls's line for it, never agent text
+        this.begin("image", "agent");
+        this.add(`${imageLine(u.content as Content)}\n`);
+        break;
       case "user_message_chunk":
         this.begin("user", "user");
         this.add(this.textOf(u.content as Content, true) + "\n");
@@ -318,7 +350,7 @@ export class Chat {
         this.draw("plan", checklist(u.entries));
         break;
       case "plan_update":
-        this.draw(`plan:${String((u.plan as PlanDocument | undefined)?.planId)}`, planDocument((u.plan ?? {}) as PlanDocument));
+        this.draw(`plan:${String((u.plan as PlanDocument | undefined)?.planId)}`, planDocument((u.plan ?? {}) as PlanDocument, (at) => this.planFile(at)));
         break;
       case "plan_removed":
         this.draw(`plan:${String(u.planId)}`, "_Plan removed._\n");
@@ -512,6 +544,27 @@ export class Chat {
     this.line = lead || typeof last !== "string" ? undefined : { part: this.parts.length - 1, at: last.length, head: "", lead: "" };
   }
 
+  /** The file a plan names (a path or a file URI): a link when it is in a workspace
+   * folder, else its path as text. The agent chose it: a link to anywhere else would put
+   * whatever file it named one click from being opened. */
+  private planFile(location: string): string {
+    let path = location;
+    try {
+      if (location.startsWith("file:")) path = fileURLToPath(location);
+    } catch {
+      return codeSpan(inertLine(location)); // not a path this machine can name
+    }
+    if (!isAbsolute(path)) return codeSpan(inertLine(location));
+    path = normalize(path);
+    const folders = this.context.folders?.() ?? [];
+    const shown = codeSpan(inertLine(shownPath(path, folders)));
+    const inside = folders.some((folder) => {
+      const under = relative(folder, path);
+      return under && !under.startsWith("..") && !isAbsolute(under);
+    });
+    return inside ? `[${shown}](${pathToFileURL(path).href.replace(/\(/g, "%28").replace(/\)/g, "%29")})` : shown;
+  }
+
   /** "📎 src/app.py:4-6" for a file URI with a "#L4-L6" fragment, "📎 src/app.py" without. */
   private attachment(uri: string): string {
     const [base, fragment = ""] = uri.split("#", 2);
@@ -530,6 +583,10 @@ export class Chat {
    * the agent's own `<context ref="…">…</context>` wrapping (a resumed chat's history) and
    * goose-ls's "path:8-12" heading over a fenced block (for agents without embedded context). */
   private textOf(content: Content, user = false): string {
+    if (content.type === "image") {
+      const from = typeof content.source === "string" ? `${this.attachment(content.source)} (image)\n` : "";
+      return from + imageLine(content);
+    }
     if (content.type === "resource_link") return this.attachment(content.uri ?? content.name ?? "");
     if (content.type === "resource") return this.attachment(content.resource?.uri ?? "");
     if (content.type !== "text") return `[${content.type}]`;

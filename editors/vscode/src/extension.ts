@@ -32,6 +32,9 @@ const questions = new Map<string, vscode.CancellationTokenSource>();
 const permissions = new Map<string, Permission>();
 /** Sessions whose goose/replay, asked for after a gap, has not answered yet. */
 const catchingUp = new Set<string>();
+/** The image files attached to the next message (Goose: Attach an image), as URIs; kept
+ * when goose-ls refuses the message. */
+const attached: string[] = [];
 
 /** The chat of a session, made when its first event comes. */
 function chatOf(sessionId: string): Chat {
@@ -264,11 +267,40 @@ async function answerQuestion(sessionId: string, question: Question): Promise<vo
   }
 }
 
-/** A message from an input box; one that starts an agent's `/` command picks it (with its
- * description), then asks for the rest of the message. */
-async function compose(): Promise<string | undefined> {
+/** Pick image files for the next message; goose-ls reads them when it is sent. */
+async function attachImage(): Promise<void> {
+  const picked = await vscode.window.showOpenDialog({
+    canSelectMany: true,
+    openLabel: "Attach",
+    title: "Images for the next message",
+    filters: { Images: ["png", "jpg", "jpeg", "gif", "webp"] },
+  });
+  for (const uri of picked ?? []) attached.push(uri.toString());
+  if (picked?.length) void vscode.window.showInformationMessage(`goose: ${attached.length} image(s) attached to the next message`);
+}
+
+/** Send a message with the images attached to it. When goose-ls refuses it (an image it
+ * may not send, an agent that takes none), the images stay attached and the message is
+ * offered back to edit and send again: nothing typed is lost. */
+async function sendMessage(message: string): Promise<void> {
+  const images = attached.splice(0);
+  try {
+    await ask(message, images.map((uri) => ({ type: "image", uri })));
+  } catch (error) {
+    attached.unshift(...images);
+    const why = error instanceof Error ? error.message : String(error);
+    const again = await vscode.window.showErrorMessage(`goose: ${why}`, "Edit the message");
+    const edited = again ? await compose(message) : undefined;
+    if (edited) await sendMessage(edited);
+  }
+}
+
+/** A message from an input box (holding `draft`); one that starts an agent's `/` command
+ * picks it (with its description), then asks for the rest of the message. */
+async function compose(draft?: string): Promise<string | undefined> {
   const sessionId = await session();
-  const message = await vscode.window.showInputBox({ prompt: agentCalled, placeHolder: "a message; / for the agent's commands" });
+  const images = attached.length ? ` · 📎 ${attached.length} image(s)` : "";
+  const message = await vscode.window.showInputBox({ prompt: agentCalled + images, placeHolder: "a message; / for the agent's commands", value: draft });
   const candidates = message === undefined ? undefined : slashCandidates(message, chats.get(sessionId)?.commands ?? []);
   if (!candidates) return message;
   const items = candidates.map((c) => ({ label: `/${c.name}`, description: c.description }));
@@ -485,8 +517,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.commands.registerCommand("gooseLs.send", async () => {
       const message = await compose();
-      if (message) await ask(message, []);
+      if (message) await sendMessage(message);
     }),
+    vscode.commands.registerCommand("gooseLs.attachImage", attachImage),
     vscode.commands.registerCommand("gooseLs.sendNow", sendNow),
     vscode.commands.registerCommand("gooseLs.permission", () => answerPermission()),
     vscode.commands.registerCommand("gooseLs.cancel", async () => {
@@ -542,4 +575,5 @@ export async function deactivate(): Promise<void> {
   sides.clear();
   lineCounts.clear();
   catchingUp.clear();
+  attached.length = 0;
 }

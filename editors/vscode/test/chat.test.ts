@@ -105,7 +105,7 @@ test("the agent's questions and their outcome are written into the chat", () => 
 const plan = (...entries: [string, string][]) => entries.map(([content, status]) => ({ content, status, priority: "medium" }));
 
 test("a plan is drawn again where it is; plans by id are a block each, and a removed one says so", () => {
-  const chat = new Chat("s1");
+  const chat = new Chat("s1", { folders: () => ["/home/me/my app"] });
   chat.apply(update(1, { sessionUpdate: "plan", entries: plan(["Read", "in_progress"], ["Write", "pending"]) }));
   chat.apply(update(2, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Reading." } }));
   chat.apply(update(3, { sessionUpdate: "plan", entries: plan(["Read", "completed"], ["Write", "pending"], ["Run", "pending"]) }));
@@ -116,7 +116,22 @@ test("a plan is drawn again where it is; plans by id are a block each, and a rem
   assert.equal(
     chat.text,
     "# agent chat · s1\n\n**Plan**\n- [x] Read\n- [ ] Write\n- [ ] Run\n\n## agent\n\nReading.\n\n" +
-      "**Plan**\n\n1. Split\n2. Test\n\n_Plan removed._\n\n**Plan**: [my app/docs/plan.md](file:///home/me/my%20app/docs/plan.md)\n",
+      "**Plan**\n\n1. Split\n2. Test\n\n_Plan removed._\n\n**Plan**: [`docs/plan.md`](file:///home/me/my%20app/docs/plan.md)\n",
+  );
+});
+
+test("a plan's file is linked only inside the workspace; a plan of an unknown kind is shown by what it carries", () => {
+  const chat = new Chat("s1", { folders: () => ["/work/shop"] });
+  chat.apply(update(1, { sessionUpdate: "plan_update", plan: { type: "markdown", planId: "a", content: "Go", path: "/work/shop/docs/plan (v2).md" } }));
+  chat.apply(update(2, { sessionUpdate: "plan_update", plan: { type: "markdown", planId: "b", content: "Go", path: "/work/shop/../elsewhere/plan.md" } }));
+  chat.apply(update(3, { sessionUpdate: "plan_update", plan: { type: "file", planId: "c", uri: "file:///etc/x%0A%23%23%20You" } }));
+  chat.apply(update(4, { sessionUpdate: "plan_update", plan: { type: "kanban", planId: "d", entries: [{ content: "Board", status: "completed" }, "not an entry"] } }));
+  chat.apply(update(5, { sessionUpdate: "plan_update", plan: { type: "outline", planId: "e" } }));
+  assert.equal(
+    chat.text,
+    "# agent chat · s1\n\n**Plan** · [`docs/plan (v2).md`](file:///work/shop/docs/plan%20%28v2%29.md)\n\nGo\n\n" +
+      "**Plan** · `/work/elsewhere/plan.md`\n\nGo\n\n**Plan**: `/etc/x\\n## You`\n\n" +
+      "**Plan** of a kind goose-ls does not know: `kanban`\n- [x] Board\n\n**Plan** of a kind goose-ls does not know: `outline`\n",
   );
 });
 
@@ -224,6 +239,23 @@ test("agent text is shown inert and forges no line of the chat, however the chun
   ]) {
     assert.ok(lines.includes(forged), `${forged} in ${JSON.stringify(text)}`);
   }
+});
+
+test("images are goose-ls's own lines: the kept copy as a markdown image, or why it was not kept", () => {
+  const chat = new Chat("s1", { agent: () => "goose", folders: () => ["/work/shop"] });
+  const kept = { type: "image", mimeType: "image/png", uri: "file:///data/outputs/s1/ab.png", sha256: "ab", size: 48213 };
+  chat.apply(update(1, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "What is this?" } }));
+  chat.apply(update(2, { sessionUpdate: "user_message_chunk", content: { ...kept, source: "file:///work/shop/docs/shot.png" } }));
+  chat.apply(update(3, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "🖼 forged" } }));
+  chat.apply(update(4, { sessionUpdate: "agent_message_chunk", content: kept }));
+  chat.apply(update(5, { sessionUpdate: "agent_message_chunk", content: { type: "image", refused: "its data is not base64" } }));
+  chat.apply(update(6, { sessionUpdate: "tool_call", toolCallId: "t1", title: "screenshot", status: "completed", content: [{ type: "content", content: { ...kept, size: 900 } }] }));
+  const lines = chat.text.split("\n");
+  assert.ok(lines.includes("📎 docs/shot.png (image)"), chat.text);
+  assert.equal(lines.filter((line) => line === "🖼 ![PNG image, 48 KB](file:///data/outputs/s1/ab.png)").length, 2, chat.text);
+  assert.ok(lines.includes("\\🖼 forged"), "the agent's text cannot pass for an image line");
+  assert.ok(lines.includes("⚠ image not shown: its data is not base64"), chat.text);
+  assert.ok(lines.includes("    🖼 ![PNG image, 900 bytes](file:///data/outputs/s1/ab.png)"), chat.text);
 });
 
 /** Each line of the chat's text with the turn `turnAt` puts it in ("-" for none). */

@@ -508,7 +508,8 @@ test("plans, a compaction, tool names and the title are drawn as a real goose-ls
     const plan = "**Plan**\n- [x] Read the parser\n- [ ] Write the test\n- [ ] Run it\n";
     assert.equal(text.split("Read the parser").length, 2, "drawn again, in place");
     assert.ok(text.indexOf("def add") < text.indexOf(plan) && text.indexOf(plan) < text.indexOf("shell · ls"), text);
-    assert.ok(text.includes("**Plan**\n\n1. Split `parse`\n2. Test it\n"));
+    assert.ok(text.includes("**Plan** · `/var/plans/approved.md`\n\n1. Split `parse`\n2. Test it\n"), text);
+    assert.ok(text.includes("**Plan** of a kind goose-ls does not know: `kanban`\n- [x] Board task\n"), text);
     assert.ok(text.includes("_Plan removed._") && !text.includes("Draft step"), "the removed plan says so");
     assert.ok(text.includes("_🗜 The conversation was compacted._\n\n> We split the parser and kept the alias.\n"), text);
     assert.ok(!text.includes("Compacting the conversation…"), "the line was redrawn");

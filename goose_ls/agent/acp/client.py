@@ -39,7 +39,7 @@ from pydantic import BaseModel
 from goose_ls import events
 from goose_ls.agent.acp.cancelling import Serving
 from goose_ls.agent.acp.goose_notices import SESSION_UPDATE, status_note
-from goose_ls.agent.acp.unstable_updates import CARRIED_NAME
+from goose_ls.agent.acp.unstable_updates import CARRIED_NAME, CARRIED_PATH
 from goose_ls.agent.interface import AgentCallbacks, ClientRefusal, ClientTools, model_json
 from goose_ls.paths import own_folders
 from goose_ls.wire import WireError, from_wire
@@ -92,6 +92,8 @@ def to_event(update: BaseModel) -> events.SessionEvent | None:
         data["runId"] = run
     elif kind in ("tool_call", "tool_call_update") and isinstance(name := _tool_name(meta), str):
         data["name"] = name
+    if kind == "plan_update" and isinstance(plan := data.get("plan"), dict):
+        _lift_path(plan)
     if kind == "current_mode_update" and "currentModeId" not in data and "modeId" in data:
         data["currentModeId"] = data.pop("modeId")
     cls = _EVENT_TYPES.get(str(kind))
@@ -103,6 +105,16 @@ def to_event(update: BaseModel) -> events.SessionEvent | None:
     except WireError as exc:
         log.warning("ignored a malformed %s update: %s", kind, exc)
         return None
+
+
+def _lift_path(plan: dict[str, Any]) -> None:
+    """A markdown plan's ``path``, carried past the SDK in its ``_meta``, back in place."""
+    meta = plan.get("_meta")
+    if not isinstance(meta, dict) or not isinstance(path := meta.pop(CARRIED_PATH, None), str):
+        return
+    plan["path"] = path
+    if not meta:
+        del plan["_meta"]
 
 
 def _goose_run(meta: Any) -> object:

@@ -48,7 +48,14 @@ from goose_ls.agent.acp.cancelling import Withdraw
 from goose_ls.agent.acp.client import AcpClient
 from goose_ls.agent.acp.message_transport import AgentTransport
 from goose_ls.agent.acp.requests import call_agent
-from goose_ls.agent.interface import AgentCallbacks, ClientTools, SessionOptions, model_json
+from goose_ls.agent.acp.unstable_updates import CARRIED_SYSTEM_PROMPT
+from goose_ls.agent.interface import (
+    AgentCallbacks,
+    ClientTools,
+    SessionOptions,
+    SystemPrompt,
+    model_json,
+)
 from goose_ls.agent.mcp import offer
 from goose_ls.agent.profile import AgentProfile
 from goose_ls.agent.remote_paths import content_block
@@ -131,16 +138,22 @@ class AgentConnection:
         known = preset is not None and preset.reads_buffers
         return known or (self._client is not None and self._client.read_a_file)
 
-    async def new_session(self, cwd: str) -> tuple[str, SessionOptions]:
+    async def new_session(
+        self, cwd: str, system_prompt: SystemPrompt | None = None
+    ) -> tuple[str, SessionOptions]:
         response = await self._call(
             "session/new",
-            self._conn.new_session(**self._set_up(cwd), client=CLIENT),
+            self._conn.new_session(**self._set_up(cwd, system_prompt), client=CLIENT),
             self._settings.session_timeout,
         )
         return response.session_id, SessionOptions.of(response)
 
     async def fork_session(
-        self, session_id: str, cwd: str, point: str | int | None = None
+        self,
+        session_id: str,
+        cwd: str,
+        point: str | int | None = None,
+        system_prompt: SystemPrompt | None = None,
     ) -> tuple[str, SessionOptions]:
         """A new chat with the history of ``session_id`` (``session/fork``), cut at
         ``point`` by the agent's own extension (:attr:`AgentProfile.fork_point`): one of
@@ -156,28 +169,38 @@ class AgentConnection:
             raise AgentError(f"{self.profile.title} forks only a whole chat")
         response = await self._call(
             "session/fork",
-            self._conn.fork_session(session_id=session_id, **self._set_up(cwd), **meta),
+            self._conn.fork_session(
+                session_id=session_id, **self._set_up(cwd, system_prompt), **meta
+            ),
             self._settings.session_timeout,
         )
         return response.session_id, SessionOptions.of(response)
 
-    async def load_session(self, session_id: str, cwd: str) -> SessionOptions:
+    async def load_session(
+        self, session_id: str, cwd: str, system_prompt: SystemPrompt | None = None
+    ) -> SessionOptions:
         """Reopen a session; the agent replays its history before it answers."""
         response = await self._call(
             "session/load",
-            self._conn.load_session(session_id=session_id, **self._set_up(cwd)),
+            self._conn.load_session(session_id=session_id, **self._set_up(cwd, system_prompt)),
             self._settings.session_timeout,
         )
         return SessionOptions.of(response)
 
-    async def resume_session(self, session_id: str, cwd: str) -> SessionOptions:
+    async def resume_session(
+        self, session_id: str, cwd: str, system_prompt: SystemPrompt | None = None
+    ) -> SessionOptions:
         """Reopen a session without its history (``sessionCapabilities.resume``)."""
         response = await self._call(
             "session/resume",
-            self._conn.resume_session(session_id=session_id, **self._set_up(cwd)),
+            self._conn.resume_session(session_id=session_id, **self._set_up(cwd, system_prompt)),
             self._settings.session_timeout,
         )
         return SessionOptions.of(response)
+
+    def takes_system_prompt(self, prompt: SystemPrompt) -> bool:
+        """Whether the agent takes ``prompt`` (its mode advertised): else it is not sent."""
+        return prompt.mode in self.profile.system_prompt_modes
 
     async def authenticate(self, method_id: str) -> None:
         await self._call(
@@ -288,14 +311,20 @@ class AgentConnection:
         """Send the ``session/cancel`` notification (never a request: goose rejects that)."""
         await self._call("session/cancel", self._conn.cancel(session_id=session_id), 5.0)
 
-    def _set_up(self, cwd: str) -> dict[str, Any]:
-        """What every session set-up request carries: where, which MCP servers, and the
-        other folders."""
-        return {
+    def _set_up(self, cwd: str, system_prompt: SystemPrompt | None = None) -> dict[str, Any]:
+        """What every session set-up request carries: where, which MCP servers, the
+        other folders, and the system prompt for an agent that takes it (in ``_meta``
+        through the SDK, which has no field for it; the transport moves it to its place,
+        see :func:`~goose_ls.agent.acp.unstable_updates.lift_system_prompt`)."""
+        set_up: dict[str, Any] = {
             "cwd": self._agent_cwd(cwd),
             "mcp_servers": self._mcp_servers,
             "additional_directories": self._additional_directories(),
         }
+        prompt = system_prompt
+        if prompt is not None and prompt.texts and self.takes_system_prompt(prompt):
+            set_up[CARRIED_SYSTEM_PROMPT] = prompt.wire()
+        return set_up
 
     def _agent_blocks(self, blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Content blocks with their paths as the agent names them (``agent.pathMap``)."""

@@ -20,7 +20,11 @@ from typing import Any
 
 from goose_ls import events
 from goose_ls.agent.acp.cancelling import CANCEL_REQUEST, SERVING, RequestId, Serving, note_sent
-from goose_ls.agent.acp.unstable_updates import carry_fields, unstable_update
+from goose_ls.agent.acp.unstable_updates import (
+    carry_capabilities,
+    carry_fields,
+    unstable_update,
+)
 from goose_ls.agent.transport.frames import Frames, drop
 
 log = logging.getLogger(__name__)
@@ -98,6 +102,8 @@ class AgentTransport:
                 if on_event is None or past is None:
                     if message.get("method") == "session/update":
                         carry_fields(message)
+                    elif "result" in message:
+                        carry_capabilities(message)
                     # The SDK starts the task that serves a request next: it inherits the id.
                     SERVING.set(message.get("id") if "method" in message else None)
                     return message

@@ -5,20 +5,29 @@ the message's JSON in the transport, checked by hand, and handed on as events:
 
 - a ``notice`` (an advisory: ``{severity, title, description?}``) becomes a note;
 - ``compaction_update`` and ``compaction_summary_chunk`` (the agent compacts the
-  conversation) become :class:`~goose_ls.events.Compaction` events and their chunks.
+  conversation) become :class:`~goose_ls.events.Compaction` events and their chunks;
+- a ``plan_update`` of a kind the SDK does not know (plan operations, stabilised after
+  SDK 0.12.1, may bring more than ``items``, ``markdown`` and ``file``) becomes a
+  :class:`~goose_ls.events.PlanUpdate` as it came.
 
 A field the SDK's models drop is carried past them in ``_meta`` (:func:`carry_fields`):
-a tool call's ``name``. An agent sends notices and compaction updates only to a client
-that offers them (``clientCapabilities.session.notices`` and ``.compaction``), which the
-SDK cannot say either: :func:`offer_unstable` adds them to the ``initialize`` request.
+a tool call's ``name``, a markdown plan's ``path``, and the agent's capabilities as it sent them in its ``initialize``
+answer (:func:`carry_capabilities`: ``sessionCapabilities.systemPrompt``). An agent sends
+notices and compaction updates only to a client that offers them
+(``clientCapabilities.session.notices`` and ``.compaction``), which the SDK cannot say
+either: :func:`offer_unstable` adds them to the ``initialize`` request. The way out is
+the same: a session's ``systemPrompt`` goes through the SDK in ``_meta`` and
+:func:`lift_system_prompt` puts it where ACP has it, beside ``cwd``.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Literal
 
 from goose_ls import events
 from goose_ls.agent.acp.goose_notices import ask_for_notices
+from goose_ls.agent.interface import CARRIED_CAPABILITIES
 from goose_ls.wire import WireError, from_wire
 
 _SEVERITIES: dict[str, Literal["info", "warning", "error"]] = {
@@ -29,6 +38,19 @@ _SEVERITIES: dict[str, Literal["info", "warning", "error"]] = {
 
 CARRIED_NAME = "goose-ls/name"
 """The ``_meta`` key a tool call's ``name`` travels under, past the SDK."""
+
+CARRIED_PATH = "goose-ls/path"
+"""The ``_meta`` key a markdown plan's ``path`` travels under, past the SDK."""
+
+PLAN_KINDS = frozenset({"items", "markdown", "file"})
+"""The plans the SDK has a model for; a ``plan_update`` of another is read here."""
+
+CARRIED_SYSTEM_PROMPT = "goose-ls/systemPrompt"
+"""The ``_meta`` key a session set-up request's ``systemPrompt`` travels under, through
+the SDK, to the transport (:func:`lift_system_prompt`)."""
+
+SET_UP = frozenset({"session/new", "session/load", "session/resume", "session/fork"})
+"""The requests that carry a ``systemPrompt`` (ACP sends it again with each)."""
 
 _COMPACTION: dict[str, type[events.Compaction | events.CompactionSummaryChunk]] = {
     cls.KIND: cls for cls in (events.Compaction, events.CompactionSummaryChunk)
@@ -51,6 +73,9 @@ def unstable_update(message: dict[str, Any]) -> tuple[str, events.SessionEvent] 
     if kind == "notice":
         note = _note(update)
         return None if note is None else (session_id, note)
+    if kind == "plan_update":
+        plan = _unknown_plan(update.get("plan"))
+        return None if plan is None else (session_id, events.PlanUpdate(plan))
     if (cls := _COMPACTION.get(kind)) is not None:
         fields = {k: v for k, v in update.items() if k not in ("sessionUpdate", "_meta")}
         try:
@@ -58,6 +83,18 @@ def unstable_update(message: dict[str, Any]) -> tuple[str, events.SessionEvent] 
         except WireError:
             return None  # malformed: the SDK's path logs and drops it
     return None
+
+
+def _unknown_plan(plan: Any) -> dict[str, Any] | None:
+    """A plan of a kind the SDK has no model for (its validation of the whole update
+    would fail): kept as sent, to be shown by what it carries; None for the SDK's own
+    kinds, and for one without its ``planId`` and ``type`` (the SDK's path drops it)."""
+    if not isinstance(plan, dict) or not isinstance(plan.get("planId"), str):
+        return None
+    kind = plan.get("type")
+    if not isinstance(kind, str) or kind in PLAN_KINDS:
+        return None
+    return plan
 
 
 def _note(update: dict[str, Any]) -> events.Note | None:
@@ -74,16 +111,27 @@ def _note(update: dict[str, Any]) -> events.Note | None:
 
 
 def carry_fields(message: dict[str, Any]) -> None:
-    """Put a tool call's ``name`` (unstable) in its ``_meta``, which the SDK keeps."""
+    """Put a tool call's ``name`` (unstable) in its ``_meta``, and a markdown plan's
+    ``path`` (stable since plan operations were) in the plan's: the SDK keeps ``_meta``."""
     params = message.get("params")
     update = params.get("update") if isinstance(params, dict) else None
-    if not isinstance(update, dict) or not isinstance(name := update.get("name"), str):
+    if not isinstance(update, dict):
         return
-    if update.get("sessionUpdate") not in ("tool_call", "tool_call_update"):
+    kind = update.get("sessionUpdate")
+    if kind == "plan_update" and isinstance(plan := update.get("plan"), dict):
+        if plan.get("type") == "markdown" and isinstance(path := plan.get("path"), str):
+            _carry(plan, CARRIED_PATH, path)
         return
-    meta = update.setdefault("_meta", {})
+    if kind in ("tool_call", "tool_call_update") and isinstance(name := update.get("name"), str):
+        _carry(update, CARRIED_NAME, name)
+
+
+def _carry(target: dict[str, Any], key: str, value: str) -> None:
+    if target.get("_meta") is None:
+        target["_meta"] = {}
+    meta = target["_meta"]
     if isinstance(meta, dict):
-        meta[CARRIED_NAME] = name
+        meta[key] = value
 
 
 def offer_unstable(message: dict[str, Any]) -> None:
@@ -97,3 +145,38 @@ def offer_unstable(message: dict[str, Any]) -> None:
     if isinstance(session, dict):
         session.setdefault("notices", {})
         session.setdefault("compaction", {})
+
+
+def carry_capabilities(message: dict[str, Any]) -> None:
+    """Keep a copy of an ``initialize`` answer's ``agentCapabilities`` as the agent sent
+    them, in its ``_meta`` (see :data:`CARRIED_CAPABILITIES`)."""
+    result = message.get("result")
+    if not isinstance(result, dict) or "protocolVersion" not in result:
+        return
+    capabilities = result.get("agentCapabilities")
+    if not isinstance(capabilities, dict):
+        return
+    if result.get("_meta") is None:
+        result["_meta"] = {}
+    meta = result["_meta"]
+    if isinstance(meta, dict):
+        meta[CARRIED_CAPABILITIES] = copy.deepcopy(capabilities)
+
+
+def lift_system_prompt(message: dict[str, Any]) -> None:
+    """Move a session set-up request's ``systemPrompt`` from ``_meta``, where it went
+    through the SDK (0.12.1 has no field for it), to its params, where ACP has it."""
+    if message.get("method") not in SET_UP or not isinstance(params := message.get("params"), dict):
+        return
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or CARRIED_SYSTEM_PROMPT not in meta:
+        return
+    params["systemPrompt"] = meta.pop(CARRIED_SYSTEM_PROMPT)
+    if not meta:
+        del params["_meta"]
+
+
+def amend(message: dict[str, Any]) -> None:
+    """What goose-ls adds to a message on its way out that the SDK cannot say."""
+    offer_unstable(message)
+    lift_system_prompt(message)

@@ -23,6 +23,7 @@ from goose_ls.sessions import (
     Change,
     ContextItem,
     Forked,
+    PromptImage,
     Session,
     SessionManager,
     path_of,
@@ -99,11 +100,17 @@ class EditorChat:
                 f"Write your message under “## You” at the end of {transcript.path.name} first."
             )
         items = with_mentions(draft, transcript.context, Path(self._sessions.cwd))
+        try:  # before the draft goes: a refused image leaves it as it was
+            images = await self._sessions.read_images(transcript.session_id, items)
+        except Refused as exc:
+            if session := self._sessions.find(transcript.session_id):
+                self._sessions.note(session, "warning", f"Not sent: {exc}")
+            raise
         transcript.context = []
         await transcripts.sections.rewrite(transcript, keep_draft=False)
         above = transcript.text.length
         self._start_turn(
-            transcript, draft, items, draft.splitlines()[0][:40] if draft else "context"
+            transcript, draft, items, draft.splitlines()[0][:40] if draft else "context", images
         )
         if self._editor.cursor_rides_inserts() and self._editor.is_open(transcript.uri):
             return  # sent from the chat: the cursor there rides the reply in as it comes
@@ -176,9 +183,14 @@ class EditorChat:
         return await self._sessions.cancel(transcript.session_id)
 
     def _start_turn(
-        self, transcript: Transcript, prompt: str, items: list[ContextItem], title: str
+        self,
+        transcript: Transcript,
+        prompt: str,
+        items: list[ContextItem],
+        title: str,
+        images: dict[str, PromptImage] | None = None,
     ) -> None:
         message_id = str(uuid.uuid4())
         agent = self._transcripts.agent_of(transcript.session_id)
         self._progress.start(transcript.session_id, message_id, f"{agent}: {title}")
-        self._sessions.prompt(transcript.session_id, message_id, prompt, items)
+        self._sessions.prompt(transcript.session_id, message_id, prompt, items, images)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,17 +35,12 @@ from goose_ls.lsp.transcript.session_transcript import Transcript
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.paths import data_dir
-from goose_ls.sessions import IndexedEvent, SessionManager, events_of
+from goose_ls.sessions import IndexedEvent, SessionManager, events_of, safe_name
 from goose_ls.settings import Settings
 from goose_ls.tasks import Tasks, within
 from goose_ls.tool_calls import ToolCalls
 
 log = logging.getLogger(__name__)
-
-
-def _safe(session_id: str) -> str:
-    """A session id as a file name: anything but letters, digits, ``.`` and ``-`` as ``_``."""
-    return re.sub(r"[^\w.-]", "_", session_id)
 
 
 REPLY_EVENTS = (AgentMessageChunk, AgentThoughtChunk, ToolCall)
@@ -101,11 +95,11 @@ class Transcripts:
 
     def path_for(self, session_id: str) -> Path:
         """Where a session's transcript lives (whether it exists or not)."""
-        return (self.directory / f"{_safe(session_id)}.md").resolve()
+        return (self.directory / f"{safe_name(session_id)}.md").resolve()
 
     def parts_of(self, session_id: str) -> list[Path]:
         """The earlier parts a long transcript moved out (``<session>.partN.md``), in order."""
-        found = self.directory.glob(f"{_safe(session_id)}.part*.md")
+        found = self.directory.glob(f"{safe_name(session_id)}.part*.md")
         return sorted(found, key=lambda part: (len(part.name), part.name))
 
     def get(self, session_id: str) -> Transcript | None:

@@ -167,12 +167,14 @@ async def logout(s: Services, _: None) -> Json:
     return {"agent": status_to_wire(s.sessions.agent_status)}
 
 
-def prompt(s: Services, p: protocol.PromptParams) -> Json:
+async def prompt(s: Services, p: protocol.PromptParams) -> Json:
     session = s.sessions.get(p.session_id)
     given = [_with_text(s, i, item) for i, item in enumerate(p.context)]
     context = with_mentions(p.prompt, given, Path(s.root))
-    queued = session.active is not None or bool(session.waiting)
-    s.sessions.prompt(p.session_id, p.message_id, p.prompt, context)
+    async with s.sessions.accepting(p.session_id):  # in order, whatever has images to read
+        images = await s.sessions.read_images(p.session_id, context)
+        queued = session.active is not None or bool(session.waiting)
+        s.sessions.prompt(p.session_id, p.message_id, p.prompt, context, images)
     if p.steer and session.active is not None:
         s.sessions.steer_soon(p.session_id, p.message_id)
     return {"sessionId": p.session_id, "messageId": p.message_id, "queued": queued}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import unicodedata
 from collections.abc import Callable
@@ -110,6 +111,42 @@ def content_text(content: events.Json) -> str:
         body = f"\n{fenced(text)}\n" if isinstance(text, str) and text else ""
         return f"📎 `{describe_uri(uri)}`{body}"
     return f"[{kind or 'content'}]"
+
+
+IMAGE_KINDS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WebP"}
+
+
+def image(content: events.Json, target: str | None) -> str:
+    """An image of the chat as a line: the image itself (``target``: where the link to the
+    copy goose-ls kept points), or why it is not shown."""
+    refused = content.get("refused")
+    if target is None or refused is not None:
+        why = refused if isinstance(refused, str) else "goose-ls kept no copy of it"
+        return f"> ⚠ Image not shown: {inert_line(why)}.\n"
+    kind = IMAGE_KINDS.get(str(content.get("mimeType")), "image")
+    size = content.get("size")
+    about = f", {size_text(size)}" if isinstance(size, int) else ""
+    return f"![{kind} image{about}]({target})\n"
+
+
+def size_text(size: int) -> str:
+    """A size in bytes as a person reads it: 812 bytes, 14 KB, 2.4 MB."""
+    if size < 1000:
+        return f"{size} bytes"
+    if size < 1_000_000:
+        return f"{size / 1000:.0f} KB"
+    return f"{size / 1_000_000:.1f} MB"
+
+
+def images_of(content: list[events.Json] | None) -> list[events.Json]:
+    """The image blocks of a tool call's content."""
+    return [
+        item["content"]
+        for item in content or []
+        if item.get("type") == "content"
+        and isinstance(item.get("content"), dict)
+        and item["content"].get("type") == "image"
+    ]
 
 
 def describe_uri(uri: str) -> str:
@@ -275,24 +312,60 @@ def question(event: events.ElicitationRequested, agent: str, tool: str | None = 
 
 def plan(title: str, entries: list[events.Json]) -> str:
     """A plan as a checklist under its title."""
-    lines = [f"**{title}**"]
-    for entry in entries:
-        done = "x" if entry.get("status") == "completed" else " "
-        lines.append(f"- [{done}] {inert_line(str(entry.get('content', '')))}")
-    return "\n".join(lines) + "\n"
+    return f"**{title}**\n" + _checklist(entries)
 
 
-def plan_document(update: events.PlanUpdate) -> str:
-    """One plan of several (ACP's plan operations): a checklist, markdown, or a file."""
+def _checklist(entries: list[events.Json]) -> str:
+    return "".join(
+        f"- [{'x' if entry.get('status') == 'completed' else ' '}] "
+        f"{inert_line(str(entry.get('content', '')))}\n"
+        for entry in entries
+    )
+
+
+def plan_document(update: events.PlanUpdate, root: str | None = None) -> str:
+    """One plan of several (ACP's plan operations): a checklist, markdown (and the file
+    it names, if it does), or a file; a plan of another kind by what it carries of
+    those. ``root``: the chat's workspace folder."""
     body = update.plan
     kind = body.get("type")
+    entries = body.get("entries")
+    checklist = (
+        [entry for entry in entries if isinstance(entry, dict)]
+        if isinstance(entries, list)
+        else None
+    )
     if kind == "items":
-        return plan("Plan", list(body.get("entries") or []))
-    if kind == "markdown":  # the agent's text: quoted, as a compaction's summary
-        lines = inert(str(body.get("content", "")).strip()).split("\n")
-        return "**Plan**\n" + "".join(f"\n> {quoted(line)}" for line in lines) + "\n"
-    uri = str(body.get("uri", ""))
-    return f"**Plan**: [{shown_path(describe_uri(uri), None)}]({uri})\n"
+        return plan("Plan", checklist or [])
+    if kind == "file":
+        return f"**Plan**: {plan_file(body.get('uri'), root)}\n"
+    head = "**Plan**"
+    if kind != "markdown":
+        head += f" of a kind goose-ls does not know: {code_span(inert_line(str(kind)))}"
+    if isinstance(path := body.get("path") or body.get("uri"), str):
+        head += f" · {plan_file(path, root)}"
+    if kind != "markdown" and checklist is not None:
+        return f"{head}\n{_checklist(checklist)}"
+    content = body.get("content")
+    if not isinstance(content, str) or not content.strip():
+        return head + "\n"
+    lines = inert(content.strip()).split("\n")  # the agent's text: quoted, as a summary
+    return head + "\n" + "".join(f"\n> {quoted(line)}" for line in lines) + "\n"
+
+
+def plan_file(location: object, root: str | None) -> str:
+    """The file a plan names (a path or a ``file://`` URI): a link when it is in the
+    workspace folder ``root``, else its path as text. The agent chose it: a link to
+    anywhere else would put whatever file it named one click from being opened."""
+    text = str(location or "")
+    path = path_of(text) if text.startswith("file:") else text
+    if not os.path.isabs(path):
+        return code_span(inert_line(text or "?"))
+    path = os.path.normpath(path)
+    shown = code_span(inert_line(shown_path(path, root)))
+    if root and in_workspace(path, os.path.normpath(root)) != path:
+        return f"[{shown}]({Path(path).as_uri()})"
+    return shown
 
 
 COMPACTION_WORDS = {

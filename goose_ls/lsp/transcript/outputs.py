@@ -4,6 +4,8 @@ A transcript shows the first lines of a tool call's output; the rest is a click 
 the whole output is written to ``<dataDir>/outputs/<session>/<tool call>.txt`` and
 linked under the excerpt. It is written again only when it changed (agents re-send a
 call's whole output with each update), and goes when the chat is deleted or pruned.
+The chat's images are kept in the same folder (:mod:`goose_ls.sessions.images` writes
+them); the transcript links those it finds there.
 """
 
 from __future__ import annotations
@@ -14,6 +16,10 @@ import re
 from pathlib import Path
 
 from goose_ls.atomic_files import WriteFailed, atomic_write
+from goose_ls.sessions import path_of
+
+KEPT_IMAGE = re.compile(r"\A[0-9a-f]{64}\.(?:png|jpg|gif|webp)\Z")
+"""The name of an image kept for the chat: its SHA-256, then the suffix of its kind."""
 
 
 class OutputFiles:
@@ -42,3 +48,13 @@ class OutputFiles:
             self._written[tool_call_id] = digest
         target = os.path.relpath(path, self._transcripts).replace(os.sep, "/")
         return f"[whole output: {len(data) / 1e6:.1f} MB]({target})"
+
+    def image_target(self, uri: str) -> str | None:
+        """Where a markdown link to a kept image of this chat points (relative to the
+        transcript); None for anything else (a path goose-ls did not write)."""
+        if not uri.startswith("file:"):
+            return None
+        path = Path(path_of(uri))
+        if path.parent != self._folder or not KEPT_IMAGE.match(path.name):
+            return None
+        return os.path.relpath(path, self._transcripts).replace(os.sep, "/")

@@ -23,7 +23,7 @@ from goose_ls import events
 from goose_ls.inert import inert, inert_line
 from goose_ls.lsp import usage
 from goose_ls.lsp.transcript import blocks
-from goose_ls.lsp.transcript.outputs import OutputFiles
+from goose_ls.lsp.transcript.outputs import KEPT_IMAGE, OutputFiles
 from goose_ls.lsp.transcript.text import TranscriptText
 from goose_ls.sessions import path_of
 from goose_ls.tool_calls import ToolCalls, ToolCallState
@@ -203,7 +203,9 @@ class Renderer:
                 self._replay_calls.apply(event)
             elif isinstance(event, events.PermissionRequested):
                 self._replay_calls.apply(event.tool_call)
-        if isinstance(event, events.UserMessageChunk):
+        if isinstance(event, events.CHUNKS) and event.content.get("type") == "image":
+            self._image(event)
+        elif isinstance(event, events.UserMessageChunk):
             self._user(event.content)
         elif isinstance(event, events.AgentMessageChunk):
             if self._block != "text" or self._speaker != AGENT:
@@ -221,10 +223,12 @@ class Renderer:
         elif isinstance(event, events.Plan):
             self._in_place("plan", blocks.plan("Plan", event.entries))
         elif isinstance(event, events.PlanUpdate):
-            self._in_place(f"plan:{event.plan.get('planId')}", blocks.plan_document(event))
+            plan = blocks.plan_document(event, self._root())
+            self._in_place(f"plan:{event.plan.get('planId')}", plan)
         elif isinstance(event, events.PlanRemoved):
             self._new_block("status")
-            self.text.append("_Plan removed._\n")
+            # Several plans may be side by side: which one (its id, the agent's words).
+            self.text.append(f"_Plan {blocks.code_span(inert_line(event.plan_id))} removed._\n")
         elif isinstance(event, (events.Compaction, events.CompactionSummaryChunk)):
             self._compaction(event)
         elif isinstance(event, events.PermissionRequested):
@@ -302,6 +306,33 @@ class Renderer:
         else:
             self._new_block("usage")
             self.text.append(line)
+
+    def _image(
+        self, event: events.UserMessageChunk | events.AgentMessageChunk | events.AgentThoughtChunk
+    ) -> None:
+        """An image in a message: the user's under the file it was read from, each the
+        copy goose-ls kept of it, shown (or why it is not)."""
+        content = event.content
+        line = blocks.image(content, self._image_target(content.get("uri")))
+        if isinstance(event, events.UserMessageChunk):
+            self._new_block("user", USER)
+            source = content.get("source")
+            named = path_of(source) if isinstance(source, str) else ""
+            shown = blocks.code_span(blocks.shown_path(named, self._root())) if named else "an"
+            self.text.append(f"> 📎 {shown} image\n{line}")
+            return
+        self._new_block("image", AGENT)
+        self.text.append(line)
+
+    def _image_target(self, uri: object) -> str | None:
+        """Where a link to a kept image points: beside the transcript, relative to it; in
+        an export, the file itself."""
+        if not isinstance(uri, str):
+            return None
+        if self._outputs is not None:
+            return self._outputs.image_target(uri)
+        name = path_of(uri).rpartition("/")[2]
+        return uri if uri.startswith("file:") and KEPT_IMAGE.match(name) else None
 
     def _user(self, content: events.Json) -> None:
         kind = content.get("type")
@@ -409,6 +440,8 @@ class Renderer:
         if excerpt != blocks.unwrapped(output).strip() and self._outputs is not None:
             link = self._outputs.link(state.tool_call_id, output)
             text += f"{link}\n" if link else ""
+        for image in blocks.images_of(state.content):
+            text += "\n" + blocks.image(image, self._image_target(image.get("uri")))
         return text + blocks.diffs(state.content, self._root())
 
     def _compaction(self, event: events.Compaction | events.CompactionSummaryChunk) -> None:

@@ -23,6 +23,8 @@ def context_line(item: ContextItem, root: str | None) -> str:
         return f"> 📎 {code_span(f'{path}:{lines}')}"
     if item.type == "file":
         return f"> 📎 {code_span(path)} (file)"
+    if item.type == "image":
+        return f"> 📎 {code_span(path)} (image)"
     return f"> 📎 {(item.text or '').splitlines()[0][:60] if item.text else 'text'}"
 
 

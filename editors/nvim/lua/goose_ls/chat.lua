@@ -118,8 +118,8 @@ end
 
 --- A path as the user knows it: relative to the workspace when it is inside it.
 local function relative(uri)
-  local path = uri:gsub("#.*$", "")
-  if path:match("^file://") then path = vim.uri_to_fname(path) end
+  local path = uri
+  if path:match("^file://") then path = vim.uri_to_fname((path:gsub("#.*$", ""))) end
   local root = goose().root()
   if root and path:sub(1, #root + 1) == root .. "/" then return path:sub(#root + 2) end
   return path

@@ -99,15 +99,25 @@ function M.mentioned(text)
   return extra
 end
 
---- Send what the compose buffer holds to its session, and empty it.
+--- Send what the compose buffer holds to its session, and empty it; when goose-ls
+--- refuses the message (an image it may not send), it comes back into the compose buffer.
 function M.send(buf)
   local id = vim.b[buf].goose_compose
-  local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local text = table.concat(lines, "\n")
   if vim.trim(text) == "" then return end
   table.insert(M.history, text)
   vim.b[buf].goose_recall = nil
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "" })
-  require("goose_ls").send(id, text, M.mentioned(text))
+  require("goose_ls").send(id, text, M.mentioned(text), function()
+    if not vim.api.nvim_buf_is_valid(buf) then return end
+    local now = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    if #now == 1 and now[1] == "" then -- nothing written since: the message is back
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+    else
+      vim.api.nvim_buf_set_lines(buf, 0, 0, false, lines)
+    end
+  end)
 end
 
 --- Up/Down: move within a message of several lines; past its first or last line, go through

@@ -120,6 +120,7 @@ function M.setup(opts)
     vim.keymap.set("n", "<leader>gj", "<Plug>(goose-now)", { desc = "goose: send the queued message now" })
     vim.keymap.set("n", "<leader>gl", "<Plug>(goose-sessions)", { desc = "goose: sessions" })
     vim.keymap.set("n", "<leader>gn", "<Plug>(goose-new)", { desc = "goose: new chat" })
+    vim.keymap.set("n", "<leader>gi", "<Plug>(goose-image)", { desc = "goose: attach an image" })
   end
 end
 
@@ -205,10 +206,12 @@ end
 M.context = {}
 
 --- Send ``text`` to the session, with the context kept for the next message (and ``extra``).
-function M.send(session_id, text, extra)
-  local context = M.context
+--- When goose-ls refuses it (an image it may not read, an agent that takes none), the
+--- context kept is kept again and ``on_refused`` is called: nothing the user gave is lost.
+function M.send(session_id, text, extra, on_refused)
+  local kept = M.context
   M.context = {}
-  vim.list_extend(context, extra or {})
+  local context = vim.list_extend(vim.list_extend({}, kept), extra or {})
   local message_id = uuid()
   chat.show(session_id)
   M.request("goose/prompt", {
@@ -216,7 +219,11 @@ function M.send(session_id, text, extra)
     messageId = message_id,
     prompt = text or "",
     context = context,
-  }, function(result) chat.accepted(session_id, message_id, text or "", result.queued) end)
+  }, function(result) chat.accepted(session_id, message_id, text or "", result.queued) end,
+  function()
+    M.context = vim.list_extend(kept, M.context)
+    if on_refused then on_refused() end
+  end)
 end
 
 local function selection(first, last)
@@ -234,6 +241,25 @@ function M.add_context(first, last)
   local item = first and selection(first, last) or { type = "file", uri = vim.uri_from_bufnr(0) }
   table.insert(M.context, item)
   vim.notify(string.format("goose: %d item(s) of context for the next message", #M.context))
+end
+
+--- Attach an image file to the next message (:Goose image [path]): goose-ls reads it
+--- when the message is sent and sends the image itself, to an agent that takes images
+--- (else the message is refused, and kept). Without ``path``, ask for one (<Tab>
+--- completes file names).
+function M.attach_image(path)
+  if not path or path == "" then
+    return vim.ui.input({ prompt = "Image to attach: ", completion = "file" }, function(given)
+      if given and given ~= "" then M.attach_image(given) end
+    end)
+  end
+  local full = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
+  if vim.fn.filereadable(full) == 0 then
+    return vim.notify("goose: no file " .. path, vim.log.levels.WARN)
+  end
+  table.insert(M.context, { type = "image", uri = vim.uri_from_fname(full) })
+  vim.notify(string.format("goose: image %s attached to the next message (%d item(s))",
+    vim.fn.fnamemodify(full, ":t"), #M.context))
 end
 
 --- Open the compose area under the chat (a new chat when there is none), in insert mode.

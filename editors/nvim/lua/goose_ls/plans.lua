@@ -60,8 +60,9 @@ local function draw(id, key, text)
   tools.shifted(id, first[1], row - last[1]) -- tool calls below keep their rows
 end
 
-local function checklist(entries)
-  local lines = { "**Plan**" }
+--- A checklist under ``head`` (``**Plan**``): entries that are not objects are skipped.
+local function checklist(entries, head)
+  local lines = { head or "**Plan**" }
   for _, entry in ipairs(type(entries) == "table" and entries or {}) do
     if type(entry) == "table" then
       local done = entry.status == "completed" and "x" or " "
@@ -71,13 +72,29 @@ local function checklist(entries)
   return table.concat(lines, "\n")
 end
 
---- One plan of several: a checklist, markdown, or a file.
+--- The file a plan names (a path or a file URI), on one line: relative to the project
+--- when inside it, never a link (the agent chose it).
+local function file_of(location)
+  return "`" .. inert.line(chat().relative(tostring(location or ""))) .. "`"
+end
+
+--- One plan of several: a checklist, markdown (and the file it names), or a file; a plan
+--- of a kind goose-ls does not know by what it carries of those.
 local function document(plan)
   if plan.type == "items" then return checklist(plan.entries) end
-  if plan.type == "markdown" then
-    return "**Plan**\n\n" .. inert.lines(inert.block(vim.trim(tostring(plan.content or ""))), {})
+  if plan.type == "file" then return "**Plan**: " .. file_of(plan.uri) end
+  local head = "**Plan**"
+  if plan.type ~= "markdown" then
+    head = head .. " of a kind goose-ls does not know: `" .. inert.line(plan.type) .. "`"
   end
-  return "**Plan**: " .. chat().relative(tostring(plan.uri or ""))
+  local where = plan.path or plan.uri
+  if type(where) == "string" then head = head .. " · " .. file_of(where) end
+  if plan.type ~= "markdown" and type(plan.entries) == "table" then
+    return checklist(plan.entries, head)
+  end
+  local content = type(plan.content) == "string" and vim.trim(plan.content) or ""
+  if content == "" then return head end
+  return head .. "\n\n" .. inert.lines(inert.block(content), {})
 end
 
 local COMPACTION_WORDS = {

@@ -43,6 +43,11 @@ function M.on_update(id, u)
       for _, line in ipairs(vim.split(inert.block(item.content.text), "\n", { plain = true })) do
         table.insert(output, "    " .. line)
       end
+    elseif item.type == "content" and item.content.type == "image" then
+      local shown = require("goose_ls.transcript").image_text(item.content)
+      for _, line in ipairs(vim.split(shown, "\n", { plain = true })) do
+        table.insert(output, "    " .. line)
+      end
     end
   end
   c.write(buf, function()

@@ -95,7 +95,37 @@ local function user_text(text)
   return text
 end
 
+local KINDS = { ["image/png"] = "PNG", ["image/jpeg"] = "JPEG", ["image/gif"] = "GIF", ["image/webp"] = "WebP" }
+
+--- A size in bytes as a person reads it: 812 bytes, 14 KB, 2.4 MB.
+local function size_text(size)
+  if size < 1000 then return string.format("%d bytes", size) end
+  if size < 1000000 then return string.format("%.0f KB", size / 1000) end
+  return string.format("%.1f MB", size / 1000000)
+end
+
+--- An image of the chat as lines of the plugin's own: the file the user's was read from,
+--- then the copy goose-ls kept of it (`gf` on its path opens it), or why it was not kept
+--- (docs/protocol.md, "Images in updates").
+function M.image_text(content)
+  local lines = {}
+  if type(content.source) == "string" then
+    table.insert(lines, "📎 " .. inert.line(chat().relative(content.source)) .. " (image)")
+  end
+  if type(content.refused) == "string" or type(content.uri) ~= "string" then
+    local why = type(content.refused) == "string" and content.refused or "goose-ls kept no copy of it"
+    table.insert(lines, "⚠ image not shown: " .. inert.line(why))
+  else
+    local size = type(content.size) == "number" and (", " .. size_text(content.size)) or ""
+    local file = content.uri:match("^file://") and vim.uri_to_fname(content.uri) or content.uri
+    local kind = KINDS[content.mimeType] or "image"
+    table.insert(lines, "🖼 " .. kind .. " image" .. size .. ": " .. inert.line(file))
+  end
+  return table.concat(lines, "\n")
+end
+
 local function text_of(content, user)
+  if content.type == "image" then return M.image_text(content) end
   if content.type == "text" then
     if not user then return content.text end
     -- A resumed chat's user messages are replayed by the agent: inert, no line of ours.
@@ -139,7 +169,10 @@ function M.on_update(params)
   if not params.replay then queue.started(id, params.messageId) end
   local u = params.update
   local kind = u.sessionUpdate
-  if kind == "agent_message_chunk" then
+  if (kind == "agent_message_chunk" or kind == "agent_thought_chunk") and u.content.type == "image" then
+    block(id, "image", "agent")
+    c.append(id, M.image_text(u.content) .. "\n")
+  elseif kind == "agent_message_chunk" then
     block(id, "agent", "agent")
     agent_text(id, text_of(u.content))
   elseif kind == "user_message_chunk" then

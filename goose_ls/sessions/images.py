@@ -1,0 +1,282 @@
+"""Images in a chat: those the user's prompt attaches, and those the agent sends.
+
+An image the user attaches (an ``@`` mention of an image file, a plugin's ``image``
+context item) is read as any read of the user's prompt is (:meth:`AgentTools.read_for_prompt`:
+the workspace roots, secrets and goose-ls's own files refused, no link followed), at most
+``images.maxBytes``, then judged by its bytes: a PNG, JPEG, GIF or WebP, and the kind its
+name says (a ``.png`` that is no PNG is refused). It goes to the agent as an ACP ``image``
+block, and only to an agent that advertises ``promptCapabilities.image``: to any other,
+nothing is sent and the user is told, the draft kept.
+
+An image the agent sends (a message chunk, tool call content) is judged by its bytes alone:
+its declared ``mimeType`` is the agent's word, and a hostile agent chooses it. Base64 longer
+than ``images.maxBytes`` allows is never decoded. A kept image is written once, named by its
+SHA-256 and the kind its bytes are, beside the chat's transcript
+(``<dataDir>/outputs/<session>/<sha256>.<ext>``: the folder deleted and pruned with the
+chat), read-write for the user alone, through its folder opened without following a link;
+the event then carries a link to it instead of the bytes, so the journal, the transcript
+and ``goose/update`` hold a few dozen bytes per image, and a chat opened again shows it
+from the journal. The user's own images are kept the same way (what was sent, not what the
+file holds later). An image that is not kept says why (``refused``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Awaitable, Callable
+from pathlib import Path, PurePath
+from typing import Any, TypeVar
+
+import attrs
+
+from goose_ls import events
+from goose_ls.atomic_files import WriteFailed, replace_at
+from goose_ls.errors import Refused
+from goose_ls.sessions.context import ContextItem, PromptImage, path_of
+from goose_ls.sessions.session import Turn
+from goose_ls.workspace.agent_files import FileProblem
+from goose_ls.workspace.confinement import Denied
+from goose_ls.workspace.opening import open_folder
+
+Json = dict[str, Any]
+E = TypeVar("E", bound=events.SessionEvent)
+
+
+@attrs.frozen
+class Kind:
+    """An image format goose-ls knows by its first bytes."""
+
+    mime_type: str
+    suffix: str
+    name: str
+
+
+PNG = Kind("image/png", "png", "PNG")
+JPEG = Kind("image/jpeg", "jpg", "JPEG")
+GIF = Kind("image/gif", "gif", "GIF")
+WEBP = Kind("image/webp", "webp", "WebP")
+BY_SUFFIX = {".png": PNG, ".jpg": JPEG, ".jpeg": JPEG, ".gif": GIF, ".webp": WEBP}
+"""The file names taken for images: an ``@`` mention of one sends an image."""
+KNOWN = "a PNG, JPEG, GIF or WebP image"
+FILE_MODE = 0o600
+"""Saved images: the user's to read and write, never anyone's to run."""
+
+
+def kind_of(data: bytes) -> Kind | None:
+    """The format ``data`` is, by its magic bytes; None for anything else."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return PNG
+    if data.startswith(b"\xff\xd8\xff"):
+        return JPEG
+    if data.startswith((b"GIF87a", b"GIF89a")):
+        return GIF
+    if len(data) >= 12 and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return WEBP
+    return None
+
+
+def named_image(path: str) -> bool:
+    """Whether a file name is an image's (its suffix, case aside)."""
+    return PurePath(path).suffix.lower() in BY_SUFFIX
+
+
+def safe_name(session_id: str) -> str:
+    """A session id as a file name: anything but letters, digits, ``.`` and ``-`` as ``_``
+    (the transcript's name, and its outputs folder's)."""
+    return re.sub(r"[^\w.-]", "_", session_id)
+
+
+def base64_limit(cap: int) -> int:
+    """The longest base64 text that can decode to at most ``cap`` bytes (with the line
+    break every 76 characters some encoders add)."""
+    encoded = 4 * ((cap + 2) // 3)
+    return encoded + encoded // 76 * 2
+
+
+def decoded(content: Json, cap: int) -> tuple[bytes, Kind] | str:
+    """The bytes of an agent's image block and their format, or why it is not kept."""
+    data = content.get("data")
+    if not isinstance(data, str) or not data:
+        return "it carries no image data"
+    if len(data) > base64_limit(cap):  # never decoded: it cannot fit
+        return f"it is over {cap:,} bytes (images.maxBytes)"
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        try:
+            raw = base64.b64decode("".join(data.split()), validate=True)
+        except (binascii.Error, ValueError):
+            return "its data is not base64"
+    if len(raw) > cap:
+        return f"it is over {cap:,} bytes (images.maxBytes)"
+    kind = kind_of(raw)
+    if kind is None:
+        return f"its bytes are not {KNOWN}, whatever its type says"
+    return raw, kind
+
+
+class Images:
+    """Keeps a chat's images beside its transcript, and reads those a prompt attaches."""
+
+    def __init__(
+        self,
+        data_dir: Callable[[], Path],
+        cap: Callable[[], int],
+        write_failed: WriteFailed,
+        read: Callable[[str, int], Awaitable[bytes]],
+    ) -> None:
+        """``data_dir``: goose-ls's data dir; ``cap``: ``images.maxBytes``; ``read``:
+        reads a file the user's prompt attaches, as :meth:`AgentTools.read_for_prompt`."""
+        self._data_dir = data_dir
+        self._cap = cap
+        self._write_failed = write_failed
+        self._read = read
+        self._written: set[tuple[str, str]] = set()
+        """(session, file name) of the images written in this run: not looked at again."""
+
+    def folder(self, session_id: str) -> Path:
+        """Where a chat's images are kept (with its saved tool outputs)."""
+        return self._root() / "outputs" / safe_name(session_id)
+
+    def _root(self) -> Path:
+        return Path(os.path.realpath(self._data_dir()))
+
+    # --- the user's -----------------------------------------------------------------
+    async def read(self, items: list[ContextItem]) -> dict[str, PromptImage]:
+        """The bytes of each image item, by URI, read and checked; :class:`Refused`
+        saying which and why for the first that cannot be sent."""
+        found: dict[str, PromptImage] = {}
+        cap = self._cap()
+        for item in items:
+            if item.type != "image" or item.uri is None or item.uri in found:
+                continue
+            path = path_of(item.uri)
+            shown = PurePath(path).name or item.uri
+            if not item.uri.startswith("file:"):
+                raise Refused(f"the image {item.uri} is not a file; only files are attached")
+            try:
+                data = await self._read(path, cap)
+            except FileProblem as exc:
+                if exc.too_big:
+                    raise Refused(
+                        f"the image {shown} is over {cap:,} bytes; not sent",
+                        "Make it smaller, or raise images.maxBytes",
+                    ) from None
+                raise Refused(f"the image {shown} cannot be attached: {exc}") from None
+            except Denied as exc:
+                raise Refused(f"the image {shown} cannot be attached: {exc}") from None
+            kind = kind_of(data)
+            named = BY_SUFFIX.get(PurePath(path).suffix.lower())
+            if kind is None:
+                what = f"a {named.name} image" if named else KNOWN
+                raise Refused(f"{shown} is not {what} (its bytes say otherwise); not sent")
+            if named is not None and kind != named:
+                raise Refused(
+                    f"{shown} is not a {named.name} image: its bytes are a {kind.name}'s; not sent",
+                    f"Rename it to .{kind.suffix}",
+                )
+            found[item.uri] = PromptImage(kind.mime_type, data)
+        return found
+
+    def sent(self, session_id: str, uri: str, image: PromptImage) -> Json:
+        """The content a prompt's image is recorded as: a link to the copy kept of it,
+        and the file it was read from (``source``)."""
+        kind = kind_of(image.data)
+        assert kind is not None  # checked when it was read
+        return {**self._keep(session_id, image.data, kind), "source": uri}
+
+    def recorded(self, session_id: str, turn: Turn, blocks: list[Json]) -> list[Json]:
+        """A prompt's blocks as the chat records them: an image as a link to the copy
+        kept of it, not its bytes (its image items come in the order of their blocks)."""
+        uris = iter([str(i.uri) for i in turn.context if i.type == "image"])
+        shown: list[Json] = []
+        for block in blocks:
+            if block.get("type") == "image":
+                uri = next(uris)
+                block = self.sent(session_id, uri, turn.images[uri])
+            shown.append(block)
+        return shown
+
+    # --- the agent's ----------------------------------------------------------------
+    def event(self, session_id: str, event: E) -> E:
+        """``event`` with each image the agent sent kept and linked (or refused)."""
+        if isinstance(event, events.CHUNKS) and event.content.get("type") == "image":
+            return attrs.evolve(event, content=self.content(session_id, event.content))
+        if isinstance(event, (events.ToolCall, events.ToolCallUpdate)) and event.content:
+            content = self.tool_content(session_id, event.content)
+            if content is not event.content:
+                return attrs.evolve(event, content=content)
+        return event
+
+    def tool_content(self, session_id: str, content: list[Json]) -> list[Json]:
+        """A tool call's content with its images kept (the same list when it has none)."""
+        if not any(_inner_image(item) for item in content):
+            return content
+        return [
+            {**item, "content": self.content(session_id, item["content"])}
+            if _inner_image(item)
+            else item
+            for item in content
+        ]
+
+    def content(self, session_id: str, block: Json) -> Json:
+        """An agent's image block as kept: a link to the file, or why it was refused."""
+        checked = decoded(block, self._cap())
+        if isinstance(checked, str):
+            return {"type": "image", "refused": checked}
+        return self._keep(session_id, *checked)
+
+    def _keep(self, session_id: str, data: bytes, kind: Kind) -> Json:
+        digest = hashlib.sha256(data).hexdigest()
+        name = f"{digest}.{kind.suffix}"
+        folder = self.folder(session_id)
+        if (session_id, name) not in self._written:
+            try:
+                _write(self._root(), folder, name, data)
+            except (OSError, Denied) as exc:
+                self._write_failed(folder / name, OSError(str(exc)))
+                return {"type": "image", "refused": f"it could not be saved ({exc})"}
+            self._written.add((session_id, name))
+        return {
+            "type": "image",
+            "mimeType": kind.mime_type,
+            "uri": (folder / name).as_uri(),
+            "sha256": digest,
+            "size": len(data),
+        }
+
+
+def _inner_image(item: Any) -> bool:
+    """Whether a tool call content item is an image (``{type: content, content: image}``)."""
+    return (
+        isinstance(item, dict)
+        and item.get("type") == "content"
+        and isinstance(item.get("content"), dict)
+        and item["content"].get("type") == "image"
+    )
+
+
+def _write(root: Path, folder: Path, name: str, data: bytes) -> None:
+    """Write ``name`` in ``folder`` (below ``root``, made if need be) unless a file of
+    that size is there already: no link followed on the way, nor at the file itself."""
+    fd = open_folder(root, folder, create=True)
+    try:
+        try:
+            there = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            there = None
+        if (
+            there is not None
+            and stat.S_ISREG(there.st_mode)
+            and there.st_size == len(data)
+            and not there.st_mode & 0o111
+        ):
+            return  # the same bytes: the name is their digest
+        replace_at(fd, name, data, FILE_MODE)
+    finally:
+        os.close(fd)
