@@ -14,7 +14,7 @@ def _nothing(*_: object) -> None:
     return None
 
 
-library._payload = lambda event: ("", {})
+library._payload = lambda event, subagent: ("", {})
 library.piece_of_event = _nothing  # type: ignore[attr-defined,assignment]
 library.SessionLibrary._keep = _nothing  # type: ignore[assignment,method-assign]
 library.SessionLibrary._keep_text = _nothing  # type: ignore[assignment,method-assign]

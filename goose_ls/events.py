@@ -124,6 +124,47 @@ class CompactionSummaryChunk:
     content: Json
 
 
+SUBAGENT_STATES = ("running", "requires_action", "idle", "unknown")
+"""A subagent's states in ACP: ``requires_action`` while it waits on the user; ``idle``
+with a ``stop_reason`` once its work is over (the parent agent may give it more)."""
+
+
+@attrs.frozen
+class Subagent:
+    """A subagent the agent runs for this session (ACP's ``subagent_update``): a child
+    session, announced by its first update. As the agent sends it, a field left None is
+    unchanged; as goose-ls records it (journal, ``goose/update``), it is the child's whole
+    state, merged: ``state`` always set and ``cancellable`` always a boolean. Its
+    ``subagent_id``, ``title`` and ``description`` are agent text."""
+
+    KIND: ClassVar[str] = "subagent_update"
+    subagent_id: str
+    title: str | None = None
+    description: str | None = None
+    state: str | None = None
+    """One of :data:`SUBAGENT_STATES`, or the agent's own word."""
+    stop_reason: str | None = None
+    """Why an ``idle`` subagent stopped (``end_turn``, ``cancelled``, ``error``...); None
+    for one goose-ls ended with its parent's turn."""
+    cancellable: bool | None = None
+    """Whether ``session/cancel`` may name it (its ``capabilities.cancel``)."""
+
+
+@attrs.frozen
+class SessionMessage:
+    """A message between sessions (ACP's ``session_message``, or with ``append`` its
+    ``session_message_chunk``): a subagent's task, sent by its parent agent. Never
+    recorded as it is: the registry turns a task into its subagent's
+    ``user_message_chunk`` events."""
+
+    KIND: ClassVar[str] = "session_message"
+    message_id: str
+    content: list[Json]
+    sender_session_id: str | None = None
+    recipient_session_id: str | None = None
+    append: bool = False
+
+
 @attrs.frozen
 class AvailableCommands:
     KIND: ClassVar[str] = "available_commands_update"
@@ -291,6 +332,8 @@ SessionEvent = (
     | PlanRemoved
     | Compaction
     | CompactionSummaryChunk
+    | Subagent
+    | SessionMessage
     | AvailableCommands
     | CurrentMode
     | ConfigOptions
@@ -309,15 +352,33 @@ SessionEvent = (
 CHUNKS = (UserMessageChunk, AgentMessageChunk, AgentThoughtChunk)
 """The events that come once per token: they take a shorter way through goose-ls."""
 
+IN_SUBAGENT = (UserMessageChunk, AgentMessageChunk, AgentThoughtChunk, ToolCall, ToolCallUpdate)
+"""What a subagent's own session shows inside its parent's (its task, its words, its tool
+calls; its permission requests and questions come as requests). Its plans, modes,
+options, commands, usage and title stay its own."""
 
-def event_to_wire(event: SessionEvent) -> Json:
-    """The event as JSON, discriminated by ``sessionUpdate`` like ACP updates are."""
+SUBAGENT_KEY = "subagentId"
+"""The key, in an event's JSON, of the subagent it belongs to (absent: the session's own)."""
+
+
+def event_to_wire(event: SessionEvent, subagent: str | None = None) -> Json:
+    """The event as JSON, discriminated by ``sessionUpdate`` like ACP updates are; with
+    ``subagentId`` when it happened in that subagent of the session."""
     if isinstance(event, CHUNKS):  # what to_wire gives, without its generic walk
         data: Json = {"sessionUpdate": event.KIND, "content": event.content}
         if event.message_id is not None:
             data["messageId"] = event.message_id
-        return data
-    return {"sessionUpdate": event.KIND, **to_wire(event)}
+    else:
+        data = {"sessionUpdate": event.KIND, **to_wire(event)}
+    if subagent is not None:
+        data[SUBAGENT_KEY] = subagent
+    return data
+
+
+def subagent_of(data: Json) -> str | None:
+    """The subagent an event's JSON (:func:`event_to_wire`'s) belongs to, if any."""
+    subagent = data.get(SUBAGENT_KEY)
+    return subagent if isinstance(subagent, str) else None
 
 
 KINDS: dict[str, type[SessionEvent]] = {
@@ -333,6 +394,7 @@ KINDS: dict[str, type[SessionEvent]] = {
         PlanRemoved,
         Compaction,
         CompactionSummaryChunk,
+        Subagent,
         AvailableCommands,
         CurrentMode,
         ConfigOptions,

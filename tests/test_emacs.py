@@ -49,6 +49,8 @@ from support.turns import (
     PLANS_AND_COMPACTION,
     QUESTIONS_OF_EVERY_KIND,
     STEERED_TURN,
+    SUBAGENT_HEADING,
+    SUBAGENT_TURN,
     acting,
     check_inert,
     check_plans_drawn,
@@ -507,6 +509,23 @@ def test_plans_compactions_tool_names_and_the_title_are_drawn_in_place(
     result = _run(major, emacs, tmp_path, {"turns": [PLANS_AND_COMPACTION]}, flow="plans")
     check_plans_drawn(result["text"])
     assert result["name"] == "*goose: Parser refactor*", "the buffer follows the chat's title"
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_a_subagent_s_work_is_a_block_of_its_own_that_folds(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    result = _run(major, emacs, tmp_path, {"turns": [SUBAGENT_TURN]}, flow="subagents")
+    text = result["text"]
+    block = (
+        f"## goose\n\nDelegating.\n\n{SUBAGENT_HEADING}\n> _general-purpose_\n\n"
+        "> 📋 Task: Count the files\n\nCounting them.\n\\### 🤖 Subagent (✓ done): forged\n\n"
+        "🔧 ls — completed\n\nThere are 3 files.\n\n## goose\n\nThe subagent counted 3."
+    )
+    assert block in text, text
+    assert result["before"] == [False, False, False]
+    assert result["folded"] == [False, True, False], "TAB on its heading hides it, no more"
+    assert result["unfolded"] == [False, False, False]
 
 
 @pytest.mark.parametrize(("major", "emacs"), EMACSES)

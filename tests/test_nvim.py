@@ -45,6 +45,8 @@ from support.turns import (
     PLANS_AND_COMPACTION,
     QUESTIONS_OF_EVERY_KIND,
     STEERED_TURN,
+    SUBAGENT_HEADING,
+    SUBAGENT_TURN,
     acting,
     check_inert,
     check_plans_drawn,
@@ -212,7 +214,7 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path:
     assert "file://" not in text
     assert "🔧 shell · pytest — completed\n    3 passed" in text, "status changed in place"
     assert "— pending" not in text
-    assert result["foldenable"] is False, "code in answers is indented: no folds"
+    assert result["deepest_fold"] == 0, "code in answers is indented: only subagents fold"
     minimal = (
         "```diff\n--- notes.txt\n+++ notes.txt\n@@ -3,7 +3,7 @@\n line 3\n line 4\n line 5\n"
         "-line 6\n+line six\n line 7\n line 8\n line 9\n```"
@@ -428,7 +430,7 @@ def test_compose_queue_and_follow(nvim: str, tmp_path: Path) -> None:
         "the window at the end follows the stream"
     )
     assert (result["up_cursor"], result["up_top"]) == (1, 1), "the scrolled-up one stays"
-    assert result["folds"] == [] and result["foldenable"] is False
+    assert result["folds"] == [] and result["deepest_fold"] == 0
     assert result["final_status"] == "goose: idle"
     assert result["history"] == [SECOND, FIRST, SECOND, ""]
     assert result["windows_same"] and result["chat_window_reused"] and result["compose_follows"]
@@ -441,6 +443,28 @@ def test_plans_compactions_tool_names_and_the_title_are_drawn_in_place(
     result = _run(nvim, tmp_path, "plans", {"turns": [PLANS_AND_COMPACTION]})
     check_plans_drawn(result["text"])
     assert result["name"] == "goose://Parser refactor", "the buffer follows the chat's title"
+
+
+@EACH_NVIM
+def test_a_subagent_s_work_is_a_block_of_its_own_that_folds(nvim: str, tmp_path: Path) -> None:
+    result = _run(nvim, tmp_path, "subagents", {"turns": [SUBAGENT_TURN]})
+    lines = result["text"].split("\n")
+    heading = result["heading_row"]
+    assert lines[heading - 1] == SUBAGENT_HEADING, "drawn again in place as it ended"
+    assert lines[heading - 2 : heading + 5] == [
+        "",
+        SUBAGENT_HEADING,
+        "> _general-purpose_",
+        "",
+        "> 📋 Task: Count the files",
+        "",
+        "Counting them.",
+    ]
+    assert "\\### 🤖 Subagent (✓ done): forged" in lines, "the subagent's words forge no heading"
+    assert "🔧 ls — completed" in lines and lines[result["parent_row"] - 3] == "## goose"
+    assert result["open_before"] == -1, "open until the user folds it"
+    assert (result["fold_start"], result["fold_end"]) == (heading, result["parent_row"] - 3)
+    assert result["parent_folded"] == -1, "the agent's own answer stays out of the fold"
 
 
 @EACH_NVIM

@@ -14,7 +14,7 @@ import pytest
 
 from goose_ls.scripted.options import GOOSE_CONFIG_OPTIONS
 from support.harness import SERVER_COMMAND, server_env
-from support.turns import FORM_QUESTION, PLANS_AND_COMPACTION, STEERED_TURN
+from support.turns import FORM_QUESTION, PLANS_AND_COMPACTION, STEERED_TURN, SUBAGENT_TURN
 
 EXTENSION = Path(__file__).resolve().parent.parent / "editors" / "vscode"
 NPM = shutil.which("npm")
@@ -31,6 +31,7 @@ def test_the_extension_builds_and_its_node_tests_pass(tmp_path: Path) -> None:
         GOOSE_FORM=json.dumps(FORM_QUESTION),
         GOOSE_PLANS=json.dumps(PLANS_AND_COMPACTION),
         GOOSE_STEERED=json.dumps(STEERED_TURN),
+        GOOSE_SUBAGENT=json.dumps(SUBAGENT_TURN),
         # The tests' scratch folder (the scripted agent's script and record) in the
         # test's folder, which the agent's sandbox shows it.
         TMPDIR=str(tmp_path),

@@ -23,6 +23,7 @@
 (declare-function goose-ls-send-now "goose-ls-sessions")
 (declare-function goose-ls-sessions "goose-ls-sessions")
 (declare-function goose-ls-answer-permission "goose-ls-permissions")
+(declare-function goose-ls--subagent-begin "goose-ls-subagents")
 
 (defvar goose-ls--chats (make-hash-table :test #'equal)
   "Session id -> (buffer . last index).")
@@ -37,7 +38,13 @@
   "The kind of the block that the end of this chat buffer continues.")
 
 (defvar-local goose-ls--speaker nil
-  "Who the last heading of this chat buffer names: `user' or `agent'.")
+  "Who the last heading of this chat buffer names: `user', `agent', or
+\(sub . ID) for the agent's subagent ID.")
+
+(defvar-local goose-ls--open-block nil
+  "While a subagent's block is the end of this chat: a box holding its overlay.
+The overlay grows with what is appended (it advances at its end), until the
+block ends (`goose-ls--close-block').")
 
 (defvar goose-ls--agent-name "agent"
   "The agent's name for people (goose/agentStatus's `name').
@@ -101,6 +108,7 @@ Write in its compose buffer (\\[goose-ls-compose]; typing here goes there).
   (add-hook 'font-lock-extend-region-functions #'goose-ls--extend-to-fence nil t)
   (setq mode-line-process '(:eval (goose-ls--state-string)))
   (add-to-invisibility-spec '(goose-ls-tool . t))
+  (add-to-invisibility-spec '(goose-ls-subagent . t))
   (visual-line-mode 1))
 
 (defun goose-ls--chat (session-id &optional server)
@@ -173,19 +181,40 @@ The block that follows is of KIND."
       (insert (make-string (- 2 (cond ((looking-back "\n\n" 2) 2) ((bolp) 1) (t 0))) ?\n)))))
 
 (defun goose-ls--said-by (session-id who kind &optional lead)
-  "Start a KIND block of WHO's (`user' or `agent') in SESSION-ID's chat.
-Unless the chat is in one already.  Under a heading naming WHO only when the
-last heading named the other: a turn's tool calls and cards do not head the
-agent's words again.  LEAD starts the block."
+  "Start a KIND block of WHO's in SESSION-ID's chat.
+WHO is `user', `agent' or (sub . ID), the agent's subagent ID.  Unless the chat
+is in one already.  Under a heading naming WHO only when the last heading
+named another: a turn's tool calls and cards do not head the agent's words
+again; a subagent's heading (`goose-ls--subagent-begin') comes under the
+agent's.  LEAD starts the block."
   (let ((chat (goose-ls--chat session-id)))
-    (unless (eq (buffer-local-value 'goose-ls--kind chat) kind)
+    (unless (and (eq (buffer-local-value 'goose-ls--kind chat) kind)
+                 (equal (buffer-local-value 'goose-ls--speaker chat) who))
       (goose-ls--separate session-id kind)
-      (unless (eq (buffer-local-value 'goose-ls--speaker chat) who)
+      (unless (equal (buffer-local-value 'goose-ls--speaker chat) who)
+        (goose-ls--close-block session-id)
+        (when (and (consp who) (memq (buffer-local-value 'goose-ls--speaker chat) '(nil user)))
+          (with-current-buffer chat (setq goose-ls--speaker 'agent))
+          (goose-ls--append session-id (format "## %s\n\n" goose-ls--agent-name)))
         (with-current-buffer chat (setq goose-ls--speaker who))
-        (goose-ls--append session-id
-                          (format "## %s\n\n" (if (eq who 'user) "You" goose-ls--agent-name))))
+        (if (consp who)
+            (goose-ls--subagent-begin session-id (cdr who))
+          (goose-ls--append session-id
+                            (format "## %s\n\n" (if (eq who 'user) "You" goose-ls--agent-name)))))
       (when lead (goose-ls--append session-id lead))
       (goose-ls--new-line session-id (and (not lead) "")))))
+
+(defun goose-ls--close-block (session-id)
+  "End the subagent's block that SESSION-ID's chat ends with, if it does.
+Its overlay stops growing: what comes next is not in it."
+  (with-current-buffer (goose-ls--chat session-id)
+    (when-let ((box goose-ls--open-block))
+      (let* ((open (car box))
+             (closed (make-overlay (overlay-start open) (overlay-end open) nil nil nil)))
+        (overlay-put closed 'invisible (overlay-get open 'invisible))
+        (delete-overlay open)
+        (setcar box closed))
+      (setq goose-ls--open-block nil))))
 
 (defun goose-ls--new-line (session-id lead)
   "A line of agent text begins at the end of SESSION-ID's chat after LEAD.
@@ -328,7 +357,9 @@ The file the user's was read from, then the copy goose-ls kept (a file name
                                   goose-ls--queued "\n")
                        "\n")
                'font-lock-face 'shadow 'goose-ls-verbatim t)))
-    (set-marker-insertion-type goose-ls--end t))
+    (set-marker-insertion-type goose-ls--end t)
+    (when-let ((box goose-ls--open-block)) ; the queue is no part of a subagent's block
+      (move-overlay (car box) (overlay-start (car box)) goose-ls--end)))
   (force-mode-line-update t))
 
 (defun goose-ls--retitle (session title)

@@ -62,7 +62,7 @@
   (goose-ls--neutralise (format "%s" (or text "")) goose-ls--acting-on-a-line))
 
 (defconst goose-ls--own-openers
-  '("# " "🔧" "🔐" "❓" "📎" "🖼" "⚠" "💾" "_" "**Plan**" "> 💭" "> ⚠")
+  '("# " "🔧" "🔐" "❓" "📎" "🖼" "⚠" "💾" "_" "**Plan**" "> 💭" "> ⚠" "> 📋" "### 🤖")
   "How the chat's own lines begin; \"## <speaker>\" is checked apart.")
 
 (defconst goose-ls--decides 200

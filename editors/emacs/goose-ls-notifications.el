@@ -7,7 +7,8 @@
 ;; waits for the goose/replay of what was missed) goes to the part that draws it in
 ;; its chat, goose/turnEnd ends a turn and runs `goose-ls-turn-end-hook', and
 ;; goose/agentStatus tells the agent's state (the mode line's; the echo area's only when it
-;; failed).
+;; failed).  An update that carries a subagentId goes into that subagent's block
+;; (goose-ls-subagents.el).
 
 ;;; Code:
 
@@ -22,6 +23,7 @@
 (require 'goose-ls-forms)
 (require 'goose-ls-plans)
 (require 'goose-ls-sign-in)
+(require 'goose-ls-subagents)
 (require 'goose-ls-fork)
 
 (defvar goose-ls-turn-end-hook nil
@@ -46,22 +48,32 @@ A queued one whose events come while another turn runs was sent into that turn."
 
 (cl-defmethod eglot-handle-notification (server (_method (eql goose/update)) &rest params)
   "Render one goose/update PARAMS in its chat."
-  (let ((session (plist-get params :sessionId))
-        (update (plist-get params :update)))
+  (let* ((session (plist-get params :sessionId))
+         (update (plist-get params :update))
+         (child (and (stringp (plist-get update :subagentId)) (plist-get update :subagentId)))
+         (who (if child (cons 'sub child) 'agent)))
     (goose-ls--chat session server)
     (when (goose-ls--new-index-p session (plist-get params :index) server)
       (goose-ls--turn-seen session (plist-get params :messageId))
       (goose-ls--note-turn session (plist-get params :index) (plist-get params :messageId))
       (let ((goose-ls--drawing-index (plist-get params :index)))
+        ;; A subagent's card, verdict or note goes into its block too.
+        (when (and child (not (equal (plist-get update :sessionUpdate) "subagent_update"))
+                   (not (equal (buffer-local-value 'goose-ls--speaker (goose-ls--chat session)) who)))
+          (goose-ls--said-by session who 'subagent))
         (pcase (plist-get update :sessionUpdate)
+          ("subagent_update" (when child (goose-ls--subagent session update)))
           ((and (or "agent_message_chunk" "agent_thought_chunk")
                 (guard (equal (plist-get (plist-get update :content) :type) "image")))
-           (goose-ls--said-by session 'agent 'image)
+           (goose-ls--said-by session who 'image)
            (goose-ls--append session (concat (goose-ls--image-text (plist-get update :content))
                                              "\n")))
           ("agent_message_chunk"
-           (goose-ls--said-by session 'agent 'agent)
+           (goose-ls--said-by session who 'agent)
            (goose-ls--agent-text session (goose-ls--text (plist-get update :content))))
+          ((and "user_message_chunk" (guard child)) ; the task its agent gave it
+           (goose-ls--said-by session who 'task "> 📋 Task: ")
+           (goose-ls--agent-text session (goose-ls--text (plist-get update :content)) "> "))
           ("user_message_chunk"
            ;; A resumed chat's user messages are replayed by the agent: inert too.
            (goose-ls--said-by session 'user 'user)
@@ -74,9 +86,9 @@ A queued one whose events come while another turn runs was sent into that turn."
                                          (goose-ls--text content))
                                        "\n"))))
           ("agent_thought_chunk"
-           (goose-ls--said-by session 'agent 'thought "> 💭 ")
+           (goose-ls--said-by session who 'thought "> 💭 ")
            (goose-ls--agent-text session (goose-ls--text (plist-get update :content)) "> "))
-          ((or "tool_call" "tool_call_update") (goose-ls--tool session update))
+          ((or "tool_call" "tool_call_update") (goose-ls--tool session update who))
           ("permission_request" (goose-ls--permission session update server
                                                       (plist-get params :replay)))
           ("permission_resolved" (goose-ls--resolved session update))
@@ -110,6 +122,7 @@ A queued one whose events come while another turn runs was sent into that turn."
           (unless (equal outcome "end_turn")
             (goose-ls--append session (format "\n\n_%s_" (goose-ls-inert-line outcome))))
           (goose-ls--append session "\n"))
+        (goose-ls--close-block session)
         (with-current-buffer (goose-ls--chat session)
           (setq goose-ls--joined (delete (plist-get params :messageId) goose-ls--joined))
           (setq goose-ls--kind nil)

@@ -96,18 +96,20 @@ call's title, then each diff indented (a code block nothing in it ends)."
       (concat "💾 Changed on disk" by ": " named "\n"
               (if (string-empty-p (string-trim diffs)) "" (concat "\n" (string-trim-right diffs) "\n"))))))
 
-(defun goose-ls--tool (session-id update)
+(defun goose-ls--tool (session-id update &optional who)
   "Show the tool call of UPDATE in SESSION-ID's chat.
-UPDATE is a tool_call or a tool_call_update.  The first update of a
-toolCallId adds its status line at the end of the chat; later ones
-rewrite that line and the output under it where they are."
+UPDATE is a tool_call or a tool_call_update of WHO's: `agent' (the default) or
+\(sub . ID), a subagent.  The first update of a toolCallId adds its status
+line at the end of the chat; later ones rewrite that line and the output under
+it where they are."
   (with-current-buffer (goose-ls--chat session-id)
     (let* ((id (plist-get update :toolCallId))
-           (call (gethash id goose-ls--tools)))
+           (call (gethash id goose-ls--tools))
+           (who (or who 'agent)))
       (unless call
-        (if (eq goose-ls--speaker 'agent) ; under the agent's heading, once per turn
+        (if (equal goose-ls--speaker who) ; under the agent's heading, once per turn
             (goose-ls--separate session-id 'tool)
-          (goose-ls--said-by session-id 'agent 'tool))
+          (goose-ls--said-by session-id who 'tool))
         (setq call (goose-ls--call-create :start (copy-marker goose-ls--end)
                                           :end (copy-marker goose-ls--end)
                                           :title id :status "pending"))

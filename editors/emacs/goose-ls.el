@@ -40,6 +40,7 @@
 ;;   goose-ls-permissions.el    permission requests: the diff, the question, the decision
 ;;   goose-ls-forms.el          the agent's questions, asked in the minibuffer
 ;;   goose-ls-plans.el          plans and compactions, drawn in place
+;;   goose-ls-subagents.el      the agent's subagents: a block each, that TAB folds
 ;;   goose-ls-sign-in.el        the agent's terminal sign-in
 ;;   goose-ls-sessions.el       sessions, and the messages sent to them
 ;;   goose-ls-fork.el           a chat forked at a turn (C-c C-f in a chat)

@@ -129,7 +129,8 @@ class EditorPublisher:
         elif not isinstance(e.event, TurnEnded):
             return
         self._sent[e.session_id] = max(e.index, self._sent.get(e.session_id, 0))
-        self._send(e.session_id, e.index, e.message_id, event_to_wire(e.event), e.replay)
+        update = event_to_wire(e.event, e.subagent)
+        self._send(e.session_id, e.index, e.message_id, update, e.replay)
 
     def _catch_up(self, session_id: str, index: int) -> None:
         """Before ``index``, send the journal's events between the last one the editor

@@ -19,7 +19,13 @@ from pygls.lsp.server import LanguageServer
 from goose_ls.lsp.services import Services, ServicesSlot
 from goose_ls.sessions import Hit
 
-WHO = {"user": "you", "agent": "{agent}", "thought": "{agent}, thinking", "tool": "tool call"}
+WHO = {
+    "user": "you",
+    "agent": "{agent}",
+    "thought": "{agent}, thinking",
+    "tool": "tool call",
+    "subagent": "{agent}'s subagent",
+}
 """Who said what a hit found; ``{agent}`` is the chat's agent by the name it gave itself."""
 KINDS = {"chat": types.SymbolKind.File, "tool": types.SymbolKind.Function}
 

@@ -65,6 +65,7 @@ class ScriptedAgent:
             script.get("steering"), self.steps, bool(script.get("steerTooLate"))
         )
         self.sessions = self.server.sessions
+        self.steps.sessions = self.sessions
         self.prompts = 0
         self.cancelled: dict[str, asyncio.Event] = {}
         self.signed_in = False

@@ -66,6 +66,10 @@ or ``[elicitation: form not supported]``), ``elicitComplete`` (an ``elicitationI
 ``elicitation/complete``), ``together`` (a list of steps played at once, as an agent
 running tools in parallel asks: its permission requests all wait together), ``sleep``, ``waitForCancel``, ``raw``
 (a raw stdout line), ``rawHex``, ``bigText`` (one chunk of N bytes), ``bigRaw``,
+``onSession`` (beside another step: its messages name that session id, as an agent speaks
+for a subagent's child session; ``{other}`` is another open session's id, ``{this}`` the
+turn's, in the id and in an ``update``'s strings; a permission's or question's answer is
+said on the turn's session),
 ``waitForSteer`` (until a message is taken into the turn), ``halfLine`` (half a line, then exit), ``crash`` (exit code), ``hang``, ``stderr``,
 ``stopReason``, ``turnUsage`` (the prompt answer's ``usage``, as goose sends it), ``error`` (``{"code", "message", "data"}`` as the prompt's reply),
 ``shell`` (a command line run in the agent's own process, as goose's shell tool runs

@@ -42,6 +42,8 @@ class StepPlayer:
         """The client's ``clientCapabilities`` (from ``initialize``)."""
         self.steered: dict[str, asyncio.Event] = {}
         """Set when a message is taken into the session's running turn (``steering.py``)."""
+        self.sessions: dict[str, Any] = {}
+        """The agent's open sessions (``onSession``'s ``{other}`` names one of them)."""
 
     async def play(
         self, session_id: str, steps: list[dict[str, Any]], cancel: asyncio.Event | None = None
@@ -53,7 +55,9 @@ class StepPlayer:
             await self.step(session_id, step, cancel)
 
     async def step(self, session_id: str, step: dict[str, Any], cancel: asyncio.Event) -> None:
-        if "text" in step or "thought" in step or "userText" in step:
+        if "onSession" in step:  # sent as another session's (a child's, or any id)
+            await self.on_session(session_id, step, cancel)
+        elif "text" in step or "thought" in step or "userText" in step:
             kind, text = _chunk_kind(step)
             for piece in _split(text, int(step.get("chunks", 1))):
                 if cancel.is_set():
@@ -183,6 +187,32 @@ class StepPlayer:
                 )
             )
 
+    async def on_session(
+        self, session_id: str, step: dict[str, Any], cancel: asyncio.Event
+    ) -> None:
+        """Play ``step`` naming the session ``onSession`` (``{other}``: another open
+        session of this agent's, ``{this}``: the turn's) in its messages, as an agent
+        speaks for a child session; a permission's or question's answer is said on the
+        turn's own session."""
+        named = str(step["onSession"])
+        other = next((s for s in self.sessions if s != session_id), "no-other-session")
+        target = named.replace("{other}", other).replace("{this}", session_id)
+        rest = {key: value for key, value in step.items() if key != "onSession"}
+        if "permission" in rest:
+            await self.ask_permission(target, rest["permission"], cancel, said_on=session_id)
+        elif "elicit" in rest:
+            await self.elicit(target, rest["elicit"], said_on=session_id)
+        elif "update" in rest and isinstance(rest["update"], dict):
+            update = {
+                key: value.replace("{other}", other).replace("{this}", session_id)
+                if isinstance(value, str)
+                else value
+                for key, value in rest["update"].items()
+            }
+            await self.step(target, {**rest, "update": update}, cancel)
+        else:
+            await self.step(target, rest, cancel)
+
     async def stamped(self, session_id: str, step: dict[str, Any]) -> None:
         """Chunks whose text starts with the monotonic clock when written (for benchmarks).
 
@@ -296,7 +326,11 @@ class StepPlayer:
         await self.say(session_id, f"[terminal {json.dumps(result)}]")
 
     async def ask_permission(
-        self, session_id: str, spec: dict[str, Any], cancel: asyncio.Event
+        self,
+        session_id: str,
+        spec: dict[str, Any],
+        cancel: asyncio.Event,
+        said_on: str | None = None,
     ) -> None:
         call = {key: value for key, value in spec.items() if key != "withdrawAfter"}
         try:
@@ -320,19 +354,22 @@ class StepPlayer:
             answer = outcome.get("optionId") or outcome["outcome"]
         if spec.get("announce", True):
             await self.update(
-                session_id,
+                said_on or session_id,
                 {
                     "sessionUpdate": "agent_message_chunk",
                     "content": {"type": "text", "text": f"[permission: {answer}]"},
                 },
             )
 
-    async def elicit(self, session_id: str, spec: dict[str, Any]) -> None:
+    async def elicit(
+        self, session_id: str, spec: dict[str, Any], said_on: str | None = None
+    ) -> None:
         """Ask the user through the client, as goose does only of a client that advertised
-        the mode; say what came back."""
+        the mode; say what came back (on ``said_on``, if given)."""
         mode = spec.get("mode", "form")
+        said_on = said_on or session_id
         if mode not in self.elicitation:
-            await self.say(session_id, f"[elicitation: {mode} not supported]")
+            await self.say(said_on, f"[elicitation: {mode} not supported]")
             return
         params = {"sessionId": session_id, "mode": mode, "message": spec["message"]}
         if mode == "form":
@@ -344,10 +381,10 @@ class StepPlayer:
                 "elicitation/create", params, withdraw_after=spec.get("withdrawAfter")
             )
         except RpcError as exc:
-            await self.say(session_id, f"[elicitation: error {exc.code}]")
+            await self.say(said_on, f"[elicitation: error {exc.code}]")
             return
         content = f" {json.dumps(answer['content'])}" if "content" in answer else ""
-        await self.say(session_id, f"[elicitation: {answer['action']}{content}]")
+        await self.say(said_on, f"[elicitation: {answer['action']}{content}]")
 
     def offered(self, kind: object) -> bool:
         """Whether the client offered the capability an update of ``kind`` needs."""
@@ -358,6 +395,9 @@ class StepPlayer:
             "compaction_summary_chunk": "compaction" in session,
             "plan_update": "plan" in self.capabilities,
             "plan_removed": "plan" in self.capabilities,
+            "subagent_update": "subagents" in self.capabilities,
+            "session_message": "subagents" in self.capabilities,
+            "session_message_chunk": "subagents" in self.capabilities,
         }
         return needs.get(str(kind), True)
 

@@ -53,8 +53,8 @@ def cut(rows: list[EventRow], message_id: str) -> Cut:
     kept = [row for row in rows if row.idx <= end]
     later = [row for row in rows if row.idx > end and row.message_id not in (None, message_id)]
     agent_message = None
-    for _, event in events_of(row for row in kept if row.message_id == message_id):
-        if isinstance(event, events.AgentMessageChunk) and event.message_id:
+    for _, event, subagent in events_of(row for row in kept if row.message_id == message_id):
+        if subagent is None and isinstance(event, events.AgentMessageChunk) and event.message_id:
             agent_message = event.message_id
     next_at = _seconds(later[0].at) if later else None
     return Cut(kept, not later, agent_message, next_at)
@@ -71,8 +71,8 @@ def seed(rows: list[EventRow], title: str, agent: str) -> str:
     """A new chat's first message, for the user to edit and send: what was said in the
     last :data:`SEED_TURNS` turns of ``rows``, each message shortened."""
     turns: list[tuple[str, list[str], list[str]]] = []
-    for row, event in events_of(rows):
-        if row.message_id is None:
+    for row, event, subagent in events_of(rows):
+        if row.message_id is None or subagent is not None:  # a subagent's: not the chat's words
             continue
         if not turns or turns[-1][0] != row.message_id:
             turns.append((row.message_id, [], []))

@@ -159,6 +159,8 @@ class AgentLink:
             conn = await self._supervisor.connection()
             if session.generation == conn.generation:
                 return conn
+            # The old agent's subagents went with it: the new one announces its own.
+            self._registry.subagents.forget(session.session_id)
             prepared = await self.prompts.prepare(conn, session.cwd)
             if conn.profile.session_capability("resume"):
                 options = await conn.resume_session(

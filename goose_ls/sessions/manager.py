@@ -254,13 +254,14 @@ class SessionManager:
 
     # --- what the agent layer calls ------------------------------------------------
     def session_event(self, session_id: str, event: events.SessionEvent) -> None:
-        event = self._images.event(session_id, event)  # the bytes kept on disk, not here
+        shown_in, _ = self._registry.route(session_id)  # a subagent's: its session's
+        event = self._images.event(shown_in, event)  # the bytes kept on disk, not here
         self._registry.session_event(session_id, event)
         if isinstance(event, (events.ToolCall, events.ToolCallUpdate)) and event.status in (
             "completed",
             "failed",
         ):
-            self._checkpoints.tool_finished(session_id, event.tool_call_id)
+            self._checkpoints.tool_finished(shown_in, event.tool_call_id)
 
     async def request_permission(
         self,
@@ -269,10 +270,15 @@ class SessionManager:
         options: list[events.PermissionOption],
         foreign: tuple[str, ...] = (),
     ) -> str | None:
+        """A permission request, the session's or one of its subagents' (judged and
+        asked as the session's, its card in the subagent's block)."""
+        session_id, subagent = self._registry.route(session_id)
         tool_call = self._images.event(session_id, tool_call)
         if not foreign:  # a foreign path's local namesake is another file: no diff
             tool_call = await self._tools.proposed(session_id, tool_call)
-        return await self._permissions.request(session_id, tool_call, options, foreign=foreign)
+        return await self._permissions.request(
+            session_id, tool_call, options, foreign=foreign, subagent=subagent
+        )
 
     async def elicit(
         self,
@@ -282,7 +288,11 @@ class SessionManager:
         url: str | None,
         tool_call_id: str | None = None,
     ) -> Answer:
-        return await self._elicitations.request(session_id, message, schema, url, tool_call_id)
+        """A question of the session's agent, or of one of its subagents."""
+        session_id, subagent = self._registry.route(session_id)
+        return await self._elicitations.request(
+            session_id, message, schema, url, tool_call_id, subagent
+        )
 
     def warning(self, message: str) -> None:
         self._listener.warning(message)

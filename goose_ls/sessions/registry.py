@@ -6,6 +6,10 @@ opens. What is kept aside is bounded per id and across ids (an agent may name a 
 ids nobody opens); beyond that updates are dropped, with one log line per flood. Every
 event recorded gets its session's next index, is journaled by the library, then handed
 to the listener (which may read the journal: the event is there already).
+
+A subagent's updates (a child session, :mod:`.subagents`) enter its parent's session
+here, tagged with the child; what names a child never announced on an open session is
+kept aside like any unknown id, and never recorded.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from goose_ls import events
 from goose_ls.errors import UnknownSession
 from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.session import IndexedEvent, Session
+from goose_ls.sessions.subagents import Child, Subagents
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +46,8 @@ class Registry:
         self._early: dict[str, list[events.SessionEvent]] = {}
         self._early_count = 0
         self._dropping = False
+        self.subagents = Subagents()
+        """The announced children of the open sessions."""
 
     # --- lookup ------------------------------------------------------------------
     def get(self, session_id: str) -> Session:
@@ -61,6 +68,17 @@ class Registry:
 
     def ids(self) -> set[str]:
         return set(self._sessions)
+
+    def route(self, session_id: str) -> tuple[str, str | None]:
+        """Where a request naming ``session_id`` belongs: that session, or the open
+        session an announced child of that id is shown in, and the child; any other id
+        as it is (then no session has it, and the request is refused)."""
+        if session_id in self._sessions:
+            return session_id, None
+        child = self.subagents.child(session_id)
+        if child is None:
+            return session_id, None
+        return child.session_id, child.subagent_id
 
     # --- opening and closing -------------------------------------------------------
     def open(
@@ -86,6 +104,7 @@ class Registry:
     def remove(self, session_id: str) -> None:
         self._sessions.pop(session_id, None)
         self._take_early(session_id)
+        self.subagents.forget(session_id)
 
     def _take_early(self, session_id: str) -> list[events.SessionEvent]:
         taken = self._early.pop(session_id, [])
@@ -121,12 +140,17 @@ class Registry:
     def session_event(self, session_id: str, event: events.SessionEvent) -> None:
         """An update from the agent, in arrival order."""
         session = self._sessions.get(session_id)
-        if session is None:
+        if session is not None:
+            self._arrived(session, event)
+        elif (child := self.subagents.child(session_id)) is not None:
+            self._child_arrived(child, event)
+        else:
             self._keep_early(session_id, event)
-            return
-        self._arrived(session, event)
 
     def _arrived(self, session: Session, event: events.SessionEvent) -> None:
+        if isinstance(event, (events.Subagent, events.SessionMessage)):
+            self._about_children(session, event)
+            return
         if isinstance(event, events.SessionInfo):
             if event.run_id is not None and session.active is not None:
                 session.agent_run = event.run_id
@@ -142,21 +166,69 @@ class Registry:
             event = kept
         self.record(session, event, replay=session.loading)
 
+    def _child_arrived(self, child: Child, event: events.SessionEvent) -> None:
+        """An update a subagent's own session sent: shown in its parent's session."""
+        session = self._sessions[child.session_id]
+        if isinstance(event, (events.Subagent, events.SessionMessage)):
+            self._about_children(session, event)  # a nested subagent, shown beside it
+        elif isinstance(event, events.IN_SUBAGENT):
+            self._in_child(session, event, child.subagent_id)
+        else:
+            log.debug("not shown: %s of subagent %s", event.KIND, child.subagent_id[:100])
+
+    def _about_children(
+        self, session: Session, event: events.Subagent | events.SessionMessage
+    ) -> None:
+        """A child announced or changed, or a child's task: recorded in the session."""
+        if isinstance(event, events.Subagent):
+            state = self.subagents.announce(session.session_id, event, self._sessions)
+            if state is not None:
+                self._take_early(state.subagent_id)  # what it sent before: never shown
+                self._in_child(session, state, state.subagent_id)
+            return
+        child_id = self.subagents.task(session.session_id, event)
+        if child_id is not None:
+            for block in event.content:
+                self._in_child(session, events.UserMessageChunk(content=block), child_id)
+
+    def _in_child(self, session: Session, event: events.SessionEvent, child_id: str) -> None:
+        """Record a subagent's event in its session: not while a restarted agent replays
+        the session (it holds it), nor while a journaled session loads (the journal holds
+        its subagents; the agent's replay names them anew)."""
+        if session.replaying or session.history is not None:
+            return
+        self.record(session, event, replay=session.loading, subagent=child_id)
+
+    def end_subagents(self, session: Session, stop_reason: str | None) -> None:
+        """The session's turn ends: its children still running end with it."""
+        for state in self.subagents.ended(session.session_id, stop_reason):
+            self.record(session, state, subagent=state.subagent_id)
+
+    def running_subagents(self, session: Session) -> list[Child]:
+        """The session's children still at work."""
+        return [c for c in self.subagents.of_session(session.session_id) if c.running]
+
     def record(
         self,
         session: Session,
         event: events.SessionEvent,
         replay: bool = False,
         message_id: str | None = None,
+        subagent: str | None = None,
     ) -> IndexedEvent:
-        indexed = session.number(event, replay, message_id)
+        """Number, journal and publish an event of ``session`` (``subagent``: of that
+        child of it)."""
+        indexed = session.number(event, replay, message_id, subagent)
         self._library.observe(session.session_id, indexed)
         self._publish(indexed)
         return indexed
 
-    def note(self, session: Session, severity: Severity, text: str) -> None:
-        """Tell the user something about a session, in its event stream."""
-        self.record(session, events.Note(severity, text))
+    def note(
+        self, session: Session, severity: Severity, text: str, subagent: str | None = None
+    ) -> None:
+        """Tell the user something about a session (or one of its children), in its
+        event stream."""
+        self.record(session, events.Note(severity, text), subagent=subagent)
 
     def note_for(self, session_id: str, severity: Severity, text: str) -> None:
         if session := self._sessions.get(session_id):

@@ -43,6 +43,9 @@ class IndexedEvent:
     event: SessionEvent
     replay: bool = False
     """History the agent replayed while the session was loaded."""
+    subagent: str | None = None
+    """The child session (a subagent of the session's agent) it happened in; None for
+    the session's own events."""
 
 
 class Stage(enum.Enum):
@@ -217,14 +220,20 @@ class Session:
         :mod:`.unsaved`): the others are named again only when they change."""
 
     def number(
-        self, event: SessionEvent, replay: bool = False, message_id: str | None = None
+        self,
+        event: SessionEvent,
+        replay: bool = False,
+        message_id: str | None = None,
+        subagent: str | None = None,
     ) -> IndexedEvent:
         """Give ``event`` the next index and keep what it says of the session's state
         (only the registry calls this: it also journals and publishes the event)."""
         if message_id is None and self.active is not None and not replay:
             message_id = self.active.message_id
         self.last_index += 1
-        indexed = IndexedEvent(self.session_id, self.last_index, message_id, event, replay)
+        indexed = IndexedEvent(
+            self.session_id, self.last_index, message_id, event, replay, subagent
+        )
         self.last_event_at = time.monotonic()
         if isinstance(event, CurrentMode) and self.options.modes is not None:
             modes = {**self.options.modes, "currentModeId": event.current_mode_id}

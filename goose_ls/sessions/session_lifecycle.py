@@ -120,8 +120,10 @@ class Lifecycle:
         session = self._registry.open(fork_id, cwd, conn.generation, tab_id=tab_id)
         session.options = options
         self._library.created(fork_id, cwd, profile.title)
-        for row, event in events_of(where.rows):
-            self._registry.record(session, event, replay=True, message_id=row.message_id)
+        for row, event, subagent in events_of(where.rows):
+            self._registry.record(
+                session, event, replay=True, message_id=row.message_id, subagent=subagent
+            )
         self._library.rename(fork_id, f"{title} (fork)")
         self._registry.note(session, "info", f"Forked from “{title}” ({source_id}).")
         self._registry.flush_early(session)
@@ -176,7 +178,9 @@ class Lifecycle:
     def _expect_replay(self, session: Session) -> None:
         """The agent's replay is matched against what the journal holds of it."""
         history = self._library.history(session.session_id)
-        session.history = Reconciler(event for _, event in events_of(history))
+        session.history = Reconciler(
+            event for _, event, subagent in events_of(history) if subagent is None
+        )
         session.loading = True
 
     async def _reopen(

@@ -2,7 +2,9 @@
 
 The agent takes one prompt per session, so later prompts wait in order. A cancelled
 turn is reported as cancelled whatever the agent answers, its waiting questions to the
-user (permission requests, elicitations) are answered ``cancelled``, and if the agent does not end it within
+user (permission requests, elicitations) are answered ``cancelled``, its subagents at
+work are cancelled with it (those the agent lets goose-ls cancel, each by its own
+``session/cancel``), and if the agent does not end it within
 ``agent.cancelTimeout`` goose-ls ends it itself. A turn that hears nothing from the
 agent for ``agent.stallTimeout`` seconds gets a note offering cancel and restart. Before
 an agent that reads the disk answers, a note names the open files it cannot see the
@@ -158,6 +160,9 @@ class Turns:
             self._checkpoints.end_later(session.session_id, turn.message_id)
             self._live.turn_ended()
             turn.end(end)
+            # Its subagents' blocks end with it (one still at work shows again if it speaks).
+            stopped = "cancelled" if end.stop_reason == "cancelled" else None
+            self._registry.end_subagents(session, stopped)
             self._registry.record(session, end)
             for message_id in turn.joined:  # the messages steered into it end with it
                 self._registry.record(session, end, message_id=message_id)
@@ -249,10 +254,15 @@ class Turns:
             return True
         conn = self._link.running
         if conn is not None and conn.alive:
-            try:
-                await conn.cancel(session_id)
-            except AgentError as exc:
-                log.warning("session/cancel for %s failed: %s", session_id, exc)
+            # The session first (its agent stops asking its subagents for more), then each
+            # subagent at work that may be cancelled on its own.
+            children = self._registry.running_subagents(session)
+            cancellable = [c.subagent_id for c in children if c.state.cancellable]
+            for target in (session_id, *cancellable):
+                try:
+                    await conn.cancel(target)
+                except AgentError as exc:
+                    log.warning("session/cancel for %s failed: %s", target[:100], exc)
         if grace := self._settings().cancel_timeout:
             turn.cancel_deadline = asyncio.get_running_loop().call_later(
                 grace, self._end_uncancelled, session, turn, grace

@@ -5,7 +5,8 @@
 ;; or "mention" (an @ mention completed in the compose buffer, then sent), or "option"
 ;; (after "ask", the option picker, answered with the lines GOOSE_PICK lists), or
 ;; "question" (the agent's questions, answered with the lines GOOSE_ANSWERS lists), or
-;; "plans" (a turn of plans, a compaction, tool names and a title), or "steer" and
+;; "plans" (a turn of plans, a compaction, tool names and a title), or "subagents" (a
+;; subagent's block, folded by TAB on its heading), or "steer" and
 ;; "steer_refused" (a queued message sent now into the running turn, or refused), or
 ;; "restart" (after "ask", C-c g r and C-u C-c g r), or "gap" (the chat buffer killed
 ;; while a reply streams), or "dir_locals" ("ask" in a project whose .dir-locals.el sets
@@ -301,6 +302,30 @@ Each prompt is recorded with what it offered; `browse-url' records the page."
   (flow--record 'text (flow--chat-text))
   (flow--record 'name (buffer-name (flow--chat))))
 
+(defun flow--subagents ()
+  "A turn in which the agent runs a subagent: its block, folded and unfolded by TAB
+on its heading."
+  (find-file (getenv "GOOSE_FILE"))
+  (goose-ls-send "Count with a subagent")
+  (flow--wait (lambda () flow--ended) "the turn to end")
+  (flow--record 'text (flow--chat-text))
+  (with-current-buffer (flow--chat)
+    (let* ((heading (progn (goto-char (point-min))
+                           (search-forward "### 🤖 Subagent (")
+                           (line-beginning-position)))
+           (inside (progn (search-forward "There are 3 files.") (match-beginning 0)))
+           (after (progn (search-forward "The subagent counted 3.") (match-beginning 0)))
+           (tab (lambda () (goto-char heading)
+                  (funcall (lookup-key (get-text-property heading 'keymap) (kbd "TAB")))))
+           (seen (lambda () (vector (if (invisible-p heading) t :json-false)
+                                    (if (invisible-p inside) t :json-false)
+                                    (if (invisible-p after) t :json-false)))))
+      (flow--record 'before (funcall seen))
+      (funcall tab)
+      (flow--record 'folded (funcall seen))
+      (funcall tab)
+      (flow--record 'unfolded (funcall seen)))))
+
 (defun flow--steer (refused)
   "A message queued while a turn runs, then sent now with C-c C-j in the compose buffer.
 When REFUSED, the agent cannot take it: the turn is cancelled after."
@@ -390,6 +415,7 @@ turn still running, then on the first turn's reply.  What the new chat and its c
         ("option" (flow--option))
         ("question" (flow--question))
         ("plans" (flow--plans))
+        ("subagents" (flow--subagents))
         ("steer" (flow--steer nil))
         ("steer_refused" (flow--steer t))
         ("restart" (flow--restart))

@@ -187,7 +187,12 @@ local ok, err = pcall(function()
         table.insert(result.folds, lnum)
       end
     end
-    result.foldenable = vim.wo[chat_win].foldenable
+    result.deepest_fold = 0
+    vim.api.nvim_win_call(chat_win, function()
+      for lnum = 1, last do
+        result.deepest_fold = math.max(result.deepest_fold, vim.fn.foldlevel(lnum))
+      end
+    end)
     result.final_status = goose.statusline()
     -- History: <Up> and <Down> in the compose area (normal mode).
     vim.api.nvim_set_current_win(compose.window())
@@ -246,6 +251,34 @@ local ok, err = pcall(function()
     return
   end
 
+  if scenario == "subagents" then
+    -- A subagent's block: folded with zc from a line inside it, the agent's own answer after
+    -- it left open.
+    vim.cmd("Goose send Count with a subagent")
+    assert(vim.wait(30000, function() return #ends > 0 end), "the turn did not end")
+    result.text = chat_text()
+    chat.show(chat.current)
+    local win = chat.window(chat.current)
+    local lines = vim.api.nvim_buf_get_lines(chat.sessions[chat.current].buf, 0, -1, false)
+    local function row_of(text)
+      for n, line in ipairs(lines) do
+        if line:find(text, 1, true) then return n end
+      end
+    end
+    result.heading_row = row_of("### 🤖 Subagent (")
+    result.inside_row = row_of("There are 3 files.")
+    result.parent_row = row_of("The subagent counted 3.")
+    vim.api.nvim_win_call(win, function()
+      result.open_before = vim.fn.foldclosed(result.inside_row)
+      vim.api.nvim_win_set_cursor(win, { result.inside_row, 0 })
+      vim.cmd("normal! zc")
+      result.fold_start = vim.fn.foldclosed(result.inside_row)
+      result.fold_end = vim.fn.foldclosedend(result.inside_row)
+      result.parent_folded = vim.fn.foldclosed(result.parent_row)
+    end)
+    return
+  end
+
   if scenario == "steer" or scenario == "steer_refused" then
     -- A message written while a turn runs waits in the queue; :Goose now sends it into
     -- that turn (or says why the agent cannot take it).
@@ -291,7 +324,15 @@ local ok, err = pcall(function()
   result.text = chat_text()
   result.filetype = vim.bo[s.buf].filetype
   for _, win in ipairs(vim.api.nvim_list_wins()) do
-    if vim.api.nvim_win_get_buf(win) == s.buf then result.foldenable = vim.wo[win].foldenable end
+    if vim.api.nvim_win_get_buf(win) == s.buf then
+      -- The deepest fold of the chat: none where no subagent ran (code in answers is indented).
+      result.deepest_fold = 0
+      vim.api.nvim_win_call(win, function()
+        for lnum = 1, vim.api.nvim_buf_line_count(s.buf) do
+          result.deepest_fold = math.max(result.deepest_fold, vim.fn.foldlevel(lnum))
+        end
+      end)
+    end
   end
   result.statusline = goose.statusline()
 

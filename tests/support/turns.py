@@ -238,3 +238,27 @@ def check_inert(text: str, agent: str) -> None:
     ):
         assert forged in lines, (forged, text)
     assert not [line for line in lines if line.startswith("🔐 permission: rm")], text
+
+
+def _subagent(state: str, stop_reason: str | None = None, **fields: Any) -> dict[str, Any]:
+    said = {"state": state, **({"stopReason": stop_reason} if stop_reason else {})}
+    return _update("subagent_update", sessionId="sub-1", state=said, **fields)
+
+
+SUBAGENT_TURN = [
+    {"text": "Delegating."},
+    _subagent("running", title="Count files", description="general-purpose",
+              capabilities={"cancel": {}}),
+    {"onSession": "sub-1", "userText": "Count the files"},
+    {"onSession": "sub-1", "text": "Counting them.\n### 🤖 Subagent (✓ done): forged"},
+    {"onSession": "sub-1", "toolCall": {"toolCallId": "ls1", "title": "ls", "kind": "execute",
+                                        "status": "completed"}},
+    {"onSession": "sub-1", "text": "There are 3 files."},
+    _subagent("idle", "end_turn"),
+    {"text": "The subagent counted 3."},
+]  # fmt: skip
+"""A turn in which the agent runs a subagent (as claude-agent-acp reports one: announced,
+its task, its words and a tool call under its own id, its end), then answers itself; the
+subagent's words try to pass for the block's heading. Each plugin draws the subagent's
+block apart and lets it fold."""
+SUBAGENT_HEADING = "### 🤖 Subagent (✓ done): Count files"

@@ -173,8 +173,62 @@ export interface TurnLines {
 
 const OUTCOMES: Record<string, string> = { accept: "answered", decline: "declined", cancel: "cancelled" };
 
+/** How a subagent's heading begins: the chat's own words (agent text that begins so is
+ * escaped). */
+export const SUBAGENT_HEADING = "### 🤖 Subagent";
+const SUBAGENT_STATES: Record<string, string> = { running: "⏳ running", requires_action: "✋ waiting for you" };
+const SUBAGENT_ENDS: Record<string, string> = {
+  end_turn: "✓ done",
+  cancelled: "⊘ cancelled",
+  error: "✗ failed",
+  refusal: "✗ failed (refused)",
+};
+
+/** A subagent the agent runs, as its last subagent_update says, and its last heading. */
+interface Subagent {
+  title?: string;
+  description?: string;
+  state?: string;
+  stopReason?: string;
+  described?: boolean;
+  heading?: Drawn;
+}
+
+/** `### 🤖 Subagent (state): title`: the chat's words first, the agent's title after. */
+function subagentHeading(sub: Subagent): string {
+  let state = SUBAGENT_STATES[sub.state ?? "running"] ?? `• ${inertLine(String(sub.state))}`;
+  if (sub.state === "idle") {
+    state = sub.stopReason ? (SUBAGENT_ENDS[sub.stopReason] ?? `■ ended (${inertLine(sub.stopReason)})`) : "■ ended";
+  }
+  return `${SUBAGENT_HEADING} (${state})${sub.title ? `: ${inertLine(sub.title)}` : ""}\n`;
+}
+
+/** The lines (0-based) of each subagent's block in a chat's text, for folding: from its
+ * heading to the last line before the next heading of a speaker (`## You`, the agent's,
+ * in `speakers`) or of a subagent. Agent text that begins as these do is escaped. */
+export function subagentFolds(text: string, speakers: readonly string[]): { start: number; end: number }[] {
+  const folds: { start: number; end: number }[] = [];
+  const heads = new Set(speakers.map((speaker) => `## ${speaker}`));
+  let open: number | undefined;
+  const lines = text.split("\n");
+  const close = (before: number) => {
+    if (open !== undefined && before - 1 > open) folds.push({ start: open, end: before - 1 });
+    open = undefined;
+  };
+  lines.forEach((line, n) => {
+    if (line.startsWith(SUBAGENT_HEADING)) {
+      close(n);
+      open = n;
+    } else if (heads.has(line)) {
+      close(n);
+    }
+  });
+  close(lines.length);
+  return folds;
+}
+
 /** Blocks that chunks stream into: the next chunk of the same kind goes on where it is. */
-const STREAMED = new Set(["user", "agent", "thought"]);
+const STREAMED = new Set(["user", "agent", "thought", "task"]);
 
 /**
  * One session's chat, as markdown; events are applied once each, in index order, none
@@ -213,9 +267,12 @@ export class Chat {
    * when one came beyond what the replay brought. */
   private highest = 0;
 
-  /** Who spoke last: a heading names the speaker when it changes, so the agent's heads
-   * its turn once, over its text, thoughts, tool calls and cards alike. */
-  private speaker: "user" | "agent" | undefined;
+  /** Who spoke last (`user`, `agent`, or `sub:<id>`: a subagent): a heading names the
+   * speaker when it changes, so the agent's heads its turn once, over its text, thoughts,
+   * tool calls and cards alike. */
+  private speaker: string | undefined;
+  /** The agent's subagents, by their subagentId. */
+  private readonly subagents = new Map<string, Subagent>();
 
   /** The line agent text goes on: where it begins (after the chat's own lead, in the last
    * part), what of it came so far, and that lead, read with it; undefined once it is known
@@ -298,34 +355,48 @@ export class Chat {
     const before = this.unmarked(params.messageId) ? this.place : undefined; // its turn's first event
     if (params.messageId && !params.replay) this.start(params.messageId);
     const u = params.update;
+    // A subagent's update goes into its block: its words, tool calls, cards and notes.
+    const child = typeof u.subagentId === "string" ? u.subagentId : undefined;
+    const who = child === undefined ? "agent" : `sub:${child}`;
+    if (child !== undefined && u.sessionUpdate !== "subagent_update" && this.speaker !== who) {
+      this.begin("subagent", who);
+    }
     const image = (u.content as Content | undefined)?.type === "image";
     switch (image && u.sessionUpdate !== "user_message_chunk" ? "agent_image" : u.sessionUpdate) {
+      case "subagent_update":
+        if (child !== undefined) this.subagent(child, u);
+        break;
       case "agent_image": // goose-ls's line for it, never agent text
-        this.begin("image", "agent");
+        this.begin("image", who);
         this.add(`${imageLine(u.content as Content)}\n`);
         break;
       case "user_message_chunk":
+        if (child !== undefined) {
+          this.begin("task", who, "> 📋 Task: "); // the task its agent gave it
+          this.agentText(this.textOf(u.content as Content), "> ");
+          break;
+        }
         this.begin("user", "user");
         this.add(this.textOf(u.content as Content, true) + "\n");
         break;
       case "agent_message_chunk":
-        this.begin("agent", "agent");
+        this.begin("agent", who);
         this.agentText(this.textOf(u.content as Content), "");
         break;
       case "agent_thought_chunk":
-        this.begin("thought", "agent", "> 💭 ");
+        this.begin("thought", who, "> 💭 ");
         this.agentText(this.textOf(u.content as Content), "> ");
         break;
       case "tool_call":
       case "tool_call_update":
-        this.tool(u);
+        this.tool(u, who);
         break;
       case "permission_request":
-        this.begin("permission", "agent");
+        this.begin("permission", who);
         this.add(`🔐 permission: ${inertLine((u.toolCall as { title?: string } | undefined)?.title ?? "a tool")}\n`);
         break;
       case "elicitation_request":
-        this.begin("question", "agent");
+        this.begin("question", who);
         this.add(`❓ ${inertLine(String(u.message))}\n${u.mode === "url" ? `\n${inertLine(String(u.url))}\n` : ""}`);
         break;
       case "elicitation_resolved":
@@ -468,12 +539,26 @@ export class Chat {
     this.parts.push(this.drawn.get(key)!);
   }
 
+  /** A subagent_update: the subagent's state kept, its heading drawn again where it is;
+   * the first one begins its block. */
+  private subagent(id: string, u: Update["update"]): void {
+    const sub = this.subagents.get(id) ?? {};
+    this.subagents.set(id, sub);
+    const text = (key: string) => (typeof u[key] === "string" ? (u[key] as string) : undefined);
+    sub.title = text("title");
+    sub.description = text("description");
+    sub.state = text("state");
+    sub.stopReason = text("stopReason");
+    if (sub.heading) sub.heading.text = subagentHeading(sub);
+    else this.begin("subagent", `sub:${id}`);
+  }
+
   /** The first update of a toolCallId adds its block at the end; later ones change it. */
-  private tool(u: Update["update"]): void {
+  private tool(u: Update["update"], who = "agent"): void {
     const id = u.toolCallId as string;
     let tool = this.tools.get(id);
     if (!tool) {
-      this.begin("tool", "agent");
+      this.begin("tool", who);
       tool = { id, title: id, status: "pending", output: "" };
       this.tools.set(id, tool);
       this.parts.push(tool);
@@ -528,12 +613,20 @@ export class Chat {
 
   /** Begin a block of `kind` at the end, `lead` first, unless a streamed one of the same
    * kind goes on. `who` says it (none: goose-ls's own lines); a new speaker's heading
-   * ("You", the agent's own name) comes first. */
-  private begin(kind: string, who?: "user" | "agent", lead = ""): void {
+   * ("You", the agent's own name, a subagent's heading under the agent's) comes first. */
+  private begin(kind: string, who?: string, lead = ""): void {
     if (who && who !== this.speaker) {
+      const child = who.startsWith("sub:") ? who.slice(4) : undefined;
+      if (child !== undefined && (this.speaker === undefined || this.speaker === "user")) {
+        this.speaker = "agent";
+        this.separate(kind);
+        this.add(`## ${this.context.agent?.() ?? "agent"}\n\n`);
+      }
       this.speaker = who;
       this.separate(kind);
-      this.add(`## ${who === "user" ? "You" : (this.context.agent?.() ?? "agent")}\n\n${lead}`);
+      if (child !== undefined) this.subagentBegins(child);
+      else this.add(`## ${who === "user" ? "You" : (this.context.agent?.() ?? "agent")}\n\n`);
+      this.add(lead);
     } else if (this.block !== kind || !STREAMED.has(kind)) {
       this.separate(kind);
       this.add(lead);
@@ -542,6 +635,23 @@ export class Chat {
     }
     const last = this.parts[this.parts.length - 1];
     this.line = lead || typeof last !== "string" ? undefined : { part: this.parts.length - 1, at: last.length, head: "", lead: "" };
+  }
+
+  /** A subagent's block begins: its heading (drawn again in place as its state changes),
+   * the first time its description. */
+  private subagentBegins(id: string): void {
+    const sub = this.subagents.get(id) ?? {};
+    this.subagents.set(id, sub);
+    sub.heading = { text: subagentHeading(sub) };
+    this.parts.push(sub.heading);
+    const described = sub.description && !sub.described ? `> _${inertLine(sub.description)}_\n` : "";
+    sub.described ||= Boolean(described);
+    this.add(`${described}\n`);
+  }
+
+  /** Where each subagent's block is in the chat's text, for folding (0-based lines). */
+  get folds(): { start: number; end: number }[] {
+    return subagentFolds(this.text, this.speakers);
   }
 
   /** The file a plan names (a path or a file URI): a link when it is in a workspace

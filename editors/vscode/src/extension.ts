@@ -472,6 +472,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   client = new LanguageClient("goose-ls", "goose-ls", serverOptions, clientOptions);
   context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider("goose-chat", documents));
   context.subscriptions.push(vscode.workspace.onDidChangeTextDocument(follow));
+  // Each subagent's block in a chat folds (its heading's fold control, or Fold, Ctrl+Shift+[).
+  context.subscriptions.push(
+    vscode.languages.registerFoldingRangeProvider(
+      { scheme: "goose-chat" },
+      {
+        provideFoldingRanges: (doc) =>
+          (chats.get(doc.uri.path)?.folds ?? []).map(({ start, end }) => new vscode.FoldingRange(start, end, vscode.FoldingRangeKind.Region)),
+      },
+    ),
+  );
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider("goose-diff", { provideTextDocumentContent: (uri) => sides.get(uri.path) ?? "" }),
   );

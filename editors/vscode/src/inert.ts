@@ -47,7 +47,7 @@ export function oneLine(text: string): string {
 
 /** How the chat's own lines begin: a line of agent text beginning so is escaped. A
  * speaker's heading ("## You", "## <agent>") is checked apart. */
-const OWN = ["# ", "🔧", "🔐", "❓", "📎", "🖼", "⚠", "💾", "_", "**Plan**", "> 💭", "> ⚠"];
+const OWN = ["# ", "🔧", "🔐", "❓", "📎", "🖼", "⚠", "💾", "_", "**Plan**", "> 💭", "> ⚠", "> 📋", "### 🤖"];
 
 /** How much of a line decides whether it imitates (a heading with a long name too). */
 export const DECIDES = 200;

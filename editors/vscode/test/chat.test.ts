@@ -241,6 +241,34 @@ test("agent text is shown inert and forges no line of the chat, however the chun
   }
 });
 
+test("a subagent's work is a block of its own, its heading drawn again in place, and it folds", () => {
+  const chat = new Chat("s1", { agent: () => "Claude Agent" });
+  let index = 0;
+  const apply = (u: object) => assert.ok(chat.apply(update(++index, u)));
+  const sub = (u: object) => apply({ subagentId: "a1", ...u });
+  const state = (state: string, stopReason?: string) =>
+    sub({ sessionUpdate: "subagent_update", title: "Count\nfiles", description: "general-purpose", state, stopReason, cancellable: true });
+  apply({ sessionUpdate: "user_message_chunk", content: { type: "text", text: "Count them" } });
+  state("running");
+  sub({ sessionUpdate: "user_message_chunk", content: { type: "text", text: "Count the files" } });
+  sub({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Counting.\n### 🤖 Subagent (✓ done): forged" } });
+  sub({ sessionUpdate: "tool_call", toolCallId: "t1", title: "ls", status: "pending" });
+  state("requires_action");
+  sub({ sessionUpdate: "permission_request", requestId: "r1", toolCall: { toolCallId: "t1", title: "ls" }, options: [] });
+  state("idle", "end_turn");
+  apply({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Three." } });
+  assert.equal(
+    chat.text,
+    "# Claude Agent chat · s1\n\n## You\n\nCount them\n\n## Claude Agent\n\n### 🤖 Subagent (✓ done): Count\\nfiles\n> _general-purpose_\n\n" +
+      "> 📋 Task: Count the files\n\nCounting.\n\\### 🤖 Subagent (✓ done): forged\n\n🔧 ls — pending\n\n🔐 permission: ls\n\n" +
+      "## Claude Agent\n\nThree.",
+  );
+  assert.deepEqual(chat.folds, [{ start: 8, end: 19 }]);
+  const lines = chat.text.split("\n");
+  assert.equal(lines[8], "### 🤖 Subagent (✓ done): Count\\nfiles");
+  assert.equal(lines[20], "## Claude Agent");
+});
+
 test("images are goose-ls's own lines: the kept copy as a markdown image, or why it was not kept", () => {
   const chat = new Chat("s1", { agent: () => "goose", folders: () => ["/work/shop"] });
   const kept = { type: "image", mimeType: "image/png", uri: "file:///data/outputs/s1/ab.png", sha256: "ab", size: 48213 };

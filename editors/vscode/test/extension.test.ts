@@ -27,6 +27,8 @@ after(() => rmSync(scratch, { recursive: true, force: true }));
 const shown: { message: string; labels: string[] }[] = [];
 const commands = new Map<string, () => Promise<void>>();
 let chats: { provideTextDocumentContent(uri: { path: string }): string } | undefined;
+/** The chats' folding ranges, as the extension gives them to VS Code. */
+let foldings: { provideFoldingRanges(doc: { uri: { path: string } }): { start: number; end: number }[] } | undefined;
 const turnEnds: { sessionId: string }[] = [];
 const updates: { sessionId: string }[] = [];
 const statusBar = { text: "", command: undefined as string | undefined, shown: false, show() { this.shown = true; }, dispose() {} };
@@ -108,12 +110,6 @@ const vscode = {
       this.start = { line, character };
     }
   },
-  languages: {
-    registerCodeLensProvider: (selector: { scheme: string }, provider: typeof lenses) => {
-      if (selector.scheme === "goose-chat") lenses = provider;
-      return { dispose() {} };
-    },
-  },
   EventEmitter: class {
     event = () => ({ dispose() {} });
     fire() {}
@@ -143,6 +139,24 @@ const vscode = {
   },
   ViewColumn: { Beside: -2 },
   QuickPickItemKind: { Separator: -1 },
+  FoldingRange: class {
+    constructor(
+      readonly start: number,
+      readonly end: number,
+      readonly kind?: number,
+    ) {}
+  },
+  FoldingRangeKind: { Region: 3 },
+  languages: {
+    registerFoldingRangeProvider: (selector: { scheme: string }, provider: typeof foldings) => {
+      if (selector.scheme === "goose-chat") foldings = provider;
+      return { dispose() {} };
+    },
+    registerCodeLensProvider: (selector: { scheme: string }, provider: typeof lenses) => {
+      if (selector.scheme === "goose-chat") lenses = provider;
+      return { dispose() {} };
+    },
+  },
   workspace: {
     // The user's settings, then the folder's .vscode/settings.json over them, as VS Code
     // reads them; a `machine` scope is not enforced here: the extension must hold it.
@@ -513,6 +527,29 @@ test("plans, a compaction, tool names and the title are drawn as a real goose-ls
     assert.ok(text.includes("_Plan removed._") && !text.includes("Draft step"), "the removed plan says so");
     assert.ok(text.includes("_🗜 The conversation was compacted._\n\n> We split the parser and kept the alias.\n"), text);
     assert.ok(!text.includes("Compacting the conversation…"), "the line was redrawn");
+  } finally {
+    await extension.deactivate();
+  }
+});
+
+test("a subagent's work is a block of its own that folds, as a real goose-ls sends it", { skip }, async () => {
+  fresh();
+  writeFileSync(script, JSON.stringify({ turns: [JSON.parse(process.env.GOOSE_SUBAGENT ?? "[]")] }));
+  await extension.activate({ subscriptions: [] } as never);
+  try {
+    inputs.push("Count with a subagent");
+    await commands.get("gooseLs.send")!();
+    await until(() => turnEnds.length > 0, "the turn to end");
+    const text = chatText();
+    const heading = "### 🤖 Subagent (✓ done): Count files";
+    assert.ok(text.includes(`Delegating.\n\n${heading}\n> _general-purpose_\n\n> 📋 Task: Count the files\n\nCounting them.\n`), text);
+    assert.ok(text.includes("\\### 🤖 Subagent (✓ done): forged"), "the subagent's words forge no heading");
+    const lines = text.split("\n");
+    const folds = foldings!.provideFoldingRanges({ uri: { path: (turnEnds[0] ?? updates[0]).sessionId } });
+    assert.equal(folds.length, 1, JSON.stringify(folds));
+    assert.equal(lines[folds[0].start], heading);
+    assert.equal(lines[folds[0].end + 1], "## goose", "the agent's own answer is out of the fold");
+    assert.ok(lines.slice(folds[0].start, folds[0].end + 1).includes("There are 3 files."));
   } finally {
     await extension.deactivate();
   }

@@ -68,8 +68,8 @@ def render(
         text, lambda: tool_calls, interactive=False, root=lambda: root, agent=lambda: agent
     )
     with renderer.replaying():  # the chat's tool calls merged as the session merged them
-        for _, event in events_of(rows):
-            renderer.render(event)
+        for _, event, subagent in events_of(rows):
+            renderer.render(event, subagent=subagent)
     heading = f"# {title}\n\n_{agent} chat `{session_id}`, exported {day.isoformat()}._\n\n"
     return heading + text.body.strip("\n") + "\n"
 

@@ -166,8 +166,8 @@ class Transcripts:
         """Render what the journal holds of the session (parts rotated out as they were)."""
         rows = self._sessions.history(transcript.session_id)
         with transcript.renderer.replaying():
-            for row, event in events_of(rows):
-                transcript.renderer.render(event, row.message_id)
+            for row, event, subagent in events_of(rows):
+                transcript.renderer.render(event, row.message_id, subagent)
                 if isinstance(event, TurnEnded):
                     self._rotate_if_long(transcript)
         transcript.drawn_through = rows[-1].idx if rows else 0
@@ -222,7 +222,7 @@ class Transcripts:
         transcript = self.for_session(event.session_id)
         if event.index <= transcript.drawn_through:
             return  # drawn from the journal already
-        transcript.renderer.render(event.event, event.message_id)
+        transcript.renderer.render(event.event, event.message_id, event.subagent)
         if isinstance(event.event, TurnEnded):
             self._rotate_if_long(transcript)
         first_reply = (

@@ -7,6 +7,13 @@ always tells its latest status, the text after it kept (unless that is long: the
 status line at the end says what changed). How full the context is (``usage_update``)
 is a line of its own under the heading, then at each turn's end. Plans and compactions
 are drawn in place too.
+
+A subagent's events (a child session of the agent's) are a section of their own inside
+the turn: a ``### 🤖 Subagent (state): title`` heading goose-ls draws (agent text that
+begins so is escaped), the child's task, words, tool calls and cards under it; its
+heading drawn again in place when its state changes, like a tool call's block. When the
+session's own agent speaks again its heading comes back; a child that speaks again
+after that gets a heading again.
 One renderer with one branch per kind of event, read as a whole.
 """
 
@@ -37,6 +44,22 @@ CHOICES = "> Answer with a code action on this card: "
 AGENT = "agent"
 """The agent as a speaker; its heading is its own name (:class:`Renderer`'s ``agent``)."""
 USER = "You"
+CHILD = "subagent:"
+"""A subagent as a speaker: this, then its id."""
+SUBAGENT_HEADING = "### 🤖 Subagent"
+SUBAGENT_STATES = {
+    "running": "⏳ running",
+    "requires_action": "✋ waiting for you",
+}
+SUBAGENT_ENDS = {
+    "end_turn": "✓ done",
+    "cancelled": "⊘ cancelled",
+    "error": "✗ failed",
+    "refusal": "✗ failed (refused)",
+    None: "■ ended",
+}
+"""How a subagent's state reads in its heading: while at work, and once ``idle`` by its
+stop reason (None: ended with its parent's turn)."""
 
 
 def permission_marker(request_id: str) -> str:
@@ -111,6 +134,10 @@ class Renderer:
         self._line = _Line(0, "", "")
         """The line agent text is being written on, while it may still be taken for one of
         goose-ls's own (see :meth:`_agent_text`)."""
+        self._children: dict[str, events.Subagent] = {}
+        """Each subagent's last state, as its heading tells it."""
+        self._described: set[str] = set()
+        """The subagents whose description was drawn (under their first heading)."""
 
     @contextlib.contextmanager
     def replaying(self) -> Iterator[None]:
@@ -145,9 +172,14 @@ class Renderer:
         if self._block in ("text", "thought", "user"):
             self._close_fence()
         if speaker and speaker != self._speaker:
+            if speaker.startswith(CHILD) and self._speaker in (None, USER):
+                self._new_block(kind, AGENT)  # its section goes under the agent's heading
             self._speaker = speaker
             self._separate()
-            self.text.append(f"## {self._agent() if speaker == AGENT else speaker}\n\n")
+            if speaker.startswith(CHILD):
+                self._child_heading(speaker.removeprefix(CHILD))
+            else:
+                self.text.append(f"## {self._agent() if speaker == AGENT else speaker}\n\n")
         elif self._block is not None:
             self._separate()
         self._block = kind
@@ -190,10 +222,17 @@ class Renderer:
         self.text.append("\n" if self.text.endswith("\n") else "\n\n")
 
     # --- events ------------------------------------------------------------------
-    def render(self, event: events.SessionEvent, message_id: str | None = None) -> None:
-        """Draw ``event`` of the turn ``message_id`` (None: outside a turn, or unknown)."""
+    def render(
+        self,
+        event: events.SessionEvent,
+        message_id: str | None = None,
+        subagent: str | None = None,
+    ) -> None:
+        """Draw ``event`` of the turn ``message_id`` (None: outside a turn, or unknown);
+        ``subagent``: of that child session of the session, in its section."""
         if (
             message_id is not None
+            and subagent is None
             and isinstance(event, events.UserMessageChunk)
             and (not self._turns or self._turns[-1][1] != message_id)
         ):
@@ -203,23 +242,28 @@ class Renderer:
                 self._replay_calls.apply(event)
             elif isinstance(event, events.PermissionRequested):
                 self._replay_calls.apply(event.tool_call)
+        # Who speaks (the agent, or its subagent), and where a status line goes (on, or
+        # into the subagent's section).
+        agent = AGENT if subagent is None else CHILD + subagent
+        status = None if subagent is None else agent
         if isinstance(event, events.CHUNKS) and event.content.get("type") == "image":
             self._image(event)
+        elif isinstance(event, events.Subagent):
+            self._subagent(event)
         elif isinstance(event, events.UserMessageChunk):
-            self._user(event.content)
+            if subagent is None:
+                self._user(event.content)
+            else:
+                self._quoted("task", agent, "> 📋 Task: ", event.content)
         elif isinstance(event, events.AgentMessageChunk):
-            if self._block != "text" or self._speaker != AGENT:
-                self._new_block("text", AGENT)
+            if self._block != "text" or self._speaker != agent:
+                self._new_block("text", agent)
                 self._line = _Line(self.text.length, "", "")
             self._agent_text(blocks.content_text(event.content), "")
         elif isinstance(event, events.AgentThoughtChunk):
-            if self._block != "thought":
-                self._new_block("thought", AGENT)
-                self.text.append("> 💭 ")
-                self._line = _Line(self.text.length, "", "> ")
-            self._agent_text(blocks.content_text(event.content), "> ")
+            self._quoted("thought", agent, "> 💭 ", event.content)
         elif isinstance(event, (events.ToolCall, events.ToolCallUpdate)):
-            self._tool(event)
+            self._tool(event, agent, status)
         elif isinstance(event, events.Plan):
             self._in_place("plan", blocks.plan("Plan", event.entries))
         elif isinstance(event, events.PlanUpdate):
@@ -232,17 +276,17 @@ class Renderer:
         elif isinstance(event, (events.Compaction, events.CompactionSummaryChunk)):
             self._compaction(event)
         elif isinstance(event, events.PermissionRequested):
-            self._card(event)
+            self._card(event, agent)
         elif isinstance(event, events.PermissionResolved):
             answer = inert_line(event.label or event.option_id or "cancelled")
-            self._answered(event.request_id, f"Permission answered: {answer}.")
+            self._answered(event.request_id, f"Permission answered: {answer}.", status)
         elif isinstance(event, events.ElicitationRequested):
-            self._new_block(f"card:{event.request_id}", AGENT)
+            self._new_block(f"card:{event.request_id}", agent)
             marker = [question_marker(event.request_id)] if self._interactive else []
             lines = blocks.question(event, self._agent(), self._tool_title(event.tool_call_id))
             self._draw_card(event.request_id, "\n".join(lines) + "\n", marker, "Decline · Cancel")
         elif isinstance(event, events.ElicitationResolved):
-            self._answered(event.request_id, f"Question answered: {event.action}.")
+            self._answered(event.request_id, f"Question answered: {event.action}.", status)
         elif isinstance(event, events.TurnEnded):
             self._new_block("status")
             if event.error:
@@ -258,13 +302,70 @@ class Renderer:
             if self._speaker is None:  # between turns: at once (under the heading at first)
                 self._draw_usage()
         elif isinstance(event, events.Note):
-            self._new_block("status")
+            self._new_block("status", status)
             self.text.append(f"> **Note:** {inert_line(event.text)}\n")
         elif isinstance(event, events.DiskChanges):
             self._new_block("status")
             self.text.append(
                 blocks.disk_changes(event, self._tool_title(event.tool_call_id), self._root())
             )
+
+    def _quoted(self, kind: str, speaker: str, opener: str, content: events.Json) -> None:
+        """Agent text in a quoted block of goose-ls's (a thought, a subagent's task),
+        begun with ``opener``."""
+        if self._block != kind or self._speaker != speaker:
+            self._new_block(kind, speaker)
+            self.text.append(opener)
+            self._line = _Line(self.text.length, "", "> ")
+        self._agent_text(blocks.content_text(content), "> ")
+
+    # --- subagents ---------------------------------------------------------------
+    def _subagent(self, event: events.Subagent) -> None:
+        """A subagent announced, or its state changed: its heading drawn again where it
+        is (near the end), else a new one, the state in it."""
+        child = event.subagent_id
+        known = child in self._children
+        self._children[child] = event
+        speaker = CHILD + child
+        if known and self._redraw(speaker, self._heading_line(child)):
+            return
+        if self._speaker == speaker:  # its section goes on, its heading far above
+            self._new_block("status")
+            self.text.append(f"_🤖 {self._child_name(child)}: {self._child_state(child)}._\n")
+            return
+        self._new_block("subagent", speaker)
+
+    def _child_heading(self, child: str) -> None:
+        """A subagent's heading (the start of a section of its own), and, the first time,
+        its description."""
+        start = self.text.length
+        self.text.append(self._heading_line(child))
+        self._spans.pop(CHILD + child, None)  # its last heading is the one drawn again
+        self._spans[CHILD + child] = (start, self.text.length)
+        state = self._children.get(child)
+        if state is not None and state.description and child not in self._described:
+            self._described.add(child)
+            self.text.append(f"> _{inert_line(state.description)}_\n")
+        self.text.append("\n")
+
+    def _heading_line(self, child: str) -> str:
+        """``### 🤖 Subagent (state): title``: goose-ls's words first, the agent's title
+        after them (on one line, inert)."""
+        state = self._children.get(child)
+        title = f": {inert_line(state.title)}" if state and state.title else ""
+        return f"{SUBAGENT_HEADING} ({self._child_state(child)}){title}\n"
+
+    def _child_name(self, child: str) -> str:
+        state = self._children.get(child)
+        return f"Subagent {inert_line(state.title)}" if state and state.title else "Subagent"
+
+    def _child_state(self, child: str) -> str:
+        state = self._children.get(child)
+        word = state.state if state is not None else "running"
+        if word == "idle" and state is not None:
+            reason = state.stop_reason
+            return SUBAGENT_ENDS.get(reason) or f"■ ended ({inert_line(str(reason))})"
+        return SUBAGENT_STATES.get(word or "running") or f"• {inert_line(str(word))}"
 
     def _agent_text(self, text: str, lead: str) -> None:
         """Append text the agent controls: inert (:mod:`goose_ls.inert`), each line led by
@@ -370,19 +471,24 @@ class Renderer:
         state = tracker.get(call.tool_call_id) if tracker is not None else None
         return state if state is not None else ToolCalls().apply(call)
 
-    def _tool(self, event: events.ToolCall | events.ToolCallUpdate) -> None:
+    def _tool(
+        self,
+        event: events.ToolCall | events.ToolCallUpdate,
+        speaker: str = AGENT,
+        status: str | None = None,
+    ) -> None:
         state = self._state(event)
         block = f"tool:{event.tool_call_id}"
         if isinstance(event, events.ToolCall) and event.tool_call_id not in self._drawn:
             self._drawn.add(event.tool_call_id)
-            self._new_block(block, AGENT)
+            self._new_block(block, speaker)
             self.text.append(self._tool_block(state))
             self._spans[block] = (self._block_start, self.text.length)
         elif self._block == block:
             self.text.rewrite_from(self._block_start, self._tool_block(state))
             self._spans[block] = (self._block_start, self.text.length)
         elif not self._redraw(block, self._tool_block(state)):
-            self._new_block("status")
+            self._new_block("status", status)
             mark = STATUS_MARK.get(state.status or "", "•")
             title = inert_line(state.title or state.tool_call_id)
             self.text.append(f"_{mark} {title}: {inert_line(state.status or 'updated')}_\n")
@@ -410,6 +516,8 @@ class Renderer:
         self._spans[key] = (start, start + len(block))
         if self._block_start > start:
             self._block_start += moved
+        if self._line.start > start:  # the line agent text is on moved with the rest
+            self._line = attrs.evolve(self._line, start=self._line.start + moved)
         return True
 
     def _forget_far_spans(self) -> None:
@@ -468,13 +576,13 @@ class Renderer:
             self._new_block(block, AGENT)
             self.text.append(rendered)
 
-    def _card(self, event: events.PermissionRequested) -> None:
+    def _card(self, event: events.PermissionRequested, speaker: str = AGENT) -> None:
         """The question, with the change it would allow shown once, before the choices."""
         state = self._state(event.tool_call)
         diff = blocks.diffs(state.content, self._root())
         if self._block == f"tool:{state.tool_call_id}" and diff and self.text.endswith(diff):
             diff = ""  # the call's block just above shows it already
-        self._new_block(f"card:{event.request_id}", AGENT)
+        self._new_block(f"card:{event.request_id}", speaker)
         marker = [permission_marker(event.request_id)] if self._interactive else []
         lines = [
             f"> **🔐 Permission needed:** {inert_line(state.title or state.tool_call_id)} "
@@ -501,9 +609,10 @@ class Renderer:
         self.text.append(head + card + ask)
         self._spans[f"card:{request_id}"] = (self._block_start, self.text.length)
 
-    def _answered(self, request_id: str, answer: str) -> None:
+    def _answered(self, request_id: str, answer: str, status: str | None = None) -> None:
         """A card's answer: in place of its choices (and its marker: nothing is left to
-        answer) when the card is near the end, else a line of its own."""
+        answer) when the card is near the end, else a line of its own (in the section of
+        ``status``, a subagent, when given)."""
         card = self._cards.pop(request_id, None)
         key = f"card:{request_id}"
         if card is not None:
@@ -516,5 +625,5 @@ class Renderer:
                 self._spans.pop(key, None)
                 return
         self._spans.pop(key, None)
-        self._new_block("status")
+        self._new_block("status", status)
         self.text.append(f"_{answer}_\n")

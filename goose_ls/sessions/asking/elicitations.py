@@ -166,9 +166,11 @@ class Elicitations:
         schema: Json | None,
         url: str | None,
         tool_call_id: str | None = None,
+        subagent: str | None = None,
     ) -> Answer:
         """Ask the user (a form with ``schema``, else the page at ``url``; asked by the
-        tool call ``tool_call_id``, if the agent named one); the answer.
+        tool call ``tool_call_id``, if the agent named one; by the session's ``subagent``,
+        if one asks); the answer.
         Raises :class:`ClientRefusal` past a cap (the agent is told which)."""
         session = self._registry.find(session_id)
         if session is None or session.active is None or session.active.cancelled:
@@ -180,7 +182,7 @@ class Elicitations:
         if schema is None and (problem := page_problem(url or "")):
             # Never put before the user: the agent hears "decline", the user why.
             note = f"The agent asked you to open a page; goose-ls refused it: {problem}."
-            self._registry.record(session, events.Note("warning", note))
+            self._registry.record(session, events.Note("warning", note), subagent=subagent)
             self._audited(session_id, message, url or "", "refused", f"goose-ls: {problem}")
             return ("decline", None)
         page = (url or "") if schema is None else None
@@ -196,14 +198,16 @@ class Elicitations:
                 request = events.ElicitationRequested(
                     request_id, message, requested_schema=schema, tool_call_id=tool_call_id
                 )
-            self._registry.record(session, request)
+            self._registry.record(session, request, subagent=subagent)
             try:
                 action, content = await asked.answer
             except asyncio.CancelledError:  # the agent withdrew its question
-                self._registry.record(session, events.ElicitationResolved(request_id, "cancel"))
+                cancelled = events.ElicitationResolved(request_id, "cancel")
+                self._registry.record(session, cancelled, subagent=subagent)
                 self._audited(session_id, message, page, "cancel", "agent")
                 raise
-        self._registry.record(session, events.ElicitationResolved(request_id, action, content))
+        resolved = events.ElicitationResolved(request_id, action, content)
+        self._registry.record(session, resolved, subagent=subagent)
         by = "user" if action in ("accept", "decline") else "cancelled (not answered)"
         self._audited(session_id, message, page, action, by)
         return action, content

@@ -211,6 +211,8 @@ class _Request:
     verdict: Verdict
     protected: str | None
     decision: Decision
+    subagent: str | None = None
+    """The session's child that asks (its card, notes and answer shown in its block)."""
 
     @property
     def audited(self) -> tuple[str, str, str]:
@@ -245,8 +247,12 @@ class Permissions:
         options: list[events.PermissionOption],
         own: bool = False,
         foreign: tuple[str, ...] = (),
+        subagent: str | None = None,
     ) -> str | None:
-        """The chosen ``optionId``, or None (cancelled). A shell line the user allows in
+        """The chosen ``optionId``, or None (cancelled). ``subagent``: the child session
+        of ``session_id`` that asks (judged as the session's own requests are, by the
+        same rules, its grants the session's; its card and notes shown in its block).
+        A shell line the user allows in
         the agent's call may then run once in a terminal without asking again; goose-ls's
         ``own`` calls grant nothing and join the session's tool calls only when asked.
         A call naming ``foreign`` paths (the agent's files, spelt perhaps as local ones)
@@ -266,7 +272,9 @@ class Permissions:
                 f"a permission request offered {len(options)} options (goose-ls's cap on "
                 f"options, {MAX_PERMISSION_OPTIONS})",
             )
-        request = await self._judge(session, tool_call, _unambiguous(options), own, foreign)
+        request = await self._judge(
+            session, tool_call, _unambiguous(options), own, foreign, subagent
+        )
         if request.decision.action != "ask":
             settled, chosen = self._settle(request)
             if settled:
@@ -289,13 +297,14 @@ class Permissions:
         options: list[events.PermissionOption],
         own: bool,
         foreign: tuple[str, ...],
+        subagent: str | None = None,
     ) -> _Request:
         """What the call names, and what the confinement and the policy say of it."""
         merged = tool_call if own else session.tool_calls.apply(tool_call)
         target = ToolTarget.of(merged, None if own else session.cwd)
         policy, problem = self._policy()
         if problem:
-            self._registry.note(session, "warning", problem)
+            self._registry.note(session, "warning", problem, subagent)
         # goose-ls's own calls name paths it has confined already
         verdict = Verdict() if own else await self._confined(target, foreign)
         # a path no file can have (a NUL byte) is refused before it is resolved
@@ -303,11 +312,11 @@ class Permissions:
         if verdict.refused is not None:
             decision = Decision("deny", "confinement")
         else:
-            decision = self._decide(session, policy, target, foreign, protected)
+            decision = self._decide(session, policy, target, foreign, protected, subagent)
         tool = tool_call.title or target.kind
         return _Request(
             session, tool_call, options, own, foreign, target, tool, policy, verdict,
-            protected, decision,
+            protected, decision, subagent,
         )  # fmt: skip
 
     def _settle(self, request: _Request) -> tuple[bool, str | None]:
@@ -325,6 +334,7 @@ class Permissions:
                 "warning",
                 f"Not allowed without asking ({decision.reason}): the audit log cannot be "
                 "written, so you are asked instead.",
+                request.subagent,
             )
             return False, None
         turn = session.active
@@ -339,6 +349,7 @@ class Permissions:
                 session,
                 "warning" if request.verdict.refused else "info",
                 f"{verb} without asking ({why}): {request.tool} {target.describe()}",
+                request.subagent,
             )
         return True, chosen
 
@@ -357,6 +368,7 @@ class Permissions:
                 "warning",
                 f"Refused: the agent asked about {request.tool} with no choice goose-ls "
                 f"knows ({kinds}).",
+                request.subagent,
             )
             return None
         grants = not (request.foreign or request.protected)
@@ -382,13 +394,15 @@ class Permissions:
                 events.PermissionRequested(
                     request_id, request.tool_call, offer.options, warning, offer.action
                 ),
+                subagent=request.subagent,
             )
             try:
                 return request_id, await asked.answer
             except asyncio.CancelledError:  # the agent withdrew its request: the card says so
                 self._withdrawn.add(session.session_id)
                 self.audit.record(*request.audited, "cancelled", "agent")
-                self._registry.record(session, events.PermissionResolved(request_id, "cancelled"))
+                withdrawn = events.PermissionResolved(request_id, "cancelled")
+                self._registry.record(session, withdrawn, subagent=request.subagent)
                 raise
 
     def _chosen(self, request: _Request, answer: Chosen | None) -> str | None:
@@ -443,6 +457,7 @@ class Permissions:
             events.PermissionResolved(
                 request_id, "selected" if chosen else "cancelled", option_id=chosen, label=label
             ),
+            subagent=request.subagent,
         )
 
     def _over_cap(
@@ -499,6 +514,7 @@ class Permissions:
         target: ToolTarget,
         foreign: tuple[str, ...],
         protected: str | None,
+        subagent: str | None = None,
     ) -> Decision:
         decision = policy.decide(target)
         if foreign:  # a rule's paths are local ones: it may refuse, never allow
@@ -514,6 +530,7 @@ class Permissions:
                 "would allow this, but it is not trusted: a workspace policy only tightens "
                 'your rules until you trust it (code action "Goose: Trust this workspace '
                 'policy").',
+                subagent,
             )
         return decision
 

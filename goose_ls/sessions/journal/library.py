@@ -124,16 +124,16 @@ class SessionLibrary:
     def observe(self, session_id: str, indexed: IndexedEvent) -> None:
         """Journal the event, and keep what it says about the session (titles, the last
         index)."""
-        event, index = indexed.event, indexed.index
-        text = _plain_text(event)
+        event, index, subagent = indexed.event, indexed.index, indexed.subagent
+        text = _plain_text(event) if subagent is None else None
         if text is not None:  # once per token: joins the run of its message
             self._keep_text(indexed, text)
         else:
             self._runs.pop(session_id, None)
-            payload, texts = _payload(event)
+            payload, texts = _payload(event, subagent)
             self._pending_blobs += [BlobRef(session_id, index, *t) for t in texts.items()]
             row = (session_id, index, indexed.message_id, event.KIND, payload, indexed.replay)
-            self._keep(row, piece_of_event(event))
+            self._keep(row, piece_of_event(event, subagent))
         record = self.store.get(session_id)
         if record is None:
             return
@@ -146,6 +146,7 @@ class SessionLibrary:
             self.store.put(record)
         elif (
             isinstance(event, events.UserMessageChunk)
+            and subagent is None
             and record.title == NEW_SESSION_TITLE
             and not record.title_from_agent
             and event.content.get("type") == "text"
@@ -305,9 +306,10 @@ def _plain_text(event: events.SessionEvent) -> str | None:
     return None
 
 
-def _payload(event: events.SessionEvent) -> tuple[str, dict[str, bytes]]:
-    """The event as ``goose/update`` carries it, as JSON text, its large tool outputs set
-    aside (:mod:`~goose_ls.sessions.journal.blobs`); plain text chunks go the direct way, in
+def _payload(event: events.SessionEvent, subagent: str | None) -> tuple[str, dict[str, bytes]]:
+    """The event as ``goose/update`` carries it (``subagent``: tagged with that child), as
+    JSON text, its large tool outputs set aside (:mod:`~goose_ls.sessions.journal.blobs`);
+    the session's own plain text chunks go the direct way, in
     :meth:`SessionLibrary.observe`."""
-    update, texts = blobs.set_aside(events.event_to_wire(event))
+    update, texts = blobs.set_aside(events.event_to_wire(event, subagent))
     return to_json(update), texts

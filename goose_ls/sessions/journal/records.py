@@ -130,11 +130,15 @@ def expanded(rows: Iterable[EventRow], after: int = 0) -> Iterator[EventRow]:
                 yield row._replace(idx=idx, payload=chunk_payload(row.kind, chunk), parts=None)
 
 
-def events_of(rows: Iterable[EventRow]) -> Iterator[tuple[EventRow, events.SessionEvent]]:
-    """Each journaled row with its event; a row this version cannot read (a newer kind,
-    a damaged payload) is skipped with a log line: the rest still tells the chat."""
+def events_of(
+    rows: Iterable[EventRow],
+) -> Iterator[tuple[EventRow, events.SessionEvent, str | None]]:
+    """Each journaled row with its event, and the subagent it happened in (None: the
+    session's own); a row this version cannot read (a newer kind, a damaged payload) is
+    skipped with a log line: the rest still tells the chat."""
     for row in rows:
         try:
-            yield row, events.event_from_wire(json.loads(row.payload))
-        except (ValueError, WireError) as exc:
+            data = json.loads(row.payload)
+            yield row, events.event_from_wire(data), events.subagent_of(data)
+        except (ValueError, WireError, AttributeError) as exc:
             log.warning("journal event %s of %s skipped: %s", row.idx, row.session_id, exc)

@@ -40,6 +40,8 @@ SPEAKERS = {
     events.AgentThoughtChunk.KIND: "thought",
 }
 TOOL = "tool"
+SUBAGENT = "subagent"
+"""What a subagent was told, said or thought (its tool calls' titles are ``tool``)."""
 QUIET = frozenset(
     {
         *SPEAKERS,
@@ -58,26 +60,34 @@ class Piece(NamedTuple):
     """What one event adds to the text of the message it belongs to."""
 
     kind: str
-    """``user``, ``agent``, ``thought`` or ``tool`` (a tool call's title)."""
+    """``user``, ``agent``, ``thought``, ``tool`` (a tool call's title) or ``subagent``."""
     text: str
+    speaker: str = ""
+    """Which subagent, and its task (``user``), its words or its thoughts: each a message
+    of its own ("" outside subagents)."""
 
 
-def _text(event_kind: object, content: object) -> Piece | None:
+def _text(event_kind: object, content: object, subagent: str | None = None) -> Piece | None:
     speaker = SPEAKERS.get(str(event_kind))
     if speaker is None or not isinstance(content, dict) or content.get("type") != "text":
         return None
     text = content.get("text")
-    return Piece(speaker, text) if isinstance(text, str) and text else None
+    if not isinstance(text, str) or not text:
+        return None
+    if subagent is None:
+        return Piece(speaker, text)
+    return Piece(SUBAGENT, text, f"{speaker} {subagent}")
 
 
 def _title(title: object) -> Piece | None:
     return Piece(TOOL, title) if isinstance(title, str) and title else None
 
 
-def piece_of_event(event: events.SessionEvent) -> Piece | None:
-    """The text an event adds (as it is journaled: read from the object, no JSON)."""
+def piece_of_event(event: events.SessionEvent, subagent: str | None = None) -> Piece | None:
+    """The text an event adds (as it is journaled: read from the object, no JSON);
+    ``subagent``: the child session it happened in."""
     if isinstance(event, events.CHUNKS):
-        return _text(event.KIND, event.content)
+        return _text(event.KIND, event.content, subagent)
     if isinstance(event, events.ToolCall):
         return _title(event.title)
     return None
@@ -91,6 +101,7 @@ class _Message:
     message_id: str | None
     kind: str
     at: str
+    speaker: str = ""
     row: int | None = None
     page: int = 0
     length: int = 0
@@ -133,10 +144,11 @@ class TextIndex:
             if (
                 current is None
                 or piece.kind == TOOL
-                or (current.kind, current.message_id) != (piece.kind, row.message_id)
+                or (current.kind, current.speaker, current.message_id)
+                != (piece.kind, piece.speaker, row.message_id)
             ):
                 self._end(db, row.session_id)
-                current = _Message(row.idx, row.message_id, piece.kind, row.at)
+                current = _Message(row.idx, row.message_id, piece.kind, row.at, piece.speaker)
                 self._open[row.session_id] = current
             if not current.waiting:
                 current.since = now

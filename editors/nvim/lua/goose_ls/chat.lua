@@ -30,6 +30,7 @@ local function session(id)
       catching_up = false, -- a goose/replay asked for after a gap has not answered yet
       usage = nil, -- the agent's last usage_update: { used, size, cost? }
       commands = {}, -- the agent's slash commands (its last available_commands_update)
+      subagents = {}, -- subagentId -> { title, description, state, stopReason, row }
     }
     M.sessions[id] = s
   end
@@ -61,9 +62,17 @@ local function write(buf, fn)
   if not ok then error(err, 0) end
 end
 
---- Window options of a chat window: no folds (code in answers is indented), wrapped lines.
+--- Window options of a chat window: wrapped lines, and a fold for each subagent's block
+--- only (goose_ls.subagents; code in answers is indented, and never folds), open at first.
 local function dress(win)
-  for name, value in pairs({ foldenable = false, wrap = true, linebreak = true }) do
+  for name, value in pairs({
+    wrap = true,
+    linebreak = true,
+    foldmethod = "expr",
+    foldexpr = "v:lua.require'goose_ls.subagents'.fold(v:lnum)",
+    foldlevel = 99,
+    foldenable = true,
+  }) do
     vim.api.nvim_set_option_value(name, value, { scope = "local", win = win })
   end
 end

@@ -76,7 +76,7 @@ end
 
 -- How the plugin's own lines begin (goose_ls.transcript, tools, permissions, elicitation,
 -- plans): a line of agent text beginning so is escaped. "## <speaker>" is checked apart.
-local OWN = { "# ", "🔧", "🔐", "❓", "📎", "🖼", "⚠", "💾", "_", "**Plan**", "> 💭", "> ⚠" }
+local OWN = { "# ", "🔧", "🔐", "❓", "📎", "🖼", "⚠", "💾", "_", "**Plan**", "> 💭", "> ⚠", "> 📋", "### 🤖" }
 
 --- How much of a line decides whether it imitates (a heading with a long name too).
 M.decides = 200

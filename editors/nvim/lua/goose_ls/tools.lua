@@ -14,11 +14,13 @@ local function tool_line(tool)
   return "🔧 " .. inert.line(tool.title) .. inert.line(name) .. " — " .. inert.line(tool.status)
 end
 
---- Tool calls below ``row`` moved ``delta`` lines (the text above them changed).
+--- Tool calls (and subagents' headings) below ``row`` moved ``delta`` lines (the text
+--- above them changed).
 function M.shifted(id, row, delta)
   for _, tool in pairs(chat().session(id).tools) do
     if tool.row > row then tool.row = tool.row + delta end
   end
+  require("goose_ls.subagents").shifted(id, row, delta)
 end
 
 --- A tool_call or tool_call_update: a new header at the end, or the known one redrawn.

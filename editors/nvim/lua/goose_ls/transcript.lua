@@ -1,8 +1,9 @@
 -- The goose/update and goose/turnEnd notifications drawn into the chat buffer: messages
 -- under a heading per speaker, the agent's thoughts and notes, and the blocks the other
--- modules draw (goose_ls.tools, permissions, elicitation, plans). Append-only, and each
--- event once: by its index a replay shows nothing twice, and an event after a gap is
--- dropped while what was missed is asked for again.
+-- modules draw (goose_ls.tools, permissions, elicitation, plans, subagents). A subagent's
+-- updates (those with a subagentId) go into its own block, headed by goose_ls.subagents.
+-- Append-only, and each event once: by its index a replay shows nothing twice, and an
+-- event after a gap is dropped while what was missed is asked for again.
 local M = {}
 
 local elicitation = require("goose_ls.elicitation")
@@ -10,26 +11,38 @@ local inert = require("goose_ls.inert")
 local permissions = require("goose_ls.permissions")
 local plans = require("goose_ls.plans")
 local queue = require("goose_ls.queue")
+local subagents = require("goose_ls.subagents")
 local tools = require("goose_ls.tools")
 
 local function chat() return require("goose_ls.chat") end
 local function goose() return require("goose_ls") end
 
 --- Blocks that chunks stream into: the next chunk of the same kind goes on where it is.
-local STREAMED = { agent = true, user = true, thought = true }
+local STREAMED = { agent = true, user = true, thought = true, task = true }
 
 --- Begin a block of ``kind`` at the end of the chat, a blank line after what is there,
 --- ``lead`` first (unless one of the same streamed kind goes on). ``who`` says it: "user",
---- "agent", or nil for goose-ls's own lines (a verdict, a note). A heading names the
---- speaker when it changes ("You", the agent's own name), so the agent's heads its turn
---- once, over its text, thoughts, tool calls and cards alike.
+--- "agent", "sub:<id>" (a subagent), or nil for goose-ls's own lines (a verdict, a note). A
+--- heading names the speaker when it changes ("You", the agent's own name, a subagent's
+--- heading under the agent's), so the agent's heads its turn once, over its text,
+--- thoughts, tool calls and cards alike.
 local function block(id, kind, who, lead)
   local c = chat()
   local s = c.session(id)
   if who and who ~= s.speaker then
+    local child = who:match("^sub:(.*)$")
+    if child and (s.speaker == nil or s.speaker == "user") then
+      s.speaker = "agent"
+      c.separate(id)
+      c.append(id, "## " .. goose().agent_name() .. "\n\n")
+    end
     s.speaker = who
     c.separate(id)
-    c.append(id, "## " .. (who == "user" and "You" or goose().agent_name()) .. "\n\n")
+    if child then
+      subagents.begin(id, child)
+    else
+      c.append(id, "## " .. (who == "user" and "You" or goose().agent_name()) .. "\n\n")
+    end
   elseif s.kind == kind and STREAMED[kind] then
     return
   else
@@ -169,31 +182,41 @@ function M.on_update(params)
   if not params.replay then queue.started(id, params.messageId) end
   local u = params.update
   local kind = u.sessionUpdate
-  if (kind == "agent_message_chunk" or kind == "agent_thought_chunk") and u.content.type == "image" then
-    block(id, "image", "agent")
+  -- Who speaks: the agent, or one of its subagents (then in the subagent's block, its
+  -- verdicts and notes too).
+  local child = type(u.subagentId) == "string" and u.subagentId or nil
+  local agent = child and ("sub:" .. child) or "agent"
+  local ours = child and agent or nil
+  if kind == "subagent_update" and child then
+    if not subagents.on_update(id, u) then block(id, "subagent", agent) end
+  elseif (kind == "agent_message_chunk" or kind == "agent_thought_chunk") and u.content.type == "image" then
+    block(id, "image", agent)
     c.append(id, M.image_text(u.content) .. "\n")
   elseif kind == "agent_message_chunk" then
-    block(id, "agent", "agent")
+    block(id, "agent", agent)
     agent_text(id, text_of(u.content))
+  elseif kind == "user_message_chunk" and child then -- the task its agent gave it
+    block(id, "task", agent, "> 📋 Task: ")
+    agent_text(id, text_of(u.content), "> ")
   elseif kind == "user_message_chunk" then
     block(id, "user", "user")
     c.append(id, text_of(u.content, true) .. "\n")
   elseif kind == "agent_thought_chunk" then
-    block(id, "thought", "agent", "> 💭 ")
+    block(id, "thought", agent, "> 💭 ")
     agent_text(id, text_of(u.content), "> ")
   elseif kind == "tool_call" or kind == "tool_call_update" then
-    if not s.tools[u.toolCallId] then block(id, "tool", "agent") end
+    if not s.tools[u.toolCallId] then block(id, "tool", agent) end
     tools.on_update(id, u)
   elseif kind == "permission_request" or kind == "permission_resolved" then
-    block(id, "permission", kind == "permission_request" and "agent" or nil)
+    block(id, "permission", kind == "permission_request" and agent or ours)
     c.append(id, permissions.on_update(id, u))
     goose().changed()
   elseif kind == "elicitation_request" or kind == "elicitation_resolved" then
-    block(id, "question", kind == "elicitation_request" and "agent" or nil)
+    block(id, "question", kind == "elicitation_request" and agent or ours)
     c.append(id, elicitation.on_update(id, u, params.replay))
     goose().changed()
   elseif kind == "note" then
-    block(id, "note", nil, "> ")
+    block(id, "note", ours, "> ")
     c.append(id, u.text)
   elseif kind == "disk_changes" then
     block(id, "disk", nil)
