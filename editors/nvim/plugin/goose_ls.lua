@@ -70,7 +70,7 @@ end, {
     if line:match("Goose%s+image%s") then return vim.fn.getcompletion(lead, "file") end
     return vim.tbl_keys(subcommands)
   end,
-  desc = "goose: ask, send, compose, now, cancel, add, image, mode, option, new, sessions, signin, restart, review, revert",
+  desc = "goose: ask, send, compose, now, cancel, add, image, fork, mode, option, new, sessions, signin, restart, review, revert",
 })
 
 -- Maps to bind keys to (setup({ keymaps = true }) binds the <leader>g… ones).
