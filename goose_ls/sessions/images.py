@@ -22,8 +22,10 @@ file holds later). An image that is not kept says why (``refused``).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+import contextlib
 import hashlib
 import os
 import re
@@ -163,8 +165,11 @@ class Images:
                 data = await self._read(path, cap)
             except FileProblem as exc:
                 if exc.too_big:
+                    size = ""
+                    with contextlib.suppress(OSError):
+                        size = f" ({(await asyncio.to_thread(os.stat, path)).st_size:,} bytes)"
                     raise Refused(
-                        f"the image {shown} is over {cap:,} bytes; not sent",
+                        f"the image {shown}{size} is over images.maxBytes, {cap:,} bytes",
                         "Make it smaller, or raise images.maxBytes",
                     ) from None
                 raise Refused(f"the image {shown} cannot be attached: {exc}") from None
@@ -174,10 +179,10 @@ class Images:
             named = BY_SUFFIX.get(PurePath(path).suffix.lower())
             if kind is None:
                 what = f"a {named.name} image" if named else KNOWN
-                raise Refused(f"{shown} is not {what} (its bytes say otherwise); not sent")
+                raise Refused(f"{shown} is not {what}: its bytes are not those of {KNOWN}")
             if named is not None and kind != named:
                 raise Refused(
-                    f"{shown} is not a {named.name} image: its bytes are a {kind.name}'s; not sent",
+                    f"{shown} is not a {named.name} image: its bytes are a {kind.name}'s",
                     f"Rename it to .{kind.suffix}",
                 )
             found[item.uri] = PromptImage(kind.mime_type, data)

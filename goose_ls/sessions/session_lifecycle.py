@@ -113,9 +113,16 @@ class Lifecycle:
                 raise ForkUnavailable(f"{profile.title} forks a chat only at its last turn")
         cwd = record.cwd if record is not None else self._cwd
         prepared = await self._link.prompts.prepare(conn, cwd)
-        fork_id, options = await self._link.signed_in(
-            conn, lambda: conn.fork_session(source_id, cwd, point, prepared.prompt)
-        )
+        try:
+            fork_id, options = await self._link.signed_in(
+                conn, lambda: conn.fork_session(source_id, cwd, point, prepared.prompt)
+            )
+        except AgentError as exc:
+            if exc.code is None:  # no answer (gone, timed out, unavailable): not a refusal
+                raise
+            # The agent refused this fork (a chat it no longer has, a cut point it does not
+            # find): the summary still lets the user go on from there.
+            raise ForkUnavailable(f"{profile.title} could not fork it there ({exc})") from exc
         self._library.hold(fork_id)
         session = self._registry.open(fork_id, cwd, conn.generation, tab_id=tab_id)
         session.options = options
