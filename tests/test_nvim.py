@@ -874,6 +874,24 @@ def test_real_nvim_in_tmux_an_image_attached_goes_with_the_next_message(
             "the message did not come back into the compose area",
         )
         assert len(prompts(record)) == 1, "nothing was sent"
+        # The reason stays above the message (the mode message does not wipe it), with
+        # the way out; the images dropped, the same message goes.
+        time.sleep(2.5)
+        screen = terminal.screen()
+        assert "⚠ not sent: " in screen and ":Goose image clear drops" in screen, screen
+        terminal.keys("Escape")
+        terminal.type(":Goose image clear")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "image(s) dropped" in s, "the images were not dropped")
+        terminal.keys("C-w", "j")
+        terminal.type("A")
+        terminal.keys("C-s")
+        terminal.wait_for(
+            lambda _: len(prompts(record)) == 2, "the message without the image was not sent"
+        )
+        assert "⚠ not sent" not in terminal.wait_for(
+            lambda s: "Keep this text" not in _compose(s), "the compose area was not emptied"
+        )
     finally:
         terminal.stop()
 
