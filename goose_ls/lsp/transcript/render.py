@@ -338,6 +338,8 @@ class Renderer:
     def _child_heading(self, child: str) -> None:
         """A subagent's heading (the start of a section of its own), and, the first time,
         its description."""
+        if CHILD + child in self._spans:  # an earlier section: its state is told below now
+            self._redraw(CHILD + child, self._heading_line(child, continued=True))
         start = self.text.length
         self.text.append(self._heading_line(child))
         self._spans.pop(CHILD + child, None)  # its last heading is the one drawn again
@@ -348,12 +350,14 @@ class Renderer:
             self.text.append(f"> _{inert_line(state.description)}_\n")
         self.text.append("\n")
 
-    def _heading_line(self, child: str) -> str:
+    def _heading_line(self, child: str, continued: bool = False) -> str:
         """``### 🤖 Subagent (state): title``: goose-ls's words first, the agent's title
-        after them (on one line, inert)."""
+        after them (on one line, inert). An earlier section of the same subagent says
+        ``continued below`` instead of a state that would go stale there."""
         state = self._children.get(child)
         title = f": {inert_line(state.title)}" if state and state.title else ""
-        return f"{SUBAGENT_HEADING} ({self._child_state(child)}){title}\n"
+        said = "continued below" if continued else self._child_state(child)
+        return f"{SUBAGENT_HEADING} ({said}){title}\n"
 
     def _child_name(self, child: str) -> str:
         state = self._children.get(child)
