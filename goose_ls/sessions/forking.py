@@ -15,7 +15,7 @@ import attrs
 
 from goose_ls import events
 from goose_ls.errors import Refused
-from goose_ls.inert import inert_line
+from goose_ls.inert import agent_name, inert_line
 from goose_ls.sessions.journal.records import EventRow, events_of
 
 SEED_TURNS = 8
@@ -81,13 +81,22 @@ def seed(rows: list[EventRow], title: str, agent: str) -> str:
         elif isinstance(event, events.AgentMessageChunk):
             turns[-1][2].append(_text(event.content))
     lines = [f"We go on from an earlier chat, “{_short(title)}”. What was said in it:", ""]
+    speaker = _speaker(agent)
     for _, said, replied in turns[-SEED_TURNS:]:
         lines += [
             f"Me: {_short(''.join(said))}",
-            f"{_short(agent)}: {_short(''.join(replied))}",
+            f"{speaker}: {_short(''.join(replied))}",
             "",
         ]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _speaker(agent: str) -> str:
+    """The agent's name at the head of its lines: short, never the user's ``Me``, and
+    beginning with a letter or digit, so no line of the summary begins as goose-ls's own
+    do (the prompt section's heading, a context line)."""
+    name = agent_name(agent)
+    return name if name[:1].isalnum() else "agent"
 
 
 def _text(content: events.Json) -> str:

@@ -87,8 +87,11 @@ def named_image(path: str) -> bool:
 
 def safe_name(session_id: str) -> str:
     """A session id as a file name: anything but letters, digits, ``.`` and ``-`` as ``_``
-    (the transcript's name, and its outputs folder's)."""
-    return re.sub(r"[^\w.-]", "_", session_id)
+    (the transcript's name, and its outputs folder's). The agent chooses the id: one of
+    dots only (``..``) would name the data dir as the chat's outputs folder, so its images
+    would land there and deleting the chat would delete every file goose-ls keeps."""
+    name = re.sub(r"[^\w.-]", "_", session_id)
+    return name if name.strip(".") else "_" * max(len(name), 1)
 
 
 def base64_limit(cap: int) -> int:
