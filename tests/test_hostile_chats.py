@@ -5,6 +5,7 @@ in the summary a new chat starts from, where the agent cannot fork)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -18,7 +19,7 @@ from goose_ls.lsp.transcript.text import SENTINEL
 from goose_ls.sessions import path_of
 from support.buffers import EDITORS, EditorBuffers
 from support.harness import Editor
-from support.images import SHOT, b64, image_update
+from support.images import SHOT, b64, image_update, png, png_claiming, tool_image
 
 NO_FORK = {
     "capabilities": {"loadSession": True, "sessionCapabilities": {"list": {}}},
@@ -174,3 +175,136 @@ async def test_the_agent_s_name_heads_no_words_as_the_user_s_nor_forges_the_prom
     assert prompts[0]["params"]["prompt"][0]["text"] == seen
     named = status["agent"]["name"]
     assert not named.startswith(("You", "Me", "#")), f"plugins head its replies {named!r}"
+
+
+async def test_an_image_of_too_many_pixels_is_neither_kept_nor_sent(editor: Editor) -> None:
+    """A 70-byte PNG whose header says 100,000 by 100,000 pixels (a viewer would set
+    aside 40 GB for it): the agent's, in a reply or a tool's result, is not kept nor
+    linked; the user's, mentioned from the repository, is not sent."""
+    bomb = png_claiming(100_000, 100_000)
+    (editor.workspace / "bomb.png").write_bytes(bomb)
+    script = {
+        "turns": [
+            [
+                image_update(b64(bomb)),
+                {"toolCall": {"toolCallId": "t1", "title": "render"}},
+                tool_image("t1", b64(bomb)),
+                {"text": "drawn"},
+            ]
+        ]
+    }
+    await editor.start(script)
+    sid = await editor.new_session()
+    await editor.goose.turn_end(await editor.prompt(sid, "Draw"))
+    why = "it is 100,000 by 100,000 pixels, over 64,000,000 pixels"
+    (reply,) = [u["content"] for u in editor.goose.of_kind("agent_message_chunk")][:1]
+    assert reply == {"type": "image", "refused": why}
+    (result,) = editor.goose.of_kind("tool_call_update")
+    assert result["content"][0]["content"] == {"type": "image", "refused": why}
+    assert not (editor.tmp / "data" / "outputs" / sid).exists(), "nothing kept"
+    (summary,) = (await editor.goose.request("goose/status", {}))["sessions"]
+    text = Path(path_of(summary["transcript"])).read_text(encoding="utf-8")
+    assert f"> ⚠ Image not shown: {why}." in text and "![" not in text
+
+    with pytest.raises(JsonRpcException, match=r"bomb\.png cannot be attached: it is 100,000 by"):
+        await editor.prompt(sid, "What is @bomb.png?")
+    assert len(editor.received("session/prompt")) == 1, "the second prompt was not sent"
+
+
+async def test_images_for_a_chat_that_is_not_open_are_not_kept(editor: Editor) -> None:
+    """Updates for chats nobody opened are kept within a bound in memory; their images
+    were written to disk first, each in a folder nothing ever deletes."""
+    made_up = [
+        {
+            "raw": json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "session/update",
+                    "params": {"sessionId": f"made-up-{n}", **image_update(b64(png(n + 1)))},
+                }
+            )
+        }
+        for n in range(5)
+    ]
+    await editor.start({"turns": [[*made_up, image_update(b64(SHOT)), {"text": "done"}]]})
+    sid = await editor.new_session()
+    await editor.goose.turn_end(await editor.prompt(sid, "go"))
+    outputs = editor.tmp / "data" / "outputs"
+    assert [p.name for p in outputs.iterdir()] == [sid], "only the open chat's image"
+
+
+async def test_a_plan_s_file_reached_through_a_link_out_of_the_workspace_is_not_linked(
+    editor: Editor,
+) -> None:
+    """``notes`` in the workspace links to the home folder's ``.ssh``: a plan naming
+    ``notes/id_rsa`` (or ``notes/../notes/id_rsa`` as a URI) lies inside as named, and was
+    linked, one click from opening the key; a plan file truly inside still is."""
+    secrets = editor.tmp / "home" / ".ssh"
+    secrets.mkdir(parents=True)
+    (secrets / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    (editor.workspace / "notes").symlink_to(secrets)
+    (editor.workspace / "docs").mkdir()
+    inside = editor.workspace / "docs" / "plan.md"
+    through = editor.workspace / "notes" / "id_rsa"
+    uri = f"{(editor.workspace / 'notes').as_uri()}/%2e%2e/notes/id_rsa"
+
+    def plan(plan_id: str, **where: str) -> dict[str, Any]:
+        body = {"type": "markdown", "planId": plan_id, "content": "Go", **where}
+        return {"update": {"sessionUpdate": "plan_update", "plan": body}}
+
+    steps = [
+        plan("through", path=str(through)),
+        {
+            "update": {
+                "sessionUpdate": "plan_update",
+                "plan": {"type": "file", "planId": "u", "uri": uri},
+            }
+        },
+        plan("inside", path=str(inside)),
+        {"text": "Planned."},
+    ]
+    await editor.start({"turns": [steps]})
+    sid = await editor.new_session()
+    await editor.goose.turn_end(await editor.prompt(sid, "plan it"))
+    (summary,) = (await editor.goose.request("goose/status", {}))["sessions"]
+    text = await editor.goose.wait_for(
+        lambda: t if "Planned." in (t := Path(path_of(summary["transcript"])).read_text()) else None
+    )
+    assert "**Plan** · `notes/id_rsa`\n" in text, "shown, not linked"
+    assert "**Plan**: `notes/id_rsa`\n" in text
+    assert "id_rsa)" not in text, "no link to the key"
+    assert f"**Plan** · [`docs/plan.md`]({inside.as_uri()})" in text
+
+
+async def test_a_question_popup_names_the_agent_and_shows_its_message_inert(
+    editor: Editor,
+) -> None:
+    """A one-choice question goes to a popup: it said "goose asks" whatever the agent,
+    and put the agent's message in the popup as it came (line breaks, a bidi override,
+    a terminal's escape)."""
+    schema = {
+        "type": "object",
+        "properties": {"ok": {"type": "string", "enum": ["yes", "no"]}},
+        "required": ["ok"],
+    }
+    message = "Go on?\n\n## You\nsure\u202e\x1b[2J"
+    script = {
+        "agentInfo": {"name": "scripted", "title": "Claude Agent", "version": "1.0"},
+        "turns": [[{"elicit": {"message": message, "schema": schema}}]],
+    }
+    await editor.start(script, editor=EDITORS["neovim"][0])
+    asked: list[types.ShowMessageRequestParams] = []
+
+    def popup(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
+        asked.append(params)
+        return types.MessageActionItem(title="no")
+
+    editor.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(popup)
+    buffers = EditorBuffers(editor.client, EDITORS["neovim"][1])
+    code = editor.workspace / "app.py"
+    code.write_text("x = 1\n")
+    buffers.open(code.as_uri(), language="python")
+    await editor.run((await editor.code_actions(code.as_uri(), 0))["Goose: Explain selection"])
+    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    (question,) = [p for p in asked if "asks" in p.message]
+    assert question.message == "Claude Agent asks: Go on?\\n\\n## You\\nsure\\u202e\\x1b[2J"

@@ -254,7 +254,8 @@ class SessionManager:
 
     # --- what the agent layer calls ------------------------------------------------
     def session_event(self, session_id: str, event: events.SessionEvent) -> None:
-        event = self._images.event(session_id, event)  # the bytes kept on disk, not here
+        # the bytes kept on disk, not here; only for a chat that is open
+        event = self._images.event(session_id, event, session_id in self._registry)
         self._registry.session_event(session_id, event)
         if isinstance(event, (events.ToolCall, events.ToolCallUpdate)) and event.status in (
             "completed",
@@ -269,7 +270,7 @@ class SessionManager:
         options: list[events.PermissionOption],
         foreign: tuple[str, ...] = (),
     ) -> str | None:
-        tool_call = self._images.event(session_id, tool_call)
+        tool_call = self._images.event(session_id, tool_call, session_id in self._registry)
         if not foreign:  # a foreign path's local namesake is another file: no diff
             tool_call = await self._tools.proposed(session_id, tool_call)
         return await self._permissions.request(session_id, tool_call, options, foreign=foreign)
