@@ -136,7 +136,7 @@ class SessionManager:
             self._permissions.grants,
             editor,
             lambda: self._tools.confinement().roots,
-            lambda: self.settings.workspace.protected,
+            lambda: self.settings.protected_paths(),
             lambda: data_dir(self.settings.data_dir) / "set-aside",
             tasks,
         )
@@ -234,7 +234,7 @@ class SessionManager:
         self._supervisor.settings = settings.agent
 
     def _policy(self) -> tuple[Policy, str | None]:
-        rules, protected = self.settings.policy.rules, self.settings.workspace.protected
+        rules, protected = self.settings.policy.rules, self.settings.protected_paths()
         return Policy.load(self.cwd, rules, protected, self._trust)
 
     def _confinement(self) -> tuple[Confinement, str]:
