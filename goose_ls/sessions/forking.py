@@ -71,14 +71,19 @@ def seed(rows: list[EventRow], title: str, agent: str) -> str:
     """A new chat's first message, for the user to edit and send: what was said in the
     last :data:`SEED_TURNS` turns of ``rows``, each message shortened."""
     turns: list[tuple[str, list[str], list[str]]] = []
+    # The turns something other than the user's message came in: goose-ls journals the
+    # user's message first, so a user message chunk after that is the agent's own.
+    answered: set[str] = set()
     for row, event in events_of(rows):
         if row.message_id is None:
             continue
         if not turns or turns[-1][0] != row.message_id:
             turns.append((row.message_id, [], []))
-        if isinstance(event, events.UserMessageChunk):
+        if isinstance(event, events.UserMessageChunk) and row.message_id not in answered:
             turns[-1][1].append(_text(event.content))
-        elif isinstance(event, events.AgentMessageChunk):
+            continue
+        answered.add(row.message_id)
+        if isinstance(event, (events.AgentMessageChunk, events.UserMessageChunk)):
             turns[-1][2].append(_text(event.content))
     lines = [f"We go on from an earlier chat, “{_short(title)}”. What was said in it:", ""]
     speaker = _speaker(agent)
