@@ -381,7 +381,7 @@ async def test_a_hostile_repository_s_instruction_file_and_images_are_refused_un
     assert new["params"]["systemPrompt"]["content"] == [{"type": "text", "text": "mine"}]
     (note,) = [n["text"] for n in editor.goose.of_kind("note", sid) if "AGENTS.md" in n["text"]]
     assert "AGENTS.md was not sent" in note, note
-    with pytest.raises(JsonRpcException, match="shot.png"):
+    with pytest.raises(JsonRpcException, match=r"shot\.png"):
         await editor.prompt(sid, "What is in @shot.png?")
     end = await editor.goose.turn_end(await editor.prompt(sid, "still there?"))
     assert end["stopReason"] == "end_turn"
