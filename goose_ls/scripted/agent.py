@@ -71,6 +71,8 @@ class ScriptedAgent:
         self.signed_in = False
         self.booleans = False
         """The client takes boolean config options (said in ``initialize``)."""
+        self.chosen_ids = [str(i) for i in script.get("sessionIds", [])]
+        """The ids ``session/new`` and ``session/fork`` answer first (an agent chooses)."""
         self.methods: dict[str, Callable[[dict[str, Any]], Awaitable[Any]]] = {
             "initialize": self.initialize,
             "authenticate": self.authenticate,
@@ -159,6 +161,8 @@ class ScriptedAgent:
         return {"sessionId": session_id, **self._options()}
 
     def _new_id(self) -> str:
+        if self.chosen_ids:
+            return self.chosen_ids.pop(0)
         number = len(self._stored_sessions()) + len(self.sessions) + 1
         return f"{self.script.get('idPrefix', '')}{datetime.date.today():%Y%m%d}_{number}"
 

@@ -423,7 +423,8 @@ class Renderer:
             self._new_block("user", USER)
             source = content.get("source")
             named = path_of(source) if isinstance(source, str) else ""
-            shown = blocks.code_span(blocks.shown_path(named, self._root())) if named else "an"
+            shown = blocks.code_span(inert_line(blocks.shown_path(named, self._root())))
+            shown = shown if named else "an"
             self.text.append(f"> 📎 {shown} image\n{line}")
             return
         self._new_block("image", AGENT)
@@ -447,9 +448,8 @@ class Renderer:
             heading, _, rest = text.partition("\n")
             if rest.startswith("```") and ":" in heading:  # a selection sent as a fenced block
                 self._new_block("user", USER)
-                self.text.append(
-                    f"> 📎 {blocks.code_span(blocks.describe_heading(heading, root))}\n"
-                )
+                shown = inert_line(blocks.describe_heading(heading, root))
+                self.text.append(f"> 📎 {blocks.code_span(shown)}\n")
                 return
             self._new_block("user", USER)
             self._line = _Line(self.text.length, "", "")
@@ -457,11 +457,11 @@ class Renderer:
         elif kind == "resource":
             self._new_block("user", USER)
             uri = content.get("resource", {}).get("uri", "")
-            shown = blocks.describe_heading(blocks.describe_uri(uri), root)
+            shown = inert_line(blocks.describe_heading(blocks.describe_uri(uri), root))
             self.text.append(f"> 📎 {blocks.code_span(shown)}\n")
         elif kind == "resource_link":
             self._new_block("user", USER)
-            shown = blocks.shown_path(path_of(content.get("uri", "")), root)
+            shown = inert_line(blocks.shown_path(path_of(content.get("uri", "")), root))
             self.text.append(f"> 📎 {blocks.code_span(shown)} (file)\n")
 
     def _tool_title(self, tool_call_id: str | None) -> str | None:

@@ -206,9 +206,11 @@ def remove_files(folder: Path, transcript: str) -> int:
     path = Path(transcript)
     if not transcript or path.parent != (folder / "transcripts").resolve():
         return 0
-    outputs = folder.resolve() / "outputs" / path.stem
     files = [path, *path.parent.glob(f"{path.stem}.part*.md")]
-    if outputs.is_dir():
+    # A stem of dots (`...md`, named so by an earlier goose-ls for a chat the agent called
+    # `..`) is no chat's outputs folder: outputs/.. is the data dir.
+    outputs = folder.resolve() / "outputs" / path.stem if path.stem.strip(".") else None
+    if outputs is not None and outputs.is_dir():
         files += [f for f in outputs.rglob("*") if f.is_file()]
     freed = 0
     for file in files:
@@ -218,7 +220,8 @@ def remove_files(folder: Path, transcript: str) -> int:
             freed += size
         except OSError:
             continue  # already gone, or not ours to remove
-    shutil.rmtree(outputs, ignore_errors=True)
+    if outputs is not None:
+        shutil.rmtree(outputs, ignore_errors=True)
     return freed
 
 
