@@ -195,7 +195,8 @@ interface Subagent {
 }
 
 /** `### 🤖 Subagent (state): title`: the chat's words first, the agent's title after. */
-function subagentHeading(sub: Subagent): string {
+function subagentHeading(sub: Subagent, continued = false): string {
+  if (continued) return `${SUBAGENT_HEADING} (continued below)${sub.title ? `: ${inertLine(sub.title)}` : ""}\n`;
   let state = SUBAGENT_STATES[sub.state ?? "running"] ?? `• ${inertLine(String(sub.state))}`;
   if (sub.state === "idle") {
     state = sub.stopReason ? (SUBAGENT_ENDS[sub.stopReason] ?? `■ ended (${inertLine(sub.stopReason)})`) : "■ ended";
@@ -642,6 +643,8 @@ export class Chat {
   private subagentBegins(id: string): void {
     const sub = this.subagents.get(id) ?? {};
     this.subagents.set(id, sub);
+    // An earlier block of it (its parent spoke between): its state is told below now.
+    if (sub.heading) sub.heading.text = subagentHeading(sub, true);
     sub.heading = { text: subagentHeading(sub) };
     this.parts.push(sub.heading);
     const described = sub.description && !sub.described ? `> _${inertLine(sub.description)}_\n` : "";

@@ -20,6 +20,15 @@ const serverCommand: string[] = JSON.parse(process.env.GOOSE_CMD ?? "[]");
 const agentCommand: string[] = JSON.parse(process.env.GOOSE_AGENT ?? "[]");
 const scratch = mkdtempSync(join(tmpdir(), "goose-ls-vscode-"));
 const script = join(scratch, "script.json");
+let scripts = 0;
+
+/** The scripted agent's script for the next test. Each test's chats get ids of their own:
+ * the tests share one journal, and each starts a scripted agent that numbers from 1 (and
+ * goose-ls refuses a new chat whose id it has already). */
+function writeScript(content: object): void {
+  scripts += 1;
+  writeFileSync(script, JSON.stringify({ idPrefix: `t${scripts}-`, ...content }));
+}
 const workspace = join(scratch, "workspace");
 mkdirSync(join(workspace, ".git"), { recursive: true });
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -316,7 +325,7 @@ test("the permission choices are the labels goose-ls sent; the one picked answer
   ];
   const permission = { permission: { toolCall: { toolCallId: "e1", title: "Edit app.py" }, options } };
   const turn = [permission, { text: "done" }, { usage: { used: 12345, size: 200000 } }];
-  writeFileSync(script, JSON.stringify({ turns: [turn] }));
+  writeScript({ turns: [turn] });
 
   await extension.activate({ subscriptions: [] } as never);
   picks.push("Allow once"); // the agent's "Allow", known by its label
@@ -339,7 +348,7 @@ test("the permission choices are the labels goose-ls sent; the one picked answer
 
 test("the restart commands start a new agent each", { skip }, async () => {
   const record = join(scratch, "agent.jsonl");
-  writeFileSync(script, JSON.stringify({ turns: [[{ text: "ok" }]], record }));
+  writeScript({ turns: [[{ text: "ok" }]], record });
   await extension.activate({ subscriptions: [] } as never);
   try {
     await commands.get("gooseLs.send")!();
@@ -358,7 +367,7 @@ test("the restart commands start a new agent each", { skip }, async () => {
 test("the option picker groups options by category; it toggles a boolean and switches the model", { skip }, async () => {
   const record = join(scratch, "agent.jsonl");
   const configOptions = JSON.parse(process.env.GOOSE_OPTIONS ?? "[]");
-  writeFileSync(script, JSON.stringify({ turns: [[{ text: "ok" }]], configOptions, record }));
+  writeScript({ turns: [[{ text: "ok" }]], configOptions, record });
   await extension.activate({ subscriptions: [] } as never);
   try {
     await commands.get("gooseLs.send")!();
@@ -409,7 +418,7 @@ function chatText(): string {
 test("a question is answered through quick picks and input boxes; the agent gets exactly that", { skip }, async () => {
   fresh();
   const record = join(scratch, "agent-form.jsonl");
-  writeFileSync(script, JSON.stringify({ turns: [[{ elicit: form }, { text: " over" }]], record }));
+  writeScript({ turns: [[{ elicit: form }, { text: " over" }]], record });
   await extension.activate({ subscriptions: [] } as never);
   try {
     picks.push("Answer", "green");
@@ -432,7 +441,7 @@ test("a question is answered through quick picks and input boxes; the agent gets
 test("Escape in a question's form cancels it: the agent gets cancel and nothing of the form", { skip }, async () => {
   fresh();
   const record = join(scratch, "agent-escape.jsonl");
-  writeFileSync(script, JSON.stringify({ turns: [[{ elicit: form }, { text: " over" }]], record }));
+  writeScript({ turns: [[{ elicit: form }, { text: " over" }]], record });
   await extension.activate({ subscriptions: [] } as never);
   try {
     picks.push("Answer", "green");
@@ -448,7 +457,7 @@ test("Escape in a question's form cancels it: the agent gets cancel and nothing 
 
 test("a question closed by the agent drops its open prompt, and no answer is sent", { skip }, async () => {
   fresh();
-  writeFileSync(script, JSON.stringify({ turns: [[{ elicit: { ...form, withdrawAfter: 0.3 } }, { text: " went on" }]] }));
+  writeScript({ turns: [[{ elicit: { ...form, withdrawAfter: 0.3 } }, { text: " went on" }]] });
   await extension.activate({ subscriptions: [] } as never);
   try {
     picks.push("<wait>");
@@ -468,7 +477,7 @@ test("signing in runs the agent's terminal sign-in in a terminal, then the chat 
   const kept = join(scratch, "signed-in.json");
   const login = { id: "login", name: "Log in", type: "terminal", args: ["--login"], env: { LOGIN_MODE: "device code" } };
   const turns = [[{ text: "Signed in and answering." }]];
-  writeFileSync(script, JSON.stringify({ authMethods: [login], requireAuth: true, terminalSignIn: kept, turns }));
+  writeScript({ authMethods: [login], requireAuth: true, terminalSignIn: kept, turns });
   await extension.activate({ subscriptions: [] } as never);
   try {
     await assert.rejects(commands.get("gooseLs.send")!(), /needs you to sign in/);
@@ -491,7 +500,7 @@ test("signing in runs the agent's terminal sign-in in a terminal, then the chat 
 test("a message started with / picks one of the agent's commands, with its description", { skip }, async () => {
   fresh();
   const record = join(scratch, "agent-slash.jsonl");
-  writeFileSync(script, JSON.stringify({ turns: [[{ text: "Compacted." }]], record }));
+  writeScript({ turns: [[{ text: "Compacted." }]], record });
   await extension.activate({ subscriptions: [] } as never);
   try {
     inputs.push("/", "/compact now");
@@ -509,7 +518,7 @@ test("a message started with / picks one of the agent's commands, with its descr
 
 test("plans, a compaction, tool names and the title are drawn as a real goose-ls sends them", { skip }, async () => {
   fresh();
-  writeFileSync(script, JSON.stringify({ turns: [JSON.parse(process.env.GOOSE_PLANS ?? "[]")] }));
+  writeScript({ turns: [JSON.parse(process.env.GOOSE_PLANS ?? "[]")] });
   await extension.activate({ subscriptions: [] } as never);
   try {
     inputs.push("Plan it");
@@ -534,7 +543,7 @@ test("plans, a compaction, tool names and the title are drawn as a real goose-ls
 
 test("a subagent's work is a block of its own that folds, as a real goose-ls sends it", { skip }, async () => {
   fresh();
-  writeFileSync(script, JSON.stringify({ turns: [JSON.parse(process.env.GOOSE_SUBAGENT ?? "[]")] }));
+  writeScript({ turns: [JSON.parse(process.env.GOOSE_SUBAGENT ?? "[]")] });
   await extension.activate({ subscriptions: [] } as never);
   try {
     inputs.push("Count with a subagent");
@@ -560,7 +569,7 @@ test("updates missed in the middle of a turn are asked for again; the chat shows
   const words = Array.from({ length: 12 }, (_, n) => `w${n + 1} `).join("");
   // Its own session ids (each scripted agent numbers its chats from 1): a replay reads
   // this chat's events only.
-  writeFileSync(script, JSON.stringify({ turns: [[{ text: words, chunks: 12 }]], idPrefix: "missed-" }));
+  writeScript({ turns: [[{ text: words, chunks: 12 }]], idPrefix: "missed-" });
   const missing = new Set([5, 6]); // each lost once: the replay brings it
   lost = (method, params) => method === "goose/update" && missing.delete(params.index ?? 0);
   await extension.activate({ subscriptions: [] } as never);
@@ -579,7 +588,7 @@ test("updates missed in the middle of a turn are asked for again; the chat shows
 test("a chat reopened from the sessions after a restart shows its history", { skip }, async () => {
   fresh();
   // Its own session ids, as above.
-  writeFileSync(script, JSON.stringify({ turns: [[{ text: "Kept for later." }]], idPrefix: "reopened-" }));
+  writeScript({ turns: [[{ text: "Kept for later." }]], idPrefix: "reopened-" });
   await extension.activate({ subscriptions: [] } as never);
   try {
     inputs.push("Remember this chat");
@@ -605,7 +614,7 @@ const ALIAS = "Keep the old name as an alias";
 
 /** The first message, under way when the second is queued behind it. */
 async function queueBehindARunningTurn(steps: object): Promise<void> {
-  writeFileSync(script, JSON.stringify(steps));
+  writeScript(steps);
   await extension.activate({ subscriptions: [] } as never);
   inputs.push("Refactor the parser", ALIAS);
   await commands.get("gooseLs.send")!();
@@ -665,7 +674,7 @@ const FORK_TURNS = [
 /** A chat of two ended turns, then the cursor of its editor on the line that holds
  * `text`: what that chat's document shows. */
 async function twoTurnsThenCursorOn(text: string, script_: object): Promise<string> {
-  writeFileSync(script, JSON.stringify({ ...script_, turns: FORK_TURNS }));
+  writeScript({ ...script_, turns: FORK_TURNS });
   await extension.activate({ subscriptions: [] } as never);
   inputs.push("first question", "second question");
   await commands.get("gooseLs.send")!();
@@ -767,7 +776,7 @@ test("the agent's own name heads each of its turns once, over a tool call and a 
     { text: "Fixed." },
   ];
   const agentInfo = { name: "scripted", title: "Claude Agent", version: "1.0" };
-  writeFileSync(script, JSON.stringify({ agentInfo, turns: [turn, [{ text: "Nothing else." }]] }));
+  writeScript({ agentInfo, turns: [turn, [{ text: "Nothing else." }]] });
   await extension.activate({ subscriptions: [] } as never);
   // Lines 4 to 6 of src/app.py picked, as Shift+Down picks them (to the start of line 7).
   const selection = { start: { line: 3, character: 0 }, end: { line: 6, character: 0 } };
@@ -807,7 +816,7 @@ test("a folder's .vscode/settings.json cannot choose goose-ls, the agent, its se
   const hostileRecord = join(scratch, "hostile.jsonl");
   const hostileScript = join(scratch, "hostile.json");
   writeFileSync(hostileScript, JSON.stringify({ turns: [[{ text: "from the folder's agent" }]], record: hostileRecord }));
-  writeFileSync(script, JSON.stringify({ turns: [[{ text: "from your agent" }]] }));
+  writeScript({ turns: [[{ text: "from your agent" }]] });
   const token = join(scratch, "token");
   writeFileSync(token, "the user's token", { mode: 0o600 });
   const hostile = {
