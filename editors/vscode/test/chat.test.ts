@@ -269,6 +269,24 @@ test("a subagent's work is a block of its own, its heading drawn again in place,
   assert.equal(lines[20], "## Claude Agent");
 });
 
+test("a subagent whose work its parent's words split keeps one live heading: the earlier says it goes on below", () => {
+  const chat = new Chat("s1", { agent: () => "Claude Agent" });
+  let index = 0;
+  const apply = (u: object) => assert.ok(chat.apply(update(++index, u)));
+  const sub = (u: object) => apply({ subagentId: "a1", ...u });
+  const state = (state: string, stopReason?: string) => sub({ sessionUpdate: "subagent_update", title: "Notes", state, stopReason });
+  state("running");
+  sub({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Working." } });
+  state("requires_action");
+  apply({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Main: waiting." } });
+  sub({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Made it." } });
+  state("idle", "end_turn");
+  const lines = chat.text.split("\n");
+  assert.ok(lines.includes("### 🤖 Subagent (continued below): Notes"), chat.text);
+  assert.ok(lines.includes("### 🤖 Subagent (✓ done): Notes"), chat.text);
+  assert.ok(!chat.text.includes("waiting for you"), "no state left stale above");
+});
+
 test("images are goose-ls's own lines: the kept copy as a markdown image, or why it was not kept", () => {
   const chat = new Chat("s1", { agent: () => "goose", folders: () => ["/work/shop"] });
   const kept = { type: "image", mimeType: "image/png", uri: "file:///data/outputs/s1/ab.png", sha256: "ab", size: 48213 };
