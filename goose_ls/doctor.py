@@ -42,7 +42,8 @@ class HereTools(RefuseAll):
         workspace = self._settings.workspace
         confinement = Confinement(roots_of(os.getcwd(), workspace.extra_roots), workspace.secrets)
         own = own_folders(self._settings.data_dir)
-        return await asyncio.to_thread(bounds_for, confinement, workspace.protected, own)
+        protected = self._settings.protected_paths()
+        return await asyncio.to_thread(bounds_for, confinement, protected, own)
 
 
 def _line(label: str, value: str) -> None:

@@ -13,6 +13,7 @@ block (a reply); on one line (a title, a label, a log record) they are escaped t
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 _INVISIBLE = "\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
@@ -73,7 +74,17 @@ AGENT_NAME_LENGTH = 40
 """Characters of the agent's name shown: it labels headings, cards and messages."""
 
 
+USER_LABELS = ("you", "me")
+"""The words goose-ls labels the user's own messages with (``## You``, a fork summary's
+``Me:``): a name that begins with one would head the agent's words as the user's."""
+
+
 def agent_name(name: str | None, unnamed: str = "agent") -> str:
     """The name the agent gave itself (``agentInfo.title``, else its name), inert, on one
-    line and short: the agent chose it. ``unnamed`` when it gave none."""
-    return inert_line(name or "").strip()[:AGENT_NAME_LENGTH] or unnamed
+    line and short: the agent chose it. ``unnamed`` when it gave none; one that reads as
+    the user's own label (``You``) is shown as ``agent (You)``."""
+    shown = inert_line(name or "").strip()[:AGENT_NAME_LENGTH]
+    words = re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", shown).casefold())
+    if words and words[0] in USER_LABELS:
+        return f"agent ({shown})"[:AGENT_NAME_LENGTH]
+    return shown or unnamed

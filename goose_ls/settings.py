@@ -244,6 +244,13 @@ class Settings:
     data_dir: str = ""
     """Where sessions and transcripts live; empty means the platform's user data dir."""
 
+    def protected_paths(self) -> list[str]:
+        """Paths protected besides their classes: ``workspace.protected``, and the project's
+        instruction file while ``agent.projectInstructions`` sends it before every chat (an
+        agent that wrote to it would tell every later chat what to do)."""
+        told = [self.agent.project_instructions_file] if self.agent.project_instructions else []
+        return [*self.workspace.protected, *told]
+
 
 attrs.resolve_types(AgentSettings)
 attrs.resolve_types(TranscriptSettings)

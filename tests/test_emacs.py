@@ -593,6 +593,62 @@ def test_send_now_that_the_agent_cannot_take_says_why_and_keeps_the_message_queu
     assert result["text"].rstrip().endswith("Alias kept.")
 
 
+FORK_TURNS = [
+    [{"text": "First answer.", "messageId": "msg_01"}],
+    [{"text": "Second answer.", "messageId": "msg_02"}],
+    [{"text": "Working on it."}, {"waitForCancel": True}],
+]
+CODEX_SHAPE = {
+    "agentInfo": {"name": "codex-acp", "title": "Codex", "version": "0.16.0"},
+    "capabilities": {"loadSession": True, "sessionCapabilities": {"list": {}}},
+    "noFork": True,
+}
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_c_c_c_f_forks_the_chat_at_the_turn_point_is_in(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """C-c C-f on the first of two turns (goose's shape: a fork it does not advertise):
+    the new chat has that turn only; on the chat's first line, or on a turn still running,
+    it is refused, saying so."""
+    result = _run(major, emacs, tmp_path, {"turns": FORK_TURNS}, flow="fork")
+    assert "line 1 is in no turn" in result["refused"]
+    assert "that turn is still running" in result["running"]
+    forks = [m for m in received(tmp_path / "agent.jsonl") if m.get("method") == "session/fork"]
+    (fork,) = forks
+    assert fork["params"]["sessionId"] == result["source"] != result["session"]
+    assert "conversationBefore" in fork["params"]["_meta"], "cut after the first turn"
+    text = result["text"]
+    assert "first question" in text and "First answer." in text, text
+    assert "second question" not in text and "Second answer." not in text, text
+    assert "Forked from “first question”" in text
+    assert result["compose"] == "" and result["selected"].startswith("*goose compose: ")
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_where_the_agent_cannot_fork_the_summary_waits_in_the_compose_buffer(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """C-c C-f where the agent cannot fork (codex-acp's shape): a new chat, whose compose
+    buffer holds the summary up to that turn, not sent; the echo area says why, once."""
+    result = _run(major, emacs, tmp_path, {**CODEX_SHAPE, "turns": FORK_TURNS}, flow="fork")
+    assert result["session"] != result["source"]
+    compose = result["compose"]
+    assert compose.startswith("We go on from an earlier chat, “first question”."), compose
+    assert "Me: first question\nCodex: First answer." in compose and "Second" not in compose
+    assert "Not a fork: Codex cannot fork chats" in result["text"]
+    told = [line for line in result["said"] if "not a fork" in line]
+    assert told == [
+        "goose-ls: not a fork (Codex cannot fork chats); edit the summary, then send it"
+    ]
+    assert prompt_texts(tmp_path / "agent.jsonl") == [
+        "first question",
+        "second question",
+        "third question",
+    ]
+
+
 MESSAGE = "Why is the built-in sum faster than the loop?\nAnswer in two lines — with an example."
 SECOND = "And the generator version?"
 OLD = "".join(f"line {n}\n" for n in range(1, 21))

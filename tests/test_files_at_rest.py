@@ -25,9 +25,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from goose_ls.sessions import safe_name
 from support.harness import SERVER_COMMAND, Editor, start_editor, stop_editor
-from support.images import SHOT, b64, image_update
 
 SECRETS = ("plain-env-value-1", "plain-mcp-env-2", "plain-header-3", "pushed-env-4")
 """Values that look like nothing in particular: secret by where they are, not by shape."""
@@ -294,72 +292,3 @@ async def test_a_journal_of_a_newer_goose_ls_is_left_alone(tmp_path: Path) -> No
     with contextlib.closing(sqlite3.connect(journal)) as db:
         assert db.execute("PRAGMA user_version").fetchone() == (999,)
         assert db.execute("SELECT x FROM from_the_future").fetchall() == [("kept",)]
-
-
-async def test_a_chat_the_agent_names_dot_dot_is_deleted_alone(editor: Editor) -> None:
-    """The agent chooses a chat's id, and a chat's files are named after it: a chat it
-    called ``..`` had the data dir itself for its outputs folder (``.``: every chat's
-    outputs), so deleting that chat deleted the journal, the audit log and every chat's
-    files. Deleting it removes its own files, no other."""
-    image = image_update(b64(SHOT))
-    await editor.start(
-        {"sessionIds": ["kept", "..", ".", ""], "turns": [[image, {"text": "said"}]]}
-    )
-    data = editor.tmp / "data"
-    ids = [await editor.new_session() for _ in range(4)]
-    assert ids == ["kept", "..", ".", ""]
-    for session_id in ids:
-        await editor.goose.turn_end(await editor.prompt(session_id))
-    kept = {p: p.read_bytes() for p in data.rglob("*") if p.is_file() and "kept" in p.parts}
-    kept_transcript = data / "transcripts" / "kept.md"
-    assert kept and kept_transcript.exists(), "the kept chat's image and transcript"
-    journal = sorted(p.name for p in data.iterdir() if p.is_file())
-    assert journal and all(name.startswith("journal") for name in journal), journal
-    loose = [p for p in (data / "outputs").iterdir() if p.is_file()]
-    assert loose == [], "each chat's images in a folder of its own"
-
-    for session_id in ids[1:]:
-        await editor.goose.request("goose/deleteSession", {"sessionId": session_id})
-
-    assert sorted(p.name for p in data.iterdir() if p.is_file()) == journal
-    assert {p: p.read_bytes() for p in kept if p.exists()} == kept, "its outputs are there"
-    assert kept_transcript.exists()
-    listed = (await editor.goose.request("goose/listSessions", {}))["sessions"]
-    assert "kept" in [s["sessionId"] for s in listed]
-
-
-async def test_a_chat_called_dot_dot_by_an_earlier_version_is_deleted_alone(
-    tmp_path: Path,
-) -> None:
-    """An earlier version named a chat the agent called ``..`` ``...md``, and took the
-    data dir for its outputs folder: deleting such a chat now removes its transcript, and
-    nothing of the data dir."""
-    script = {"sessionIds": ["kept", ".."], "turns": [[image_update(b64(SHOT)), {"text": "ok"}]]}
-    data = tmp_path / "data"
-    first = await start_editor(tmp_path)
-    try:
-        await first.start(script)
-        for session_id in ("kept", ".."):
-            assert await first.new_session() == session_id
-            await first.goose.turn_end(await first.prompt(session_id))
-    finally:
-        await stop_editor(first)
-    transcripts = data / "transcripts"
-    old = transcripts / "...md"  # as an earlier version named it
-    (transcripts / f"{safe_name('..')}.md").rename(old)
-    with contextlib.closing(sqlite3.connect(data / "journal.sqlite3")) as db, db:
-        db.execute("UPDATE sessions SET transcript_path = ? WHERE session_id = '..'", (str(old),))
-    files = {  # the journal changes; the chat's checkpoints go with it
-        p
-        for p in data.rglob("*")
-        if p.is_file() and not {"journal", "checkpoints"} & {*p.parts, p.stem}
-    }
-
-    again = await start_editor(tmp_path)
-    try:
-        await again.start(script)
-        await again.goose.request("goose/deleteSession", {"sessionId": ".."})
-    finally:
-        await stop_editor(again)
-    gone = {p for p in files if not p.exists()}
-    assert gone == {old}, gone

@@ -183,3 +183,18 @@ async def test_a_turn_that_has_not_ended_or_does_not_exist_is_named(editor: Edit
         await _fork(editor, session_id, "nope")
     assert raised.value.code == -32602
     assert editor.received("session/fork") == []
+
+
+async def test_a_fork_the_agent_refuses_becomes_a_new_chat_with_the_summary(
+    editor: Editor,
+) -> None:
+    """Claude refuses a cut point it does not find (a chat opened again may have lost it):
+    the user still goes on from there, with the summary and the agent's reason."""
+    refusal = {"code": -32602, "message": "Invalid params", "data": "Fork point message not found"}
+    await editor.start({**CLAUDE_LIKE, "forkError": refusal, "turns": TURNS})
+    session_id, first, _, _, _ = await _two_turns(editor)
+    forked = await _fork(editor, session_id, first)
+    assert len(editor.received("session/fork")) == 1
+    assert "Claude Agent could not fork it there" in forked["notForked"]
+    assert "Fork point message not found" in forked["notForked"]
+    assert "Claude Agent: First answer." in forked["seed"]

@@ -194,11 +194,12 @@ async def test_an_image_the_prompt_may_not_read_is_refused_saying_why(editor: Ed
     await editor.start({"turns": [[{"text": "ok"}]]}, settings={"images": {"maxBytes": 1000}})
     sid = await editor.new_session()
     expected = {
-        "notes.png": "notes.png is not a PNG image (its bytes say otherwise); not sent",
-        "photo.png": "photo.png is not a PNG image: its bytes are a JPEG's; not sent. "
-        "Rename it to .jpg",
-        "big.png": "the image big.png is over 1,000 bytes; not sent. Make it smaller, or "
-        "raise images.maxBytes",
+        "notes.png": "notes.png is not a PNG image: its bytes are not those of a PNG, JPEG, "
+        "GIF or WebP image",
+        "photo.png": "photo.png is not a PNG image: its bytes are a JPEG's. Rename it to .jpg",
+        "big.png": f"the image big.png ({len(SHOT) + 2000:,} bytes) is over images.maxBytes, "
+        "1,000 bytes. Make "
+        "it smaller, or raise images.maxBytes",
         ".env.png": "looks like a secret (.env.*)",
         ".goose-ls/x.png": "one of goose-ls's own files",
         "link.png": "is outside the workspace",

@@ -888,6 +888,24 @@ def test_real_nvim_in_tmux_an_image_attached_goes_with_the_next_message(
             "the message did not come back into the compose area",
         )
         assert len(prompts(record)) == 1, "nothing was sent"
+        # The reason stays above the message (the mode message does not wipe it), with
+        # the way out; the images dropped, the same message goes.
+        time.sleep(2.5)
+        screen = terminal.screen()
+        assert "⚠ not sent: " in screen and ":Goose image clear drops" in screen, screen
+        terminal.keys("Escape")
+        terminal.type(":Goose image clear")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "image(s) dropped" in s, "the images were not dropped")
+        terminal.keys("C-w", "j")
+        terminal.type("A")
+        terminal.keys("C-s")
+        terminal.wait_for(
+            lambda _: len(prompts(record)) == 2, "the message without the image was not sent"
+        )
+        assert "⚠ not sent" not in terminal.wait_for(
+            lambda s: "Keep this text" not in _compose(s), "the compose area was not emptied"
+        )
     finally:
         terminal.stop()
 
@@ -1219,6 +1237,144 @@ def test_real_nvim_in_tmux_the_session_picker_tells_the_workspaces_apart(
             "~/projects/shop",
             "~/projects/blog",
         ], screen
+    finally:
+        terminal.stop()
+
+
+# --- fork a chat at a turn ---------------------------------------------------------------
+
+FORK_TURNS = [
+    [{"text": "First answer.", "messageId": "msg_01"}],
+    [{"text": "Second answer.", "messageId": "msg_02"}],
+    [{"text": "Reply in the fork.", "messageId": "msg_03"}],
+]
+CODEX_SHAPE = {
+    "agentInfo": {"name": "codex-acp", "title": "Codex", "version": "0.16.0"},
+    "capabilities": {"loadSession": True, "sessionCapabilities": {"list": {}}},
+    "noFork": True,
+}
+
+
+def _received(record: Path, method: str) -> list[dict[str, Any]]:
+    return [m for m in received(record) if m.get("method") == method]
+
+
+def _two_turns_in_tmux(nvim: str | None, tmp_path: Path, shape: dict[str, Any]) -> TmuxTerminal:
+    """Neovim with the plugin, a chat of two ended turns with the scripted agent of
+    ``shape``, and the cursor in the chat on the first turn's question."""
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / "app.py").write_text(APP)
+    script = {"turns": FORK_TURNS, **shape, "record": str(tmp_path / "agent.jsonl")}
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    command, env = _tmux_nvim(nvim, tmp_path, agent)
+    terminal = TmuxTerminal("goose-nvim-fork")
+    terminal.start(command, workspace, env)
+    terminal.wait_for(lambda s: ": idle" in s, "goose-ls did not start", 60)
+    _ask(terminal, "first question")
+    terminal.wait_for(lambda s: "First answer." in _chat(s) and ": idle" in s, "no first reply")
+    terminal.type("second question")  # the compose area is still in insert mode
+    terminal.keys("C-s")
+    terminal.wait_for(lambda s: "Second answer." in _chat(s) and ": idle" in s, "no second reply")
+    terminal.keys("Escape", "C-w", "k", "g", "g")
+    return terminal
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+def test_real_nvim_in_tmux_forks_a_chat_at_its_first_turn(nvim: str | None, tmp_path: Path) -> None:
+    """<Plug>(goose-fork) on the first of two turns (goose's shape: a fork it does not
+    advertise): the new chat takes the chat window and shows that turn only, and goes on
+    as a chat of its own; a line in no turn is refused, saying so."""
+    terminal = _two_turns_in_tmux(nvim, tmp_path, {})
+    try:
+        terminal.type(":Goose fork")  # on the chat's heading: in no turn
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "line 1 is in no turn" in s, "a line in no turn not refused")
+        assert _received(tmp_path / "agent.jsonl", "session/fork") == []
+
+        terminal.type(":lua vim.keymap.set('n', '<leader>gf', '<Plug>(goose-fork)')")
+        terminal.keys("Enter")
+        terminal.type("/First answer")  # the first turn's reply: the cursor in that turn
+        terminal.keys("Enter")
+        terminal.type("\\gf")
+        screen = terminal.wait_for(lambda s: "Forked from" in _chat(s), "the fork is not shown")
+        chat = _chat(screen)
+        assert "first question" in chat and "First answer." in chat, chat
+        assert "second question" not in chat and "Second answer." not in chat, chat
+        (fork,) = _received(tmp_path / "agent.jsonl", "session/fork")
+        assert "conversationBefore" in fork["params"]["_meta"], "cut after the first turn"
+
+        _ask(terminal, "go on")
+        terminal.wait_for(lambda s: "Reply in the fork." in _chat(s), "the fork did not answer")
+        *_, prompt = _received(tmp_path / "agent.jsonl", "session/prompt")
+        assert prompt["params"]["sessionId"] != fork["params"]["sessionId"], "a chat of its own"
+
+        # The fork's first turn came as a replay of history: it forks as well.
+        terminal.keys("Escape", "C-w", "k", "g", "g")
+        terminal.type("/First answer")
+        terminal.keys("Enter")
+        terminal.type("\\gf")
+        screen = terminal.wait_for(
+            lambda s: "Forked from “first question (fork)”" in _chat(s), "no fork of the fork"
+        )
+        assert "First answer." in _chat(screen) and "go on" not in _chat(screen), screen
+    finally:
+        terminal.stop()
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+def test_real_nvim_in_tmux_an_agent_that_cannot_fork_gets_a_new_chat_and_the_summary_to_send(
+    nvim: str | None, tmp_path: Path
+) -> None:
+    """:Goose fork on a turn still running is refused, saying so; on the first turn where
+    the agent cannot fork (codex-acp's shape): a new chat, its compose area holding the
+    summary up to that turn, nothing sent; why is said once."""
+    running = [{"text": "Working on it."}, {"waitForCancel": True}]
+    terminal = _two_turns_in_tmux(
+        nvim, tmp_path, {**CODEX_SHAPE, "turns": [*FORK_TURNS[:2], running]}
+    )
+    try:
+        terminal.type("\\gs")
+        terminal.wait_for(lambda s: "-- INSERT --" in s, "the compose area did not open")
+        terminal.type("third question")
+        terminal.keys("C-s")
+        terminal.wait_for(lambda s: "Working on it." in _chat(s), "the third turn is not under way")
+        terminal.keys("Escape", "C-w", "k")
+        terminal.type("/Working on it")
+        terminal.keys("Enter")
+        terminal.type(":Goose fork")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "that turn is still running" in s, "a running turn not refused")
+        terminal.type("\\gc")
+        terminal.wait_for(lambda s: "_cancelled_" in _chat(s) and ": idle" in s, "not cancelled")
+        terminal.keys("g", "g")
+        terminal.type("/first question")
+        terminal.keys("Enter")
+        terminal.type(":Goose fork")
+        terminal.keys("Enter")
+        screen = terminal.wait_for(
+            lambda s: "Me: first question" in _chat(s) and "-- INSERT --" in s,
+            "the summary is not in the compose area",
+        )
+        left = _chat(screen)
+        assert "Codex: First answer." in left and "Second answer." not in left, left
+        assert "Not a fork: Codex cannot fork chats" in left, "the new chat says so"
+        summary = tmp_path / "summary.txt"
+        terminal.keys("Escape")
+        terminal.type(f":w! {summary}")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: summary.exists() and "written" in s, "the summary not written")
+        text = summary.read_text(encoding="utf-8")
+        assert text.startswith("We go on from an earlier chat, “first question”.") and (
+            "Me: first question\nCodex: First answer.\n" in text
+        ), text
+        terminal.type(":messages")
+        terminal.keys("Enter")
+        screen = terminal.wait_for(lambda s: "not a fork" in s, "not told why")
+        assert screen.count("not a fork (Codex cannot fork chats)") == 1, screen
+        assert len(_received(tmp_path / "agent.jsonl", "session/prompt")) == 3, "nothing sent"
     finally:
         terminal.stop()
 

@@ -239,3 +239,38 @@ async def test_a_turn_s_end_ends_the_blocks_of_its_subagents_still_at_work(
     assert last["state"] == "idle" and "stopReason" not in last, "ended with the turn"
     transcript = await _transcript(editor, session_id, has="■ ended")
     assert "## goose\n\n### 🤖 Subagent (■ ended): Slow\n\nworking\n" in transcript
+
+
+async def test_a_subagent_at_work_between_its_parent_s_words_keeps_one_live_heading(
+    editor: Editor,
+) -> None:
+    """A subagent in the background (Claude's): the parent speaks between its events, so
+    its work comes in two sections; the first says it goes on below (its state is drawn
+    on the last only, never left stale), and its tool call there is finished in place."""
+    child = "bg1"
+    call = {"toolCallId": "t1", "title": "touch notes.txt", "kind": "execute"}
+    await editor.start(
+        {
+            "turns": [
+                [
+                    {"text": "Starting a helper."},
+                    announce(child, "Make a notes file"),
+                    on(child, {"toolCall": {**call, "status": "pending"}}),
+                    state(child, "requires_action"),
+                    {"text": "Main: waiting for the subagent."},
+                    on(child, {"toolUpdate": {"toolCallId": "t1", "status": "completed"}}),
+                    on(child, {"text": "Subagent: made it."}),
+                    ended(child),
+                    {"text": "All done."},
+                ]
+            ]
+        }
+    )
+    session_id = await editor.new_session()
+    await editor.goose.turn_end(await editor.prompt(session_id, "go"))
+    text = await _transcript(editor, session_id, "All done.")
+    first, _, rest = text.partition("Main: waiting for the subagent.")
+    assert "### 🤖 Subagent (continued below): Make a notes file" in first, text
+    assert "waiting for you" not in first and "running" not in first, "no stale state"
+    assert "touch notes.txt** · execute — ✓ completed" in first, "finished in place"
+    assert "### 🤖 Subagent (✓ done): Make a notes file" in rest, text

@@ -426,3 +426,67 @@ def test_the_agent_writes_a_file_open_in_vs_code_which_reloads_it_and_a_conflict
     assert not _newer(browser.in_page(SCREEN)), "no dialog that the file is newer"
     copies = list((tmp_path / "xdg-data" / "goose-ls" / "conflicts").rglob("yours-app.py"))
     assert [c.read_text() for c in copies] == ["# mine\n" + BY_AGENT], "the user's text kept"
+
+
+FORK_TURNS = [
+    [{"text": "First answer.", "messageId": "msg_01"}],
+    [{"text": "Second answer.", "messageId": "msg_02"}],
+]
+
+
+def _lenses(browser: Browser) -> list[str]:
+    """The CodeLenses shown, by their text."""
+    return list(
+        browser.in_page(
+            "return [...document.querySelectorAll('.codelens-decoration a')].map(a => a.innerText)"
+        )
+    )
+
+
+def test_fork_chat_here_over_the_first_turn_opens_a_chat_of_that_turn_only(
+    vscode: tuple[CodeServer, Browser], tmp_path: Path
+) -> None:
+    """Two turns (goose's shape: a fork it does not advertise): each is headed by a "Fork
+    chat here" CodeLens once it has ended; a click on the first one's opens the new chat,
+    with that turn only, where the next message goes."""
+    server, browser = vscode
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "app.py").write_text(APP)
+    record = tmp_path / "agent.jsonl"
+    record.touch()  # there before the agent: its sandbox lets it write no new file here
+    script = {"record": str(record), "turns": [*FORK_TURNS, [{"text": "Reply in the fork."}]]}
+    server.settings(
+        {
+            "goose.serverPath": str(Path(sys.executable).with_name("goose-ls")),
+            "goose.agent.command": scripted_agent_command(
+                write_script(tmp_path / "script.json", script)
+            ),
+            "workbench.startupEditor": "none",
+        }
+    )
+    shot = tmp_path / "failed.png"
+    browser.run("await page.goto(args.url)", url=f"{server.url}?folder={workspace}")
+    wait_for(browser, lambda s: "goose: idle" in s["status"], "goose-ls did not start", 60, shot)
+    _send(browser, "first question")
+    wait_for(browser, lambda s: "First answer." in _chat(s), "no first reply", shot=shot)
+    _send(browser, "second question")
+    wait_for(
+        browser,
+        lambda s: "Second answer." in _chat(s) and _lenses(browser) == ["Fork chat here"] * 2,
+        "no lens over each ended turn",
+        shot=shot,
+    )
+    browser.run(
+        """await page.locator(".codelens-decoration a", {hasText: "Fork chat here"}).first().click()"""
+    )
+    screen = wait_for(browser, lambda s: "Forked from" in _chat(s), "the fork not shown", shot=shot)
+    chat = _chat(screen)
+    assert "first question" in chat and "First answer." in chat, chat
+    assert "second question" not in chat and "Second answer." not in chat, chat
+    _send(browser, "go on")
+    wait_for(
+        browser, lambda s: "Reply in the fork." in _chat(s), "the fork did not answer", shot=shot
+    )
+    forks = [line for line in record.read_text().splitlines() if '"session/fork"' in line]
+    assert len(forks) == 1, forks

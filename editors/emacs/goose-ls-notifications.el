@@ -24,6 +24,7 @@
 (require 'goose-ls-plans)
 (require 'goose-ls-sign-in)
 (require 'goose-ls-subagents)
+(require 'goose-ls-fork)
 
 (defvar goose-ls-turn-end-hook nil
   "Functions called with the goose/turnEnd params when a turn ends.")
@@ -54,6 +55,7 @@ A queued one whose events come while another turn runs was sent into that turn."
     (goose-ls--chat session server)
     (when (goose-ls--new-index-p session (plist-get params :index) server)
       (goose-ls--turn-seen session (plist-get params :messageId))
+      (goose-ls--note-turn session (plist-get params :index) (plist-get params :messageId))
       (let ((goose-ls--drawing-index (plist-get params :index)))
         ;; A subagent's card, verdict or note goes into its block too.
         (when (and child (not (equal (plist-get update :sessionUpdate) "subagent_update"))

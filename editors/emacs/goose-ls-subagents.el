@@ -58,11 +58,13 @@
       (or (cdr (assoc (or state "running") goose-ls--subagent-states))
           (format "• %s" (goose-ls-inert-line state))))))
 
-(defun goose-ls--subagent-line (sub box)
+(defun goose-ls--subagent-line (sub box &optional continued)
   "SUB's heading: the chat's words first, the agent's title after them.
-BOX holds the overlay of the block it heads (TAB folds it)."
+BOX holds the overlay of the block it heads (TAB folds it).  CONTINUED: an
+earlier block of SUB (its parent spoke between), whose state is told below."
   (let ((title (goose-ls--subagent-title sub)))
-    (propertize (format "%s (%s)%s" goose-ls--subagent-heading (goose-ls--subagent-reads sub)
+    (propertize (format "%s (%s)%s" goose-ls--subagent-heading
+                        (if continued "continued below" (goose-ls--subagent-reads sub))
                         (if title (concat ": " (goose-ls-inert-line title)) ""))
                 'keymap goose-ls-subagent-map 'mouse-face 'highlight
                 'goose-ls-block box 'help-echo "TAB: fold or unfold this subagent")))
@@ -74,6 +76,11 @@ first time its description, then an overlay that grows with what follows."
     (let ((sub (goose-ls--subagent-of id))
           (box (list nil)))
       (goose-ls--following
+        (when (goose-ls--subagent-start sub) ; an earlier block: its state is told below now
+          (let ((old (get-text-property (goose-ls--subagent-start sub) 'goose-ls-block)))
+            (goto-char (goose-ls--subagent-start sub))
+            (delete-region (point) (goose-ls--subagent-end sub))
+            (insert (goose-ls--subagent-line sub old t))))
         (goto-char goose-ls--end)
         (let ((start (point)))
           (insert (goose-ls--subagent-line sub box))

@@ -43,6 +43,7 @@
 ;;   goose-ls-subagents.el      the agent's subagents: a block each, that TAB folds
 ;;   goose-ls-sign-in.el        the agent's terminal sign-in
 ;;   goose-ls-sessions.el       sessions, and the messages sent to them
+;;   goose-ls-fork.el           a chat forked at a turn (C-c C-f in a chat)
 ;;   goose-ls-history.el        past chats: searched, exported
 ;;   goose-ls-compose.el        the compose buffer
 ;;   goose-ls-options.el        the chat's config options

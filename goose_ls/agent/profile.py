@@ -10,6 +10,7 @@ from acp.schema import InitializeResponse
 from goose_ls.agent import presets
 from goose_ls.agent.interface import CARRIED_CAPABILITIES, model_json
 from goose_ls.agent.steering import advertised
+from goose_ls.inert import agent_name
 
 
 @attrs.frozen
@@ -26,9 +27,10 @@ class AgentProfile:
     @property
     def title(self) -> str:
         """The name the agent gives itself for people (``agentInfo.title``, else its name):
-        what chats head its messages with."""
+        what chats head its messages with. The agent chose it, so it is inert, short and
+        never the user's own label (:func:`~goose_ls.inert.agent_name`)."""
         info = self.response.agent_info
-        return (info.title or info.name or "agent") if info else "agent"
+        return agent_name((info.title or info.name) if info else None)
 
     @property
     def version(self) -> str | None:

@@ -67,12 +67,12 @@ class ScriptedAgent:
         self.sessions = self.server.sessions
         self.steps.sessions = self.sessions
         self.prompts = 0
-        self.chosen_ids = list(script.get("sessionIds", []))
-        """The ids the next new sessions get, as the agent chooses them (any text)."""
         self.cancelled: dict[str, asyncio.Event] = {}
         self.signed_in = False
         self.booleans = False
         """The client takes boolean config options (said in ``initialize``)."""
+        self.chosen_ids = [str(i) for i in script.get("sessionIds", [])]
+        """The ids ``session/new`` and ``session/fork`` answer first (an agent chooses)."""
         self.methods: dict[str, Callable[[dict[str, Any]], Awaitable[Any]]] = {
             "initialize": self.initialize,
             "authenticate": self.authenticate,
@@ -162,7 +162,7 @@ class ScriptedAgent:
 
     def _new_id(self) -> str:
         if self.chosen_ids:
-            return str(self.chosen_ids.pop(0))
+            return self.chosen_ids.pop(0)
         number = len(self._stored_sessions()) + len(self.sessions) + 1
         return f"{self.script.get('idPrefix', '')}{datetime.date.today():%Y%m%d}_{number}"
 

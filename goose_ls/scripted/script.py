@@ -40,7 +40,8 @@ A script is JSON. Top-level keys (all optional):
 ``serveOver``      ``"http"``: served (``serve``) over ACP's streamable HTTP instead of
                    a WebSocket (see ``serve_http.py``)
 ``idPrefix``       put before each new session id (two agents of one test keep apart)
-``sessionIds``     the ids the first new sessions get, in order (an agent chooses them)
+``sessionIds``     the ids ``session/new`` and ``session/fork`` answer, in order, before
+                   the usual ones (an agent chooses its ids: a hostile one, any string)
 ``steering``       ``"acp"`` or ``"goose"``: takes messages into a running turn, in that
                    agent shape (see ``steering.py``; ``steerTooLate``: each comes as the
                    turn ends)

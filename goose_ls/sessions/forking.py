@@ -15,7 +15,7 @@ import attrs
 
 from goose_ls import events
 from goose_ls.errors import Refused
-from goose_ls.inert import inert_line
+from goose_ls.inert import agent_name, inert_line
 from goose_ls.sessions.journal.records import EventRow, events_of
 
 SEED_TURNS = 8
@@ -71,23 +71,37 @@ def seed(rows: list[EventRow], title: str, agent: str) -> str:
     """A new chat's first message, for the user to edit and send: what was said in the
     last :data:`SEED_TURNS` turns of ``rows``, each message shortened."""
     turns: list[tuple[str, list[str], list[str]]] = []
+    # The turns something other than the user's message came in: goose-ls journals the
+    # user's message first, so a user message chunk after that is the agent's own.
+    answered: set[str] = set()
     for row, event, subagent in events_of(rows):
         if row.message_id is None or subagent is not None:  # a subagent's: not the chat's words
             continue
         if not turns or turns[-1][0] != row.message_id:
             turns.append((row.message_id, [], []))
-        if isinstance(event, events.UserMessageChunk):
+        if isinstance(event, events.UserMessageChunk) and row.message_id not in answered:
             turns[-1][1].append(_text(event.content))
-        elif isinstance(event, events.AgentMessageChunk):
+            continue
+        answered.add(row.message_id)
+        if isinstance(event, (events.AgentMessageChunk, events.UserMessageChunk)):
             turns[-1][2].append(_text(event.content))
     lines = [f"We go on from an earlier chat, “{_short(title)}”. What was said in it:", ""]
+    speaker = _speaker(agent)
     for _, said, replied in turns[-SEED_TURNS:]:
         lines += [
             f"Me: {_short(''.join(said))}",
-            f"{_short(agent)}: {_short(''.join(replied))}",
+            f"{speaker}: {_short(''.join(replied))}",
             "",
         ]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _speaker(agent: str) -> str:
+    """The agent's name at the head of its lines: short, never the user's ``Me``, and
+    beginning with a letter or digit, so no line of the summary begins as goose-ls's own
+    do (the prompt section's heading, a context line)."""
+    name = agent_name(agent)
+    return name if name[:1].isalnum() else "agent"
 
 
 def _text(content: events.Json) -> str:

@@ -22,8 +22,10 @@ file holds later). An image that is not kept says why (``refused``).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+import contextlib
 import hashlib
 import os
 import re
@@ -64,6 +66,7 @@ BY_SUFFIX = {".png": PNG, ".jpg": JPEG, ".jpeg": JPEG, ".gif": GIF, ".webp": WEB
 """The file names taken for images: an ``@`` mention of one sends an image."""
 KNOWN = "a PNG, JPEG, GIF or WebP image"
 FILE_MODE = 0o600
+NOT_OPEN = "it came for a chat that is not open here"
 """Saved images: the user's to read and write, never anyone's to run."""
 
 
@@ -80,6 +83,76 @@ def kind_of(data: bytes) -> Kind | None:
     return None
 
 
+MAX_PIXELS = 8000 * 8000
+"""The most pixels an image may have, whatever its bytes: a viewer (VS Code's chat, a
+markdown preview) decodes it whole, four bytes a pixel, so a few kilobytes of PNG saying
+100,000 by 100,000 pixels would take it 40 GB. 8000 a side is the most the models take
+(Claude refuses a bigger image); a 4K screenshot is 8 million."""
+
+
+def pixels(data: bytes, kind: Kind) -> tuple[int, int] | None:
+    """The width and height ``data`` (of ``kind``) says it has, from its header; None
+    when its header does not say."""
+    try:
+        if kind is PNG and data[12:16] == b"IHDR":
+            return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        if kind is GIF and len(data) >= 10:
+            return int.from_bytes(data[6:8], "little"), int.from_bytes(data[8:10], "little")
+        if kind is WEBP:
+            return _webp_pixels(data)
+        if kind is JPEG:
+            return _jpeg_pixels(data)
+    except IndexError:
+        return None
+    return None
+
+
+def _webp_pixels(data: bytes) -> tuple[int, int] | None:
+    chunk = data[12:16]
+    if chunk == b"VP8X" and len(data) >= 30:
+        return 1 + int.from_bytes(data[24:27], "little"), 1 + int.from_bytes(data[27:30], "little")
+    if chunk == b"VP8L" and len(data) >= 25 and data[20] == 0x2F:
+        bits = int.from_bytes(data[21:25], "little")
+        return 1 + (bits & 0x3FFF), 1 + ((bits >> 14) & 0x3FFF)
+    if chunk == b"VP8 " and len(data) >= 30 and data[23:26] == b"\x9d\x01\x2a":
+        width = int.from_bytes(data[26:28], "little") & 0x3FFF
+        return width, int.from_bytes(data[28:30], "little") & 0x3FFF
+    return None
+
+
+def _jpeg_pixels(data: bytes) -> tuple[int, int] | None:
+    """From the first start-of-frame segment (SOF0 to SOF15, less DHT, JPG and DAC)."""
+    at = 2
+    while at + 4 <= len(data):
+        if data[at] != 0xFF:
+            return None
+        marker = data[at + 1]
+        if marker == 0xFF:  # fill byte
+            at += 1
+            continue
+        if marker in (0x01, *range(0xD0, 0xD8)):  # no length
+            at += 2
+            continue
+        if marker in (0xD9, 0xDA):  # the end, or the scan before any frame
+            return None
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            height = int.from_bytes(data[at + 5 : at + 7], "big")
+            return int.from_bytes(data[at + 7 : at + 9], "big"), height
+        at += 2 + int.from_bytes(data[at + 2 : at + 4], "big")
+    return None
+
+
+def too_many_pixels(data: bytes, kind: Kind) -> str | None:
+    """Why an image of ``kind`` is refused for its size in pixels, if it is."""
+    size = pixels(data, kind)
+    if size is None:
+        return f"its {kind.name} header does not say its size in pixels"
+    width, height = size
+    if width * height > MAX_PIXELS:
+        return f"it is {width:,} by {height:,} pixels, over {MAX_PIXELS:,} pixels"
+    return None
+
+
 def named_image(path: str) -> bool:
     """Whether a file name is an image's (its suffix, case aside)."""
     return PurePath(path).suffix.lower() in BY_SUFFIX
@@ -88,8 +161,8 @@ def named_image(path: str) -> bool:
 def safe_name(session_id: str) -> str:
     """A session id as a file name: anything but letters, digits, ``.`` and ``-`` as ``_``
     (the transcript's name, and its outputs folder's). The agent chooses the id: one of
-    dots alone (``..``, ``.``) or none at all would name the outputs folder's parent or
-    the folder itself, so its dots are ``_`` too."""
+    dots only (``..``) would name the data dir as the chat's outputs folder, so its images
+    would land there and deleting the chat would delete every file goose-ls keeps."""
     name = re.sub(r"[^\w.-]", "_", session_id)
     return name if name.strip(".") else "_" * max(len(name), 1)
 
@@ -120,6 +193,8 @@ def decoded(content: Json, cap: int) -> tuple[bytes, Kind] | str:
     kind = kind_of(raw)
     if kind is None:
         return f"its bytes are not {KNOWN}, whatever its type says"
+    if why := too_many_pixels(raw, kind):
+        return why
     return raw, kind
 
 
@@ -166,8 +241,11 @@ class Images:
                 data = await self._read(path, cap)
             except FileProblem as exc:
                 if exc.too_big:
+                    size = ""
+                    with contextlib.suppress(OSError):
+                        size = f" ({(await asyncio.to_thread(os.stat, path)).st_size:,} bytes)"
                     raise Refused(
-                        f"the image {shown} is over {cap:,} bytes; not sent",
+                        f"the image {shown}{size} is over images.maxBytes, {cap:,} bytes",
                         "Make it smaller, or raise images.maxBytes",
                     ) from None
                 raise Refused(f"the image {shown} cannot be attached: {exc}") from None
@@ -177,12 +255,14 @@ class Images:
             named = BY_SUFFIX.get(PurePath(path).suffix.lower())
             if kind is None:
                 what = f"a {named.name} image" if named else KNOWN
-                raise Refused(f"{shown} is not {what} (its bytes say otherwise); not sent")
+                raise Refused(f"{shown} is not {what}: its bytes are not those of {KNOWN}")
             if named is not None and kind != named:
                 raise Refused(
-                    f"{shown} is not a {named.name} image: its bytes are a {kind.name}'s; not sent",
+                    f"{shown} is not a {named.name} image: its bytes are a {kind.name}'s",
                     f"Rename it to .{kind.suffix}",
                 )
+            if why := too_many_pixels(data, kind):
+                raise Refused(f"the image {shown} cannot be attached: {why}; not sent")
             found[item.uri] = PromptImage(kind.mime_type, data)
         return found
 
@@ -206,29 +286,34 @@ class Images:
         return shown
 
     # --- the agent's ----------------------------------------------------------------
-    def event(self, session_id: str, event: E) -> E:
-        """``event`` with each image the agent sent kept and linked (or refused)."""
+    def event(self, session_id: str, event: E, open_: bool = True) -> E:
+        """``event`` with each image the agent sent kept and linked (or refused). An image
+        for a chat that is not ``open_`` here (an id the agent made up, or one whose
+        ``session/new`` has not answered yet) is refused unread: nothing would ever delete
+        its folder, and the agent could fill the disk with such."""
         if isinstance(event, events.CHUNKS) and event.content.get("type") == "image":
-            return attrs.evolve(event, content=self.content(session_id, event.content))
+            return attrs.evolve(event, content=self.content(session_id, event.content, open_))
         if isinstance(event, (events.ToolCall, events.ToolCallUpdate)) and event.content:
-            content = self.tool_content(session_id, event.content)
+            content = self.tool_content(session_id, event.content, open_)
             if content is not event.content:
                 return attrs.evolve(event, content=content)
         return event
 
-    def tool_content(self, session_id: str, content: list[Json]) -> list[Json]:
+    def tool_content(self, session_id: str, content: list[Json], open_: bool = True) -> list[Json]:
         """A tool call's content with its images kept (the same list when it has none)."""
         if not any(_inner_image(item) for item in content):
             return content
         return [
-            {**item, "content": self.content(session_id, item["content"])}
+            {**item, "content": self.content(session_id, item["content"], open_)}
             if _inner_image(item)
             else item
             for item in content
         ]
 
-    def content(self, session_id: str, block: Json) -> Json:
+    def content(self, session_id: str, block: Json, open_: bool = True) -> Json:
         """An agent's image block as kept: a link to the file, or why it was refused."""
+        if not open_:
+            return {"type": "image", "refused": NOT_OPEN}
         checked = decoded(block, self._cap())
         if isinstance(checked, str):
             return {"type": "image", "refused": checked}

@@ -136,7 +136,7 @@ class SessionManager:
             self._permissions.grants,
             editor,
             lambda: self._tools.confinement().roots,
-            lambda: self.settings.workspace.protected,
+            lambda: self.settings.protected_paths(),
             lambda: data_dir(self.settings.data_dir) / "set-aside",
             tasks,
         )
@@ -234,7 +234,7 @@ class SessionManager:
         self._supervisor.settings = settings.agent
 
     def _policy(self) -> tuple[Policy, str | None]:
-        rules, protected = self.settings.policy.rules, self.settings.workspace.protected
+        rules, protected = self.settings.policy.rules, self.settings.protected_paths()
         return Policy.load(self.cwd, rules, protected, self._trust)
 
     def _confinement(self) -> tuple[Confinement, str]:
@@ -255,7 +255,8 @@ class SessionManager:
     # --- what the agent layer calls ------------------------------------------------
     def session_event(self, session_id: str, event: events.SessionEvent) -> None:
         shown_in, _ = self._registry.route(session_id)  # a subagent's: its session's
-        event = self._images.event(shown_in, event)  # the bytes kept on disk, not here
+        # the bytes kept on disk, not here; only for a chat that is open
+        event = self._images.event(shown_in, event, shown_in in self._registry)
         self._registry.session_event(session_id, event)
         if isinstance(event, (events.ToolCall, events.ToolCallUpdate)) and event.status in (
             "completed",
@@ -273,7 +274,7 @@ class SessionManager:
         """A permission request, the session's or one of its subagents' (judged and
         asked as the session's, its card in the subagent's block)."""
         session_id, subagent = self._registry.route(session_id)
-        tool_call = self._images.event(session_id, tool_call)
+        tool_call = self._images.event(session_id, tool_call, session_id in self._registry)
         if not foreign:  # a foreign path's local namesake is another file: no diff
             tool_call = await self._tools.proposed(session_id, tool_call)
         return await self._permissions.request(

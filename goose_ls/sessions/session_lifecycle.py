@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from goose_ls.agent.interface import SessionOptions, SystemPrompt
 from goose_ls.agent.presets import ForkPoint
 from goose_ls.errors import AgentError, UnknownSession
+from goose_ls.inert import inert_line
 from goose_ls.sessions import forking
 from goose_ls.sessions.checkpoints import TurnCheckpoints
 from goose_ls.sessions.forking import ForkUnavailable
@@ -75,6 +76,7 @@ class Lifecycle:
         session_id, options = await self._link.signed_in(
             conn, lambda: conn.new_session(cwd, prepared.prompt)
         )
+        self._refuse_known(session_id, "session/new", conn.profile.title)
         self._library.hold(session_id)
         session = self._registry.open(session_id, cwd, conn.generation, tab_id=tab_id)
         session.options = options
@@ -113,9 +115,17 @@ class Lifecycle:
                 raise ForkUnavailable(f"{profile.title} forks a chat only at its last turn")
         cwd = record.cwd if record is not None else self._cwd
         prepared = await self._link.prompts.prepare(conn, cwd)
-        fork_id, options = await self._link.signed_in(
-            conn, lambda: conn.fork_session(source_id, cwd, point, prepared.prompt)
-        )
+        try:
+            fork_id, options = await self._link.signed_in(
+                conn, lambda: conn.fork_session(source_id, cwd, point, prepared.prompt)
+            )
+        except AgentError as exc:
+            if exc.code is None:  # no answer (gone, timed out, unavailable): not a refusal
+                raise
+            # The agent refused this fork (a chat it no longer has, a cut point it does not
+            # find): the summary still lets the user go on from there.
+            raise ForkUnavailable(f"{profile.title} could not fork it there ({exc})") from exc
+        self._refuse_known(fork_id, "session/fork", profile.title)
         self._library.hold(fork_id)
         session = self._registry.open(fork_id, cwd, conn.generation, tab_id=tab_id)
         session.options = options
@@ -130,6 +140,16 @@ class Lifecycle:
         self._link.prompts.tell(session, prepared)
         await self._modes.reopened(session, conn)
         return session
+
+    def _refuse_known(self, session_id: str, method: str, agent: str) -> None:
+        """A chat the agent says it just made must be new here: taken under the id of one
+        goose-ls has (open, or in the journal), its events would be written over that
+        chat's history, and that chat renamed."""
+        if session_id in self._registry or self._library.record(session_id) is not None:
+            raise AgentError(
+                f"{agent} answered {method} with the id of a chat goose-ls has already "
+                f"({inert_line(session_id)}): no chat was made, and that one is left as it was"
+            )
 
     async def load_session(self, session_id: str, tab_id: str | None = None) -> Session:
         """Open a stored (or agent-listed) session.

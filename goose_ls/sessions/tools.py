@@ -98,7 +98,7 @@ class AgentTools:
     async def sandbox_bounds(self) -> Bounds:
         settings = self._settings()
         own = own_folders(settings.data_dir)
-        protected = sandbox_patterns(settings.workspace.protected)
+        protected = sandbox_patterns(settings.protected_paths())
         confinement = self.confinement()
         return await asyncio.to_thread(bounds_for, confinement, protected, own, self._cwd)
 
@@ -162,8 +162,7 @@ class AgentTools:
 
     async def _ask_protected(self, session_id: str, path: Path) -> None:
         """Writing a file that runs code later is asked (or allowed by a rule naming it)."""
-        settings = self._settings().workspace
-        relative = protected_path(self._cwd, settings.protected, str(path))
+        relative = protected_path(self._cwd, self._settings().protected_paths(), str(path))
         if relative is None:
             return
         session = self._registry.find(session_id)
@@ -433,7 +432,7 @@ class AgentTools:
         covered = sandbox.Survey([], [])
         if jail.active:
             own = [Path(data_dir(self._settings().data_dir))]
-            protected = sandbox_patterns(self._settings().workspace.protected)
+            protected = sandbox_patterns(self._settings().protected_paths())
             covered = await asyncio.to_thread(sandbox.survey, confinement, _home(), protected, own)
         return await self.terminals.create(
             session_id,

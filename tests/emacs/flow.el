@@ -11,7 +11,8 @@
 ;; "restart" (after "ask", C-c g r and C-u C-c g r), or "gap" (the chat buffer killed
 ;; while a reply streams), or "dir_locals" ("ask" in a project whose .dir-locals.el sets
 ;; `eglot-workspace-configuration'), or "image" (an image file attached in the compose
-;; buffer, refused once and kept, then sent).
+;; buffer, refused once and kept, then sent), or "fork" (two turns, then C-c C-f in the
+;; chat).
 (require 'json)
 (require 'goose-ls)
 
@@ -366,6 +367,45 @@ sets `eglot-workspace-configuration'; record what goose-ls said of it."
       (flow--ask))
     (flow--record 'shown (vconcat shown))))
 
+(defun flow--fork ()
+  "Two turns, then C-c C-f in the chat: on its first line (in no turn), on a third
+turn still running, then on the first turn's reply.  What the new chat and its compose buffer show, and what was said."
+  (find-file (getenv "GOOSE_FILE"))
+  (goose-ls-send "first question")
+  (flow--wait (lambda () (= (length flow--ended) 1)) "the first turn to end")
+  (goose-ls-send "second question")
+  (flow--wait (lambda () (= (length flow--ended) 2)) "the second turn to end")
+  (let ((source goose-ls-current-session)
+        (said nil))
+    (cl-letf (((symbol-function 'message)
+               (lambda (format &rest args)
+                 (when format (push (apply #'format-message format args) said)))))
+      (with-current-buffer (flow--chat)
+        (goto-char (point-min))
+        (condition-case err
+            (call-interactively (key-binding (kbd "C-c C-f")))
+          (user-error (flow--record 'refused (error-message-string err))))
+        ;; A third turn, still running (it waits for a cancel).
+        (goose-ls-send "third question")
+        (flow--wait (lambda () (string-match-p "Working on it\\." (flow--chat-text))) "the third turn")
+        (goto-char (point-max))
+        (search-backward "Working on it.")
+        (condition-case err
+            (call-interactively (key-binding (kbd "C-c C-f")))
+          (user-error (flow--record 'running (error-message-string err))))
+        (goose-ls-cancel)
+        (flow--wait (lambda () (= (length flow--ended) 3)) "the third turn to end")
+        (goto-char (point-min))
+        (search-forward "First answer.")
+        (call-interactively (key-binding (kbd "C-c C-f")))))
+    (flow--record 'said (vconcat (nreverse said)))
+    (flow--record 'source source)
+    (flow--record 'session goose-ls-current-session)
+    (flow--record 'text (flow--chat-text))
+    (flow--record 'compose (with-current-buffer (goose-ls--compose-buffer goose-ls-current-session)
+                             (buffer-string)))
+    (flow--record 'selected (buffer-name (window-buffer (selected-window))))))
+
 (condition-case err
     (progn
       (flow--setup)
@@ -382,6 +422,7 @@ sets `eglot-workspace-configuration'; record what goose-ls said of it."
         ("gap" (flow--gap))
         ("dir_locals" (flow--dir-locals))
         ("image" (flow--image))
+        ("fork" (flow--fork))
         (_ (flow--ask))))
   (error
    (flow--record 'error (error-message-string err))

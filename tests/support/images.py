@@ -26,11 +26,26 @@ def png(width: int = 2, height: int = 1, red: int = 255) -> bytes:
     )
 
 
+def png_claiming(width: int, height: int) -> bytes:
+    """A small PNG whose header says ``width`` by ``height`` pixels (a decompression
+    bomb's header: a viewer sets aside four bytes a pixel before it reads the rest)."""
+    real = png()
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    crc = zlib.crc32(b"IHDR" + header) & 0xFFFFFFFF
+    return real[:16] + header + struct.pack(">I", crc) + real[33:]
+
+
 def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + bytes(64)
+JPEG = (
+    b"\xff\xd8"  # start of image
+    + b"\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"  # APP0
+    + b"\xff\xc0\x00\x0b\x08\x00\x01\x00\x02\x01\x01\x11\x00"  # its frame: 2 by 1, grey
+    + b"\xff\xd9"  # end of image
+)
+"""A JPEG's header as goose-ls reads it (its size in pixels), with no picture in it."""
 SHOT = png()
 DRAWING = png(3, 2, red=12)
 

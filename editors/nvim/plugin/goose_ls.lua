@@ -50,6 +50,7 @@ local subcommands = {
     require("goose_ls").restart(what == "server")
   end,
   sessions = function() require("goose_ls").sessions() end,
+  fork = function() require("goose_ls.fork").here() end,
   review = function() require("goose_ls").turn_changes("goose.reviewTurn") end,
   revert = function() require("goose_ls").turn_changes("goose.revertTurn") end,
 }
@@ -69,7 +70,7 @@ end, {
     if line:match("Goose%s+image%s") then return vim.fn.getcompletion(lead, "file") end
     return vim.tbl_keys(subcommands)
   end,
-  desc = "goose: ask, send, compose, now, cancel, add, image, mode, option, new, sessions, signin, restart, review, revert",
+  desc = "goose: ask, send, compose, now, cancel, add, image, fork, mode, option, new, sessions, signin, restart, review, revert",
 })
 
 -- Maps to bind keys to (setup({ keymaps = true }) binds the <leader>g… ones).
@@ -84,3 +85,4 @@ plug("n", "now", "<cmd>Goose now<CR>", "send the oldest queued message into the 
 plug("n", "image", "<cmd>Goose image<CR>", "attach an image file to the next message")
 plug("n", "new", "<cmd>Goose new<CR>", "new chat")
 plug("n", "sessions", "<cmd>Goose sessions<CR>", "sessions")
+plug("n", "fork", "<cmd>Goose fork<CR>", "fork the chat at the turn under the cursor")

@@ -143,6 +143,34 @@ export function slashCandidates(text: string, commands: SlashCommand[]): SlashCo
   return found.length ? found : undefined;
 }
 
+/** A part of a chat's text as drawn. */
+function partText(part: string | ToolCall | Drawn): string {
+  return typeof part === "string" ? part : "text" in part ? part.text : renderTool(part);
+}
+
+/** A place in a chat's text that text drawn again before it does not move: a part, and
+ * where in it (a part that is not text yet: `at` 0 of the one to come). */
+interface Place {
+  part: number;
+  at: number;
+}
+
+/** A turn as drawn: where its first block begins, and where it ended (the blank line
+ * under it), once it did. */
+interface TurnMarks {
+  messageId: string;
+  start: Place;
+  end?: Place;
+}
+
+/** A turn of the chat, by the lines of its text (0-based): from its first block's first
+ * line to the blank line under its end (none while it runs). */
+export interface TurnLines {
+  messageId: string;
+  start: number;
+  end?: number;
+}
+
 const OUTCOMES: Record<string, string> = { accept: "answered", decline: "declined", cancel: "cancelled" };
 
 /** How a subagent's heading begins: the chat's own words (agent text that begins so is
@@ -167,7 +195,8 @@ interface Subagent {
 }
 
 /** `### 🤖 Subagent (state): title`: the chat's words first, the agent's title after. */
-function subagentHeading(sub: Subagent): string {
+function subagentHeading(sub: Subagent, continued = false): string {
+  if (continued) return `${SUBAGENT_HEADING} (continued below)${sub.title ? `: ${inertLine(sub.title)}` : ""}\n`;
   let state = SUBAGENT_STATES[sub.state ?? "running"] ?? `• ${inertLine(String(sub.state))}`;
   if (sub.state === "idle") {
     state = sub.stopReason ? (SUBAGENT_ENDS[sub.stopReason] ?? `■ ended (${inertLine(sub.stopReason)})`) : "■ ended";
@@ -229,6 +258,9 @@ export class Chat {
   queue: Queued[] = [];
   /** The chat's title, as the agent (or a rename) gives it. */
   title: string | undefined;
+  /** Each turn drawn here, in the order they began (replayed history too): what
+   * `turns` and `turnAt` read (Fork chat here). */
+  private readonly marks: TurnMarks[] = [];
   /** An event came after a gap and was not applied: the events after `seen` are to be
    * asked for again (goose/replay), which sends them and that one, in order. */
   missed = false;
@@ -289,7 +321,7 @@ export class Chat {
   }
 
   get text(): string {
-    const body = this.parts.map((part) => (typeof part === "string" ? part : "text" in part ? part.text : renderTool(part)));
+    const body = this.parts.map(partText);
     return `# ${this.title ?? `${this.context.agent?.() ?? "agent"} chat · ${this.sessionId}`}${body.join("")}${queueText(this.queue)}`;
   }
 
@@ -321,6 +353,7 @@ export class Chat {
    * a gap (`missed`). */
   apply(params: Update): boolean {
     if (!this.next(params.index)) return false;
+    const before = this.unmarked(params.messageId) ? this.place : undefined; // its turn's first event
     if (params.messageId && !params.replay) this.start(params.messageId);
     const u = params.update;
     // A subagent's update goes into its block: its words, tool calls, cards and notes.
@@ -402,6 +435,7 @@ export class Chat {
         if (typeof u.title === "string" && u.title.trim()) this.title = oneLine(u.title);
         break;
     }
+    if (before) this.markStart(params.messageId!, before);
     return true;
   }
 
@@ -409,14 +443,82 @@ export class Chat {
     if (!this.next(params.index)) return false;
     const id = params.messageId ?? "";
     this.queue = this.queue.filter((queued) => queued.id !== id); // cancelled while it waited
-    if (this.joined.delete(id)) return true; // it ended with the turn it joined, said just above
+    if (this.joined.delete(id)) return this.markEnd(id); // it ended with the turn it joined, said just above
     if (this.turn === id) this.turn = undefined;
     this.block = "";
     this.speaker = undefined; // the next turn's agent is headed anew
     const outcome = params.error ?? params.stopReason;
     if (outcome !== "end_turn") this.add(`\n\n_${inertLine(String(outcome))}_`);
     this.add("\n");
+    return this.markEnd(id);
+  }
+
+  /** Where text drawn next goes: the end of the last part (a tool call's or a plan's:
+   * the part after it). */
+  private get place(): Place {
+    const last = this.parts.length - 1;
+    const part = this.parts[last];
+    return typeof part === "string" ? { part: last, at: part.length } : { part: last + 1, at: 0 };
+  }
+
+  /** Whether `messageId` names a turn not drawn here yet. */
+  private unmarked(messageId: string | null): messageId is string {
+    return !!messageId && !this.marks.some((m) => m.messageId === messageId);
+  }
+
+  /** The first event of a turn was drawn from `before` on: its turn begins there, unless
+   * it drew nothing (a usage, a command list). */
+  private markStart(messageId: string, before: Place): void {
+    const after = this.place;
+    if (after.part !== before.part || after.at !== before.at) this.marks.push({ messageId, start: before });
+  }
+
+  /** A turn ended: it ends where the text now ends (the line under it). */
+  private markEnd(messageId: string): true {
+    const turn = this.marks.find((m) => m.messageId === messageId);
+    if (turn && !turn.end) turn.end = this.place;
     return true;
+  }
+
+  /** The turns drawn here, by their lines in `text` (0-based), in the order they began:
+   * from the first line of a turn's first block (the blank lines before it are the turn
+   * before's) to the blank line under its end. */
+  get turns(): TurnLines[] {
+    const lines = this.text.split("\n");
+    // The line and column of each part's start, in order: the heading is line 0.
+    const starts: { line: number; column: number }[] = [];
+    let line = 0;
+    let column = this.text.indexOf("\n") < 0 ? this.text.length : this.text.indexOf("\n");
+    for (const part of this.parts) {
+      starts.push({ line, column });
+      const text = partText(part);
+      const breaks = text.split("\n");
+      line += breaks.length - 1;
+      column = breaks.length > 1 ? breaks[breaks.length - 1].length : column + text.length;
+    }
+    starts.push({ line, column });
+    const at = (place: Place): { line: number; column: number } => {
+      const from = starts[Math.min(place.part, starts.length - 1)];
+      const part = this.parts[place.part];
+      if (typeof part !== "string") return from;
+      const before = part.slice(0, place.at).split("\n");
+      return before.length > 1 ? { line: from.line + before.length - 1, column: before[before.length - 1].length } : { line: from.line, column: from.column + place.at };
+    };
+    return this.marks.map((mark) => {
+      const begin = at(mark.start);
+      let start = begin.column > 0 ? begin.line + 1 : begin.line;
+      while (start < lines.length - 1 && lines[start].trim() === "") start++;
+      return { messageId: mark.messageId, start, end: mark.end && at(mark.end).line };
+    });
+  }
+
+  /** The turn that line `line` (0-based) of `text` is in; undefined for a line in none
+   * (the heading, a note between turns, the queued messages). A message sent into a
+   * running turn is a turn of its own within it: the innermost wins. */
+  turnAt(line: number): TurnLines | undefined {
+    let found: TurnLines | undefined;
+    for (const turn of this.turns) if (turn.start <= line && (turn.end === undefined || line <= turn.end)) found = turn;
+    return found;
   }
 
   /** A turn had its first update: it leaves the queue. A queued message whose updates
@@ -541,6 +643,8 @@ export class Chat {
   private subagentBegins(id: string): void {
     const sub = this.subagents.get(id) ?? {};
     this.subagents.set(id, sub);
+    // An earlier block of it (its parent spoke between): its state is told below now.
+    if (sub.heading) sub.heading.text = subagentHeading(sub, true);
     sub.heading = { text: subagentHeading(sub) };
     this.parts.push(sub.heading);
     const described = sub.description && !sub.described ? `> _${inertLine(sub.description)}_\n` : "";

@@ -323,6 +323,61 @@ async function sendNow(): Promise<void> {
   }
 }
 
+interface Forked {
+  sessionId: string;
+  seed?: string;
+  notForked?: string;
+}
+
+/** The turn a fork starts from: the one named (a CodeLens), else the one the cursor of the
+ * chat's editor is in; undefined, said why, when there is none to fork from. */
+function turnToFork(sessionId?: string, messageId?: string): { sessionId: string; messageId: string } | undefined {
+  // From the editor's context menu the first argument is the document's address.
+  if (typeof sessionId === "string" && typeof messageId === "string") return { sessionId, messageId };
+  const editor = vscode.window.activeTextEditor;
+  const chat = editor?.document.uri.scheme === "goose-chat" ? chats.get(editor.document.uri.path) : undefined;
+  if (!editor || !chat) return void vscode.window.showErrorMessage("goose: Fork chat here works in a chat: put the cursor on a turn");
+  const line = editor.selection.active.line;
+  const turn = chat.turnAt(line);
+  if (!turn) return void vscode.window.showErrorMessage(`goose: line ${line + 1} is in no turn: put the cursor on a turn (its heading or below it)`);
+  if (turn.end === undefined) return void vscode.window.showErrorMessage("goose: that turn is still running; fork it once it has ended");
+  return { sessionId: chat.sessionId, messageId: turn.messageId };
+}
+
+/** Fork chat here: a new chat that goes on from the end of a turn (goose/forkSession),
+ * shown as a chat picked from Sessions is. Where the agent could not fork, the summary
+ * goose-ls answers is offered in the message input box, to edit and send (nothing is sent
+ * unless the user does); the input box holds one line, so the summary's lines are joined. */
+async function fork(sessionId?: string, messageId?: string): Promise<void> {
+  const turn = turnToFork(sessionId, messageId);
+  if (!turn) return;
+  let forked: Forked;
+  try {
+    forked = await client!.sendRequest<Forked>("goose/forkSession", { ...turn, tabId: randomUUID() });
+  } catch (error) {
+    return void vscode.window.showErrorMessage(`goose: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  current = forked.sessionId;
+  chatOf(current); // its history came before the answer
+  showStatus();
+  await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(chatUri(current)), { preview: false });
+  if (typeof forked.seed !== "string") return;
+  void vscode.window.showWarningMessage(`goose: not a fork (${oneLine(forked.notForked ?? "the agent cannot fork")}); edit the summary, then send it`);
+  const summary = forked.seed.split(/\n+/).map((line) => line.trim()).filter(Boolean).join(" · ");
+  const message = await vscode.window.showInputBox({ prompt: agentCalled, value: summary, ignoreFocusOut: true });
+  if (message) await ask(message, []);
+}
+
+/** "Fork chat here" over each ended turn of a chat document. */
+const forkLenses: vscode.CodeLensProvider = {
+  provideCodeLenses(document) {
+    const chat = chats.get(document.uri.path);
+    return (chat?.turns ?? [])
+      .filter((turn) => turn.end !== undefined)
+      .map((turn) => new vscode.CodeLens(new vscode.Range(turn.start, 0, turn.start, 0), { title: "Fork chat here", command: "gooseLs.fork", arguments: [chat!.sessionId, turn.messageId] }));
+  },
+};
+
 /** Pick one of the chat's config options (grouped by category), then its new value. */
 async function setOption(): Promise<void> {
   if (!current) return void vscode.window.showInformationMessage("goose: no chat yet");
@@ -492,6 +547,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(chatUri(current)), { preview: false });
     }),
     vscode.commands.registerCommand("gooseLs.setOption", setOption),
+    vscode.commands.registerCommand("gooseLs.fork", fork),
+    vscode.languages.registerCodeLensProvider({ scheme: "goose-chat" }, forkLenses),
     vscode.commands.registerCommand("gooseLs.restart", async () => {
       await client!.sendRequest("goose/restart", {});
     }),

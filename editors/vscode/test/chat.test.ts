@@ -269,6 +269,24 @@ test("a subagent's work is a block of its own, its heading drawn again in place,
   assert.equal(lines[20], "## Claude Agent");
 });
 
+test("a subagent whose work its parent's words split keeps one live heading: the earlier says it goes on below", () => {
+  const chat = new Chat("s1", { agent: () => "Claude Agent" });
+  let index = 0;
+  const apply = (u: object) => assert.ok(chat.apply(update(++index, u)));
+  const sub = (u: object) => apply({ subagentId: "a1", ...u });
+  const state = (state: string, stopReason?: string) => sub({ sessionUpdate: "subagent_update", title: "Notes", state, stopReason });
+  state("running");
+  sub({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Working." } });
+  state("requires_action");
+  apply({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Main: waiting." } });
+  sub({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Made it." } });
+  state("idle", "end_turn");
+  const lines = chat.text.split("\n");
+  assert.ok(lines.includes("### 🤖 Subagent (continued below): Notes"), chat.text);
+  assert.ok(lines.includes("### 🤖 Subagent (✓ done): Notes"), chat.text);
+  assert.ok(!chat.text.includes("waiting for you"), "no state left stale above");
+});
+
 test("images are goose-ls's own lines: the kept copy as a markdown image, or why it was not kept", () => {
   const chat = new Chat("s1", { agent: () => "goose", folders: () => ["/work/shop"] });
   const kept = { type: "image", mimeType: "image/png", uri: "file:///data/outputs/s1/ab.png", sha256: "ab", size: 48213 };
@@ -284,4 +302,62 @@ test("images are goose-ls's own lines: the kept copy as a markdown image, or why
   assert.ok(lines.includes("\\🖼 forged"), "the agent's text cannot pass for an image line");
   assert.ok(lines.includes("⚠ image not shown: its data is not base64"), chat.text);
   assert.ok(lines.includes("    🖼 ![PNG image, 900 bytes](file:///data/outputs/s1/ab.png)"), chat.text);
+});
+
+/** Each line of the chat's text with the turn `turnAt` puts it in ("-" for none). */
+function turnOfEachLine(chat: Chat): string[] {
+  return chat.text.split("\n").map((line, n) => `${chat.turnAt(n)?.messageId ?? "-"} ${line}`);
+}
+
+test("each line is in the turn drawn around it, though a block of an earlier turn grows in place", () => {
+  const chat = new Chat("s1", { agent: () => "goose" });
+  const say = (index: number, messageId: string | null, u: object, replay = false) =>
+    chat.apply({ sessionId: "s1", messageId, index, update: u as never, replay });
+  const text = (t: string) => ({ type: "text", text: t });
+  const plan = (...entries: string[]) => ({ sessionUpdate: "plan", entries: entries.map((content) => ({ content, status: "pending" })) });
+  // A history replayed (a fork's, a chat reopened): its turns are known as the others are.
+  say(1, "m1", { sessionUpdate: "user_message_chunk", content: text("first") }, true);
+  say(2, "m1", { sessionUpdate: "usage_update", used: 1, size: 2 }, true);
+  say(3, "m1", plan("one"), true);
+  say(4, "m1", { sessionUpdate: "agent_message_chunk", content: text("First answer.") }, true);
+  chat.end({ sessionId: "s1", messageId: "m1", index: 5, stopReason: "end_turn" });
+  say(6, null, { sessionUpdate: "note", text: "Forked from “x”." });
+  say(7, "m2", { sessionUpdate: "usage_update", used: 1, size: 2 }); // draws nothing: not the turn's start
+  say(8, "m2", { sessionUpdate: "user_message_chunk", content: text("second") });
+  say(9, "m2", plan("one", "two", "three")); // drawn again where it is, in the first turn
+  say(10, "m2", { sessionUpdate: "agent_message_chunk", content: text("Second answer.") });
+  assert.deepEqual(turnOfEachLine(chat), [
+    "- # goose chat · s1",
+    "- ",
+    "m1 ## You",
+    "m1 ",
+    "m1 first",
+    "m1 ",
+    "m1 **Plan**",
+    "m1 - [ ] one",
+    "m1 - [ ] two",
+    "m1 - [ ] three",
+    "m1 ",
+    "m1 ## goose",
+    "m1 ",
+    "m1 First answer.",
+    "m1 ",
+    "- > Forked from “x”.",
+    "- ",
+    "m2 ## You",
+    "m2 ",
+    "m2 second",
+    "m2 ",
+    "m2 ## goose",
+    "m2 ",
+    "m2 Second answer.",
+  ]);
+  assert.deepEqual(
+    chat.turns.map((t) => [t.messageId, t.start, t.end]),
+    [["m1", 2, 14], ["m2", 17, undefined]],
+    "the second turn runs: it has no end yet",
+  );
+  chat.end({ sessionId: "s1", messageId: "m2", index: 11, stopReason: "cancelled" });
+  assert.deepEqual(turnOfEachLine(chat).slice(-4), ["m2 Second answer.", "m2 ", "m2 _cancelled_", "m2 "]);
+  assert.equal(chat.turns[1].end, 26);
 });

@@ -20,6 +20,15 @@ const serverCommand: string[] = JSON.parse(process.env.GOOSE_CMD ?? "[]");
 const agentCommand: string[] = JSON.parse(process.env.GOOSE_AGENT ?? "[]");
 const scratch = mkdtempSync(join(tmpdir(), "goose-ls-vscode-"));
 const script = join(scratch, "script.json");
+let scripts = 0;
+
+/** The scripted agent's script for the next test. Each test's chats get ids of their own:
+ * the tests share one journal, and each starts a scripted agent that numbers from 1 (and
+ * goose-ls refuses a new chat whose id it has already). */
+function writeScript(content: object): void {
+  scripts += 1;
+  writeFileSync(script, JSON.stringify({ idPrefix: `t${scripts}-`, ...content }));
+}
 const workspace = join(scratch, "workspace");
 mkdirSync(join(workspace, ".git"), { recursive: true });
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -93,7 +102,23 @@ type Middleware = {
   };
 };
 
+/** The CodeLens provider the extension registered, for goose-chat documents. */
+type Lens = { range: { start: { line: number } }; command: { title: string; command: string; arguments: unknown[] } };
+let lenses: { provideCodeLenses(document: unknown): Lens[] } | undefined;
+
 const vscode = {
+  CodeLens: class {
+    constructor(
+      readonly range: unknown,
+      readonly command: unknown,
+    ) {}
+  },
+  Range: class {
+    readonly start: { line: number; character: number };
+    constructor(line: number, character: number) {
+      this.start = { line, character };
+    }
+  },
   EventEmitter: class {
     event = () => ({ dispose() {} });
     fire() {}
@@ -134,6 +159,10 @@ const vscode = {
   languages: {
     registerFoldingRangeProvider: (selector: { scheme: string }, provider: typeof foldings) => {
       if (selector.scheme === "goose-chat") foldings = provider;
+      return { dispose() {} };
+    },
+    registerCodeLensProvider: (selector: { scheme: string }, provider: typeof lenses) => {
+      if (selector.scheme === "goose-chat") lenses = provider;
       return { dispose() {} };
     },
   },
@@ -296,7 +325,7 @@ test("the permission choices are the labels goose-ls sent; the one picked answer
   ];
   const permission = { permission: { toolCall: { toolCallId: "e1", title: "Edit app.py" }, options } };
   const turn = [permission, { text: "done" }, { usage: { used: 12345, size: 200000 } }];
-  writeFileSync(script, JSON.stringify({ turns: [turn] }));
+  writeScript({ turns: [turn] });
 
   await extension.activate({ subscriptions: [] } as never);
   picks.push("Allow once"); // the agent's "Allow", known by its label
@@ -319,7 +348,7 @@ test("the permission choices are the labels goose-ls sent; the one picked answer
 
 test("the restart commands start a new agent each", { skip }, async () => {
   const record = join(scratch, "agent.jsonl");
-  writeFileSync(script, JSON.stringify({ turns: [[{ text: "ok" }]], record }));
+  writeScript({ turns: [[{ text: "ok" }]], record });
   await extension.activate({ subscriptions: [] } as never);
   try {
     await commands.get("gooseLs.send")!();
@@ -338,7 +367,7 @@ test("the restart commands start a new agent each", { skip }, async () => {
 test("the option picker groups options by category; it toggles a boolean and switches the model", { skip }, async () => {
   const record = join(scratch, "agent.jsonl");
   const configOptions = JSON.parse(process.env.GOOSE_OPTIONS ?? "[]");
-  writeFileSync(script, JSON.stringify({ turns: [[{ text: "ok" }]], configOptions, record }));
+  writeScript({ turns: [[{ text: "ok" }]], configOptions, record });
   await extension.activate({ subscriptions: [] } as never);
   try {
     await commands.get("gooseLs.send")!();
@@ -389,7 +418,7 @@ function chatText(): string {
 test("a question is answered through quick picks and input boxes; the agent gets exactly that", { skip }, async () => {
   fresh();
   const record = join(scratch, "agent-form.jsonl");
-  writeFileSync(script, JSON.stringify({ turns: [[{ elicit: form }, { text: " over" }]], record }));
+  writeScript({ turns: [[{ elicit: form }, { text: " over" }]], record });
   await extension.activate({ subscriptions: [] } as never);
   try {
     picks.push("Answer", "green");
@@ -412,7 +441,7 @@ test("a question is answered through quick picks and input boxes; the agent gets
 test("Escape in a question's form cancels it: the agent gets cancel and nothing of the form", { skip }, async () => {
   fresh();
   const record = join(scratch, "agent-escape.jsonl");
-  writeFileSync(script, JSON.stringify({ turns: [[{ elicit: form }, { text: " over" }]], record }));
+  writeScript({ turns: [[{ elicit: form }, { text: " over" }]], record });
   await extension.activate({ subscriptions: [] } as never);
   try {
     picks.push("Answer", "green");
@@ -428,7 +457,7 @@ test("Escape in a question's form cancels it: the agent gets cancel and nothing 
 
 test("a question closed by the agent drops its open prompt, and no answer is sent", { skip }, async () => {
   fresh();
-  writeFileSync(script, JSON.stringify({ turns: [[{ elicit: { ...form, withdrawAfter: 0.3 } }, { text: " went on" }]] }));
+  writeScript({ turns: [[{ elicit: { ...form, withdrawAfter: 0.3 } }, { text: " went on" }]] });
   await extension.activate({ subscriptions: [] } as never);
   try {
     picks.push("<wait>");
@@ -448,7 +477,7 @@ test("signing in runs the agent's terminal sign-in in a terminal, then the chat 
   const kept = join(scratch, "signed-in.json");
   const login = { id: "login", name: "Log in", type: "terminal", args: ["--login"], env: { LOGIN_MODE: "device code" } };
   const turns = [[{ text: "Signed in and answering." }]];
-  writeFileSync(script, JSON.stringify({ authMethods: [login], requireAuth: true, terminalSignIn: kept, turns }));
+  writeScript({ authMethods: [login], requireAuth: true, terminalSignIn: kept, turns });
   await extension.activate({ subscriptions: [] } as never);
   try {
     await assert.rejects(commands.get("gooseLs.send")!(), /needs you to sign in/);
@@ -471,7 +500,7 @@ test("signing in runs the agent's terminal sign-in in a terminal, then the chat 
 test("a message started with / picks one of the agent's commands, with its description", { skip }, async () => {
   fresh();
   const record = join(scratch, "agent-slash.jsonl");
-  writeFileSync(script, JSON.stringify({ turns: [[{ text: "Compacted." }]], record }));
+  writeScript({ turns: [[{ text: "Compacted." }]], record });
   await extension.activate({ subscriptions: [] } as never);
   try {
     inputs.push("/", "/compact now");
@@ -489,7 +518,7 @@ test("a message started with / picks one of the agent's commands, with its descr
 
 test("plans, a compaction, tool names and the title are drawn as a real goose-ls sends them", { skip }, async () => {
   fresh();
-  writeFileSync(script, JSON.stringify({ turns: [JSON.parse(process.env.GOOSE_PLANS ?? "[]")] }));
+  writeScript({ turns: [JSON.parse(process.env.GOOSE_PLANS ?? "[]")] });
   await extension.activate({ subscriptions: [] } as never);
   try {
     inputs.push("Plan it");
@@ -514,7 +543,7 @@ test("plans, a compaction, tool names and the title are drawn as a real goose-ls
 
 test("a subagent's work is a block of its own that folds, as a real goose-ls sends it", { skip }, async () => {
   fresh();
-  writeFileSync(script, JSON.stringify({ turns: [JSON.parse(process.env.GOOSE_SUBAGENT ?? "[]")] }));
+  writeScript({ turns: [JSON.parse(process.env.GOOSE_SUBAGENT ?? "[]")] });
   await extension.activate({ subscriptions: [] } as never);
   try {
     inputs.push("Count with a subagent");
@@ -562,7 +591,7 @@ test("updates missed in the middle of a turn are asked for again; the chat shows
   const words = Array.from({ length: 12 }, (_, n) => `w${n + 1} `).join("");
   // Its own session ids (each scripted agent numbers its chats from 1): a replay reads
   // this chat's events only.
-  writeFileSync(script, JSON.stringify({ turns: [[{ text: words, chunks: 12 }]], idPrefix: "missed-" }));
+  writeScript({ turns: [[{ text: words, chunks: 12 }]], idPrefix: "missed-" });
   const missing = new Set([5, 6]); // each lost once: the replay brings it
   lost = (method, params) => method === "goose/update" && missing.delete(params.index ?? 0);
   await extension.activate({ subscriptions: [] } as never);
@@ -581,7 +610,7 @@ test("updates missed in the middle of a turn are asked for again; the chat shows
 test("a chat reopened from the sessions after a restart shows its history", { skip }, async () => {
   fresh();
   // Its own session ids, as above.
-  writeFileSync(script, JSON.stringify({ turns: [[{ text: "Kept for later." }]], idPrefix: "reopened-" }));
+  writeScript({ turns: [[{ text: "Kept for later." }]], idPrefix: "reopened-" });
   await extension.activate({ subscriptions: [] } as never);
   try {
     inputs.push("Remember this chat");
@@ -607,7 +636,7 @@ const ALIAS = "Keep the old name as an alias";
 
 /** The first message, under way when the second is queued behind it. */
 async function queueBehindARunningTurn(steps: object): Promise<void> {
-  writeFileSync(script, JSON.stringify(steps));
+  writeScript(steps);
   await extension.activate({ subscriptions: [] } as never);
   inputs.push("Refactor the parser", ALIAS);
   await commands.get("gooseLs.send")!();
@@ -658,6 +687,106 @@ test("Send now that the agent cannot take shows why, and the message stays queue
   }
 });
 
+const FORK_TURNS = [
+  [{ text: "First answer.", messageId: "msg_01" }],
+  [{ text: "Second answer.", messageId: "msg_02" }],
+  [{ text: "Working on it.\n" }, { waitForCancel: true }],
+];
+
+/** A chat of two ended turns, then the cursor of its editor on the line that holds
+ * `text`: what that chat's document shows. */
+async function twoTurnsThenCursorOn(text: string, script_: object): Promise<string> {
+  writeScript({ ...script_, turns: FORK_TURNS });
+  await extension.activate({ subscriptions: [] } as never);
+  inputs.push("first question", "second question");
+  await commands.get("gooseLs.send")!();
+  await until(() => turnEnds.length === 1, "the first turn to end");
+  await commands.get("gooseLs.send")!();
+  await until(() => turnEnds.length === 2, "the second turn to end");
+  const chat = chatText();
+  const document = { uri: { scheme: "goose-chat", path: turnEnds[0].sessionId } };
+  vscode.window.activeTextEditor = { document, selection: { active: { line: chat.split("\n").indexOf(text) } } };
+  return chat;
+}
+
+/** The chat the extension talks to now (goose/cancel goes to it), and the one the fork
+ * made (the first other chat that had an update). */
+async function currentAndForked(): Promise<[string, string]> {
+  await commands.get("gooseLs.cancel")!();
+  const cancelled = requested.filter((r) => r.method === "goose/cancel").pop()!.params as { sessionId: string };
+  return [cancelled.sessionId, updates.find((u) => u.sessionId !== turnEnds[0].sessionId)!.sessionId];
+}
+
+test("Fork chat here on the first of two turns: the new chat has that turn only, and a lens heads each ended turn", { skip }, async () => {
+  fresh();
+  const record = join(scratch, "agent-fork.jsonl");
+  try {
+    // Session ids of its own: goose-ls's journal (shared by these tests) has the others'.
+    const source = await twoTurnsThenCursorOn("First answer.", { record, idPrefix: "fork-" });
+    const document = { uri: { scheme: "goose-chat", path: turnEnds[0].sessionId } };
+    const lensed = lenses!.provideCodeLenses(document).map((lens) => [source.split("\n")[lens.range.start.line], lens.command.title]);
+    assert.deepEqual(lensed, [["## You", "Fork chat here"], ["## You", "Fork chat here"]]);
+    await commands.get("gooseLs.fork")!();
+    const forks = received(record).filter((m) => m.method === "session/fork");
+    assert.equal(forks.length, 1);
+    const asked = requested.find((r) => r.method === "goose/forkSession")!.params as { messageId: string };
+    const first = lenses!.provideCodeLenses(document)[0].command.arguments[1];
+    assert.equal(asked.messageId, first, "the first turn's");
+    const [current, fork] = await currentAndForked();
+    assert.equal(current, fork, "the new chat is the current one");
+    const forked = chats!.provideTextDocumentContent({ path: fork });
+    assert.match(forked, /## You\n\nfirst question\n\n## goose\n\nFirst answer\.\n/);
+    assert.ok(!forked.includes("second question") && !forked.includes("Second answer."), forked);
+    assert.match(forked, /Forked from “first question”/);
+    assert.deepEqual(errors, []);
+
+    vscode.window.activeTextEditor = { document, selection: { active: { line: 0 } } };
+    await commands.get("gooseLs.fork")!();
+    assert.deepEqual(errors, ["goose: line 1 is in no turn: put the cursor on a turn (its heading or below it)"]);
+
+    // A turn of the fork still running (the script's last turn waits for a cancel).
+    inputs.push("go on");
+    await commands.get("gooseLs.send")!();
+    const running = () => chats!.provideTextDocumentContent({ path: fork });
+    await until(() => running().includes("Working on it."), "the fork's turn under way");
+    const line = running().split("\n").indexOf("Working on it.");
+    vscode.window.activeTextEditor = { document: { uri: { scheme: "goose-chat", path: fork } }, selection: { active: { line } } };
+    await commands.get("gooseLs.fork")!();
+    assert.equal(errors[1], "goose: that turn is still running; fork it once it has ended");
+    assert.equal(received(record).filter((m) => m.method === "session/fork").length, 1, "not asked again");
+    await commands.get("gooseLs.cancel")!();
+    await until(() => turnEnds.some((t) => t.sessionId === fork && (t as { messageId?: string }).messageId !== first), "the fork's turn to end");
+  } finally {
+    vscode.window.activeTextEditor = undefined;
+    await extension.deactivate();
+  }
+});
+
+test("Fork chat here where the agent cannot fork: a new chat, the summary offered in the input box, nothing sent unless the user does", { skip }, async () => {
+  fresh();
+  const record = join(scratch, "agent-nofork.jsonl");
+  const codex = { agentInfo: { name: "codex-acp", title: "Codex", version: "0.16.0" }, capabilities: { loadSession: true, sessionCapabilities: { list: {} } }, noFork: true };
+  try {
+    await twoTurnsThenCursorOn("## You", { ...codex, record, idPrefix: "nofork-" });
+    inputs.push("<Escape>");
+    const warned = shown.length;
+    await commands.get("gooseLs.fork")!();
+    const box = inputBoxes[inputBoxes.length - 1];
+    assert.equal(box.value, "We go on from an earlier chat, “first question”. What was said in it: · Me: first question · Codex: First answer.");
+    assert.deepEqual(
+      shown.slice(warned).map((s) => s.message),
+      ["goose: not a fork (Codex cannot fork chats); edit the summary, then send it"],
+    );
+    const [current, fork] = await currentAndForked();
+    assert.equal(current, fork, "the new chat is the current one");
+    assert.match(chats!.provideTextDocumentContent({ path: fork }), /Not a fork: Codex cannot fork chats/);
+    assert.equal(received(record).filter((m) => m.method === "session/prompt").length, 2, "the summary is not sent");
+  } finally {
+    vscode.window.activeTextEditor = undefined;
+    await extension.deactivate();
+  }
+});
+
 test("the agent's own name heads each of its turns once, over a tool call and a permission card", { skip }, async () => {
   fresh();
   mkdirSync(join(workspace, "src"), { recursive: true });
@@ -669,7 +798,7 @@ test("the agent's own name heads each of its turns once, over a tool call and a 
     { text: "Fixed." },
   ];
   const agentInfo = { name: "scripted", title: "Claude Agent", version: "1.0" };
-  writeFileSync(script, JSON.stringify({ agentInfo, turns: [turn, [{ text: "Nothing else." }]] }));
+  writeScript({ agentInfo, turns: [turn, [{ text: "Nothing else." }]] });
   await extension.activate({ subscriptions: [] } as never);
   // Lines 4 to 6 of src/app.py picked, as Shift+Down picks them (to the start of line 7).
   const selection = { start: { line: 3, character: 0 }, end: { line: 6, character: 0 } };
@@ -709,7 +838,7 @@ test("a folder's .vscode/settings.json cannot choose goose-ls, the agent, its se
   const hostileRecord = join(scratch, "hostile.jsonl");
   const hostileScript = join(scratch, "hostile.json");
   writeFileSync(hostileScript, JSON.stringify({ turns: [[{ text: "from the folder's agent" }]], record: hostileRecord }));
-  writeFileSync(script, JSON.stringify({ turns: [[{ text: "from your agent" }]] }));
+  writeScript({ turns: [[{ text: "from your agent" }]] });
   const token = join(scratch, "token");
   writeFileSync(token, "the user's token", { mode: 0o600 });
   const hostile = {

@@ -72,7 +72,8 @@ class ElicitationPrompts:
         self._tasks.run(work, "elicitation prompt")
 
     async def _form(self, session_id: str, request: events.ElicitationRequested) -> None:
-        message = f"goose asks: {request.message}"
+        agent = self._transcripts.agent_of(session_id)
+        message = f"{agent} asks: {inert_line(request.message)}"
         await self._transcripts.drawn(session_id)  # the card first: then the news of it
         choice = single_choice(request.requested_schema or {})
         if choice is None or not self._editor.has_popups():

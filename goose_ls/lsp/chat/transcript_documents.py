@@ -24,7 +24,7 @@ from goose_ls.events import (
     ToolCall,
     TurnEnded,
 )
-from goose_ls.inert import agent_name
+from goose_ls.inert import agent_name, inert_line
 from goose_ls.lsp.chat.prompt_sections import PromptSections, chips_in
 from goose_ls.lsp.editor import EditorConnection
 from goose_ls.lsp.positions import Position, advance
@@ -113,7 +113,8 @@ class Transcripts:
         reach while this chat went on."""
         sandbox = self._sessions.sandbox()
         where = f"> Agent sandbox: {headline(sandbox)}\n\n" if sandbox else ""
-        return f"# {self.agent_of(session_id)} chat · {session_id}\n\n{where}"
+        # The agent chose the id too: on one line, inert (a newline in it forged a turn).
+        return f"# {self.agent_of(session_id)} chat · {inert_line(session_id)}\n\n{where}"
 
     def for_session(self, session_id: str) -> Transcript:
         """The session's transcript, created (and written to disk) on first use."""

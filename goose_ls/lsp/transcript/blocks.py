@@ -366,9 +366,17 @@ def plan_file(location: object, root: str | None) -> str:
         return code_span(inert_line(text or "?"))
     path = os.path.normpath(path)
     shown = code_span(inert_line(shown_path(path, root)))
-    if root and in_workspace(path, os.path.normpath(root)) != path:
+    if root and _inside(path, root):
         return f"[{shown}]({Path(path).as_uri()})"
     return shown
+
+
+def _inside(path: str, root: str) -> bool:
+    """Whether ``path`` is in the folder ``root`` as named and as the disk resolves it (a
+    link in the workspace may lead anywhere)."""
+    named = in_workspace(path, os.path.normpath(root)) != path
+    resolved = os.path.realpath(path)
+    return named and in_workspace(resolved, os.path.realpath(root)) != resolved
 
 
 COMPACTION_WORDS = {

@@ -338,6 +338,8 @@ class Renderer:
     def _child_heading(self, child: str) -> None:
         """A subagent's heading (the start of a section of its own), and, the first time,
         its description."""
+        if CHILD + child in self._spans:  # an earlier section: its state is told below now
+            self._redraw(CHILD + child, self._heading_line(child, continued=True))
         start = self.text.length
         self.text.append(self._heading_line(child))
         self._spans.pop(CHILD + child, None)  # its last heading is the one drawn again
@@ -348,12 +350,14 @@ class Renderer:
             self.text.append(f"> _{inert_line(state.description)}_\n")
         self.text.append("\n")
 
-    def _heading_line(self, child: str) -> str:
+    def _heading_line(self, child: str, continued: bool = False) -> str:
         """``### 🤖 Subagent (state): title``: goose-ls's words first, the agent's title
-        after them (on one line, inert)."""
+        after them (on one line, inert). An earlier section of the same subagent says
+        ``continued below`` instead of a state that would go stale there."""
         state = self._children.get(child)
         title = f": {inert_line(state.title)}" if state and state.title else ""
-        return f"{SUBAGENT_HEADING} ({self._child_state(child)}){title}\n"
+        said = "continued below" if continued else self._child_state(child)
+        return f"{SUBAGENT_HEADING} ({said}){title}\n"
 
     def _child_name(self, child: str) -> str:
         state = self._children.get(child)
@@ -422,7 +426,8 @@ class Renderer:
             self._new_block("user", USER)
             source = content.get("source")
             named = path_of(source) if isinstance(source, str) else ""
-            shown = blocks.code_span(blocks.shown_path(named, self._root())) if named else "an"
+            shown = blocks.code_span(inert_line(blocks.shown_path(named, self._root())))
+            shown = shown if named else "an"
             self.text.append(f"> 📎 {shown} image\n{line}")
             return
         self._new_block("image", speaker)
@@ -446,9 +451,8 @@ class Renderer:
             heading, _, rest = text.partition("\n")
             if rest.startswith("```") and ":" in heading:  # a selection sent as a fenced block
                 self._new_block("user", USER)
-                self.text.append(
-                    f"> 📎 {blocks.code_span(blocks.describe_heading(heading, root))}\n"
-                )
+                shown = inert_line(blocks.describe_heading(heading, root))
+                self.text.append(f"> 📎 {blocks.code_span(shown)}\n")
                 return
             self._new_block("user", USER)
             self._line = _Line(self.text.length, "", "")
@@ -456,11 +460,11 @@ class Renderer:
         elif kind == "resource":
             self._new_block("user", USER)
             uri = content.get("resource", {}).get("uri", "")
-            shown = blocks.describe_heading(blocks.describe_uri(uri), root)
+            shown = inert_line(blocks.describe_heading(blocks.describe_uri(uri), root))
             self.text.append(f"> 📎 {blocks.code_span(shown)}\n")
         elif kind == "resource_link":
             self._new_block("user", USER)
-            shown = blocks.shown_path(path_of(content.get("uri", "")), root)
+            shown = inert_line(blocks.shown_path(path_of(content.get("uri", "")), root))
             self.text.append(f"> 📎 {blocks.code_span(shown)} (file)\n")
 
     def _tool_title(self, tool_call_id: str | None) -> str | None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import attrs
 
+from goose_ls.inert import inert_line
 from goose_ls.lsp.transcript.blocks import code_span, line_range, shown_path
 from goose_ls.lsp.transcript.editor_copy import TranscriptDocument
 from goose_ls.lsp.transcript.render import Renderer
@@ -17,7 +18,9 @@ from goose_ls.sessions import ContextItem, path_of
 def context_line(item: ContextItem, root: str | None) -> str:
     """A context item as the prompt section lists it (paths from ``root``, the chat's
     workspace folder)."""
-    path = shown_path(path_of(item.uri or ""), root)
+    # The file's name is the repository's: on one line, inert (a line break in it forged
+    # a second prompt section heading, which Send read the draft from).
+    path = inert_line(shown_path(path_of(item.uri or ""), root))
     if item.type == "selection":
         lines = line_range(item.start_line or 0, item.end_line or 0)
         return f"> 📎 {code_span(f'{path}:{lines}')}"
@@ -25,7 +28,7 @@ def context_line(item: ContextItem, root: str | None) -> str:
         return f"> 📎 {code_span(path)} (file)"
     if item.type == "image":
         return f"> 📎 {code_span(path)} (image)"
-    return f"> 📎 {(item.text or '').splitlines()[0][:60] if item.text else 'text'}"
+    return f"> 📎 {inert_line((item.text or '').splitlines()[0][:60]) if item.text else 'text'}"
 
 
 @attrs.define(eq=False)

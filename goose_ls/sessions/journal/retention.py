@@ -206,10 +206,10 @@ def remove_files(folder: Path, transcript: str) -> int:
     path = Path(transcript)
     if not transcript or path.parent != (folder / "transcripts").resolve():
         return 0
-    # A chat the agent called ".." (or "."), named so by an earlier version, had the data
-    # dir (or every chat's outputs) for its outputs folder: none of it is the chat's own.
-    outputs = folder.resolve() / "outputs" / path.stem if path.stem.strip(".") else None
     files = [path, *path.parent.glob(f"{path.stem}.part*.md")]
+    # A stem of dots (`...md`, named so by an earlier goose-ls for a chat the agent called
+    # `..`) is no chat's outputs folder: outputs/.. is the data dir.
+    outputs = folder.resolve() / "outputs" / path.stem if path.stem.strip(".") else None
     if outputs is not None and outputs.is_dir():
         files += [f for f in outputs.rglob("*") if f.is_file()]
     freed = 0

@@ -181,8 +181,11 @@ function M.show(id)
 end
 
 --- Where the rest of the plugin hands the chat what goose-ls says (init.lua's handlers)
---- and what became of the prompts sent from here.
-M.on_update, M.on_turn_end = transcript.on_update, transcript.on_turn_end
+--- and what became of the prompts sent from here. goose_ls.fork marks where each turn
+--- begins and ends as it is drawn (:Goose fork).
+local fork = require("goose_ls.fork")
+function M.on_update(params) fork.on_update(params, transcript.on_update) end
+function M.on_turn_end(params) fork.on_turn_end(params, transcript.on_turn_end) end
 M.accepted, M.sync, M.state = queue.accepted, queue.sync, queue.state
 
 return M

@@ -2,6 +2,7 @@
 -- <CR> (normal mode) or <C-s> (insert and normal mode) sends it; <Up> on its first line and
 -- <Down> on its last go through the messages sent before.
 local M = { history = {} }
+local REFUSED = vim.api.nvim_create_namespace("goose_refused")
 
 local chat = require("goose_ls.chat")
 
@@ -109,7 +110,8 @@ function M.send(buf)
   table.insert(M.history, text)
   vim.b[buf].goose_recall = nil
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "" })
-  require("goose_ls").send(id, text, M.mentioned(text), function()
+  vim.api.nvim_buf_clear_namespace(buf, REFUSED, 0, -1)
+  require("goose_ls").send(id, text, M.mentioned(text), function(why)
     if not vim.api.nvim_buf_is_valid(buf) then return end
     local now = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
     if #now == 1 and now[1] == "" then -- nothing written since: the message is back
@@ -117,6 +119,22 @@ function M.send(buf)
     else
       vim.api.nvim_buf_set_lines(buf, 0, 0, false, lines)
     end
+    -- Why, under the message (a message at the bottom is gone with the next mode
+    -- message), until the next send; and how to drop an image it may be about.
+    local images = #vim.tbl_filter(function(item) return item.type == "image" end,
+      require("goose_ls").context)
+    local said = "⚠ not sent: " .. require("goose_ls.inert").line(why)
+    local win = vim.fn.bufwinid(buf)
+    local width = math.max(20, (win ~= -1 and vim.api.nvim_win_get_width(win) or 80) - 1)
+    local shown = {} -- virtual lines do not wrap: cut by the window's width
+    for at = 1, vim.fn.strchars(said), width do
+      table.insert(shown, { { vim.fn.strcharpart(said, at - 1, width), "ErrorMsg" } })
+    end
+    if images > 0 then
+      table.insert(shown, { { ":Goose image clear drops the attached images", "WarningMsg" } })
+    end
+    local last = vim.api.nvim_buf_line_count(buf) - 1
+    vim.api.nvim_buf_set_extmark(buf, REFUSED, last, 0, { virt_lines = shown })
   end)
 end
 

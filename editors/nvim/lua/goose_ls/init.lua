@@ -220,9 +220,9 @@ function M.send(session_id, text, extra, on_refused)
     prompt = text or "",
     context = context,
   }, function(result) chat.accepted(session_id, message_id, text or "", result.queued) end,
-  function()
+  function(err)
     M.context = vim.list_extend(kept, M.context)
-    if on_refused then on_refused() end
+    if on_refused then on_refused(err.message or vim.inspect(err)) end
   end)
 end
 
@@ -248,6 +248,11 @@ end
 --- (else the message is refused, and kept). Without ``path``, ask for one (<Tab>
 --- completes file names).
 function M.attach_image(path)
+  if path == "clear" then -- :Goose image clear: the images attached so far are dropped
+    local before = #M.context
+    M.context = vim.tbl_filter(function(item) return item.type ~= "image" end, M.context)
+    return vim.notify(string.format("goose: %d image(s) dropped from the next message", before - #M.context))
+  end
   if not path or path == "" then
     return vim.ui.input({ prompt = "Image to attach: ", completion = "file" }, function(given)
       if given and given ~= "" then M.attach_image(given) end

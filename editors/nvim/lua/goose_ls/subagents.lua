@@ -29,10 +29,12 @@ local function state_of(sub)
   return STATES[sub.state or "running"] or ("• " .. inert.line(sub.state))
 end
 
---- The plugin's words first, the agent's title after them, on one line.
-local function heading(sub)
+--- The plugin's words first, the agent's title after them, on one line. An earlier block
+--- of the same subagent (its parent spoke between) says it goes on below, not a state
+--- that would go stale there.
+local function heading(sub, continued)
   local title = sub.title and (": " .. inert.line(sub.title)) or ""
-  return M.HEADING .. " (" .. state_of(sub) .. ")" .. title
+  return M.HEADING .. " (" .. (continued and "continued below" or state_of(sub)) .. ")" .. title
 end
 
 local function known(id, child)
@@ -52,13 +54,24 @@ function M.begin(id, child)
   local c = chat()
   local s = c.session(id)
   local sub = known(id, child)
-  sub.row = vim.api.nvim_buf_line_count(c.buffer(id)) - 1 - s.tail
+  local buf = c.buffer(id)
+  if sub.row then
+    local old = sub.row
+    c.write(buf, function() vim.api.nvim_buf_set_lines(buf, old, old + 1, false, { heading(sub, true) }) end)
+  end
+  sub.row = vim.api.nvim_buf_line_count(buf) - 1 - s.tail
   local text = heading(sub) .. "\n"
   if sub.description and not sub.described then
     sub.described = true
     text = text .. "> _" .. inert.line(sub.description) .. "_\n"
   end
   c.append(id, text)
+  -- A new fold: windows that do not have the chat current do not always see it (their
+  -- 'foldexpr' is not evaluated for lines set from elsewhere); setting the method again
+  -- makes them.
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    vim.api.nvim_set_option_value("foldmethod", "expr", { scope = "local", win = win })
+  end
 end
 
 --- A subagent_update: its state kept, its heading drawn again where it is. False when it
