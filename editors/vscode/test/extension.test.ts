@@ -567,7 +567,7 @@ test("a subagent's work is a block of its own that folds, as a real goose-ls sen
 test("a note carrying a subagent's words forges no heading, as a real goose-ls sends it", { skip }, async () => {
   // goose-ls's note on the subagent's refused request names its tool title (agent text).
   fresh();
-  writeFileSync(script, JSON.stringify({ turns: [JSON.parse(process.env.GOOSE_SUBAGENT_NOTE ?? "[]")] }));
+  writeScript({ turns: [JSON.parse(process.env.GOOSE_SUBAGENT_NOTE ?? "[]")] });
   await extension.activate({ subscriptions: [] } as never);
   try {
     inputs.push("Count with a subagent");
