@@ -163,8 +163,15 @@ class ScriptedAgent:
     def _new_id(self) -> str:
         if self.chosen_ids:
             return self.chosen_ids.pop(0)
+        # Never an id given out before (as goose's database never does): a closed chat
+        # leaves the count, not the ids taken.
+        taken = {*self._stored_sessions(), *self.sessions, *self.server.made}
+        prefix = f"{self.script.get('idPrefix', '')}{datetime.date.today():%Y%m%d}_"
         number = len(self._stored_sessions()) + len(self.sessions) + 1
-        return f"{self.script.get('idPrefix', '')}{datetime.date.today():%Y%m%d}_{number}"
+        while f"{prefix}{number}" in taken:
+            number += 1
+        self.server.made.add(f"{prefix}{number}")
+        return f"{prefix}{number}"
 
     async def fork_session(self, params: dict[str, Any]) -> dict[str, Any]:
         """``session/fork``, as goose answers it (unadvertised, a fork point in

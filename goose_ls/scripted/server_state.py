@@ -19,6 +19,8 @@ from goose_ls.scripted.peer import RpcError
 class ServerState:
     def __init__(self) -> None:
         self.sessions: dict[str, dict[str, Any]] = {}
+        self.made: set[str] = set()
+        """Every session id given out, closed ones too: never given again."""
         self._runs: dict[str, str] = {}
 
     def start_run(self, session_id: str) -> str:
