@@ -212,6 +212,44 @@ async def test_an_image_the_prompt_may_not_read_is_refused_saying_why(editor: Ed
     assert not (editor.tmp / "data" / "outputs").exists(), "nothing kept"
 
 
+async def test_an_image_pasted_in_a_plugin_goes_as_its_bytes_checked_as_a_file_s(
+    editor: Editor,
+) -> None:
+    """A plugin sends a pasted image as a ``data:`` URI: no file to read, so it is judged
+    by its bytes and the cap alone; the journal keeps a link to the copy, never the URI."""
+    await editor.start(
+        {"turns": [[{"text": "A red dot."}]]}, settings={"images": {"maxBytes": 1000}}
+    )
+    sid = await editor.new_session()
+    refused = {
+        f"data:image/jpeg;base64,{b64(SHOT)}": "it says it is image/jpeg but its bytes are a PNG's",
+        f"data:image/png,{b64(SHOT)}": "its data: URI is not data:<type>;base64,<data>",
+        "data:image/png;base64,@@@@": "its data is not base64",
+        f"data:image/png;base64,{b64(b'GIF89a' + bytes(20))}": "it says it is image/png",
+        f"data:image/png;base64,{b64(b'plain text')}": "its bytes are not a PNG, JPEG",
+        f"data:image/png;base64,{b64(SHOT + bytes(2000))}": "it is over 1,000 bytes "
+        "(images.maxBytes). Make it smaller, or raise images.maxBytes",
+    }
+    for uri, why in refused.items():
+        with pytest.raises(JsonRpcException) as caught:
+            await editor.prompt(sid, "What is this?", context=[{"type": "image", "uri": uri}])
+        assert f"the pasted image cannot be attached: {why}" in str(caught.value), why
+    assert editor.received("session/prompt") == []
+
+    pasted = f"data:image/png;base64,{b64(SHOT)}"
+    context = [{"type": "image", "uri": pasted}]
+    await editor.goose.turn_end(await editor.prompt(sid, "What is this?", context=context))
+    (blocks,) = prompts(editor.record)
+    assert blocks[1] == {"type": "image", "mimeType": "image/png", "data": b64(SHOT)}
+    (sent,) = _images(editor, "user_message_chunk")
+    assert "source" not in sent, "no file it came from, and not the data again"
+    kept = _kept(sent, SHOT)
+    text = await _transcript(editor, "A red dot.")
+    assert f"![PNG image, {len(SHOT)} bytes](../outputs/{sid}/{kept.name})" in text
+    assert "base64" not in text
+    assert _largest_payload(editor) < 1000, "the journal holds the link, not the bytes"
+
+
 async def test_a_hostile_agent_s_images_are_judged_by_their_bytes_and_capped(
     editor: Editor,
 ) -> None:

@@ -3,10 +3,13 @@ docs/editors/vscode.md says (the .vsix installed), driven by clicks and keys."""
 
 from __future__ import annotations
 
+import base64
 import os
 import re
+import struct
 import sys
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -434,6 +437,64 @@ FORK_TURNS = [
 ]
 
 
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+"""A PNG of one pixel, base64."""
+
+
+def _one_pixel(png: str) -> bytes:
+    """The colour (RGB) of a one-pixel PNG, base64: its first row's one pixel, whatever
+    the filter (none to the left or above it, so every filter stores it as it is)."""
+    data = base64.b64decode(png)
+    assert data[16:24] == struct.pack(">II", 1, 1), "one pixel"
+    at, compressed = 8, b""
+    while at < len(data):
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        if data[at + 4 : at + 8] == b"IDAT":
+            compressed += data[at + 8 : at + 8 + length]
+        at += 12 + length
+    return zlib.decompress(compressed)[1:4]
+
+
+def _paste_image(browser: Browser, png: str, shot: Path) -> None:
+    """Copy a PNG (to the browser's clipboard), run Goose: Paste an image, press Ctrl+V in
+    its panel; the extension says it is attached, and the panel closes."""
+    browser.run(
+        """await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
+        await page.evaluate(async (png) => {
+          const bytes = Uint8Array.from(atob(png), (c) => c.charCodeAt(0));
+          const blob = new Blob([bytes], {type: "image/png"});
+          await navigator.clipboard.write([new ClipboardItem({"image/png": blob})]);
+        }, args.png);
+        await page.keyboard.press("Control+Shift+P");
+        await page.keyboard.type("Goose: Paste an image");
+        await page.locator(".quick-input-list .monaco-list-row", {hasText: "Goose: Paste an image"}).first().waitFor();
+        await page.keyboard.press("Enter");
+        const area = async () => {
+          for (const frame of page.frames()) {
+            const found = frame.locator("#area");
+            if (await found.count().catch(() => 0)) return found;
+          }
+          return null;
+        };
+        for (const deadline = Date.now() + 30000; ; await page.waitForTimeout(100)) {
+          const found = await area();
+          if (found) {
+            await found.click();
+            await page.keyboard.press("Control+V");
+            break;
+          }
+          if (Date.now() > deadline) throw new Error(`no paste panel in ${page.frames().map((f) => f.url())}`);
+        }""",
+        png=png,
+    )
+    wait_for(
+        browser,
+        lambda s: any("1 image(s) attached" in t for t in s["toasts"]),
+        "the pasted image not attached",
+        shot=shot,
+    )
+
+
 def _lenses(browser: Browser) -> list[str]:
     """The CodeLenses shown, by their text."""
     return list(
@@ -443,12 +504,13 @@ def _lenses(browser: Browser) -> list[str]:
     )
 
 
-def test_fork_chat_here_over_the_first_turn_opens_a_chat_of_that_turn_only(
+def test_fork_chat_here_over_the_first_turn_then_paste_an_image_into_the_fork(
     vscode: tuple[CodeServer, Browser], tmp_path: Path
 ) -> None:
     """Two turns (goose's shape: a fork it does not advertise): each is headed by a "Fork
     chat here" CodeLens once it has ended; a click on the first one's opens the new chat,
-    with that turn only, where the next message goes."""
+    with that turn only, where the next message goes, with an image the user copied and
+    pasted (Ctrl+V in the paste panel: the browser's clipboard, as a person's)."""
     server, browser = vscode
     workspace = tmp_path / "workspace"
     workspace.mkdir()
@@ -484,9 +546,16 @@ def test_fork_chat_here_over_the_first_turn_opens_a_chat_of_that_turn_only(
     chat = _chat(screen)
     assert "first question" in chat and "First answer." in chat, chat
     assert "second question" not in chat and "Second answer." not in chat, chat
+    _paste_image(browser, PIXEL, shot)
     _send(browser, "go on")
     wait_for(
         browser, lambda s: "Reply in the fork." in _chat(s), "the fork did not answer", shot=shot
     )
     forks = [line for line in record.read_text().splitlines() if '"session/fork"' in line]
     assert len(forks) == 1, forks
+    *_, (text, image) = prompts(record)
+    assert text == {"type": "text", "text": "go on"}
+    # The browser's clipboard gives the image again as a PNG of its own making: the same
+    # one red pixel, not the same bytes.
+    assert image["type"] == "image" and image["mimeType"] == "image/png"
+    assert _one_pixel(image["data"]) == _one_pixel(PIXEL) == b"\xff\x00\x00"

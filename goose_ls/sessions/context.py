@@ -27,7 +27,7 @@ class ContextItem:
 
     ``text``: ``text``. ``file``: ``uri``. ``selection``: ``uri``, ``text``, ``start_line``
     and ``end_line`` (1-based, inclusive). ``image``: ``uri`` (a file goose-ls reads and
-    checks when the prompt is accepted).
+    checks when the prompt is accepted, or a ``data:`` URI of an image the user pasted).
     """
 
     type: Literal["text", "file", "selection", "image"]

@@ -18,6 +18,11 @@ the event then carries a link to it instead of the bytes, so the journal, the tr
 and ``goose/update`` hold a few dozen bytes per image, and a chat opened again shows it
 from the journal. The user's own images are kept the same way (what was sent, not what the
 file holds later). An image that is not kept says why (``refused``).
+
+An image the user pastes in a plugin comes as a ``data:`` URI (``data:image/png;base64,...``):
+its bytes are the user's own, from the clipboard, so there is no file to confine; they are
+judged as the agent's are (the cap, then the bytes), and the type the URI says must be the
+type they are.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ import attrs
 from goose_ls import events
 from goose_ls.atomic_files import WriteFailed, replace_at
 from goose_ls.errors import Refused
+from goose_ls.inert import inert_line
 from goose_ls.sessions.context import ContextItem, PromptImage, path_of
 from goose_ls.sessions.session import Turn
 from goose_ls.workspace.agent_files import FileProblem
@@ -174,6 +180,36 @@ def base64_limit(cap: int) -> int:
     return encoded + encoded // 76 * 2
 
 
+def is_pasted(uri: str) -> bool:
+    """Whether an image item's URI carries the image itself (one the user pasted)."""
+    return uri[:5].lower() == "data:"
+
+
+def _pasted(uri: str, cap: int) -> PromptImage:
+    """A pasted image's bytes, checked as an agent's image is; :class:`Refused` saying why
+    it cannot be sent."""
+    head, comma, data = uri[5:].partition(",")
+    said, _, encoding = head.partition(";")
+    if not comma or encoding.lower() != "base64":
+        raise Refused(
+            "the pasted image cannot be attached: its data: URI is not data:<type>;base64,<data>"
+        )
+    checked = decoded({"data": data}, cap)
+    if isinstance(checked, str):
+        big = checked.startswith("it is over")
+        raise Refused(
+            f"the pasted image cannot be attached: {checked}",
+            "Make it smaller, or raise images.maxBytes" if big else None,
+        )
+    raw, kind = checked
+    if said.lower() != kind.mime_type:
+        raise Refused(
+            f"the pasted image cannot be attached: it says it is {inert_line(said[:40]) or 'no type'}"
+            f" but its bytes are a {kind.name}'s"
+        )
+    return PromptImage(kind.mime_type, raw)
+
+
 def decoded(content: Json, cap: int) -> tuple[bytes, Kind] | str:
     """The bytes of an agent's image block and their format, or why it is not kept."""
     data = content.get("data")
@@ -233,6 +269,9 @@ class Images:
         for item in items:
             if item.type != "image" or item.uri is None or item.uri in found:
                 continue
+            if is_pasted(item.uri):
+                found[item.uri] = _pasted(item.uri, cap)
+                continue
             path = path_of(item.uri)
             shown = PurePath(path).name or item.uri
             if not item.uri.startswith("file:"):
@@ -271,7 +310,8 @@ class Images:
         and the file it was read from (``source``)."""
         kind = kind_of(image.data)
         assert kind is not None  # checked when it was read
-        return {**self._keep(session_id, image.data, kind), "source": uri}
+        kept = self._keep(session_id, image.data, kind)
+        return kept if is_pasted(uri) else {**kept, "source": uri}
 
     def recorded(self, session_id: str, turn: Turn, blocks: list[Json]) -> list[Json]:
         """A prompt's blocks as the chat records them: an image as a link to the copy

@@ -6,6 +6,7 @@ import * as vscode from "vscode";
 import { LanguageClient, type LanguageClientOptions, type ServerOptions } from "vscode-languageclient/node";
 import { agentName, Chat, type ChatContext, oneLine, type PermissionOption, slashCandidates, type TurnEnd, type Update } from "./chat";
 import { type ConfigOption, grouped, valueName, valuesOf } from "./options";
+import { pasteImages } from "./paste";
 import { ask as askQuestion, type Prompts, type Question } from "./questions";
 import { type AgentStatus, signIn } from "./signIn";
 import { statusText } from "./status";
@@ -32,8 +33,9 @@ const questions = new Map<string, vscode.CancellationTokenSource>();
 const permissions = new Map<string, Permission>();
 /** Sessions whose goose/replay, asked for after a gap, has not answered yet. */
 const catchingUp = new Set<string>();
-/** The image files attached to the next message (Goose: Attach an image), as URIs; kept
- * when goose-ls refuses the message. */
+/** The images attached to the next message, as URIs: files (Goose: Attach an image) and
+ * pasted images' `data:` URIs (Goose: Paste an image); kept when goose-ls refuses the
+ * message. */
 const attached: string[] = [];
 
 /** The chat of a session, made when its first event comes. */
@@ -277,6 +279,13 @@ async function attachImage(): Promise<void> {
   });
   for (const uri of picked ?? []) attached.push(uri.toString());
   if (picked?.length) void vscode.window.showInformationMessage(`goose: ${attached.length} image(s) attached to the next message`);
+}
+
+/** Paste an image for the next message, in a panel that takes the paste. */
+async function pasteImage(): Promise<void> {
+  const pasted = await pasteImages("Paste an image for the next message");
+  attached.push(...pasted);
+  if (pasted.length) void vscode.window.showInformationMessage(`goose: ${attached.length} image(s) attached to the next message`);
 }
 
 /** Send a message with the images attached to it. When goose-ls refuses it (an image it
@@ -530,6 +539,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (message) await sendMessage(message);
     }),
     vscode.commands.registerCommand("gooseLs.attachImage", attachImage),
+    vscode.commands.registerCommand("gooseLs.pasteImage", pasteImage),
     vscode.commands.registerCommand("gooseLs.sendNow", sendNow),
     vscode.commands.registerCommand("gooseLs.permission", () => answerPermission()),
     vscode.commands.registerCommand("gooseLs.cancel", async () => {

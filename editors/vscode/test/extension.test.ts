@@ -102,6 +102,10 @@ type Middleware = {
   };
 };
 
+/** What the user pastes into each paste panel the extension opens, in order (a message
+ * its page posts); then the user closes the panel. */
+const pastes: unknown[] = [];
+const panels: { title: string; html: string }[] = [];
 /** The CodeLens provider the extension registered, for goose-chat documents. */
 type Lens = { range: { start: { line: number } }; command: { title: string; command: string; arguments: unknown[] } };
 let lenses: { provideCodeLenses(document: unknown): Lens[] } | undefined;
@@ -146,7 +150,7 @@ const vscode = {
   ThemeColor: class {
     constructor(readonly id: string) {}
   },
-  ViewColumn: { Beside: -2 },
+  ViewColumn: { Beside: -2, Active: -1 },
   QuickPickItemKind: { Separator: -1 },
   FoldingRange: class {
     constructor(
@@ -228,6 +232,34 @@ const vscode = {
       return { dispose: () => closeListeners.delete(listener) };
     },
     showTextDocument: async () => ({}),
+    createWebviewPanel: (_type: string, title: string) => {
+      const shown = { title, html: "" };
+      panels.push(shown);
+      let post: ((message: unknown) => void) | undefined;
+      let closed: (() => void) | undefined;
+      const webview = {
+        cspSource: "vscode-webview:",
+        set html(html: string) {
+          shown.html = html;
+        },
+        onDidReceiveMessage: (listener: (message: unknown) => void) => {
+          post = listener;
+          return { dispose() {} };
+        },
+      };
+      setTimeout(() => {
+        for (let message = pastes.shift(); message !== undefined; message = pastes.shift()) post?.(message);
+        closed?.();
+      }, 0);
+      return {
+        webview,
+        onDidDispose: (listener: () => void) => {
+          closed = listener;
+          return { dispose() {} };
+        },
+        dispose: () => closed?.(),
+      };
+    },
     showWarningMessage: async (message: string, ...labels: string[]) => {
       shown.push({ message, labels });
       return "Choose…"; // a permission's one button: its choices, in a quick pick
@@ -392,11 +424,45 @@ test("the option picker groups options by category; it toggles a boolean and swi
   }
 });
 
+/** A PNG of one pixel, as a pasted image's `data:` URI. */
+const PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+
+test("an image pasted into the paste panel goes with the next message; text pasted and a closed panel attach nothing", { skip }, async () => {
+  fresh();
+  const record = join(scratch, "agent-paste.jsonl");
+  writeScript({ turns: [[{ text: "A dot." }]], record });
+  await extension.activate({ subscriptions: [] } as never);
+  try {
+    await commands.get("gooseLs.pasteImage")!();
+    assert.deepEqual(informed, [], "closed at once: nothing attached");
+    pastes.push({ images: ["data:text/plain;base64,aGk="] }, { images: [`data:image/png;base64,${PIXEL}`] });
+    await commands.get("gooseLs.pasteImage")!();
+    assert.deepEqual(informed, ["goose: 1 image(s) attached to the next message"]);
+    const page = panels.at(-1)!.html;
+    const nonce = /script-src 'nonce-([^']+)'/.exec(page)?.[1];
+    assert.ok(nonce && page.includes(`<script nonce="${nonce}">`), "only its own script runs");
+    assert.ok(!/unsafe-eval|default-src \*/.test(page));
+
+    inputs.push("What is this?");
+    await commands.get("gooseLs.send")!();
+    assert.match(inputBoxes[0].prompt ?? "", /📎 1 image\(s\)/);
+    await until(() => turnEnds.length > 0, "the turn to end");
+    const prompt = received(record).find((m) => m.method === "session/prompt")!.params!.prompt;
+    assert.deepEqual(prompt, [
+      { type: "text", text: "What is this?" },
+      { type: "image", mimeType: "image/png", data: PIXEL },
+    ]);
+    assert.match(chatText(), /!\[PNG image, \d+ bytes\]\(file:\/\/\S+\.png\)/, "the chat links the copy goose-ls kept");
+  } finally {
+    await extension.deactivate();
+  }
+});
+
 const form = JSON.parse(process.env.GOOSE_FORM ?? "{}");
 
 /** Forget what earlier tests recorded. */
 function fresh(): void {
-  for (const list of [quickPicks, quickPickItems, picks, inputs, inputBoxes, dropped, errors, informed, opened, typedInTerminal, turnEnds, updates, requested, told, serverCommands]) {
+  for (const list of [pastes, panels, quickPicks, quickPickItems, picks, inputs, inputBoxes, dropped, errors, informed, opened, typedInTerminal, turnEnds, updates, requested, told, serverCommands]) {
     list.length = 0;
   }
   lost = () => false;

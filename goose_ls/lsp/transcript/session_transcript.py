@@ -12,7 +12,7 @@ from goose_ls.lsp.transcript.editor_copy import TranscriptDocument
 from goose_ls.lsp.transcript.render import Renderer
 from goose_ls.lsp.transcript.streamer import TranscriptStreamer
 from goose_ls.lsp.transcript.text import TranscriptText
-from goose_ls.sessions import ContextItem, path_of
+from goose_ls.sessions import ContextItem, is_pasted, path_of
 
 
 def context_line(item: ContextItem, root: str | None) -> str:
@@ -27,7 +27,7 @@ def context_line(item: ContextItem, root: str | None) -> str:
     if item.type == "file":
         return f"> 📎 {code_span(path)} (file)"
     if item.type == "image":
-        return f"> 📎 {code_span(path)} (image)"
+        return f"> 📎 {'a pasted image' if is_pasted(item.uri or '') else code_span(path)} (image)"
     return f"> 📎 {inert_line((item.text or '').splitlines()[0][:60]) if item.text else 'text'}"
 
 
