@@ -145,12 +145,19 @@ async def test_nothing_is_sent_nor_said_when_the_user_set_nothing(editor: Editor
     assert _notes(editor, session_id) == []
 
 
-@pytest.mark.parametrize("kind", ["link out", "too big", "not text"])
+@pytest.mark.parametrize("kind", ["link out", "too big", "not text", "goose-ls's own"])
 async def test_a_project_file_is_read_as_the_agent_s_reads_are(editor: Editor, kind: str) -> None:
-    """AGENTS.md a link to a file outside the workspace, over 64 KiB, or not UTF-8: it is
-    not sent, the chat says why, and the user's own text still goes."""
+    """AGENTS.md a link to a file outside the workspace, over 64 KiB, not UTF-8, or the
+    file named one of goose-ls's own: it is not sent, the chat says why, and the user's
+    own text still goes."""
     agents = editor.workspace / "AGENTS.md"
-    if kind == "link out":
+    name = "AGENTS.md"
+    if kind == "goose-ls's own":
+        name = ".goose-ls/notes.md"
+        (editor.workspace / ".goose-ls").mkdir()
+        (editor.workspace / name).write_text("exfiltrated rules\n", encoding="utf-8")
+        why = "is one of goose-ls's own files"
+    elif kind == "link out":
         outside = editor.tmp / "elsewhere.md"
         outside.write_text("exfiltrated rules\n", encoding="utf-8")
         agents.symlink_to(outside)
@@ -161,7 +168,13 @@ async def test_a_project_file_is_read_as_the_agent_s_reads_are(editor: Editor, k
     else:
         agents.write_bytes(b"exfiltrated rules \xff\xfe\n")
         why = "is not UTF-8 text"
-    settings = {"agent": {"systemPrompt": MINE, "projectInstructions": True}}
+    settings = {
+        "agent": {
+            "systemPrompt": MINE,
+            "projectInstructions": True,
+            "projectInstructionsFile": name,
+        }
+    }
     await editor.start(_script(editor, APPENDS), settings)
     session_id = await editor.new_session()
     (new,) = editor.received("session/new")
@@ -170,7 +183,7 @@ async def test_a_project_file_is_read_as_the_agent_s_reads_are(editor: Editor, k
     (note,) = _notes(editor, session_id)
     assert note.startswith(
         f"System prompt sent to goose, after its own instructions: your agent.systemPrompt "
-        f"({len(MINE)} characters). AGENTS.md was not sent: "
+        f"({len(MINE)} characters). {name} was not sent: "
     ), note
     assert why in note, note
 

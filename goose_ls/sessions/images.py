@@ -1,7 +1,7 @@
 """Images in a chat: those the user's prompt attaches, and those the agent sends.
 
 An image the user attaches (an ``@`` mention of an image file, a plugin's ``image``
-context item) is read as any read of the user's prompt is (:meth:`AgentTools.read_for_prompt`:
+context item) is read as any read of the user's prompt is (:meth:`AgentTools.read_for_user`:
 the workspace roots, secrets and goose-ls's own files refused, no link followed), at most
 ``images.maxBytes``, then judged by its bytes: a PNG, JPEG, GIF or WebP, and the kind its
 name says (a ``.png`` that is no PNG is refused). It goes to the agent as an ACP ``image``
@@ -245,7 +245,7 @@ class Images:
         read: Callable[[str, int], Awaitable[bytes]],
     ) -> None:
         """``data_dir``: goose-ls's data dir; ``cap``: ``images.maxBytes``; ``read``:
-        reads a file the user's prompt attaches, as :meth:`AgentTools.read_for_prompt`."""
+        reads a file the user's prompt attaches, as :meth:`AgentTools.read_for_user`."""
         self._data_dir = data_dir
         self._cap = cap
         self._write_failed = write_failed

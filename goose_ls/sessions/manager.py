@@ -178,7 +178,7 @@ class SessionManager:
             lambda: data_dir(self.settings.data_dir),
             lambda: self.settings.images.max_bytes,
             listener.cannot_write,
-            self._tools.read_for_prompt,
+            self._tools.read_for_user,
         )
         self._accepting: dict[str, asyncio.Lock] = {}
         """Per session: held while a prompt's images are read, so prompts are accepted
@@ -188,7 +188,7 @@ class SessionManager:
         )
         self._modes = Modes(self._registry, lambda: self.settings.agent)
         prompts = SystemPrompts(
-            lambda: self.settings.agent, self._tools.read_confined, self._registry
+            lambda: self.settings.agent, self._tools.read_for_user, self._registry
         )
         self._link = AgentLink(
             self._supervisor, self._registry, lambda: self.settings.agent, self._modes, prompts

@@ -23,7 +23,7 @@ from goose_ls.agent.interface import SystemPrompt
 from goose_ls.sessions.registry import Registry
 from goose_ls.sessions.session import Session
 from goose_ls.settings import AgentSettings
-from goose_ls.workspace.agent_files import FileProblem, TooBig
+from goose_ls.workspace.agent_files import FileProblem
 from goose_ls.workspace.confinement import BadPath, Denied
 
 if TYPE_CHECKING:
@@ -50,10 +50,10 @@ class SystemPrompts:
     def __init__(
         self,
         settings: Callable[[], AgentSettings],
-        read: Callable[[str, int], Awaitable[str]],
+        read: Callable[[str, int], Awaitable[bytes]],
         registry: Registry,
     ) -> None:
-        """``read`` reads a project file confined (:meth:`AgentTools.read_confined`)."""
+        """``read`` reads a project file confined (:meth:`AgentTools.read_for_user`)."""
         self._settings = settings
         self._read = read
         self._registry = registry
@@ -93,10 +93,11 @@ class SystemPrompts:
         if settings.project_instructions:
             name = settings.project_instructions_file
             try:
-                text = await self._read(os.path.join(cwd, name), INSTRUCTIONS_LIMIT)
-            except TooBig:
-                problem = f"{name} was not sent: it is over {INSTRUCTIONS_LIMIT} bytes"
-            except (Denied, BadPath, FileProblem) as exc:
+                text = _text(await self._read(os.path.join(cwd, name), INSTRUCTIONS_LIMIT))
+            except FileProblem as exc:
+                why = f"it is over {INSTRUCTIONS_LIMIT} bytes" if exc.too_big else str(exc)
+                problem = f"{name} was not sent: {why}"
+            except (Denied, BadPath) as exc:
                 problem = f"{name} was not sent: {exc}"
             else:
                 if text.strip():
@@ -132,3 +133,13 @@ def _named(own: str, settings: AgentSettings) -> str:
     if settings.project_instructions:
         parts.append(f"the project's {settings.project_instructions_file}")
     return " and ".join(parts)
+
+
+def _text(data: bytes) -> str:
+    """A project file's bytes as the text sent: UTF-8, no NUL (that is no instruction)."""
+    if b"\0" in data:
+        raise FileProblem("it is a binary file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise FileProblem("it is not UTF-8 text") from None

@@ -214,49 +214,38 @@ class AgentTools:
             code = ClientRefusal.NOT_FOUND if exc.not_found else ClientRefusal.INVALID
             raise ClientRefusal(code, str(exc)) from None
 
-    async def read_for_prompt(self, path: str, cap: int) -> bytes:
-        """A file the user's own prompt attaches (an image), read whole: confined as the
-        agent's reads are (the roots, secrets by name and by content, hard links, no link
-        followed on the way), goose-ls's own files refused, at most ``cap`` bytes. Raises
-        :class:`FileProblem` or :class:`Denied` saying why not."""
+    async def read_for_user(self, path: str, cap: int) -> bytes:
+        """A project file goose-ls sends on the user's behalf (an image their prompt
+        attaches, the project's instruction file), read whole: confined as the agent's
+        reads are (the roots, secrets by name and by content, hard links, no link followed
+        on the way), goose-ls's own files refused, at most ``cap`` bytes. Raises
+        :class:`FileProblem` (``too_big`` over the cap) or :class:`Denied` saying why not,
+        and tells nobody."""
         try:
             checked_spelling(path)
         except BadPath as exc:
             raise FileProblem(str(exc)) from None
         if os.path.isabs(path) and self._own(path):
-            raise Denied(f"{path} is one of goose-ls's own files; goose-ls does not attach those")
+            raise Denied(f"{path} is one of goose-ls's own files; goose-ls does not send those")
         resolved = self.confinement().check(path)
-        return await asyncio.to_thread(self._read_bytes, resolved, cap)
+        root = self.confinement().root_of(resolved)
+        check = self._link_check()
+        return await asyncio.to_thread(agent_files.read_bytes, resolved, root, cap, check)
 
-    def _read_bytes(self, path: Path, cap: int) -> bytes:
+    def _read_disk(self, path: Path, line: int | None = None, limit: int | None = None) -> str:
+        cap = self._settings().workspace.max_read_bytes
+        root = self.confinement().root_of(path)
+        return agent_files.read_disk(path, root, line, limit, cap, self._link_check())
+
+    def _link_check(self) -> agent_files.LinkCheck:
+        """Refuses a file with a hard link outside the roots (unless the user allows it)."""
         confinement = self.confinement()
         outside_ok = self._settings().workspace.allow_hard_links
 
         def check_links(path: Path, stat: os.stat_result) -> None:
             confinement.check_links(path, stat, outside_ok)
 
-        return agent_files.read_bytes(path, confinement.root_of(path), cap, check_links)
-
-    async def read_confined(self, path: str, cap: int) -> str:
-        """The text of ``path``, read as the agent's reads are (inside the roots, no link
-        out of them, no secret, UTF-8), from the disk and whole, at most ``cap`` bytes:
-        for goose-ls's own use of a project file. Raises :class:`Denied`,
-        :class:`BadPath` or :class:`FileProblem`, and tells nobody."""
-        resolved = self.confinement().check(path)
-        return await asyncio.to_thread(self._read_disk, resolved, None, None, cap)
-
-    def _read_disk(
-        self, path: Path, line: int | None = None, limit: int | None = None, cap: int = 0
-    ) -> str:
-        confinement = self.confinement()
-        cap = cap or self._settings().workspace.max_read_bytes
-        root = confinement.root_of(path)
-        outside_ok = self._settings().workspace.allow_hard_links
-
-        def check_links(path: Path, stat: os.stat_result) -> None:
-            confinement.check_links(path, stat, outside_ok)
-
-        return agent_files.read_disk(path, root, line, limit, cap, check_links)
+        return check_links
 
     async def proposed(
         self, session_id: str, tool_call: events.ToolCallUpdate
