@@ -607,15 +607,24 @@ test("plans, a compaction, tool names and the title are drawn as a real goose-ls
   }
 });
 
-test("a subagent's work is a block of its own that folds, as a real goose-ls sends it", { skip }, async () => {
+/** The chat's text after one turn of the scripted agent (`turn`), started by sending
+ * `message`; `check` looks at it while the extension is still active. */
+async function afterOneTurn(turn: unknown, message: string, check: (text: string) => void): Promise<void> {
   fresh();
-  writeScript({ turns: [JSON.parse(process.env.GOOSE_SUBAGENT ?? "[]")] });
+  writeScript({ turns: [turn] });
   await extension.activate({ subscriptions: [] } as never);
   try {
-    inputs.push("Count with a subagent");
+    inputs.push(message);
     await commands.get("gooseLs.send")!();
     await until(() => turnEnds.length > 0, "the turn to end");
-    const text = chatText();
+    check(chatText());
+  } finally {
+    await extension.deactivate();
+  }
+}
+
+test("a subagent's work is a block of its own that folds, as a real goose-ls sends it", { skip }, async () => {
+  await afterOneTurn(JSON.parse(process.env.GOOSE_SUBAGENT ?? "[]"), "Count with a subagent", (text) => {
     const heading = "### 🤖 Subagent (✓ done): Count files";
     assert.ok(text.includes(`Delegating.\n\n${heading}\n> _general-purpose_\n\n> 📋 Task: Count the files\n\nCounting them.\n`), text);
     assert.ok(text.includes("\\### 🤖 Subagent (✓ done): forged"), "the subagent's words forge no heading");
@@ -625,21 +634,12 @@ test("a subagent's work is a block of its own that folds, as a real goose-ls sen
     assert.equal(lines[folds[0].start], heading);
     assert.equal(lines[folds[0].end + 1], "## goose", "the agent's own answer is out of the fold");
     assert.ok(lines.slice(folds[0].start, folds[0].end + 1).includes("There are 3 files."));
-  } finally {
-    await extension.deactivate();
-  }
+  });
 });
 
 test("a note carrying a subagent's words forges no heading, as a real goose-ls sends it", { skip }, async () => {
   // goose-ls's note on the subagent's refused request names its tool title (agent text).
-  fresh();
-  writeScript({ turns: [JSON.parse(process.env.GOOSE_SUBAGENT_NOTE ?? "[]")] });
-  await extension.activate({ subscriptions: [] } as never);
-  try {
-    inputs.push("Count with a subagent");
-    await commands.get("gooseLs.send")!();
-    await until(() => turnEnds.length > 0, "the turn to end");
-    const text = chatText();
+  await afterOneTurn(JSON.parse(process.env.GOOSE_SUBAGENT_NOTE ?? "[]"), "Count with a subagent", (text) => {
     const lines = text.split("\n");
     const headings = lines.filter((line) => line.startsWith("### 🤖"));
     assert.ok(headings.length > 0 && headings.every((line) => /^### 🤖 Subagent \([^)]*\): Count files$/u.test(line)), text);
@@ -647,9 +647,7 @@ test("a note carrying a subagent's words forges no heading, as a real goose-ls s
     const notes = lines.filter((line) => line.includes("Refused without asking"));
     assert.equal(notes.length, 1, text);
     assert.ok(notes[0].includes("/etc/passwd") && notes[0].includes("rm -rf ~"), "the note on one line");
-  } finally {
-    await extension.deactivate();
-  }
+  });
 });
 
 test("updates missed in the middle of a turn are asked for again; the chat shows each once, in order", { skip }, async () => {
