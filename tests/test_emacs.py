@@ -51,6 +51,7 @@ from support.turns import (
     STEERED_TURN,
     SUBAGENT_HEADING,
     SUBAGENT_NOTE_TURN,
+    SUBAGENT_RESUMED_TURN,
     SUBAGENT_TURN,
     acting,
     check_inert,
@@ -528,6 +529,48 @@ def test_a_subagent_s_work_is_a_block_of_its_own_that_folds(
     assert result["before"] == [False, False, False]
     assert result["folded"] == [False, True, False], "TAB on its heading hides it, no more"
     assert result["unfolded"] == [False, False, False]
+
+
+@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+def test_a_subagent_resumed_after_its_parent_spoke_folds_in_two_sections(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """The parent speaks while its subagent works: the subagent's work is drawn in two
+    sections, the first headed "continued below" (its state is told on the last only),
+    its tool call finished in place there; TAB on each heading hides that section alone."""
+    probes = [
+        "### 🤖 Subagent (continued below)",
+        "🔧 touch notes.txt — completed",
+        "Main: waiting for the subagent.",
+        "### 🤖 Subagent (✓ done)",
+        "Subagent: made it.",
+        "All done.",
+    ]
+    result = _run(
+        major,
+        emacs,
+        tmp_path,
+        {"turns": [SUBAGENT_RESUMED_TURN]},
+        flow="subagents_resumed",
+        GOOSE_PROBES=json.dumps(probes),
+    )
+    text = result["text"]
+    drawn = (
+        "## goose\n\nStarting a helper.\n\n"
+        "### 🤖 Subagent (continued below): Make a notes file\n\n"
+        "🔧 touch notes.txt — completed\n\n"
+        "## goose\n\nMain: waiting for the subagent.\n\n"
+        "### 🤖 Subagent (✓ done): Make a notes file\n\n"
+        "Subagent: made it.\n\n"
+        "## goose\n\nAll done."
+    )
+    assert drawn in text, text
+    assert text.count("### 🤖 Subagent") == 2, text
+    nothing = [False] * len(probes)
+    assert result["before"] == nothing and result["after"] == nothing
+    first, second = result["folded"]
+    assert first == [False, True, False, False, False, False], "the first section alone"
+    assert second == [False, False, False, False, True, False], "the second section alone"
 
 
 @pytest.mark.parametrize(("major", "emacs"), EMACSES)

@@ -1385,6 +1385,65 @@ GUARD = ("total / len(values)", "total / max(len(values), 1)")
 TYPED = ("def main():", "def main():  # mine")
 
 
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@pytest.mark.parametrize(
+    ("sent_in", "leave"), [("insert", "Escape"), ("insert", "C-c"), ("normal", "Escape")]
+)
+def test_real_nvim_in_tmux_a_subagent_s_block_folds_as_soon_as_it_is_drawn(
+    nvim: str | None, sent_in: str, leave: str, tmp_path: Path
+) -> None:
+    """A subagent's block streams into the chat while the cursor is in the compose area
+    (still in Insert mode after <C-s>, where Neovim updates no fold, or sent with <CR> in
+    Normal mode): once the user is in the chat, its fold is there. zc on a line of it (a
+    key that closes a fold, not one that computes them again, as zx does) hides the
+    block, the agent's own answer after it left on the screen. Insert mode is left with
+    <Esc>, or <C-c>, which fires no InsertLeave."""
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / "app.py").write_text(APP)
+    script = {"turns": [SUBAGENT_TURN], "record": str(tmp_path / "agent.jsonl")}
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    command, env = _tmux_nvim(nvim, tmp_path, agent)
+    terminal = TmuxTerminal("goose-nvim-subagent")
+    terminal.start(command, workspace, env)
+    try:
+        terminal.wait_for(lambda s: ": idle" in s, "goose-ls did not start", 60)
+        if sent_in == "insert":
+            _ask(terminal, "Count with a subagent")
+        else:
+            terminal.type("\\gs")
+            terminal.wait_for(lambda s: "-- INSERT --" in s, "the compose area did not open")
+            terminal.type("Count with a subagent")
+            terminal.keys("Escape")
+            terminal.wait_for(lambda s: "-- INSERT --" not in s, "still in Insert mode")
+            terminal.keys("Enter")
+        screen = terminal.wait_for(
+            lambda s: "The subagent counted 3." in _chat(s) and ": idle" in s, "no answer"
+        )
+        assert SUBAGENT_HEADING in _chat(screen) and "There are 3 files." in _chat(screen)
+        assert ("-- INSERT --" in screen) == (sent_in == "insert"), screen
+        terminal.keys(leave)
+        terminal.wait_for(lambda s: "-- INSERT --" not in s, "still in Insert mode")
+        terminal.keys("C-w", "k")
+        terminal.type("/There are 3")
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s: "/There are 3" in s and "goose://" in s, "not searched")
+        terminal.type("zc")
+        screen = terminal.wait_for(
+            lambda s: "There are 3 files." not in _chat(s) or "E490" in s,
+            "zc hid nothing: the block has no fold",
+        )
+        assert "E490" not in screen, f"no fold on the block:\n{screen}"
+        chat = _chat(screen)
+        (folded,) = [row for row in chat.split("\n") if row.startswith("+--")]
+        assert SUBAGENT_HEADING in folded, "the block folds from its heading"
+        assert "Counting them." not in chat and "🔧 ls" not in chat, chat
+        assert "Delegating." in chat and "The subagent counted 3." in chat, "the rest stays"
+    finally:
+        terminal.stop()
+
+
 def _marked(screen: str, name: str = "app.py") -> bool:
     """Whether the statusline of ``name``'s window says it is modified (``%m``: ``[+]``)."""
     return re.search(rf"{re.escape(name)}\[\+\] \d+/\d+", screen) is not None

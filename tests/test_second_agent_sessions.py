@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
+from goose_ls.lsp.transcript.text import SENTINEL
+from support.buffers import EditorBuffers
 from support.codex import CODEX, MISSING, codex_home, start_codex
 from support.fake_model import FakeModel, Reply, conversation
 from support.harness import Editor, start_editor, stop_editor
@@ -199,3 +201,63 @@ async def test_signing_out_of_codex_and_in_again(editor: Editor) -> None:
         session_id = await editor.new_session()
         end = await editor.goose.turn_end(await editor.prompt(session_id, QUESTION))
         assert end["stopReason"] == "end_turn"
+
+
+async def test_codex_cannot_fork_so_a_new_chat_starts_from_a_summary_of_the_turns(
+    editor: Editor,
+) -> None:
+    """codex-acp does not fork (no ``sessionCapabilities.fork``): **Fork chat here** on the
+    first of two turns says so and opens a new chat whose message to send is a summary of
+    that turn; sent, it is what codex's model is told in the new chat, and nothing of the
+    second turn is."""
+    replies = [Reply((ANSWER,)), Reply((SECOND_ANSWER,)), Reply(("Going on.",))]
+    with FakeModel(replies) as model:
+        await start_codex(editor, model)
+        buffers = EditorBuffers(editor.client, "utf-8")  # the harness's Neovim
+        session_id = await editor.new_session()
+        for question in (QUESTION, FOLLOW_UP):
+            await editor.goose.turn_end(await editor.prompt(session_id, question))
+        assert "fork" not in advertised(editor)["sessionCapabilities"]
+
+        (summary,) = (await editor.goose.request("goose/status", {}))["sessions"]
+        uri = summary["transcript"]
+        buffers.open(uri)
+        first_turn = buffers.texts[uri].split("\n").index("## You")
+        actions = await editor.code_actions(uri, first_turn)
+        (title,) = [title for title in actions if "New chat from here" in title]
+        assert "cannot fork" in title and "Goose: Fork chat here" not in actions
+        await editor.run(actions[title])
+        shown = await editor.goose.wait_for(
+            lambda: [d.uri for d in editor.client.shown_documents if d.uri != uri] or None,
+            what="the new chat shown",
+        )
+        assert "not a fork (Codex cannot fork chats)" in await editor.shown("not a fork")
+        assert editor.received("session/fork") == []
+        assert len(editor.received("session/new")) == 2, "the new chat is codex's too"
+        (forked,) = [
+            s
+            for s in (await editor.goose.request("goose/status", {}))["sessions"]
+            if s["sessionId"] != session_id
+        ]
+        assert forked["transcript"] == shown[-1]
+
+        buffers.open(shown[-1])
+        chat, seed = buffers.texts[shown[-1]].split(f"{SENTINEL}\n", 1)
+        assert "Not a fork: Codex cannot fork chats" in chat
+        assert f"Me: {QUESTION}" in seed and f"Codex: {ANSWER}" in seed
+        assert FOLLOW_UP not in seed and SECOND_ANSWER not in seed
+        await editor.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="goose.send", arguments=[shown[-1]])
+        )
+        (*_, sent) = await editor.goose.wait_for(
+            lambda: editor.received("session/prompt")[2:] or None, what="the summary sent"
+        )
+        assert sent["params"]["sessionId"] == forked["sessionId"] != session_id
+        await editor.goose.wait_for(lambda: len(model.turns()) == 3, what="the model asked")
+        told = conversation(model.turns()[-1])
+        assert [role for role, _ in told].count("assistant") == 0, "a chat of its own"
+        (*_, (role, text)) = told
+        assert role == "user" and text.strip() == seed.strip()
+        assert QUESTION in text and ANSWER in text
+        assert FOLLOW_UP not in str(model.turns()[-1].body["input"])
+        assert SECOND_ANSWER not in str(model.turns()[-1].body["input"])

@@ -6,7 +6,8 @@
 ;; (after "ask", the option picker, answered with the lines GOOSE_PICK lists), or
 ;; "question" (the agent's questions, answered with the lines GOOSE_ANSWERS lists), or
 ;; "plans" (a turn of plans, a compaction, tool names and a title), or "subagents" (a
-;; subagent's block, folded by TAB on its heading), or "steer" and
+;; subagent's block, folded by TAB on its heading), or "subagents_resumed" (a subagent's
+;; work in two sections, its parent's words between: TAB on each heading), or "steer" and
 ;; "steer_refused" (a queued message sent now into the running turn, or refused), or
 ;; "restart" (after "ask", C-c g r and C-u C-c g r), or "gap" (the chat buffer killed
 ;; while a reply streams), or "dir_locals" ("ask" in a project whose .dir-locals.el sets
@@ -326,6 +327,47 @@ on its heading."
       (funcall tab)
       (flow--record 'unfolded (funcall seen)))))
 
+(defun flow--subagents-resumed ()
+  "A turn in which the parent speaks while its subagent works: for each subagent
+heading in order, which of the texts GOOSE_PROBES lists TAB on it hides (a text
+hidden in part reads \"partly\")."
+  (find-file (getenv "GOOSE_FILE"))
+  (goose-ls-send "Make notes with a subagent")
+  (flow--wait (lambda () flow--ended) "the turn to end")
+  (flow--record 'text (flow--chat-text))
+  (with-current-buffer (flow--chat)
+    (let* ((spots (mapcar (lambda (probe)
+                            (goto-char (point-min))
+                            (search-forward probe)
+                            (cons (match-beginning 0) (1- (match-end 0))))
+                          (json-read-from-string (getenv "GOOSE_PROBES"))))
+           ;; Hidden whole, shown whole, or "partly".
+           (seen (lambda ()
+                   (vconcat (mapcar (lambda (spot)
+                                      (let ((first (invisible-p (car spot)))
+                                            (last (invisible-p (cdr spot))))
+                                        (cond ((and first last) t)
+                                              ((or first last) "partly")
+                                              (t :json-false))))
+                                    spots))))
+           (headings nil))
+      (goto-char (point-min))
+      (while (search-forward "### 🤖 Subagent (" nil t)
+        (push (line-beginning-position) headings))
+      (flow--record 'before (funcall seen))
+      (flow--record
+       'folded
+       (vconcat
+        (mapcar (lambda (heading)
+                  (let ((tab (lambda ()
+                               (goto-char heading)
+                               (funcall (lookup-key (get-text-property heading 'keymap)
+                                                    (kbd "TAB"))))))
+                    (funcall tab)
+                    (prog1 (funcall seen) (funcall tab))))
+                (nreverse headings))))
+      (flow--record 'after (funcall seen)))))
+
 (defun flow--steer (refused)
   "A message queued while a turn runs, then sent now with C-c C-j in the compose buffer.
 When REFUSED, the agent cannot take it: the turn is cancelled after."
@@ -416,6 +458,7 @@ turn still running, then on the first turn's reply.  What the new chat and its c
         ("question" (flow--question))
         ("plans" (flow--plans))
         ("subagents" (flow--subagents))
+        ("subagents_resumed" (flow--subagents-resumed))
         ("steer" (flow--steer nil))
         ("steer_refused" (flow--steer t))
         ("restart" (flow--restart))

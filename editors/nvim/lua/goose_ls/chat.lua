@@ -48,6 +48,31 @@ local function followers(buf)
   return wins
 end
 
+local refold_pending = {} -- buf -> true: its folds are computed again once Insert mode ends
+
+--- Neovim updates no fold while in Insert mode (the compose area's, most often: the
+--- chat grows while the user writes), and on leaving it only the current window's. A
+--- chat changed meanwhile would show no fold for a subagent's block until zx: its
+--- windows compute their folds again ('foldmethod' set anew) once Insert (or Replace)
+--- mode is over, however it is left (<C-c> fires no InsertLeave).
+local function refold_after_insert(buf)
+  if refold_pending[buf] or not vim.api.nvim_get_mode().mode:match("^[iR]") then return end
+  refold_pending[buf] = true
+  vim.api.nvim_create_autocmd("ModeChanged", {
+    callback = function()
+      if vim.v.event.new_mode:match("^[iR]") then return end
+      refold_pending[buf] = nil
+      vim.schedule(function()
+        if not vim.api.nvim_buf_is_valid(buf) then return end
+        for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+          vim.api.nvim_set_option_value("foldmethod", "expr", { scope = "local", win = win })
+        end
+      end)
+      return true -- once
+    end,
+  })
+end
+
 --- Change the (not modifiable) buffer; windows that were at its end stay at its end.
 local function write(buf, fn)
   local wins = followers(buf)
@@ -55,6 +80,7 @@ local function write(buf, fn)
   local ok, err = pcall(fn)
   vim.bo[buf].modifiable = false
   vim.bo[buf].modified = false
+  refold_after_insert(buf)
   local last = vim.api.nvim_buf_line_count(buf)
   for _, win in ipairs(wins) do
     if vim.api.nvim_win_is_valid(win) then vim.api.nvim_win_set_cursor(win, { last, 0 }) end

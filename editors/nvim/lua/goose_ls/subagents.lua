@@ -66,12 +66,6 @@ function M.begin(id, child)
     text = text .. "> _" .. inert.line(sub.description) .. "_\n"
   end
   c.append(id, text)
-  -- A new fold: windows that do not have the chat current do not always see it (their
-  -- 'foldexpr' is not evaluated for lines set from elsewhere); setting the method again
-  -- makes them.
-  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-    vim.api.nvim_set_option_value("foldmethod", "expr", { scope = "local", win = win })
-  end
 end
 
 --- A subagent_update: its state kept, its heading drawn again where it is. False when it
