@@ -778,19 +778,28 @@ def test_real_nvim_in_tmux_the_whole_flow(nvim: str | None, tmp_path: Path) -> N
     print(f"{nvim_version(nvim)}: the whole flow in {time.monotonic() - started:.1f} s")
 
 
+def _plugin_in_tmux(
+    nvim: str | None, tmp_path: Path, script: dict[str, Any], name: str
+) -> TmuxTerminal:
+    """Neovim with the plugin started in tmux (session ``name``) on ``app.py`` of a new
+    workspace (a git repository), goose-ls running the scripted agent on ``script``."""
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True, exist_ok=True)
+    (workspace / "app.py").write_text(APP)
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    command, env = _tmux_nvim(nvim, tmp_path, agent)
+    terminal = TmuxTerminal(name)
+    terminal.start(command, workspace, env)
+    return terminal
+
+
 @contextlib.contextmanager
 def _asked_in_tmux(nvim: str | None, tmp_path: Path) -> Iterator[tuple[TmuxTerminal, Path]]:
     """Neovim in tmux, where the agent has just asked :data:`FORM_QUESTION` of a message
     sent from the compose area; and the file of what the agent received."""
-    workspace = tmp_path / "workspace"
-    (workspace / ".git").mkdir(parents=True)
-    (workspace / "app.py").write_text(APP)
     record = tmp_path / "agent.jsonl"
     script = {"record": str(record), "turns": [[{"elicit": FORM_QUESTION}, {"text": " over"}]]}
-    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
-    command, env = _tmux_nvim(nvim, tmp_path, agent)
-    terminal = TmuxTerminal("goose-nvim-form")
-    terminal.start(command, workspace, env)
+    terminal = _plugin_in_tmux(nvim, tmp_path, script, "goose-nvim-form")
     try:
         terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start")
         terminal.type("\\gs")
@@ -828,9 +837,7 @@ def test_real_nvim_in_tmux_an_image_attached_goes_with_the_next_message(
     that is no PNG is refused: the message comes back into the compose area, and the
     agent is sent nothing."""
     workspace = tmp_path / "workspace"
-    (workspace / ".git").mkdir(parents=True)
-    (workspace / "app.py").write_text(APP)
-    (workspace / "docs").mkdir()
+    (workspace / "docs").mkdir(parents=True)
     (workspace / "docs" / "shot.png").write_bytes(SHOT)
     (workspace / "notes.png").write_text("not an image")
     record = tmp_path / "agent.jsonl"
@@ -839,10 +846,7 @@ def test_real_nvim_in_tmux_an_image_attached_goes_with_the_next_message(
         "record": str(record),
         "turns": [[{"update": {"sessionUpdate": "agent_message_chunk", "content": drawn}}]],
     }
-    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
-    command, env = _tmux_nvim(nvim, tmp_path, agent)
-    terminal = TmuxTerminal("goose-nvim-image")
-    terminal.start(command, workspace, env)
+    terminal = _plugin_in_tmux(nvim, tmp_path, script, "goose-nvim-image")
     try:
         terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start")
         terminal.type("\\gi")
@@ -1262,14 +1266,8 @@ def _received(record: Path, method: str) -> list[dict[str, Any]]:
 def _two_turns_in_tmux(nvim: str | None, tmp_path: Path, shape: dict[str, Any]) -> TmuxTerminal:
     """Neovim with the plugin, a chat of two ended turns with the scripted agent of
     ``shape``, and the cursor in the chat on the first turn's question."""
-    workspace = tmp_path / "workspace"
-    (workspace / ".git").mkdir(parents=True)
-    (workspace / "app.py").write_text(APP)
     script = {"turns": FORK_TURNS, **shape, "record": str(tmp_path / "agent.jsonl")}
-    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
-    command, env = _tmux_nvim(nvim, tmp_path, agent)
-    terminal = TmuxTerminal("goose-nvim-fork")
-    terminal.start(command, workspace, env)
+    terminal = _plugin_in_tmux(nvim, tmp_path, script, "goose-nvim-fork")
     terminal.wait_for(lambda s: ": idle" in s, "goose-ls did not start", 60)
     _ask(terminal, "first question")
     terminal.wait_for(lambda s: "First answer." in _chat(s) and ": idle" in s, "no first reply")
@@ -1399,14 +1397,8 @@ def test_real_nvim_in_tmux_a_subagent_s_block_folds_as_soon_as_it_is_drawn(
     key that closes a fold, not one that computes them again, as zx does) hides the
     block, the agent's own answer after it left on the screen. Insert mode is left with
     <Esc>, or <C-c>, which fires no InsertLeave."""
-    workspace = tmp_path / "workspace"
-    (workspace / ".git").mkdir(parents=True)
-    (workspace / "app.py").write_text(APP)
     script = {"turns": [SUBAGENT_TURN], "record": str(tmp_path / "agent.jsonl")}
-    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
-    command, env = _tmux_nvim(nvim, tmp_path, agent)
-    terminal = TmuxTerminal("goose-nvim-subagent")
-    terminal.start(command, workspace, env)
+    terminal = _plugin_in_tmux(nvim, tmp_path, script, "goose-nvim-subagent")
     try:
         terminal.wait_for(lambda s: ": idle" in s, "goose-ls did not start", 60)
         if sent_in == "insert":
