@@ -27,6 +27,8 @@ NPM = shutil.which("npm")
 
 
 @pytest.mark.skipif(NPM is None, reason="npm not installed")
+# npm ci, tsc and some fifty tests, each starting goose-ls: two minutes on a busy machine.
+@pytest.mark.timeout(600)
 def test_the_extension_builds_and_its_node_tests_pass(tmp_path: Path) -> None:
     assert NPM is not None
     env = server_env(
