@@ -171,6 +171,12 @@ async function session(): Promise<string> {
   return current;
 }
 
+/** A chat's document, in markdown (its headings, fences and links drawn as such). */
+async function chatDocument(sessionId: string): Promise<vscode.TextDocument> {
+  const doc = await vscode.workspace.openTextDocument(chatUri(sessionId));
+  return doc.languageId === "markdown" ? doc : vscode.languages.setTextDocumentLanguage(doc, "markdown");
+}
+
 async function ask(question: string, context: object[]): Promise<void> {
   const sessionId = await session();
   const messageId = randomUUID();
@@ -178,8 +184,7 @@ async function ask(question: string, context: object[]): Promise<void> {
   if (result.queued) chats.get(sessionId)?.enqueue(messageId, question); // shown until its turn starts
   documents.changed.fire(chatUri(sessionId));
   showStatus();
-  const doc = await vscode.workspace.openTextDocument(chatUri(sessionId));
-  await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });
+  await vscode.window.showTextDocument(await chatDocument(sessionId), { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });
 }
 
 /** A permission request waits until answered: a notification says so (it hides itself
@@ -281,11 +286,33 @@ async function attachImage(): Promise<void> {
   if (picked?.length) void vscode.window.showInformationMessage(`goose: ${attached.length} image(s) attached to the next message`);
 }
 
-/** Paste an image for the next message, in a panel that takes the paste. */
+/** Paste an image for the next message, in a panel that takes the paste. One over
+ * `images.maxBytes` is refused at once, not when the message is sent. */
 async function pasteImage(): Promise<void> {
   const pasted = await pasteImages("Paste an image for the next message");
+  const cap = Number(vscode.workspace.getConfiguration("goose").inspect("images.maxBytes")?.globalValue ?? DEFAULT_IMAGE_CAP);
+  const big = pasted.map(pastedBytes).find((size) => size > cap);
+  if (big !== undefined) {
+    const why = `the pasted image (${big.toLocaleString("en")} bytes) is over images.maxBytes, ${cap.toLocaleString("en")} bytes: not attached. Make it smaller, or raise images.maxBytes`;
+    return void vscode.window.showErrorMessage(`goose: ${why}`);
+  }
   attached.push(...pasted);
   if (pasted.length) void vscode.window.showInformationMessage(`goose: ${attached.length} image(s) attached to the next message`);
+}
+
+/** goose-ls's default `images.maxBytes`. */
+const DEFAULT_IMAGE_CAP = 10_000_000;
+
+/** The size of a pasted image's bytes, from its `data:...;base64,` URI. */
+function pastedBytes(uri: string): number {
+  const data = uri.slice(uri.indexOf(",") + 1);
+  return Math.floor((data.length * 3) / 4) - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0);
+}
+
+/** Drop the images attached to the next message (one refused would refuse every message). */
+function dropImages(): void {
+  const dropped = attached.splice(0).length;
+  void vscode.window.showInformationMessage(dropped ? `goose: ${dropped} image(s) dropped; the next message goes without them` : "goose: no image is attached");
 }
 
 /** Send a message with the images attached to it. When goose-ls refuses it (an image it
@@ -298,7 +325,9 @@ async function sendMessage(message: string): Promise<void> {
   } catch (error) {
     attached.unshift(...images);
     const why = error instanceof Error ? error.message : String(error);
-    const again = await vscode.window.showErrorMessage(`goose: ${why}`, "Edit the message");
+    const drop = images.length ? ["Drop the images, then edit"] : [];
+    const again = await vscode.window.showErrorMessage(`goose: ${why}`, "Edit the message", ...drop);
+    if (again === drop[0]) attached.length = 0;
     const edited = again ? await compose(message) : undefined;
     if (edited) await sendMessage(edited);
   }
@@ -369,7 +398,7 @@ async function fork(sessionId?: string, messageId?: string): Promise<void> {
   current = forked.sessionId;
   chatOf(current); // its history came before the answer
   showStatus();
-  await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(chatUri(current)), { preview: false });
+  await vscode.window.showTextDocument(await chatDocument(current), { preview: false });
   if (typeof forked.seed !== "string") return;
   void vscode.window.showWarningMessage(`goose: not a fork (${oneLine(forked.notForked ?? "the agent cannot fork")}); edit the summary, then send it`);
   const summary = forked.seed.split(/\n+/).map((line) => line.trim()).filter(Boolean).join(" · ");
@@ -540,6 +569,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.commands.registerCommand("gooseLs.attachImage", attachImage),
     vscode.commands.registerCommand("gooseLs.pasteImage", pasteImage),
+    vscode.commands.registerCommand("gooseLs.dropImages", dropImages),
     vscode.commands.registerCommand("gooseLs.sendNow", sendNow),
     vscode.commands.registerCommand("gooseLs.permission", () => answerPermission()),
     vscode.commands.registerCommand("gooseLs.cancel", async () => {
@@ -554,7 +584,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       showStatus();
       await client!.sendRequest("goose/loadSession", { sessionId: current });
       await catchUp(chat, true); // the history the journal holds, from where the chat is
-      await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(chatUri(current)), { preview: false });
+      await vscode.window.showTextDocument(await chatDocument(current), { preview: false });
     }),
     vscode.commands.registerCommand("gooseLs.setOption", setOption),
     vscode.commands.registerCommand("gooseLs.fork", fork),

@@ -105,6 +105,10 @@ type Middleware = {
 /** What the user pastes into each paste panel the extension opens, in order (a message
  * its page posts); then the user closes the panel. */
 const pastes: unknown[] = [];
+/** The language each chat document shown was given. */
+const languages: string[] = [];
+/** The button the user presses on each error notification, in order (none when empty). */
+const errorButtons: string[] = [];
 const panels: { title: string; html: string }[] = [];
 /** The CodeLens provider the extension registered, for goose-chat documents. */
 type Lens = { range: { start: { line: number } }; command: { title: string; command: string; arguments: unknown[] } };
@@ -161,6 +165,10 @@ const vscode = {
   },
   FoldingRangeKind: { Region: 3 },
   languages: {
+    setTextDocumentLanguage: async (doc: object, languageId: string) => {
+      languages.push(languageId);
+      return { ...doc, languageId };
+    },
     registerFoldingRangeProvider: (selector: { scheme: string }, provider: typeof foldings) => {
       if (selector.scheme === "goose-chat") foldings = provider;
       return { dispose() {} };
@@ -181,7 +189,7 @@ const vscode = {
       if (scheme === "goose-chat") chats = provider;
       return { dispose() {} };
     },
-    openTextDocument: async () => ({}),
+    openTextDocument: async () => ({ languageId: "plaintext" }),
     onDidChangeTextDocument: () => ({ dispose() {} }),
     workspaceFolders: [{ uri: { fsPath: workspace } }],
   },
@@ -202,7 +210,11 @@ const vscode = {
       return undefined;
     },
     showInformationMessage: async (message: string) => void informed.push(message),
-    showErrorMessage: async (message: string) => void errors.push(message),
+    showErrorMessage: async (message: string, ...buttons: string[]) => {
+      errors.push(buttons.length ? `${message} [${buttons.join("] [")}]` : message);
+      const pressed = errorButtons.shift();
+      return pressed !== undefined && buttons.includes(pressed) ? pressed : undefined;
+    },
     showQuickPick: async <T extends { label: string; kind?: number }>(items: T[], options?: { title?: string }, token?: Token) => {
       quickPicks.push(items.map((item) => (item.kind === -1 ? `-- ${item.label}` : item.label)));
       quickPickItems.push(items);
@@ -453,7 +465,38 @@ test("an image pasted into the paste panel goes with the next message; text past
       { type: "image", mimeType: "image/png", data: PIXEL },
     ]);
     assert.match(chatText(), /!\[PNG image, \d+ bytes\]\(file:\/\/\S+\.png\)/, "the chat links the copy goose-ls kept");
+    assert.deepEqual(languages, ["markdown"], "the chat is shown as markdown");
   } finally {
+    await extension.deactivate();
+  }
+});
+
+test("a pasted image over images.maxBytes is refused at once; one refused at send can be dropped, and the message goes without it", { skip }, async () => {
+  fresh();
+  const record = join(scratch, "agent-no-images.jsonl");
+  writeScript({ turns: [[{ text: "Text only." }]], record, capabilities: { promptCapabilities: { image: false } } });
+  await extension.activate({ subscriptions: [] } as never);
+  userSettings["goose.images.maxBytes"] = 60;
+  try {
+    pastes.push({ images: [`data:image/png;base64,${PIXEL}`] });
+    await commands.get("gooseLs.pasteImage")!();
+    assert.deepEqual(errors, ["goose: the pasted image (70 bytes) is over images.maxBytes, 60 bytes: not attached. Make it smaller, or raise images.maxBytes"]);
+    assert.deepEqual(informed, []);
+    delete userSettings["goose.images.maxBytes"];
+
+    pastes.push({ images: [`data:image/png;base64,${PIXEL}`] });
+    await commands.get("gooseLs.pasteImage")!();
+    inputs.push("What is this?", "What is this, in words?");
+    errorButtons.push("Drop the images, then edit");
+    await commands.get("gooseLs.send")!();
+    await until(() => turnEnds.length > 0, "the turn to end");
+    assert.match(errors[1], /does not take images .*\[Edit the message\] \[Drop the images, then edit\]$/);
+    assert.equal(inputBoxes[1].value, "What is this?", "the message back to edit");
+    assert.ok(!(inputBoxes[1].prompt ?? "").includes("📎"), "without the image");
+    const prompts = received(record).filter((m) => m.method === "session/prompt");
+    assert.deepEqual(prompts.map((m) => m.params!.prompt), [[{ type: "text", text: "What is this, in words?" }]]);
+  } finally {
+    delete userSettings["goose.images.maxBytes"];
     await extension.deactivate();
   }
 });
@@ -462,7 +505,7 @@ const form = JSON.parse(process.env.GOOSE_FORM ?? "{}");
 
 /** Forget what earlier tests recorded. */
 function fresh(): void {
-  for (const list of [pastes, panels, quickPicks, quickPickItems, picks, inputs, inputBoxes, dropped, errors, informed, opened, typedInTerminal, turnEnds, updates, requested, told, serverCommands]) {
+  for (const list of [pastes, panels, languages, errorButtons, quickPicks, quickPickItems, picks, inputs, inputBoxes, dropped, errors, informed, opened, typedInTerminal, turnEnds, updates, requested, told, serverCommands]) {
     list.length = 0;
   }
   lost = () => false;
