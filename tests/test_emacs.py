@@ -58,6 +58,7 @@ from support.turns import (
     check_note_inert,
     check_plans_drawn,
 )
+from support.versions import InTurn
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))
@@ -105,6 +106,9 @@ EMACSES = [
         ),
     ),
 ]
+
+EMACS = InTurn(("major", "emacs"), EMACSES)
+"""Each flow on one Emacs, in turn; the byte-compile and the whole flow on both."""
 
 REPLY = "It adds x and y, and returns the sum."
 
@@ -166,7 +170,7 @@ def _run(
     return result
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.each()
 def test_each_file_of_the_package_byte_compiles_alone_without_a_warning(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -203,7 +207,7 @@ def _tool_output(*lines: str) -> list[dict[str, Any]]:
     return [{"type": "content", "content": {"type": "text", "text": "\n".join(lines)}}]
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_an_at_mention_in_the_compose_buffer_completes_and_attaches_the_file(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -223,7 +227,7 @@ def test_an_at_mention_in_the_compose_buffer_completes_and_attaches_the_file(
     assert any("def add(x, y):\n    return x + y" in t for t in texts[1:]), "the region's lines"
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_an_image_attached_in_the_compose_buffer_goes_with_the_message(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -250,7 +254,7 @@ def test_an_image_attached_in_the_compose_buffer_goes_with_the_message(
     assert f"🖼 PNG image, {len(DRAWING)} bytes: {kept}" in result["chat"], "the agent's"
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_c_c_g_r_restarts_the_agent_and_c_u_the_shared_server_too(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -266,7 +270,7 @@ def test_c_c_g_r_restarts_the_agent_and_c_u_the_shared_server_too(
     assert len(starts) == 3, "a new agent each time (no shared server here)"
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_option_picker_is_grouped_by_category_and_sets_booleans_and_models(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -295,7 +299,7 @@ def test_option_picker_is_grouped_by_category_and_sets_booleans_and_models(
     ]
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_a_page_and_a_form_of_choices_are_answered_as_picked(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -331,7 +335,7 @@ def test_a_page_and_a_form_of_choices_are_answered_as_picked(
     assert "goose-ls refused it: a file scheme" in result["text"]
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_ask_about_the_region_streams_into_the_chat_buffer(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -376,7 +380,7 @@ def test_ask_about_the_region_streams_into_the_chat_buffer(
     assert text.rstrip().endswith("[permission: allow_once]" + REPLY)
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_agent_text_is_shown_inert_and_forges_no_line_of_the_chat(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -401,7 +405,7 @@ def test_agent_text_is_shown_inert_and_forges_no_line_of_the_chat(
     assert verdicts == ["🔐 Read\\x1b[2J README.md\\u202e: allowed once"], text
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_a_project_s_dir_locals_cannot_choose_the_agent(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -436,7 +440,7 @@ def test_a_project_s_dir_locals_cannot_choose_the_agent(
     assert ignored in log, log[-3000:]
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_permission_choices_are_the_labels_goose_ls_sent(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -456,7 +460,7 @@ def test_permission_choices_are_the_labels_goose_ls_sent(
     assert result["text"].rstrip().endswith("[permission: allow]done"), "the label's option"
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_a_tool_call_is_one_status_line_rewritten_in_place(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -505,7 +509,7 @@ def test_a_tool_call_is_one_status_line_rewritten_in_place(
     ], "output starts folded; TAB on the status line shows it"
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_plans_compactions_tool_names_and_the_title_are_drawn_in_place(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -514,7 +518,7 @@ def test_plans_compactions_tool_names_and_the_title_are_drawn_in_place(
     assert result["name"] == "*goose: Parser refactor*", "the buffer follows the chat's title"
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_a_subagent_s_work_is_a_block_of_its_own_that_folds(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -531,7 +535,7 @@ def test_a_subagent_s_work_is_a_block_of_its_own_that_folds(
     assert result["unfolded"] == [False, False, False]
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_a_subagent_resumed_after_its_parent_spoke_folds_in_two_sections(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -573,7 +577,7 @@ def test_a_subagent_resumed_after_its_parent_spoke_folds_in_two_sections(
     assert second == [False, False, False, False, True, False], "the second section alone"
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_a_note_carrying_a_subagent_s_words_forges_no_heading(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -583,7 +587,7 @@ def test_a_note_carrying_a_subagent_s_words_forges_no_heading(
     check_note_inert(result["text"])
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_a_chat_buffer_killed_mid_reply_comes_back_whole_with_the_next_event(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -601,7 +605,7 @@ def test_a_chat_buffer_killed_mid_reply_comes_back_whole_with_the_next_event(
 ALIAS = "Keep the old name as an alias"
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_send_now_sends_the_queued_message_into_the_running_turn(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -623,7 +627,7 @@ def test_send_now_sends_the_queued_message_into_the_running_turn(
     assert (result["queued"], result["state"]) == (0, "idle")
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_send_now_that_the_agent_cannot_take_says_why_and_keeps_the_message_queued(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -648,7 +652,7 @@ CODEX_SHAPE = {
 }
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_c_c_c_f_forks_the_chat_at_the_turn_point_is_in(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -669,7 +673,7 @@ def test_c_c_c_f_forks_the_chat_at_the_turn_point_is_in(
     assert result["compose"] == "" and result["selected"].startswith("*goose compose: ")
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_where_the_agent_cannot_fork_the_summary_waits_in_the_compose_buffer(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -701,7 +705,7 @@ HUNK = (
 )
 
 
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_keys_compose_queue_permission_diff_and_follow(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -826,7 +830,7 @@ def _on_screen(*texts: str) -> Callable[[str], bool]:
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.each()
 def test_real_emacs_in_tmux_ask_compose_edit_cancel_follow_restart(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -963,7 +967,7 @@ CLAUDE_SECOND = "Claude again: sub takes y from x."
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
 @pytest.mark.skipif(not CLAUDE.exists(), reason=CLAUDE_MISSING)
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_real_emacs_in_tmux_with_claude_a_chat_reopened_after_quitting_shows_every_reply_once(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -1054,7 +1058,7 @@ def _changed_ago(data: Path, cwd: Path, seconds: float) -> None:
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_real_emacs_in_tmux_the_picker_shows_workspace_and_age_this_workspace_first(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -1222,7 +1226,7 @@ def _send_from_compose(terminal: TmuxTerminal, text: str, reply: str) -> None:
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_real_emacs_in_tmux_search_opens_a_chat_at_the_message_and_export_writes_it(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -1285,7 +1289,7 @@ def test_real_emacs_in_tmux_search_opens_a_chat_at_the_message_and_export_writes
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_real_emacs_in_tmux_the_echo_area_tells_a_crash_not_the_agent_running(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -1310,7 +1314,7 @@ def test_real_emacs_in_tmux_the_echo_area_tells_a_crash_not_the_agent_running(
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_real_emacs_in_tmux_a_form_answered_with_keys_reaches_the_agent(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -1332,7 +1336,7 @@ def test_real_emacs_in_tmux_a_form_answered_with_keys_reaches_the_agent(
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_real_emacs_in_tmux_quitting_a_form_cancels_it(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -1347,7 +1351,7 @@ def test_real_emacs_in_tmux_quitting_a_form_cancels_it(
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_real_emacs_in_tmux_signs_in_in_a_terminal_then_chats(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -1386,7 +1390,7 @@ def test_real_emacs_in_tmux_signs_in_in_a_terminal_then_chats(
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_real_emacs_in_tmux_a_new_chat_from_the_compose_buffer_gets_the_next_message(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -1470,7 +1474,7 @@ def _transcript(tmp_path: Path) -> str:
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_real_emacs_in_tmux_the_agent_edits_an_open_file_and_emacs_asks_nothing(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -1563,7 +1567,7 @@ def test_real_emacs_in_tmux_the_agent_edits_an_open_file_and_emacs_asks_nothing(
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_real_emacs_in_tmux_without_the_package_the_chat_says_to_revert_and_nothing_is_asked(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:
@@ -1673,7 +1677,7 @@ CODEX_PATCH = (
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
 @pytest.mark.skipif(not CODEX.exists(), reason=CODEX_MISSING)
-@pytest.mark.parametrize(("major", "emacs"), EMACSES)
+@EMACS.one()
 def test_real_emacs_in_tmux_codex_edits_the_open_file_and_emacs_asks_nothing(
     major: int, emacs: list[str], tmp_path: Path
 ) -> None:

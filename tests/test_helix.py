@@ -24,6 +24,7 @@ from goose_ls.scripted.script import (
 )
 from support.harness import SERVER_COMMAND, server_env
 from support.terminal import MISSING, TMUX, TmuxTerminal
+from support.versions import InTurn
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))
@@ -43,10 +44,11 @@ def _helix(version: str, binary: str, target: str) -> Any:
     )
 
 
-EACH_HELIX = pytest.mark.parametrize(
+HELIX = InTurn(
     ("version", "hx"),
     [_helix("25.01", "hx", "hx"), _helix("25.07", "hx-25.07", "hx-25.07")],
 )
+"""Each flow on one Helix, in turn; the chat itself on both."""
 
 APP = (
     "def add(x, y):\n    return x + y\n\n\n"
@@ -204,7 +206,7 @@ def _started(
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@EACH_HELIX
+@HELIX.each()
 def test_a_chat_in_real_helix(version: str, hx: Path, tmp_path: Path) -> None:
     new = version != "25.01"  # 25.07: command arguments, so the shipped key bindings work
     workspace = tmp_path / "workspace"
@@ -336,7 +338,7 @@ MENTION = "Look at @app.py please"
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@EACH_HELIX
+@HELIX.one()
 def test_a_message_with_an_at_mention_accepted_from_completion_is_sent(
     version: str, hx: Path, tmp_path: Path
 ) -> None:
@@ -468,7 +470,7 @@ def _explain_twice(helix: Helix, version: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@EACH_HELIX
+@HELIX.one()
 def test_a_second_explain_shows_the_transcript_again(
     version: str, hx: Path, tmp_path: Path
 ) -> None:
@@ -485,7 +487,7 @@ def test_a_second_explain_shows_the_transcript_again(
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@EACH_HELIX
+@HELIX.one()
 def test_a_resumed_chat_opens_at_its_end(version: str, hx: Path, tmp_path: Path) -> None:
     """A chat longer than the window, Helix quit and started again: **Goose: Open chat**
     shows its end (the last answer, and the prompt section to write in), not its title."""
@@ -512,7 +514,7 @@ def test_a_resumed_chat_opens_at_its_end(version: str, hx: Path, tmp_path: Path)
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@EACH_HELIX
+@HELIX.one()
 def test_a_long_reply_does_not_push_the_cursor_out_of_view(
     version: str, hx: Path, tmp_path: Path
 ) -> None:
@@ -611,7 +613,7 @@ def _app_saved(screen: str) -> bool | None:
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@EACH_HELIX
+@HELIX.one()
 def test_a_file_the_agent_edits_itself_follows_and_the_chat_says_what_to_answer_at_w(
     version: str, hx: Path, tmp_path: Path
 ) -> None:
@@ -654,7 +656,7 @@ def test_a_file_the_agent_edits_itself_follows_and_the_chat_says_what_to_answer_
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@EACH_HELIX
+@HELIX.one()
 def test_unsaved_changes_meet_the_agents_edit_and_nothing_is_lost(
     version: str, hx: Path, tmp_path: Path
 ) -> None:
@@ -698,7 +700,7 @@ def test_unsaved_changes_meet_the_agents_edit_and_nothing_is_lost(
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@EACH_HELIX
+@HELIX.one()
 def test_a_chat_is_forked_at_its_first_turn_from_the_heading(
     version: str, hx: Path, tmp_path: Path
 ) -> None:

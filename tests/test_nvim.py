@@ -54,13 +54,14 @@ from support.turns import (
     check_plans_drawn,
     is_subagent_heading,
 )
+from support.versions import InTurn
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = Path(os.environ.get("GOOSE_LS_EDITORS", Path.home() / ".cache" / "goose-ls" / "editors"))
 NVIM_010 = EDITORS / "bin" / "nvim-0.10"
 NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
 
-EACH_NVIM = pytest.mark.parametrize(
+HEADLESS = InTurn(
     "nvim",
     [
         pytest.param(
@@ -81,6 +82,7 @@ EACH_NVIM = pytest.mark.parametrize(
         ),
     ],
 )
+"""Each headless flow on one Neovim, in turn; the first on both."""
 
 REPLY = "It adds x and y — and returns the sum ✓.\n\n```py\nif not values:\n    return 0\n```\n"
 OLD = "".join(f"line {n}\n" for n in range(1, 11))
@@ -137,7 +139,7 @@ def _run(
     return result
 
 
-@EACH_NVIM
+@HEADLESS.each()
 @pytest.mark.parametrize("how", ["one_client", "one_client_plain"])
 def test_a_chat_s_transcript_is_served_by_the_goose_ls_of_the_code(
     nvim: str, how: str, tmp_path: Path
@@ -149,7 +151,7 @@ def test_a_chat_s_transcript_is_served_by_the_goose_ls_of_the_code(
     assert (result["clients"], result["transcript_attached"]) == (1, 1), result
 
 
-@EACH_NVIM
+@HEADLESS.one()
 def test_an_at_mention_in_the_compose_area_completes_and_attaches_the_file(
     nvim: str, tmp_path: Path
 ) -> None:
@@ -169,7 +171,7 @@ def test_an_at_mention_in_the_compose_area_completes_and_attaches_the_file(
     )
 
 
-@EACH_NVIM
+@HEADLESS.one()
 def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path: Path) -> None:
     result = _run(
         nvim,
@@ -247,7 +249,7 @@ def test_ask_about_a_selection_streams_into_the_chat_buffer(nvim: str, tmp_path:
     assert result["replay_count"] > 10 and result["text_after_replay"] == text, "no duplicates"
 
 
-@EACH_NVIM
+@HEADLESS.one()
 def test_agent_text_is_shown_inert_and_forges_no_line_of_the_chat(
     nvim: str, tmp_path: Path
 ) -> None:
@@ -274,7 +276,7 @@ def test_agent_text_is_shown_inert_and_forges_no_line_of_the_chat(
     ], "the request's own line and its verdict, no other"
 
 
-@EACH_NVIM
+@HEADLESS.one()
 def test_permission_choices_are_the_labels_goose_ls_sent(nvim: str, tmp_path: Path) -> None:
     result = _run(
         nvim,
@@ -309,7 +311,7 @@ def test_permission_choices_are_the_labels_goose_ls_sent(nvim: str, tmp_path: Pa
     )
 
 
-@EACH_NVIM
+@HEADLESS.one()
 def test_goose_restart_restarts_the_agent_and_says_so(nvim: str, tmp_path: Path) -> None:
     result = _run(nvim, tmp_path, "restart", {"turns": [[{"text": "ok"}]]})
     assert result["told"] == ["goose: the agent restarted", "Goose restart: nothing, or server"]
@@ -318,7 +320,7 @@ def test_goose_restart_restarts_the_agent_and_says_so(nvim: str, tmp_path: Path)
     assert len(starts) == 2, "a new agent"
 
 
-@EACH_NVIM
+@HEADLESS.one()
 def test_option_pickers_are_grouped_by_category_and_set_booleans_and_models(
     nvim: str, tmp_path: Path
 ) -> None:
@@ -345,7 +347,7 @@ def test_option_pickers_are_grouped_by_category_and_set_booleans_and_models(
     ]
 
 
-@EACH_NVIM
+@HEADLESS.one()
 def test_a_page_and_a_form_of_choices_are_answered_as_picked(nvim: str, tmp_path: Path) -> None:
     """A page is opened (a web page: offered) and accepted; a yes/no, a number and a list
     of choices picked one by one: the agent gets those values, of their types."""
@@ -377,7 +379,7 @@ def test_a_page_and_a_form_of_choices_are_answered_as_picked(nvim: str, tmp_path
     assert "❓ Log in\n\nhttps://example.test/login" in result["text"]
 
 
-@EACH_NVIM
+@HEADLESS.one()
 def test_cancel_from_neovim(nvim: str, tmp_path: Path) -> None:
     result = _run(
         nvim, tmp_path, "cancel", {"turns": [[{"text": "x" * 600, "chunks": 600, "delay": 0.01}]]}
@@ -396,7 +398,7 @@ SECOND = "And what about math.fsum, is it slower?"
 STREAM = "".join(f"streamed line {n}\n" for n in range(1, 41))
 
 
-@EACH_NVIM
+@HEADLESS.one()
 def test_compose_queue_and_follow(nvim: str, tmp_path: Path) -> None:
     result = _run(
         nvim,
@@ -439,7 +441,7 @@ def test_compose_queue_and_follow(nvim: str, tmp_path: Path) -> None:
     assert result["windows_same"] and result["chat_window_reused"] and result["compose_follows"]
 
 
-@EACH_NVIM
+@HEADLESS.one()
 def test_plans_compactions_tool_names_and_the_title_are_drawn_in_place(
     nvim: str, tmp_path: Path
 ) -> None:
@@ -448,7 +450,7 @@ def test_plans_compactions_tool_names_and_the_title_are_drawn_in_place(
     assert result["name"] == "goose://Parser refactor", "the buffer follows the chat's title"
 
 
-@EACH_NVIM
+@HEADLESS.one()
 def test_a_subagent_s_work_is_a_block_of_its_own_that_folds(nvim: str, tmp_path: Path) -> None:
     result = _run(nvim, tmp_path, "subagents", {"turns": [SUBAGENT_TURN]})
     lines = result["text"].split("\n")
@@ -470,7 +472,7 @@ def test_a_subagent_s_work_is_a_block_of_its_own_that_folds(nvim: str, tmp_path:
     assert result["parent_folded"] == -1, "the agent's own answer stays out of the fold"
 
 
-@EACH_NVIM
+@HEADLESS.one()
 def test_a_note_carrying_a_subagent_s_words_forges_no_heading(nvim: str, tmp_path: Path) -> None:
     """goose-ls's note on a subagent's refused request names its tool title (agent text):
     drawn as it came, its lines forged a subagent heading (the block's fold began there)
@@ -481,7 +483,7 @@ def test_a_note_carrying_a_subagent_s_words_forges_no_heading(nvim: str, tmp_pat
     assert is_subagent_heading(lines[result["fold_start"] - 1]), "its fold, from its heading"
 
 
-@EACH_NVIM
+@HEADLESS.one()
 def test_send_now_sends_the_queued_message_into_the_running_turn(nvim: str, tmp_path: Path) -> None:
     result = _run(nvim, tmp_path, "steer", {"steering": "acp", "turns": [STEERED_TURN]})
     assert result["text_queued"].endswith("\n\n⏳ queued #1: " + ALIAS), "queued first"
@@ -496,7 +498,7 @@ def test_send_now_sends_the_queued_message_into_the_running_turn(nvim: str, tmp_
     assert (result["queued"], result["statusline"]) == (0, "goose: idle")
 
 
-@EACH_NVIM
+@HEADLESS.one()
 def test_send_now_that_the_agent_cannot_take_says_why_and_keeps_the_message_queued(
     nvim: str, tmp_path: Path
 ) -> None:
@@ -573,6 +575,8 @@ TMUX_NVIMS = [
     pytest.param(NVIM, id="nvim-0.11"),
     pytest.param(str(NVIM_010), id="nvim-0.10"),
 ]
+IN_TMUX = InTurn("nvim", TMUX_NVIMS)
+"""Each flow in a terminal on one Neovim, in turn; the whole flow on both."""
 
 
 def _present(nvim: str | None) -> None:
@@ -624,7 +628,7 @@ def _nvim_line(nvim: str, tmp_path: Path, init: Path) -> str:
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@IN_TMUX.each()
 def test_real_nvim_in_tmux_the_whole_flow(nvim: str | None, tmp_path: Path) -> None:
     """A person's whole flow, keys into a real Neovim in a terminal and the screen read
     back: ask about a selection, a fast follow-up, a long stream followed, a stream not
@@ -828,7 +832,7 @@ def _to_workers(terminal: TmuxTerminal) -> None:
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@IN_TMUX.one()
 def test_real_nvim_in_tmux_an_image_attached_goes_with_the_next_message(
     nvim: str | None, tmp_path: Path
 ) -> None:
@@ -915,7 +919,7 @@ def test_real_nvim_in_tmux_an_image_attached_goes_with_the_next_message(
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@IN_TMUX.one()
 def test_real_nvim_in_tmux_a_form_answered_with_keys_reaches_the_agent(
     nvim: str | None, tmp_path: Path
 ) -> None:
@@ -935,7 +939,7 @@ def test_real_nvim_in_tmux_a_form_answered_with_keys_reaches_the_agent(
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@IN_TMUX.one()
 def test_real_nvim_in_tmux_escape_in_a_form_cancels_it(nvim: str | None, tmp_path: Path) -> None:
     """Escape at the second field: the agent is told cancel, without the first field."""
     with _asked_in_tmux(nvim, tmp_path) as (terminal, record):
@@ -946,7 +950,7 @@ def test_real_nvim_in_tmux_escape_in_a_form_cancels_it(nvim: str | None, tmp_pat
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@IN_TMUX.one()
 def test_real_nvim_in_tmux_signs_in_in_a_terminal_then_chats(
     nvim: str | None, tmp_path: Path
 ) -> None:
@@ -1083,7 +1087,7 @@ def _plain_started(terminal: TmuxTerminal, log: Path) -> None:
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@IN_TMUX.one()
 def test_real_nvim_without_the_plugin_the_daily_loop(nvim: str | None, tmp_path: Path) -> None:
     """Neovim set up with the docs' plugin-free snippet for its version, as written, and
     started in a folder of the repository: Explain a selection; while the reply streams,
@@ -1165,7 +1169,7 @@ io.write(vim.json.encode(lines))
 """
 
 
-@EACH_NVIM
+@HEADLESS.one()
 def test_the_session_picker_says_where_and_how_long_ago_this_workspace_first(
     nvim: str, tmp_path: Path
 ) -> None:
@@ -1204,7 +1208,7 @@ def test_the_session_picker_says_where_and_how_long_ago_this_workspace_first(
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@IN_TMUX.one()
 def test_real_nvim_in_tmux_the_session_picker_tells_the_workspaces_apart(
     nvim: str | None, tmp_path: Path
 ) -> None:
@@ -1279,7 +1283,7 @@ def _two_turns_in_tmux(nvim: str | None, tmp_path: Path, shape: dict[str, Any]) 
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@IN_TMUX.one()
 def test_real_nvim_in_tmux_forks_a_chat_at_its_first_turn(nvim: str | None, tmp_path: Path) -> None:
     """<Plug>(goose-fork) on the first of two turns (goose's shape: a fork it does not
     advertise): the new chat takes the chat window and shows that turn only, and goes on
@@ -1322,7 +1326,7 @@ def test_real_nvim_in_tmux_forks_a_chat_at_its_first_turn(nvim: str | None, tmp_
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@IN_TMUX.one()
 def test_real_nvim_in_tmux_an_agent_that_cannot_fork_gets_a_new_chat_and_the_summary_to_send(
     nvim: str | None, tmp_path: Path
 ) -> None:
@@ -1384,7 +1388,7 @@ TYPED = ("def main():", "def main():  # mine")
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@IN_TMUX.one()
 @pytest.mark.parametrize(
     ("sent_in", "leave"), [("insert", "Escape"), ("insert", "C-c"), ("normal", "Escape")]
 )
@@ -1496,7 +1500,7 @@ def _ask(terminal: TmuxTerminal, text: str) -> None:
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@IN_TMUX.one()
 def test_real_nvim_in_tmux_a_file_the_agent_edits_itself_follows_with_no_question(
     nvim: str | None, tmp_path: Path
 ) -> None:
@@ -1548,7 +1552,7 @@ EXTRA = "\n\ndef extra():\n    return 0\n"
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@IN_TMUX.one()
 @pytest.mark.parametrize(
     ("before", "after"), [("", APP), (APP, APP + EXTRA)], ids=["written-whole", "added-to"]
 )
@@ -1574,7 +1578,7 @@ def test_real_nvim_in_tmux_a_file_the_agent_writes_whole_or_adds_to_follows_exac
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@IN_TMUX.one()
 def test_real_nvim_in_tmux_unsaved_changes_meet_the_agents_edit_and_nothing_is_lost(
     nvim: str | None, tmp_path: Path
 ) -> None:
@@ -1619,7 +1623,7 @@ def test_real_nvim_in_tmux_unsaved_changes_meet_the_agents_edit_and_nothing_is_l
 
 
 @pytest.mark.skipif(TMUX is None, reason=MISSING)
-@pytest.mark.parametrize("nvim", TMUX_NVIMS)
+@IN_TMUX.one()
 def test_real_nvim_without_the_plugin_a_file_the_agent_edits_asks_once_at_w(
     nvim: str | None, tmp_path: Path
 ) -> None:
@@ -1726,7 +1730,7 @@ io.write(vim.json.encode(result))
 """
 
 
-@EACH_NVIM
+@HEADLESS.one()
 def test_the_plugin_refuses_goose_ls_s_edit_of_a_text_it_has_not_seen(
     nvim: str, tmp_path: Path
 ) -> None:
