@@ -4,6 +4,9 @@ where the agent cannot fork (codex), a new chat whose first message is a summary
 
 from __future__ import annotations
 
+import hashlib
+import re
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -12,8 +15,10 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from goose_ls.lsp.transcript.text import SENTINEL
+from goose_ls.sessions import path_of
 from support.buffers import EDITORS, EditorBuffers
 from support.harness import Editor
+from support.images import DRAWING, SHOT, b64, image_update
 
 TURNS = [
     [{"text": "First answer.", "messageId": "msg_01"}],
@@ -198,3 +203,50 @@ async def test_a_fork_the_agent_refuses_becomes_a_new_chat_with_the_summary(
     assert "Claude Agent could not fork it there" in forked["notForked"]
     assert "Fork point message not found" in forked["notForked"]
     assert "Claude Agent: First answer." in forked["seed"]
+
+
+async def test_a_fork_s_images_are_its_own_once_the_chat_it_came_from_is_deleted(
+    editor: Editor,
+) -> None:
+    """A chat holds an image the user sent (an ``@`` mention) and one the agent sent; its
+    fork's history links copies in the fork's own outputs folder, so deleting the chat it
+    came from (its folder with it) leaves the fork's transcript links and ``goose/replay``
+    images whole, with the same bytes, read-write for the user alone."""
+    (editor.workspace / "shot.png").write_bytes(SHOT)
+    turn = [image_update(b64(DRAWING)), {"text": "A dot, and my drawing."}]
+    await editor.start({"turns": [turn]})
+    parent = await editor.new_session()
+    message_id = await editor.prompt(parent, "What is in @shot.png?")
+    await editor.goose.turn_end(message_id)
+    forked = await _fork(editor, parent, message_id)
+    fork = forked["sessionId"]
+    text = await editor.goose.wait_for(
+        lambda: t if "A dot" in (t := _transcript(forked)) else None, what="the fork's history"
+    )
+    outputs = editor.tmp / "data" / "outputs"
+    assert (outputs / parent).is_dir()
+    assert await editor.goose.request("goose/deleteSession", {"sessionId": parent}) == {}
+    assert not (outputs / parent).exists(), "the parent's folder went with it"
+
+    transcript = Path(forked["transcript"].removeprefix("file://"))
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text.split(SENTINEL)[0])
+    assert len(links) == 2, text
+    for link, data in zip(links, (SHOT, DRAWING), strict=True):
+        kept = (transcript.parent / link).resolve()
+        assert kept.parent == outputs / fork, link
+        assert kept.read_bytes() == data
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+
+    editor.goose.updates.clear()
+    await editor.goose.request("goose/replay", {"sessionId": fork, "afterIndex": 0})
+    replayed = [
+        u["update"]["content"]
+        for u in editor.goose.updates
+        if u["sessionId"] == fork and (u["update"].get("content") or {}).get("type") == "image"
+    ]
+    assert len(replayed) == 2, replayed
+    for image, data in zip(replayed, (SHOT, DRAWING), strict=True):
+        path = Path(path_of(image["uri"]))
+        assert path.parent == outputs / fork and path.read_bytes() == data, image
+        assert image["sha256"] == hashlib.sha256(data).hexdigest()
+    assert replayed[0]["source"] == (editor.workspace / "shot.png").as_uri()

@@ -179,6 +179,8 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def changed(_: GooseLanguageServer, params: types.DidChangeConfigurationParams) -> None:
         pushed = settings_model.unwrap_section(params.settings)
+        # Said in the log: a change the editor never sent is then told from one not applied.
+        log.info("the editor's settings changed (%s)", "sent" if pushed else "to be asked for")
         if isinstance(pushed, dict) and pushed:
             _apply(("didChangeConfiguration", pushed))
         else:

@@ -17,7 +17,8 @@ chat), read-write for the user alone, through its folder opened without followin
 the event then carries a link to it instead of the bytes, so the journal, the transcript
 and ``goose/update`` hold a few dozen bytes per image, and a chat opened again shows it
 from the journal. The user's own images are kept the same way (what was sent, not what the
-file holds later). An image that is not kept says why (``refused``).
+file holds later). A fork's history links copies in the fork's own folder, so deleting
+the chat it came from breaks none. An image that is not kept says why (``refused``).
 
 An image the user pastes in a plugin comes as a ``data:`` URI (``data:image/png;base64,...``):
 its bytes are the user's own, from the clipboard, so there is no file to confine; they are
@@ -359,6 +360,47 @@ class Images:
             return {"type": "image", "refused": checked}
         return self._keep(session_id, *checked)
 
+    # --- a fork's --------------------------------------------------------------------
+    def forked(self, source_id: str, fork_id: str, event: E) -> E:
+        """``event`` of ``source_id``'s history as its fork ``fork_id`` records it: each
+        image it links copied into the fork's own folder, so the fork's history still
+        shows it once the chat it came from is deleted or pruned (and that folder with it)."""
+        if isinstance(event, events.CHUNKS) and event.content.get("type") == "image":
+            return attrs.evolve(event, content=self._copied(source_id, fork_id, event.content))
+        if not isinstance(event, (events.ToolCall, events.ToolCallUpdate)) or not event.content:
+            return event
+        if not any(_inner_image(item) for item in event.content):
+            return event
+        content = [
+            {**item, "content": self._copied(source_id, fork_id, item["content"])}
+            if _inner_image(item)
+            else item
+            for item in event.content
+        ]
+        return attrs.evolve(event, content=content)
+
+    def _copied(self, source_id: str, fork_id: str, block: Json) -> Json:
+        """An image block of ``source_id``'s linked to a copy in ``fork_id``'s folder (its
+        ``source`` kept); a refused one as it was. The copy is of the bytes kept in the
+        source chat's folder, read there without following a link, and only when they are
+        still the bytes the block names (their SHA-256)."""
+        uri, digest = block.get("uri"), block.get("sha256")
+        if not isinstance(uri, str) or not isinstance(digest, str):
+            return block
+        name = PurePath(path_of(uri)).name
+        if not KEPT_NAME.fullmatch(name) or not name.startswith(f"{digest}."):
+            return {"type": "image", "refused": "its link is not to an image goose-ls kept"}
+        try:
+            data = _read(self._root(), self.folder(source_id), name, self._cap())
+        except (OSError, Denied) as exc:
+            why = f"it could not be copied from the chat this one was forked from ({exc})"
+            return {"type": "image", "refused": why}
+        kind = kind_of(data)
+        if kind is None or hashlib.sha256(data).hexdigest() != digest:
+            changed = "it changed in the chat this one was forked from; not copied"
+            return {"type": "image", "refused": changed}
+        return {**block, **self._keep(fork_id, data, kind)}
+
     def _keep(self, session_id: str, data: bytes, kind: Kind) -> Json:
         digest = hashlib.sha256(data).hexdigest()
         name = f"{digest}.{kind.suffix}"
@@ -387,6 +429,27 @@ def _inner_image(item: Any) -> bool:
         and isinstance(item.get("content"), dict)
         and item["content"].get("type") == "image"
     )
+
+
+KEPT_NAME = re.compile(r"[0-9a-f]{64}\.(?:png|jpg|gif|webp)")
+"""The name of an image goose-ls kept: its SHA-256, then its kind's suffix."""
+
+
+def _read(root: Path, folder: Path, name: str, cap: int) -> bytes:
+    """The bytes of the regular file ``name`` in ``folder`` (below ``root``), at most
+    ``cap``: no link followed on the way, nor at the file itself."""
+    fd = open_folder(root, folder)
+    try:
+        file = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+    finally:
+        os.close(fd)
+    with os.fdopen(file, "rb") as kept:
+        if not stat.S_ISREG(os.fstat(kept.fileno()).st_mode):
+            raise OSError(f"{name} is not a file")
+        data = kept.read(cap + 1)
+    if len(data) > cap:
+        raise OSError(f"it is over {cap:,} bytes (images.maxBytes)")
+    return data
 
 
 def _write(root: Path, folder: Path, name: str, data: bytes) -> None:

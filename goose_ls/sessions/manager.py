@@ -223,6 +223,7 @@ class SessionManager:
             cwd,
             listener.warning,
             self._checkpoints,
+            self._images,
         )
         self._recovery = Recovery(self._registry, self._link, tasks)
         self._sandbox: str | None = None

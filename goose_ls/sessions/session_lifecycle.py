@@ -25,6 +25,7 @@ from goose_ls.inert import inert_line
 from goose_ls.sessions import forking
 from goose_ls.sessions.checkpoints import TurnCheckpoints
 from goose_ls.sessions.forking import ForkUnavailable
+from goose_ls.sessions.images import Images
 from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.journal.records import events_of
 from goose_ls.sessions.journal.retention import remove_files
@@ -55,10 +56,12 @@ class Lifecycle:
         cwd: str,
         warning: Callable[[str], None],
         checkpoints: TurnCheckpoints,
+        images: Images,
     ) -> None:
         """``folder`` holds goose-ls's files (transcripts removed on delete); ``cwd`` is
         where sessions run; ``warning`` tells the user what the agent refused."""
         self._checkpoints = checkpoints
+        self._images = images
         self._registry = registry
         self._library = library
         self._link = link
@@ -131,6 +134,8 @@ class Lifecycle:
         session.options = options
         self._library.created(fork_id, cwd, profile.title)
         for row, event, subagent in events_of(where.rows):
+            # Its images copied into its own folder: the parent's goes when it is deleted.
+            event = self._images.forked(source_id, fork_id, event)
             self._registry.record(
                 session, event, replay=True, message_id=row.message_id, subagent=subagent
             )

@@ -479,6 +479,11 @@ function settingsFor(scope?: vscode.Uri): Record<string, unknown> {
   return settings;
 }
 
+/** Of the user's settings, those goose-ls reads only from initializationOptions. */
+function startOnly(settings: Record<string, unknown>): Record<string, unknown> {
+  return settings.dataDir === undefined ? {} : { dataDir: settings.dataDir };
+}
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const serverPath = userValue(vscode.workspace.getConfiguration("goose"), "serverPath");
   const serverOptions: ServerOptions = { command: typeof serverPath === "string" && serverPath ? serverPath : "goose-ls" };
@@ -503,7 +508,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       },
     },
     initializationOptions: {
-      ...settingsFor(), // the user's own, as goose-ls takes initializationOptions
+      // Only what goose-ls reads at initialize alone (where its store is): every other
+      // setting comes in the answers to workspace/configuration, which follow each change.
+      // Sent here too, a setting later taken out of settings.json would stay, beneath them.
+      ...startOnly(settingsFor()), // the user's own, as goose-ls takes initializationOptions
       gooseUpdates: true, // goose/update from the start (docs/protocol.md)
     },
   };

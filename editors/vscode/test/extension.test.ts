@@ -99,8 +99,14 @@ type ConfigurationParams = { items: { section?: string; scopeUri?: string }[] };
 type Middleware = {
   workspace?: {
     configuration?: (params: ConfigurationParams, token: unknown, next: (params: ConfigurationParams) => Promise<unknown[]>) => Promise<unknown>;
+    didChangeConfiguration?: (sections: string[] | undefined, next: (sections: string[] | undefined) => Promise<void>) => Promise<void>;
   };
 };
+/** VS Code saw the user's settings.json change (an edit on disk included): as
+ * vscode-languageclient does for `synchronize.configurationSection`, the middleware is
+ * given the sections, and its `next` sends workspace/didChangeConfiguration (`null`
+ * settings for no sections, else those sections' values). */
+let settingsChanged: () => Promise<void> = async () => {};
 
 /** What the user pastes into each paste panel the extension opens, in order (a message
  * its page posts); then the user closes the panel. */
@@ -295,6 +301,14 @@ class LanguageClient {
     serverCommands.push(server.command);
     languageClients.push(this);
     told.push(options.initializationOptions);
+    settingsChanged = async () => {
+      const next = async (sections: string[] | undefined) => {
+        const settings = sections === undefined ? null : Object.fromEntries(sections.map((section) => [section, sectionOf(section)]));
+        await this.connection.sendNotification("workspace/didChangeConfiguration", { settings });
+      };
+      const middleware = this.options.middleware?.workspace?.didChangeConfiguration;
+      await (middleware ? middleware(["goose"], next) : next(["goose"]));
+    };
     // As vscode-languageclient answers: each item's section from the settings, through
     // the extension's middleware.
     this.connection.onRequest("workspace/configuration", async (params: ConfigurationParams) => {
@@ -985,6 +999,44 @@ test("a folder's .vscode/settings.json cannot choose goose-ls, the agent, its se
     assert.ok(!existsSync(hostileRecord), "the folder's agent never ran");
   } finally {
     rmSync(join(workspace, ".vscode"), { recursive: true, force: true });
+    await extension.deactivate();
+    fresh();
+  }
+});
+
+test("settings.json edited while goose-ls runs: Restart the agent starts the agent it now names, a setting taken out gone", { skip }, async () => {
+  fresh();
+  // The user had the scripted agent as goose.agent.command; they take it out and choose
+  // the claude preset (its binary here runs the scripted agent as Claude Agent).
+  const claudeRecord = join(scratch, "claude.jsonl");
+  const claudeScript = join(scratch, "claude.json");
+  const claudeInfo = { name: "@agentclientprotocol/claude-agent-acp", title: "Claude Agent", version: "0.101.0" };
+  writeFileSync(claudeScript, JSON.stringify({ idPrefix: "claude-", agentInfo: claudeInfo, turns: [[{ text: "from claude" }]], record: claudeRecord }));
+  const claude = join(scratch, "claude-agent-acp");
+  const quoted = [...agentCommand, claudeScript].map((part) => `'${part.replaceAll("'", "'\\''")}'`).join(" ");
+  writeFileSync(claude, `#!/bin/sh\nexec ${quoted} "$@"\n`, { mode: 0o755 });
+  writeScript({ turns: [[{ text: "from your agent" }]] });
+  const before = { ...userSettings };
+  await extension.activate({ subscriptions: [] } as never);
+  try {
+    await commands.get("gooseLs.send")!();
+    await until(() => turnEnds.length > 0, "the turn to end");
+    assert.match(chatText(), /from your agent/);
+    delete userSettings["goose.agent.command"];
+    userSettings["goose.agent.preset"] = "claude";
+    userSettings["goose.agent.binaryPath"] = claude;
+    const asked = told.length;
+    await settingsChanged();
+    await until(() => told.length > asked, "goose-ls to ask for the new settings");
+    await commands.get("gooseLs.restart")!();
+    assert.match(statusBar.text, /^Claude Agent: /, "the status bar names the agent the settings now choose");
+    type Status = { settings: { agent: { preset: string; command: string[] } } };
+    const { settings } = await languageClients[languageClients.length - 1].sendRequest<Status>("goose/status", {});
+    assert.deepEqual([settings.agent.preset, settings.agent.command], ["claude", []], "the command taken out of settings.json is gone");
+    assert.ok(received(claudeRecord).some((m) => m.method === "initialize"), "claude-agent-acp was started");
+  } finally {
+    for (const key of Object.keys(userSettings)) delete userSettings[key];
+    Object.assign(userSettings, before);
     await extension.deactivate();
     fresh();
   }
