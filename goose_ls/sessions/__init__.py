@@ -11,7 +11,7 @@ from goose_ls.sessions.asking.elicitations import QuestionAnswers, choices
 from goose_ls.sessions.asking.permissions import PermissionAnswers
 from goose_ls.sessions.changes import Change, in_workspace, review, unified_diff
 from goose_ls.sessions.context import ContextItem, PromptImage, path_of
-from goose_ls.sessions.images import is_pasted, named_image, safe_name
+from goose_ls.sessions.images import KEPT_IMAGE, is_pasted, named_image, safe_name
 from goose_ls.sessions.journal.records import EventRow, events_of
 from goose_ls.sessions.journal.retention import Pruned
 from goose_ls.sessions.journal.search import Hit
@@ -20,6 +20,7 @@ from goose_ls.sessions.manager import Forked, SessionListener, SessionManager
 from goose_ls.sessions.session import IndexedEvent, Session
 
 __all__ = [
+    "KEPT_IMAGE",
     "AgentState",
     "AgentStatus",
     "Change",

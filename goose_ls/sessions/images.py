@@ -55,6 +55,10 @@ from goose_ls.workspace.opening import open_folder
 Json = dict[str, Any]
 E = TypeVar("E", bound=events.SessionEvent)
 
+KEPT_IMAGE = re.compile(r"[0-9a-f]{64}\.(?:png|jpg|gif|webp)")
+"""The name of an image goose-ls kept (to be matched whole): its SHA-256, then its kind's
+suffix."""
+
 
 @attrs.frozen
 class Kind:
@@ -388,7 +392,7 @@ class Images:
         if not isinstance(uri, str) or not isinstance(digest, str):
             return block
         name = PurePath(path_of(uri)).name
-        if not KEPT_NAME.fullmatch(name) or not name.startswith(f"{digest}."):
+        if not KEPT_IMAGE.fullmatch(name) or not name.startswith(f"{digest}."):
             return {"type": "image", "refused": "its link is not to an image goose-ls kept"}
         try:
             data = _read(self._root(), self.folder(source_id), name, self._cap())
@@ -429,10 +433,6 @@ def _inner_image(item: Any) -> bool:
         and isinstance(item.get("content"), dict)
         and item["content"].get("type") == "image"
     )
-
-
-KEPT_NAME = re.compile(r"[0-9a-f]{64}\.(?:png|jpg|gif|webp)")
-"""The name of an image goose-ls kept: its SHA-256, then its kind's suffix."""
 
 
 def _read(root: Path, folder: Path, name: str, cap: int) -> bytes:

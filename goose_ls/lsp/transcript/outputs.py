@@ -16,10 +16,7 @@ import re
 from pathlib import Path
 
 from goose_ls.atomic_files import WriteFailed, atomic_write
-from goose_ls.sessions import path_of
-
-KEPT_IMAGE = re.compile(r"\A[0-9a-f]{64}\.(?:png|jpg|gif|webp)\Z")
-"""The name of an image kept for the chat: its SHA-256, then the suffix of its kind."""
+from goose_ls.sessions import KEPT_IMAGE, path_of
 
 
 class OutputFiles:
@@ -55,6 +52,6 @@ class OutputFiles:
         if not uri.startswith("file:"):
             return None
         path = Path(path_of(uri))
-        if path.parent != self._folder or not KEPT_IMAGE.match(path.name):
+        if path.parent != self._folder or not KEPT_IMAGE.fullmatch(path.name):
             return None
         return os.path.relpath(path, self._transcripts).replace(os.sep, "/")

@@ -30,9 +30,9 @@ from goose_ls import events
 from goose_ls.inert import inert, inert_line
 from goose_ls.lsp import usage
 from goose_ls.lsp.transcript import blocks
-from goose_ls.lsp.transcript.outputs import KEPT_IMAGE, OutputFiles
+from goose_ls.lsp.transcript.outputs import OutputFiles
 from goose_ls.lsp.transcript.text import TranscriptText
-from goose_ls.sessions import path_of
+from goose_ls.sessions import KEPT_IMAGE, path_of
 from goose_ls.tool_calls import ToolCalls, ToolCallState
 
 REDRAW_LIMIT = 20_000
@@ -441,7 +441,7 @@ class Renderer:
         if self._outputs is not None:
             return self._outputs.image_target(uri)
         name = path_of(uri).rpartition("/")[2]
-        return uri if uri.startswith("file:") and KEPT_IMAGE.match(name) else None
+        return uri if uri.startswith("file:") and KEPT_IMAGE.fullmatch(name) else None
 
     def _user(self, content: events.Json) -> None:
         kind = content.get("type")
