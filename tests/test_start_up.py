@@ -13,9 +13,8 @@ import subprocess
 from pathlib import Path
 from typing import IO, Any
 
-from support.harness import SERVER_COMMAND, server_env
-
 from goose_ls.scripted import scripted_agent_command, write_script
+from support.harness import SERVER_COMMAND, server_env
 
 LOADED_LATER = (
     "acp",  # the ACP SDK
@@ -115,8 +114,7 @@ def test_initialize_is_answered_before_the_features_and_the_agent_sdk_load(
         assert "acp" not in wire.imported, "no agent has started yet"
 
         wire.until(
-            lambda m: m.get("method") == "goose/agentStatus"
-            and m["params"]["state"] == "running"
+            lambda m: m.get("method") == "goose/agentStatus" and m["params"]["state"] == "running"
         )
         assert "acp" in wire.imported, "the SDK, once the agent started"
 
