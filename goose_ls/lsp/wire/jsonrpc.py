@@ -34,12 +34,15 @@ from lsprotocol.types import (
     TEXT_DOCUMENT_DID_CHANGE,
     TEXT_DOCUMENT_DID_CLOSE,
     TEXT_DOCUMENT_DID_OPEN,
+    WINDOW_SHOW_MESSAGE,
     DidChangeTextDocumentParams,
     ErrorCodes,
     InitializeParams,
     InitializeResult,
+    MessageType,
     ResponseError,
     ServerCapabilities,
+    ShowMessageParams,
     TextDocumentContentChangeWholeDocument,
     VersionedTextDocumentIdentifier,
 )
@@ -120,18 +123,26 @@ class GooseProtocol(LanguageServerProtocol):
 
     def _assemble(self) -> None:
         """The features, once ``initialize`` is answered (or before the next message,
-        should that come first): registered, then checked against the answer."""
+        should that come first): registered, then checked against the answer. What goes
+        wrong is told: the editor has its answer already, and would hear nothing more."""
         params, self._to_assemble = self._to_assemble, None
         if params is None or self.assemble is None:
             return
-        self.assemble(params)
-        served = self._capabilities(
-            set(self.fm.features), self.fm.feature_options, list(self.fm.commands)
-        )
-        if served != self.server_capabilities:
-            raise RuntimeError(
-                "the features registered are not those goose_ls/lsp/capabilities.py "
-                f"declares: {served} != {self.server_capabilities}"
+        try:
+            self.assemble(params)
+            served = self._capabilities(
+                set(self.fm.features), self.fm.feature_options, list(self.fm.commands)
+            )
+            if served != self.server_capabilities:
+                raise RuntimeError(
+                    "the features registered are not those goose_ls/lsp/capabilities.py "
+                    f"declares: {served} != {self.server_capabilities}"
+                )
+        except Exception:
+            log.exception("goose-ls could not start")
+            self.notify(
+                WINDOW_SHOW_MESSAGE,
+                ShowMessageParams(MessageType.Error, "goose-ls could not start; see its log"),
             )
 
     def _handle_notification(self, method_name: str, params: Any) -> None:
