@@ -134,9 +134,14 @@ class GooseProtocol(LanguageServerProtocol):
                 set(self.fm.features), self.fm.feature_options, list(self.fm.commands)
             )
             if served != self.server_capabilities:
+                differ = [
+                    f"{field.name}: {getattr(served, field.name)}"
+                    for field in attrs.fields(ServerCapabilities)
+                    if getattr(served, field.name) != getattr(self.server_capabilities, field.name)
+                ]
                 raise RuntimeError(
                     "the features registered are not those goose_ls/lsp/capabilities.py "
-                    f"declares: {served} != {self.server_capabilities}"
+                    f"declares; registered: {'; '.join(differ)}"
                 )
         except Exception:
             log.exception("goose-ls could not start")
