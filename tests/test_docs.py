@@ -8,6 +8,7 @@ from pathlib import Path
 import attrs
 
 from goose_ls import settings
+from goose_ls.lsp import capabilities
 from goose_ls.lsp.commands import COMMANDS
 from goose_ls.wire import camel
 
@@ -31,6 +32,7 @@ def test_the_command_table_is_the_one_goose_ls_serves() -> None:
     assert dict((name, title.strip()) for name, title in rows) == {
         name: command.title for name, command in COMMANDS.items()
     }
+    assert tuple(COMMANDS) == capabilities.COMMANDS, "initialize declares the table's commands"
 
 
 def test_the_helix_page_lists_every_command() -> None:

@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from goose_ls.agent.acp.message_transport import AgentTransport
 from goose_ls.agent.acp.sdk import import_sdk
-from goose_ls.agent.acp.unstable_updates import amend
 from goose_ls.agent.endpoint import Channel, Endpoint, endpoint_for
 from goose_ls.agent.interface import AgentCallbacks, ClientTools
 from goose_ls.agent.remote_paths import ForeignPaths, mapped
@@ -33,6 +31,7 @@ from goose_ls.tasks import Tasks
 
 if TYPE_CHECKING:
     from goose_ls.agent.acp.connection import AgentConnection
+    from goose_ls.agent.acp.message_transport import AgentTransport
 
 log = logging.getLogger(__name__)
 
@@ -160,8 +159,13 @@ class AgentSupervisor:
         """The ACP connection over a channel just opened: watched for its end, then
         the handshake."""
         gone: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        await asyncio.to_thread(import_sdk)  # so initialize never waits for it
+        # The ACP conversation (the SDK and its pydantic models, ~0.4 s) is imported
+        # here, when an agent first starts, in a thread: never before ``initialize`` is
+        # answered, and beside the agent's own start.
+        await asyncio.to_thread(import_sdk)
         from goose_ls.agent.acp.connection import connect, handshake
+        from goose_ls.agent.acp.message_transport import AgentTransport
+        from goose_ls.agent.acp.unstable_updates import amend
 
         paths = self.settings.path_map  # read once: the connection and its client agree
         callbacks, tools = mapped(self._callbacks, self._tools, paths, self._foreign)

@@ -14,6 +14,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from goose_ls.inert import inert_line
+from goose_ls.lsp import capabilities
 from goose_ls.lsp.chat.permission_prompts import rejecting_first
 from goose_ls.lsp.chat.sessions_view import entry_at, index_path
 from goose_ls.lsp.commands import COMMANDS
@@ -23,8 +24,6 @@ from goose_ls.lsp.transcript.render import CHOICES, permission_marker, question_
 from goose_ls.sessions import path_of
 from goose_ls.wire import converter
 from goose_ls.workspace.pages import origin
-
-KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]
 
 
 def _action(command: str, kind: str, *arguments: Any, title: str | None = None) -> types.CodeAction:
@@ -264,10 +263,7 @@ def trust_actions(s: Services) -> list[types.CodeAction]:
 
 
 def register(server: LanguageServer, services: ServicesSlot) -> None:
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False),
-    )
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, capabilities.CODE_ACTIONS)
     async def code_actions(
         _: LanguageServer, params: types.CodeActionParams
     ) -> list[types.CodeAction]:

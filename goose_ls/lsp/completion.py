@@ -8,15 +8,13 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from goose_ls.lsp import mentions
+from goose_ls.lsp import capabilities, mentions
 from goose_ls.lsp.positions import Units
 from goose_ls.lsp.services import Services, ServicesSlot
 
 
 def register(server: LanguageServer, services: ServicesSlot) -> None:
-    @server.feature(
-        types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["/", "@"])
-    )
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION, capabilities.COMPLETION)
     def complete(_: LanguageServer, params: types.CompletionParams) -> types.CompletionList | None:
         s = services()
         transcript = s.transcripts.by_uri(params.text_document.uri)

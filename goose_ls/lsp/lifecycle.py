@@ -1,8 +1,9 @@
 """Initialize, configuration, shutdown and exit: where goose-ls's parts are built.
 
-``initialize`` is the composition root of the LSP layer: it reads the workspace and the
-settings, builds the sessions layer and the plugin-free chat, and fills the slot every
-feature takes its services from. Settings are layered from ``initializationOptions``,
+``initialize``'s params are the composition root's input: once its answer is out
+(:mod:`goose_ls.lsp.app`), goose-ls reads the workspace and the settings from them,
+builds the sessions layer and the plugin-free chat, and fills the slot every feature
+takes its services from. Settings are layered from ``initializationOptions``,
 ``workspace/configuration`` and the environment; each problem is shown once.
 """
 
@@ -12,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -143,13 +145,16 @@ UPDATES_FLAG = "gooseUpdates"
 (see :meth:`EditorPublisher.listen`)."""
 
 
-def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
+def register(
+    server: GooseLanguageServer, services: ServicesSlot
+) -> Callable[[types.InitializeParams], None]:
+    """The lifecycle's handlers; returns what builds goose-ls from ``initialize``'s
+    params (called once every feature is registered)."""
     editor = EditorConnection(server)
     configuration = Configuration(editor)
     shutdown_requested = False
 
-    @server.feature(types.INITIALIZE)
-    def initialize(_: GooseLanguageServer, params: types.InitializeParams) -> None:
+    def initialize(params: types.InitializeParams) -> None:
         editor.client_name = params.client_info.name if params.client_info else ""
         options = params.initialization_options
         wants_updates = isinstance(options, dict) and options.get(UPDATES_FLAG) is True
@@ -255,6 +260,8 @@ def register(server: GooseLanguageServer, services: ServicesSlot) -> None:
                 types.MessageType.Info,
                 "goose: agent settings changed; they apply when the agent next starts.",
             )
+
+    return initialize
 
 
 def _at_start(agent: AgentSettings) -> AgentSettings:

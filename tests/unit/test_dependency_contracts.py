@@ -18,9 +18,13 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
+from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+
+from goose_ls.lsp import capabilities
+from goose_ls.lsp.wire.jsonrpc import GooseProtocol
 
 
 class _Collect:
@@ -202,6 +206,35 @@ def test_start_io_hands_the_protocol_a_stdout_writer(monkeypatch: pytest.MonkeyP
     assert len(given) == 1 and isinstance(given[0], StdoutWriter), (
         f"{where}: start_io no longer hands it a StdoutWriter, so stdout is pygls' again"
     )
+
+
+def test_initialize_is_a_builtin_generator_answered_within_the_message() -> None:
+    """The answer is pygls' own, its capabilities replaced by the declared ones; it is
+    written while the message is handled, so the features can be assembled right behind it."""
+    where = "GooseProtocol.lsp_initialize (goose_ls/lsp/wire/jsonrpc.py)"
+    assert inspect.isgeneratorfunction(_private(LanguageServerProtocol, "lsp_initialize", where)), (
+        f"{where}: pygls' initialize is no longer a generator it can yield from"
+    )
+    assert _parameters(ServerCapabilitiesBuilder) == [
+        "client_capabilities",
+        "features",
+        "feature_options",
+        "commands",
+        "text_document_sync_kind",
+        "notebook_document_sync",
+        "position_encoding",
+    ], f"{where}: pygls changed ServerCapabilitiesBuilder"
+    server = _server()
+    for name in ("_text_document_sync_kind", "_notebook_document_sync"):
+        _private(server, name, where)
+    written = _Collect()
+    protocol = _server(GooseProtocol).protocol
+    protocol.set_writer(written)
+    params: dict[str, Any] = {"processId": None, "capabilities": {}}
+    _arrive(protocol, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+    (answer,) = written.messages()
+    commands = answer["result"]["capabilities"]["executeCommandProvider"]["commands"]
+    assert commands == list(capabilities.COMMANDS), f"{where}: not the declared capabilities"
 
 
 # --- pygls: goose_ls/lsp/documents.py --------------------------------------------------

@@ -10,12 +10,18 @@
   request whose method is not a string.
 - goose/* notifications are written as plain JSON, and every write of one event-loop turn
   goes out together, every byte of it (``writer.py``).
+- ``initialize`` is answered from the declared capabilities (:mod:`goose_ls.lsp.capabilities`)
+  before goose-ls's features are loaded: they are assembled once the answer is out and
+  before the next message is read, and checked against what the answer said. A request
+  before ``initialize`` gets ServerNotInitialized, as LSP says.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from collections.abc import Callable, Generator
 from typing import Any
 
 import attrs
@@ -23,19 +29,29 @@ from cattrs import transform_error
 from cattrs.errors import ClassValidationError
 from lsprotocol.types import (
     EXIT,
+    INITIALIZE,
+    SHUTDOWN,
     TEXT_DOCUMENT_DID_CHANGE,
     TEXT_DOCUMENT_DID_CLOSE,
     TEXT_DOCUMENT_DID_OPEN,
+    WINDOW_SHOW_MESSAGE,
     DidChangeTextDocumentParams,
     ErrorCodes,
+    InitializeParams,
+    InitializeResult,
+    MessageType,
     ResponseError,
+    ServerCapabilities,
+    ShowMessageParams,
     TextDocumentContentChangeWholeDocument,
     VersionedTextDocumentIdentifier,
 )
+from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import LanguageServerProtocol, lsp_method
 
+from goose_ls.lsp import capabilities
 from goose_ls.lsp.wire.versions import VersionGate
 from goose_ls.lsp.wire.writer import GatheringWriter, PipeWriter
 
@@ -70,7 +86,69 @@ class GooseProtocol(LanguageServerProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.versions = VersionGate(self._changed)
+        self.assemble: Callable[[InitializeParams], None] | None = None
+        """Loads and registers goose-ls's features, given ``initialize``'s params."""
+        self._initialized = False
+        self._to_assemble: InitializeParams | None = None
         super().__init__(*args, **kwargs)
+
+    @lsp_method(INITIALIZE)
+    def lsp_initialize(self, params: InitializeParams) -> Generator[Any, Any, InitializeResult]:
+        """pygls' answer, with the declared capabilities: the features are not loaded yet."""
+        result: InitializeResult = yield from super().lsp_initialize(params)
+        declared = self._capabilities(
+            set(capabilities.FEATURES),
+            {k: v for k, v in capabilities.FEATURES.items() if v is not None},
+            list(capabilities.COMMANDS),
+        )
+        self.server_capabilities = result.capabilities = declared
+        if not self._initialized:
+            self._initialized = True
+            self._to_assemble = params
+        return result
+
+    def _capabilities(
+        self, features: set[str], options: dict[str, Any], commands: list[str]
+    ) -> ServerCapabilities:
+        built: ServerCapabilities = ServerCapabilitiesBuilder(
+            self.client_capabilities,
+            features | set(self.fm.builtin_features),
+            options,
+            commands,
+            self._server._text_document_sync_kind,  # noqa: SLF001 (what pygls' answer reads)
+            self._server._notebook_document_sync,  # noqa: SLF001
+            ServerCapabilitiesBuilder.choose_position_encoding(self.client_capabilities),
+        ).build()  # type: ignore[no-untyped-call]
+        return built
+
+    def _assemble(self) -> None:
+        """The features, once ``initialize`` is answered (or before the next message,
+        should that come first): registered, then checked against the answer. What goes
+        wrong is told: the editor has its answer already, and would hear nothing more."""
+        params, self._to_assemble = self._to_assemble, None
+        if params is None or self.assemble is None:
+            return
+        try:
+            self.assemble(params)
+            served = self._capabilities(
+                set(self.fm.features), self.fm.feature_options, list(self.fm.commands)
+            )
+            if served != self.server_capabilities:
+                differ = [
+                    f"{field.name}: {getattr(served, field.name)}"
+                    for field in attrs.fields(ServerCapabilities)
+                    if getattr(served, field.name) != getattr(self.server_capabilities, field.name)
+                ]
+                raise RuntimeError(
+                    "the features registered are not those goose_ls/lsp/capabilities.py "
+                    f"declares; registered: {'; '.join(differ)}"
+                )
+        except Exception:
+            log.exception("goose-ls could not start")
+            self.notify(
+                WINDOW_SHOW_MESSAGE,
+                ShowMessageParams(MessageType.Error, "goose-ls could not start; see its log"),
+            )
 
     def _handle_notification(self, method_name: str, params: Any) -> None:
         """Document changes go on in version order, before any handler sees them."""
@@ -114,11 +192,20 @@ class GooseProtocol(LanguageServerProtocol):
         return data
 
     def handle_message(self, message: Any) -> None:
+        self._assemble()  # a message right behind initialize's answer waits for it
         if isinstance(message, dict):
             message = self._read(message)
             if message is None:
                 return
         super().handle_message(message)
+        if self._to_assemble is not None:
+            # After the answer: the writer sends what this message wrote at the end of
+            # this loop turn (``writer.py``), and the reader has not yet handed on the
+            # next message.
+            try:
+                asyncio.get_running_loop().call_soon(self._assemble)
+            except RuntimeError:  # no loop (a test driving the protocol): now
+                self._assemble()
 
     def _read(self, data: dict[str, Any]) -> Any:
         method = data.get("method")
@@ -134,6 +221,14 @@ class GooseProtocol(LanguageServerProtocol):
                 )
             else:
                 log.warning("dropped a notification whose method is not a string")
+            return None
+        if "id" in data and not self._initialized and method not in (INITIALIZE, SHUTDOWN):
+            self._send_response(
+                data["id"],
+                error=ResponseError(
+                    ErrorCodes.ServerNotInitialized, "goose-ls has not been initialized yet"
+                ),
+            )
             return None
         if "id" in data and isinstance(method, str) and self._shutdown and method != EXIT:
             self._send_response(
