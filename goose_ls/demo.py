@@ -36,9 +36,12 @@ DEMO_REPLY = (
 
 
 def _demo_script(directory: Path) -> Path:
+    """The scripted agent's one turn. Its chat id is new to this run (``idPrefix``): the
+    demo's chat goes into the user's journal, which refuses an id it has already."""
     return write_script(
         directory / "demo-script.json",
         {
+            "idPrefix": f"demo-{uuid.uuid4().hex[:8]}-",
             "turns": [
                 [
                     {"thought": "Reading the selection.", "chunks": 3},
@@ -52,7 +55,7 @@ def _demo_script(directory: Path) -> Path:
                     {"toolUpdate": {"toolCallId": "demo-1", "status": "completed"}},
                     {"text": DEMO_REPLY, "chunks": 60, "delay": 0.02},
                 ]
-            ]
+            ],
         },
     )
 

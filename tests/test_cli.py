@@ -112,12 +112,15 @@ def test_doctor_names_a_url_where_nothing_answers(tmp_path: Path) -> None:
     assert "fix: Start goose serve there" in result.stdout
 
 
-def test_demo_streams_a_reply_from_the_scripted_agent(tmp_path: Path) -> None:
-    result = _run(tmp_path, "demo", "--scripted")
-    assert result.returncode == 0, result.stderr
-    assert "scripted demo agent" in result.stderr
-    assert "streaming its answer in small chunks" in result.stdout
-    assert "turn ended: end_turn" in result.stderr
+def test_demo_streams_a_reply_from_the_scripted_agent_again_and_again(tmp_path: Path) -> None:
+    """Run twice on one data dir (the user's, a person trying it again): each run's chat is
+    a chat of its own, never refused as one the journal has."""
+    for _ in range(2):
+        result = _run(tmp_path, "demo", "--scripted")
+        assert result.returncode == 0, result.stderr
+        assert "scripted demo agent" in result.stderr
+        assert "streaming its answer in small chunks" in result.stdout
+        assert "turn ended: end_turn" in result.stderr
 
 
 def test_doctor_names_the_agent_it_runs_not_goose(tmp_path: Path) -> None:
