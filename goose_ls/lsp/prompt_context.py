@@ -4,12 +4,15 @@ has them (else the disk), and a file for each ``@path`` the prompt mentions."""
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from pathlib import Path
 
 from goose_ls.errors import Refused
 from goose_ls.lsp.editor import EditorConnection
 from goose_ls.lsp.mentions import mentioned
-from goose_ls.sessions import ContextItem
+from goose_ls.sessions import ContextItem, path_of
 
 
 def selected_lines(
@@ -18,10 +21,28 @@ def selected_lines(
     """Lines ``first`` to ``last`` (1-based, inclusive) of the buffer at ``uri``;
     ``where`` names the argument in the error."""
     try:
-        lines = editor.document(uri).lines
+        lines = editor.document(uri).lines if editor.is_open(uri) else _disk_lines(uri)
     except OSError as exc:
         raise Refused(f"{where}cannot read {uri} ({exc.strerror})") from None
     return "".join(lines[first - 1 : last])
+
+
+def _disk_lines(uri: str) -> list[str]:
+    """The lines of the file at ``uri``, for a selection whose buffer is not open here.
+    Only a ``file:`` URI names a file (any other's path, ``data:/etc/passwd``, a notebook
+    cell's, is not the file it spells), and only a regular file is opened, without
+    waiting: a FIFO would hold goose-ls, a device (``/dev/zero``) fill its memory."""
+    if not uri.lower().startswith("file:"):
+        raise OSError(errno.EINVAL, "not open in the editor, and not a file")
+    fd = os.open(path_of(uri), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "is not a regular file (a FIFO, socket or device)")
+        data = file.read()
+    try:
+        return data.decode("utf-8").splitlines(keepends=True)
+    except UnicodeDecodeError:
+        raise OSError(errno.EINVAL, "not UTF-8 text") from None
 
 
 def selection(editor: EditorConnection, uri: str, first: int, last: int) -> ContextItem:

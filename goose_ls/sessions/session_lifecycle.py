@@ -25,7 +25,7 @@ from goose_ls.inert import inert_line
 from goose_ls.sessions import forking
 from goose_ls.sessions.checkpoints import TurnCheckpoints
 from goose_ls.sessions.forking import ForkUnavailable
-from goose_ls.sessions.images import Images
+from goose_ls.sessions.images import Images, safe_name
 from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.sessions.journal.records import events_of
 from goose_ls.sessions.journal.retention import remove_files
@@ -149,12 +149,26 @@ class Lifecycle:
     def _refuse_known(self, session_id: str, method: str, agent: str) -> None:
         """A chat the agent says it just made must be new here: taken under the id of one
         goose-ls has (open, or in the journal), its events would be written over that
-        chat's history, and that chat renamed."""
+        chat's history, and that chat renamed; under an id naming the same files as
+        one's, it would share that chat's transcript and images."""
         if session_id in self._registry or self._library.record(session_id) is not None:
             raise AgentError(
                 f"{agent} answered {method} with the id of a chat goose-ls has already "
                 f"({inert_line(session_id)}): no chat was made, and that one is left as it was"
             )
+        # Its files (transcript, outputs folder) are named by its id made safe: an id
+        # that only differs from another's where that is ``_`` (``p/q``, ``p_q``), or in
+        # case (a file system that ignores it), would share that chat's files: its history
+        # written into that transcript, and deleting either deleting the other's images.
+        name = safe_name(session_id).casefold()
+        known = self._registry.ids() | {r.session_id for r in self._library.store.all()}
+        for other in sorted(known):
+            if safe_name(other).casefold() == name:
+                raise AgentError(
+                    f"{agent} answered {method} with an id whose files would be those of a "
+                    f"chat goose-ls has ({inert_line(other)}): no chat was made, and that "
+                    "one is left as it was"
+                )
 
     async def load_session(self, session_id: str, tab_id: str | None = None) -> Session:
         """Open a stored (or agent-listed) session.
