@@ -59,6 +59,9 @@ async def test_a_selection_goose_ls_reads_is_of_a_file_and_never_blocks_it(edito
     fifo = editor.workspace / "pipe.py"
     os.mkfifo(fifo)
     (editor.workspace / "app.py").write_text("def main():\n    return 42\n")
+    huge = editor.workspace / "huge.log"
+    with huge.open("wb") as sparse:
+        sparse.truncate(10_000_001)  # read whole, on the loop: capped
     await editor.start({"turns": [[{"text": "ok"}]]})
     sid = await editor.new_session()
     for uri, why in {
@@ -66,6 +69,7 @@ async def test_a_selection_goose_ls_reads_is_of_a_file_and_never_blocks_it(edito
         f"vscode-notebook-cell:{outside}#W0": "not open in the editor, and not a file",
         f"data:image/png;base64,{b64(DRAWING)}": "not open in the editor, and not a file",
         fifo.as_uri(): "is not a regular file",
+        huge.as_uri(): "over 10,000,000 bytes, and not open in the editor",
     }.items():
         item = {"type": "selection", "uri": uri, "startLine": 1, "endLine": 1}
         with pytest.raises(JsonRpcException) as refused:

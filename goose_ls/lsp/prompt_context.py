@@ -27,6 +27,11 @@ def selected_lines(
     return "".join(lines[first - 1 : last])
 
 
+DISK_SELECTION_BYTES = 10_000_000
+"""The largest file a selection is read from when its buffer is not open (it is read whole,
+on the loop)."""
+
+
 def _disk_lines(uri: str) -> list[str]:
     """The lines of the file at ``uri``, for a selection whose buffer is not open here.
     Only a ``file:`` URI names a file (any other's path, ``data:/etc/passwd``, a notebook
@@ -38,7 +43,11 @@ def _disk_lines(uri: str) -> list[str]:
     with os.fdopen(fd, "rb") as file:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "is not a regular file (a FIFO, socket or device)")
-        data = file.read()
+        data = file.read(DISK_SELECTION_BYTES + 1)
+    if len(data) > DISK_SELECTION_BYTES:
+        raise OSError(
+            errno.EFBIG, f"over {DISK_SELECTION_BYTES:,} bytes, and not open in the editor"
+        )
     try:
         return data.decode("utf-8").splitlines(keepends=True)
     except UnicodeDecodeError:
