@@ -133,15 +133,8 @@ async def test_without_fork_the_code_action_says_so_and_the_summary_waits_to_be_
     await _two_turns(editor)
     uri = await _transcript_open(editor, buffers)
     heading = buffers.texts[uri].split("\n").index("## You")
-    actions = await editor.code_actions(uri, heading)
-    (title,) = [title for title in actions if "New chat from here" in title]
-    assert "cannot fork" in title and "Goose: Fork chat here" not in actions
-    await editor.run(actions[title])
-    shown = await editor.goose.wait_for(
-        lambda: [d.uri for d in editor.client.shown_documents if d.uri != uri] or None,
-        what="the new chat shown",
-    )
-    text = Path(shown[-1].removeprefix("file://")).read_text(encoding="utf-8")
+    shown = await editor.new_chat_from_here(uri, heading)
+    text = Path(shown.removeprefix("file://")).read_text(encoding="utf-8")
     section = text.split(SENTINEL)[1]
     assert "Me: first question" in section and "Codex: First answer." in section
     assert "not a fork" in await editor.shown("not a fork")

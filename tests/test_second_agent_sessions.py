@@ -223,14 +223,7 @@ async def test_codex_cannot_fork_so_a_new_chat_starts_from_a_summary_of_the_turn
         uri = summary["transcript"]
         buffers.open(uri)
         first_turn = buffers.texts[uri].split("\n").index("## You")
-        actions = await editor.code_actions(uri, first_turn)
-        (title,) = [title for title in actions if "New chat from here" in title]
-        assert "cannot fork" in title and "Goose: Fork chat here" not in actions
-        await editor.run(actions[title])
-        shown = await editor.goose.wait_for(
-            lambda: [d.uri for d in editor.client.shown_documents if d.uri != uri] or None,
-            what="the new chat shown",
-        )
+        shown = await editor.new_chat_from_here(uri, first_turn)
         assert "not a fork (Codex cannot fork chats)" in await editor.shown("not a fork")
         assert editor.received("session/fork") == []
         assert len(editor.received("session/new")) == 2, "the new chat is codex's too"
@@ -239,15 +232,15 @@ async def test_codex_cannot_fork_so_a_new_chat_starts_from_a_summary_of_the_turn
             for s in (await editor.goose.request("goose/status", {}))["sessions"]
             if s["sessionId"] != session_id
         ]
-        assert forked["transcript"] == shown[-1]
+        assert forked["transcript"] == shown
 
-        buffers.open(shown[-1])
-        chat, seed = buffers.texts[shown[-1]].split(f"{SENTINEL}\n", 1)
+        buffers.open(shown)
+        chat, seed = buffers.texts[shown].split(f"{SENTINEL}\n", 1)
         assert "Not a fork: Codex cannot fork chats" in chat
         assert f"Me: {QUESTION}" in seed and f"Codex: {ANSWER}" in seed
         assert FOLLOW_UP not in seed and SECOND_ANSWER not in seed
         await editor.client.workspace_execute_command_async(
-            types.ExecuteCommandParams(command="goose.send", arguments=[shown[-1]])
+            types.ExecuteCommandParams(command="goose.send", arguments=[shown])
         )
         (*_, sent) = await editor.goose.wait_for(
             lambda: editor.received("session/prompt")[2:] or None, what="the summary sent"

@@ -8,8 +8,10 @@ order they happened.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -27,6 +29,25 @@ LOADED_LATER = (
     "goose_ls.lsp.lifecycle",  # the features
     "goose_ls.lsp.commands",
 )
+
+
+@contextlib.contextmanager
+def _goose_ls(tmp_path: Path, *python: str) -> Iterator[tuple[subprocess.Popen[bytes], Wire]]:
+    """The real goose-ls (``python``: the interpreter's own options), its stderr on the
+    pipe of its stdout; killed if the test left it running."""
+    process = subprocess.Popen(
+        [*SERVER_COMMAND[:1], *python, *SERVER_COMMAND[1:]],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=server_env(tmp_path),
+    )
+    try:
+        yield process, Wire(process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 class Wire:
@@ -59,6 +80,13 @@ class Wire:
                 message: dict[str, Any] = json.loads(self._out.read(length))
                 return message
 
+    def stop(self, process: subprocess.Popen[bytes]) -> None:
+        """Shut goose-ls down as an editor does; it exits with 0."""
+        self.send({"id": "bye", "method": "shutdown"})
+        assert self.until(lambda m: m.get("id") == "bye")["result"] is None
+        self.send({"method": "exit"})
+        assert process.wait(timeout=30) == 0
+
     def until(self, wanted: Any) -> dict[str, Any]:
         """Read to the first message ``wanted`` accepts; goose-ls's requests get null."""
         while True:
@@ -75,15 +103,7 @@ def test_initialize_is_answered_before_the_features_and_the_agent_sdk_load(
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     script = write_script(tmp_path / "script.json", {"turns": [[{"text": "ok"}]]})
-    process = subprocess.Popen(
-        [*SERVER_COMMAND[:1], "-X", "importtime", *SERVER_COMMAND[1:]],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env=server_env(tmp_path),
-    )
-    wire = Wire(process)
-    try:
+    with _goose_ls(tmp_path, "-X", "importtime") as (process, wire):
         wire.send(
             {
                 "id": 1,
@@ -117,37 +137,15 @@ def test_initialize_is_answered_before_the_features_and_the_agent_sdk_load(
             lambda m: m.get("method") == "goose/agentStatus" and m["params"]["state"] == "running"
         )
         assert "acp" in wire.imported, "the SDK, once the agent started"
-
-        wire.send({"id": 3, "method": "shutdown"})
-        wire.until(lambda m: m.get("id") == 3)
-        wire.send({"method": "exit"})
-        assert process.wait(timeout=30) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        wire.stop(process)
 
 
 def test_a_request_before_initialize_is_refused_as_lsp_says(tmp_path: Path) -> None:
     """The features are not loaded before ``initialize``: a request then gets
     ServerNotInitialized (docs/protocol.md), not MethodNotFound."""
-    process = subprocess.Popen(
-        SERVER_COMMAND,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=server_env(tmp_path),
-    )
-    wire = Wire(process)
-    try:
+    with _goose_ls(tmp_path) as (process, wire):
         for n, method in enumerate(["goose/status", "workspace/executeCommand"], 1):
             wire.send({"id": n, "method": method, "params": {}})
             error = wire.until(lambda m, n=n: m.get("id") == n)["error"]
             assert error == {"code": -32002, "message": "goose-ls has not been initialized yet"}
-        wire.send({"id": 9, "method": "shutdown"})
-        assert wire.until(lambda m: m.get("id") == 9)["result"] is None
-        wire.send({"method": "exit"})
-        assert process.wait(timeout=30) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        wire.stop(process)

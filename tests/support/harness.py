@@ -132,6 +132,20 @@ class Editor:
             )
         )
 
+    async def new_chat_from_here(self, uri: str, line: int) -> str:
+        """Run **Goose: New chat from here** (offered where the agent cannot fork, and
+        Fork chat here is not) on ``line`` of the transcript at ``uri``: the URI of the
+        new chat goose-ls shows."""
+        actions = await self.code_actions(uri, line)
+        (title,) = [title for title in actions if "New chat from here" in title]
+        assert "cannot fork" in title and "Goose: Fork chat here" not in actions
+        await self.run(actions[title])
+        shown: list[str] = await self.goose.wait_for(
+            lambda: [d.uri for d in self.client.shown_documents if d.uri != uri] or None,
+            what="the new chat shown",
+        )
+        return shown[-1]
+
     async def explain_and_open(self, buffers: Any) -> str:
         """Open ``app.py`` (``x = 1``) in ``buffers``, run **Goose: Explain selection** on
         its first line, and open the chat goose-ls shows, as an editor does: its URI."""
