@@ -123,6 +123,37 @@ async def test_a_reload_after_a_kill_mid_reply_shows_each_part_once(
         await again.client.shutdown_session()
 
 
+@pytest.mark.parametrize("cut_after", [1, 40, 150, 290])
+async def test_after_a_kill_the_journal_holds_everything_the_editor_was_sent(
+    tmp_path: Path, cut_after: int
+) -> None:
+    """goose-ls killed at any point of a reply: the chat opened again shows every chunk
+    the editor had received, from the journal alone (the agent, as goose does, forgot
+    the reply it never finished)."""
+    script = {
+        "turns": [[{"text": REPLY, "chunks": 300, "delay": DELAY}]],
+        "conversations": str(tmp_path / "agent-memory"),
+    }
+    first = await start_editor(tmp_path)
+    await first.start(script)
+    session_id = await first.new_session()
+    await first.prompt(session_id, "tell me")
+    await first.goose.wait_for(lambda: len(first.goose.of_kind("agent_message_chunk")) >= cut_after)
+    await _kill(first)
+    streamed = _text(_seen(first), "agent_message_chunk")
+    assert streamed
+
+    again = await start_editor(tmp_path)
+    try:
+        await again.start(script)
+        shown = _text(await _load_and_replay(again, session_id), "agent_message_chunk")
+        assert shown.startswith(streamed), (
+            f"the editor was sent {len(streamed)} characters, the journal has {len(shown)}"
+        )
+    finally:
+        await again.client.shutdown_session()
+
+
 @pytest.mark.parametrize("why", ["no session/load", "session gone"])
 async def test_an_agent_that_cannot_reload_a_chat_still_shows_its_history(
     tmp_path: Path, why: str

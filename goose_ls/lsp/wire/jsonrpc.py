@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -70,6 +71,9 @@ class GooseProtocol(LanguageServerProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.versions = VersionGate(self._changed)
+        self.before_write: Callable[[], None] = lambda: None
+        """Runs before each write to the editor: the journal's commit (see
+        :class:`~goose_ls.lsp.wire.writer.GatheringWriter`)."""
         super().__init__(*args, **kwargs)
 
     def _handle_notification(self, method_name: str, params: Any) -> None:
@@ -171,7 +175,9 @@ class GooseProtocol(LanguageServerProtocol):
     def set_writer(self, writer: Any, *args: Any, **kwargs: Any) -> None:
         if isinstance(writer, StdoutWriter):
             # pygls' StdoutWriter keeps the stream it was given as ``_stdout``.
-            writer = GatheringWriter(PipeWriter(writer._stdout.fileno()))  # noqa: SLF001 (contract-tested)
+            writer = GatheringWriter(
+                PipeWriter(writer._stdout.fileno()), lambda: self.before_write()
+            )  # noqa: SLF001 (contract-tested)
         super().set_writer(writer, *args, **kwargs)
 
     def notify_json(self, method: str, params: dict[str, Any]) -> None:

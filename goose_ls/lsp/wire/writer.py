@@ -18,6 +18,7 @@ import asyncio
 import logging
 import os
 import select
+from collections.abc import Callable
 from typing import Protocol
 
 log = logging.getLogger(__name__)
@@ -51,16 +52,20 @@ class PipeWriter:
 
 
 class GatheringWriter:
-    def __init__(self, inner: Writer) -> None:
+    def __init__(self, inner: Writer, before: Callable[[], None] | None = None) -> None:
+        """``before`` runs before each write: the journal commits what it holds there,
+        so that whatever the editor is sent is journaled first, and a kill after the
+        write loses nothing the user saw."""
         self._inner = inner
+        self._before = before
         self._pending: list[bytes] = []
 
     def write(self, data: bytes) -> None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not on the event loop (start-up, exit): write in order, now
+            self._pending.append(data)
             self.flush()
-            self._inner.write(data)
             return
         if not self._pending:
             loop.call_soon(self.flush)
@@ -69,6 +74,11 @@ class GatheringWriter:
     def flush(self) -> None:
         if not self._pending:
             return
+        if self._before is not None:
+            try:
+                self._before()
+            except Exception:  # the editor still hears of it, journaled or not
+                log.exception("could not journal before writing to the editor")
         data = b"".join(self._pending)
         self._pending.clear()
         try:

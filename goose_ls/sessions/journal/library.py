@@ -46,8 +46,9 @@ next event's arrival makes anyway: a stream pays a transaction (about 0.2 to 0.4
 pages rewritten in the WAL) ten times a second at most, and no wakeup of its own."""
 LINGER_SECONDS = 0.1
 """The longest an event waits when nothing follows it: the journal's only wakeup of its
-own. A kill loses at most this much of a reply (the agent's replay still holds it); a
-turn's end is written at once."""
+own. Events the editor is sent do not wait for it: they are written before the write to
+the editor that carries them (:meth:`SessionLibrary.before_send`), so a kill never loses
+what the user saw; a turn's end is written at once."""
 EventFields = tuple[str, int, "str | None", str, str, bool]
 """An event's row as it waits for its batch: all but its time (``EventRow``'s order)."""
 BACKLOG_LIMIT = 200_000
@@ -106,6 +107,9 @@ class SessionLibrary:
         this loop turn."""
         self._batch_since = 0.0
         """When the oldest waiting event came (the event loop's clock)."""
+        self._failing = False
+        """The last write failed (a full disk): the next try waits for the batch's timer
+        rather than being made before every write to the editor."""
 
     @property
     def problem(self) -> str | None:
@@ -218,6 +222,11 @@ class SessionLibrary:
             self._batch.cancel()
             self._batch = loop.call_soon(self.write_events)
 
+    def before_send(self) -> None:
+        """Write the waiting events now: the editor is about to be sent what they carry."""
+        if self._pending and not self._failing:
+            self.write_events()
+
     def write_events(self) -> None:
         """Write the waiting events; a batch that cannot be written (a full disk) waits
         for the next, so the journal catches up once there is room again."""
@@ -240,7 +249,8 @@ class SessionLibrary:
                 row, piece = entry
                 rows.append(EventRow(*row[:5], at, row[5]))
                 pieces.append(piece)
-        if self.store.append(rows, pieces, refs):
+        self._failing = not self.store.append(rows, pieces, refs)
+        if not self._failing:
             return
         if len(pending) > BACKLOG_LIMIT:
             log.error("the journal lost %d events it could not write", len(pending) - BACKLOG_LIMIT)
