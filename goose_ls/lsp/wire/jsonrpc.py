@@ -175,9 +175,8 @@ class GooseProtocol(LanguageServerProtocol):
     def set_writer(self, writer: Any, *args: Any, **kwargs: Any) -> None:
         if isinstance(writer, StdoutWriter):
             # pygls' StdoutWriter keeps the stream it was given as ``_stdout``.
-            writer = GatheringWriter(
-                PipeWriter(writer._stdout.fileno()), lambda: self.before_write()
-            )  # noqa: SLF001 (contract-tested)
+            pipe = PipeWriter(writer._stdout.fileno())  # noqa: SLF001 (contract-tested)
+            writer = GatheringWriter(pipe, lambda: self.before_write())
         super().set_writer(writer, *args, **kwargs)
 
     def notify_json(self, method: str, params: dict[str, Any]) -> None:
