@@ -194,5 +194,9 @@ class GooseProtocol(LanguageServerProtocol):
         """The same, for params that are JSON text already (the journal's, replayed)."""
         if self.writer is None:
             return
-        body = f'{{"jsonrpc":"2.0","method":{json.dumps(method)},"params":{params}}}'.encode()
+        text = f'{{"jsonrpc":"2.0","method":{json.dumps(method)},"params":{params}}}'
+        try:
+            body = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate an agent sent: escaped, as JSON allows
+            body = json.dumps(json.loads(text)).encode()
         self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))

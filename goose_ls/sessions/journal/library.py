@@ -125,11 +125,14 @@ class SessionLibrary:
         self.store.put(record)
         return record
 
-    def observe(self, session_id: str, indexed: IndexedEvent) -> None:
+    def observe(self, session_id: str, indexed: IndexedEvent) -> str | None:
         """Journal the event, and keep what it says about the session (titles, the last
-        index)."""
+        index). Returns the event's ``goose/update`` payload as JSON text when the
+        journal keeps it whole (no text set aside, not a text chunk joining a run): the
+        editor can be sent the same text."""
         event, index, subagent = indexed.event, indexed.index, indexed.subagent
         text = _plain_text(event) if subagent is None else None
+        encoded = None
         if text is not None:  # once per token: joins the run of its message
             self._keep_text(indexed, text)
         else:
@@ -138,6 +141,13 @@ class SessionLibrary:
             self._pending_blobs += [BlobRef(session_id, index, *t) for t in texts.items()]
             row = (session_id, index, indexed.message_id, event.KIND, payload, indexed.replay)
             self._keep(row, piece_of_event(event, subagent))
+            encoded = None if texts else payload
+        self._note(session_id, indexed)
+        return encoded
+
+    def _note(self, session_id: str, indexed: IndexedEvent) -> None:
+        """What the event says about its session: the last index, a title, a turn's end."""
+        event, index, subagent = indexed.event, indexed.index, indexed.subagent
         record = self.store.get(session_id)
         if record is None:
             return
