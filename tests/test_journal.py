@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import math
 import os
 import sqlite3
 import uuid
@@ -17,7 +16,6 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from goose_ls.scripted.agent import GOOSE_CAPABILITIES
-from goose_ls.sessions.journal.library import LINGER_SECONDS
 from support.harness import Editor, disconnect, start_editor, stop_editor
 from support.journal import journaled
 
@@ -101,14 +99,11 @@ async def test_a_reload_after_a_kill_mid_reply_shows_each_part_once(
         assert _text(seen, "user_message_chunk") == "tell me", "the question, once"
         shown = _text(seen, "agent_message_chunk")
         assert REPLY.startswith(shown), "nothing doubled, nothing out of order"
-        journaled = shown[: len(streamed)]
-        assert streamed.startswith(journaled)
-        batch = math.ceil(LINGER_SECONDS / DELAY) + 2  # chunks: a batch at most, and one more
-        assert len(streamed) - len(journaled) <= batch * len("word299 "), "a kill loses a batch"
+        assert shown.startswith(streamed), "a kill loses nothing the editor was sent"
         if agent_kept == "every chunk":
             assert shown == kept_by_agent, "and what the agent kept beyond it, once"
         else:
-            assert kept_by_agent == "" and shown == journaled
+            assert kept_by_agent == ""
         newer = [u["index"] for u in seen if u["index"] > last_seen]
         assert all(u.get("replay") for u in seen if u["index"] in newer), "new is the agent's"
 
