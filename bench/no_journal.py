@@ -26,7 +26,7 @@ def _observe_only(self: library.SessionLibrary, session_id: str, indexed: object
     _observe(self, session_id, indexed)  # type: ignore[arg-type]
 
 
-library.SessionLibrary.observe = _observe_only  # type: ignore[assignment,method-assign]
+library.SessionLibrary.observe = _observe_only  # type: ignore[method-assign]
 
 if __name__ == "__main__":
     sys.exit(cli.main())

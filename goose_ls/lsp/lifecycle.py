@@ -134,7 +134,7 @@ def build(
         ),
         sessions.history,
     )
-    server.protocol.before_write = sessions.journal_now
+    server.protocol.send_through = sessions.send_journaled
     server.on_exit(sessions.stop_now)
     return Services(editor, root, sessions, publisher, transcripts, chat, configuration.settled)
 

@@ -405,10 +405,11 @@ class SessionManager:
         """What the journal keeps of a chat, open or not."""
         return self._library.record(session_id)
 
-    def journal_now(self) -> None:
-        """Write the events still waiting for their batch: called before each write to
-        the editor, so that what it is sent is in the journal first."""
-        self._library.before_send()
+    def send_journaled(self, send: Callable[[], None], size: int) -> bool:
+        """Before each write to the editor (``send``, of ``size`` bytes): the events it
+        carries are journaled first; True when the journal's writer thread took the
+        write, to make it once they are."""
+        return self._library.send_after(send, size)
 
     def history(self, session_id: str, after: int = 0) -> list[EventRow]:
         return self._library.history(session_id, after)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -38,7 +37,7 @@ from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 
 from goose_ls.lsp.wire.versions import VersionGate
-from goose_ls.lsp.wire.writer import GatheringWriter, PipeWriter
+from goose_ls.lsp.wire.writer import GatheringWriter, PipeWriter, Through
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +70,8 @@ class GooseProtocol(LanguageServerProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.versions = VersionGate(self._changed)
-        self.before_write: Callable[[], None] = lambda: None
-        """Runs before each write to the editor: the journal's commit (see
+        self.send_through: Through = lambda send, size: False
+        """Sees each write to the editor first: the journal's (see
         :class:`~goose_ls.lsp.wire.writer.GatheringWriter`)."""
         super().__init__(*args, **kwargs)
 
@@ -176,7 +175,7 @@ class GooseProtocol(LanguageServerProtocol):
         if isinstance(writer, StdoutWriter):
             # pygls' StdoutWriter keeps the stream it was given as ``_stdout``.
             pipe = PipeWriter(writer._stdout.fileno())  # noqa: SLF001 (contract-tested)
-            writer = GatheringWriter(pipe, lambda: self.before_write())
+            writer = GatheringWriter(pipe, lambda send, size: self.send_through(send, size))
         super().set_writer(writer, *args, **kwargs)
 
     def notify_json(self, method: str, params: dict[str, Any]) -> None:

@@ -51,13 +51,18 @@ class PipeWriter:
         """The descriptor is the process's stdout: it closes when goose-ls exits."""
 
 
+Through = Callable[[Callable[[], None], int], bool]
+"""Given a write (and its size) about to be made: the journal writes the events it
+carries first, and takes the write to make it itself once they are (True), or has
+written them already (False: the write is made now)."""
+
+
 class GatheringWriter:
-    def __init__(self, inner: Writer, before: Callable[[], None] | None = None) -> None:
-        """``before`` runs before each write: the journal commits what it holds there,
-        so that whatever the editor is sent is journaled first, and a kill after the
-        write loses nothing the user saw."""
+    def __init__(self, inner: Writer, through: Through | None = None) -> None:
+        """``through`` sees each write first: whatever the editor is sent is journaled
+        first, and a kill after the write loses nothing the user saw."""
         self._inner = inner
-        self._before = before
+        self._through = through
         self._pending: list[bytes] = []
 
     def write(self, data: bytes) -> None:
@@ -74,13 +79,17 @@ class GatheringWriter:
     def flush(self) -> None:
         if not self._pending:
             return
-        if self._before is not None:
-            try:
-                self._before()
-            except Exception:  # the editor still hears of it, journaled or not
-                log.exception("could not journal before writing to the editor")
         data = b"".join(self._pending)
         self._pending.clear()
+        if self._through is not None:
+            try:
+                if self._through(lambda: self._send(data), len(data)):
+                    return
+            except Exception:  # the editor still hears of it, journaled or not
+                log.exception("could not journal before writing to the editor")
+        self._send(data)
+
+    def _send(self, data: bytes) -> None:
         try:
             self._inner.write(data)
         except OSError as exc:  # the editor left; reading stdin ends the server

@@ -11,11 +11,14 @@ could read, tries the journal again now and then and, once it opens, writes this
 chats into it. The user is told once of each.
 
 The one owner of the database connection: every table's reads and writes (records,
-events, which window holds a session) go through the same error handling here.
+events, which window holds a session) go through the same error handling here. Large
+batches of events are written by its writer thread (:mod:`.writer`), with a connection
+of that thread's own to the same file; everything else here waits for that thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -32,6 +35,7 @@ from goose_ls.sessions.journal import blobs, schema, search, standby
 from goose_ls.sessions.journal.blobs import BlobRef
 from goose_ls.sessions.journal.records import EventRow, SessionRecord, expanded, now
 from goose_ls.sessions.journal.texts import Piece, TextIndex
+from goose_ls.sessions.journal.writer import Job, JournalThread
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +79,11 @@ class SessionStore:
         self._removed: set[str] = set()
         """Sessions deleted from the stand-in, to delete from the journal then."""
         self._texts = TextIndex()
+        """Touched by the writer thread while it has jobs: on the loop only after
+        waiting for it."""
+        self._writer = JournalThread(path)
+        """Writes batches of events off the event loop (see :meth:`append_later`); every
+        other use of the journal waits for it first."""
 
     @property
     def usable(self) -> bool:
@@ -177,8 +186,10 @@ class SessionStore:
             return
         if not self.in_memory:
             if standby.identity(self.path) != self._identity:
+                self._writer.wait()
                 self._lost()
             return
+        self._writer.wait()
         moment = time.monotonic()
         if self._stay_in_memory or (moment < self._next_try and not retry_now):
             return
@@ -230,6 +241,7 @@ class SessionStore:
         self._db.close()
         self._db, self.in_memory = disk, False
         self._identity = standby.identity(self.path)
+        self._writer.reconnect()
         self._texts.reset()  # its open rows are the stand-in's
         self._touched.clear()
         self._removed.clear()
@@ -319,6 +331,52 @@ class SessionStore:
             self._texts.reset()
         return written
 
+    def append_later(
+        self,
+        rows: list[EventRow],
+        pieces: list[Piece | None],
+        refs: list[BlobRef],
+        then: Callable[[], None] | None,
+        failed: Callable[[], None],
+    ) -> bool:
+        """:meth:`append` in the writer thread, then ``then`` there; ``failed`` is called
+        on the loop when the batch could not be written. False when the journal is a
+        stand-in (a connection of this thread's only): write with :meth:`append`."""
+        self.look()
+        if not self.usable:
+            return False
+        loop = asyncio.get_running_loop()
+
+        def write(db: sqlite3.Connection) -> None:
+            db.executemany("INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            self._texts.add(db, rows, pieces)
+            blobs.insert(db, refs)
+
+        def not_written(error: sqlite3.Error) -> None:
+            self._texts.reset()
+            loop.call_soon_threadsafe(self._failed, error)
+            loop.call_soon_threadsafe(failed)
+
+        self._writer.submit(Job(write, then, not_written))
+        return True
+
+    def after_writes(self, then: Callable[[], None]) -> bool:
+        """Run ``then`` in the writer thread once its jobs are done, when it has any
+        (what the editor is sent keeps its order); False when it has none."""
+        if not self._writer.busy:
+            return False
+        self._writer.submit(Job(None, then, lambda _: None))
+        return True
+
+    @property
+    def writing(self) -> bool:
+        """Whether the writer thread has jobs."""
+        return self._writer.busy
+
+    def settle(self) -> None:
+        """Wait for the writer thread's jobs."""
+        self._writer.wait()
+
     def events(self, session_id: str, after: int = 0) -> list[EventRow]:
         """A session's events with an index above ``after``, oldest first, each payload
         as ``goose/update`` carried it."""
@@ -350,6 +408,7 @@ class SessionStore:
 
     def write_texts(self) -> None:
         """Add the journaled text still waiting to its messages' rows (see :mod:`.texts`)."""
+        self._writer.wait()
         if self._texts.waiting():
             self._write(lambda db: self._texts.add(db, [], [], every=True))
 
@@ -368,6 +427,7 @@ class SessionStore:
     # --- which process has a session open ---------------------------------------
     def hold(self, session_id: str) -> str | None:
         """Take ``session_id`` for this process; or the process that has it open, alive."""
+        self._writer.wait()
         if self._db is None:
             return None
         me = this_process()
@@ -403,6 +463,7 @@ class SessionStore:
         }
 
     def close(self) -> None:
+        self._writer.stop()
         self.write_texts()
         self.look(retry_now=True)  # this run's chats, into a journal lost or back meanwhile
         if self._db is not None:
@@ -412,6 +473,7 @@ class SessionStore:
     # --- the database ---------------------------------------------------------------
     def _query(self, sql: str, args: tuple[object, ...]) -> list[sqlite3.Row] | None:
         """The rows, or None when there is no database to ask."""
+        self._writer.wait()
         if self._db is None:
             return None
         try:
@@ -423,6 +485,7 @@ class SessionStore:
 
     def _write(self, change: Callable[[sqlite3.Connection], object], *sessions: str) -> bool:
         """Make ``change`` in one transaction (``sessions``: whose rows it writes)."""
+        self._writer.wait()
         self.look()
         if self._db is None:
             return False
@@ -433,13 +496,17 @@ class SessionStore:
                 self._touched.update(sessions)
             return True
         except sqlite3.Error as exc:
-            name = getattr(exc, "sqlite_errorname", None)  # SQLITE_FULL, SQLITE_IOERR_WRITE...
-            why = f"{exc} ({name})" if name else str(exc)
-            log.error("cannot save the session store %s: %s", self.path, why)
-            if not self._told:
-                self._told = True
-                self._write_failed(self.path, OSError(why))
+            self._failed(exc)
             return False
+
+    def _failed(self, exc: sqlite3.Error) -> None:
+        """A write failed: logged, and the user told once."""
+        name = getattr(exc, "sqlite_errorname", None)  # SQLITE_FULL, SQLITE_IOERR_WRITE...
+        why = f"{exc} ({name})" if name else str(exc)
+        log.error("cannot save the session store %s: %s", self.path, why)
+        if not self._told:
+            self._told = True
+            self._write_failed(self.path, OSError(why))
 
 
 def _ready(db: sqlite3.Connection) -> None:
