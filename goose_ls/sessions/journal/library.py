@@ -48,7 +48,7 @@ pages rewritten in the WAL) ten times a second at most, and no wakeup of its own
 LINGER_SECONDS = 0.1
 """The longest an event waits when nothing follows it: the journal's only wakeup of its
 own. Events the editor is sent do not wait for it: they are written before the write to
-the editor that carries them (:meth:`SessionLibrary.before_send`), so a kill never loses
+the editor that carries them (:meth:`SessionLibrary.send_after`), so a kill never loses
 what the user saw; a turn's end is written at once."""
 EventFields = tuple[str, int, "str | None", str, str, bool]
 """An event's row as it waits for its batch: all but its time (``EventRow``'s order)."""

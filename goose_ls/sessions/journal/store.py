@@ -41,6 +41,10 @@ log = logging.getLogger(__name__)
 
 RETRY_SECONDS = 2.0
 """How often, at most, writes on a stand-in try the journal again."""
+LOOK_SECONDS = 0.1
+"""How often, at most, a batch of events checks that the journal is still the file opened
+(other writes check every time): what is written meanwhile into a journal deleted goes
+into the file still open, which is copied into the new one."""
 RETRY_BUSY_MS = 200
 """How long a new try of a busy journal waits for it (the first waited the usual time)."""
 Notice = Callable[[str], None]
@@ -74,6 +78,8 @@ class SessionStore:
         self._identity: tuple[int, int] | None = None
         """The journal's file as opened, to notice it deleted or replaced."""
         self._next_try = 0.0
+        self._looked = 0.0
+        """When a batch of events last checked the journal's file."""
         self._touched: set[str] = set()
         """Sessions written to the stand-in, to write into the journal once it is back."""
         self._removed: set[str] = set()
@@ -178,13 +184,19 @@ class SessionStore:
             )
         log.error("%s", self.problem)
 
-    def look(self, retry_now: bool = False) -> None:
-        """Before each write: check that the journal is still the file opened (a stat);
-        on a stand-in, try the journal again, every :data:`RETRY_SECONDS` at most
+    def look(self, retry_now: bool = False, batch: bool = False) -> None:
+        """Before each write: check that the journal is still the file opened (a stat;
+        ``batch``: a batch of events, every :data:`LOOK_SECONDS` at most); on a
+        stand-in, try the journal again, every :data:`RETRY_SECONDS` at most
         (``retry_now``: now, at a turn's end, the next write may be long off)."""
         if self._db is None:
             return
         if not self.in_memory:
+            if batch:
+                moment = time.monotonic()
+                if moment - self._looked < LOOK_SECONDS:
+                    return
+                self._looked = moment
             if standby.identity(self.path) != self._identity:
                 self._writer.wait()
                 self._lost()
@@ -326,7 +338,7 @@ class SessionStore:
             self._texts.add(db, rows, pieces)
             blobs.insert(db, refs or [])
 
-        written = self._write(write, *{row.session_id for row in rows})
+        written = self._write(write, *{row.session_id for row in rows}, batch=True)
         if not written:
             self._texts.reset()
         return written
@@ -342,7 +354,7 @@ class SessionStore:
         """:meth:`append` in the writer thread, then ``then`` there; ``failed`` is called
         on the loop when the batch could not be written. False when the journal is a
         stand-in (a connection of this thread's only): write with :meth:`append`."""
-        self.look()
+        self.look(batch=True)
         if not self.usable:
             return False
         loop = asyncio.get_running_loop()
@@ -483,10 +495,13 @@ class SessionStore:
             log.warning("cannot read the session store %s: %s", self.path, exc)
             return None
 
-    def _write(self, change: Callable[[sqlite3.Connection], object], *sessions: str) -> bool:
-        """Make ``change`` in one transaction (``sessions``: whose rows it writes)."""
+    def _write(
+        self, change: Callable[[sqlite3.Connection], object], *sessions: str, batch: bool = False
+    ) -> bool:
+        """Make ``change`` in one transaction (``sessions``: whose rows it writes;
+        ``batch``: a batch of events)."""
         self._writer.wait()
-        self.look()
+        self.look(batch=batch)
         if self._db is None:
             return False
         try:
