@@ -118,15 +118,23 @@ async def test_a_reload_after_a_kill_mid_reply_shows_each_part_once(
         await again.client.shutdown_session()
 
 
-@pytest.mark.parametrize("cut_after", [1, 40, 150, 290])
+LONG_REPLY = "".join(f"[{i:04d}]" + "y" * 19_994 for i in range(60))
+"""Chunks of 20,000 characters: each batch is written by the journal's writer thread."""
+
+
+@pytest.mark.parametrize(
+    ("reply", "cut_after"),
+    [(REPLY, 1), (REPLY, 40), (REPLY, 150), (REPLY, 290), (LONG_REPLY, 5), (LONG_REPLY, 40)],
+)
 async def test_after_a_kill_the_journal_holds_everything_the_editor_was_sent(
-    tmp_path: Path, cut_after: int
+    tmp_path: Path, reply: str, cut_after: int
 ) -> None:
-    """goose-ls killed at any point of a reply: the chat opened again shows every chunk
-    the editor had received, from the journal alone (the agent, as goose does, forgot
-    the reply it never finished)."""
+    """goose-ls killed at any point of a reply, of short chunks or long ones: the chat
+    opened again shows every chunk the editor had received, from the journal alone (the
+    agent, as goose does, forgot the reply it never finished)."""
+    chunks = 300 if reply == REPLY else 60
     script = {
-        "turns": [[{"text": REPLY, "chunks": 300, "delay": DELAY}]],
+        "turns": [[{"text": reply, "chunks": chunks, "delay": DELAY}]],
         "conversations": str(tmp_path / "agent-memory"),
     }
     first = await start_editor(tmp_path)
