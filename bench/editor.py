@@ -11,6 +11,7 @@ as Helix does: the edit's ranges as incremental changes, with the next version.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -108,6 +109,15 @@ class BenchEditor:
         await self._process.wait()
         if self._reader is not None:
             await self._reader
+
+    async def killed(self) -> None:
+        """Wait for the server killed under it to be gone, and read what it wrote first."""
+        if self._process is None:
+            return
+        await self._process.wait()
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.IncompleteReadError):  # a message cut short
+                await self._reader
 
     def _send(self, message: dict[str, Any]) -> None:
         assert self._process is not None and self._process.stdin is not None

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import sqlite3
 import statistics
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -221,4 +224,68 @@ async def replay_after_restart(tmp: Path) -> list[Figure]:
         # Where the time went: goose-ls reading and sending, this process reading.
         Figure(name, "goose-ls CPU for it", "s", cpu),
         Figure(name, "bench client CPU for it", "s", client_cpu),
+    ]
+
+
+KILL_POINTS = (50, 300, 700, 1200, 1700)
+"""Chunks the editor has received when goose-ls is killed, one kill each."""
+KILL_CHUNKS, KILL_RATE = 2000, 500
+"""The reply a kill cuts: 2,000 chunks of 20 B at 500 a second (one every 2 ms: a
+batch of the old journal held 50 of them)."""
+
+
+def _journaled_text(data_dir: Path, session_id: str) -> str:
+    """The session's reply as the journal holds it (a row of a run: its chunks joined)."""
+    with sqlite3.connect(data_dir / JOURNAL) as db:
+        rows = db.execute(
+            "SELECT payload FROM events WHERE session_id = ? AND kind = ? ORDER BY idx",
+            (session_id, "agent_message_chunk"),
+        ).fetchall()
+    return "".join(json.loads(payload)["content"]["text"] for (payload,) in rows)
+
+
+async def _killed_at(command: list[str], tmp: Path, point: int) -> int:
+    """Kill goose-ls (SIGKILL) once the editor has ``point`` chunks of a reply: how many
+    characters the editor was sent that the journal lacks."""
+    workdir = fresh(tmp)
+    side = GooseLsSide(command, workdir, Arrivals(point))
+    received: list[str] = []
+
+    def on_update(params: dict[str, Any]) -> None:
+        if params["update"]["sessionUpdate"] == "agent_message_chunk":
+            received.append(params["update"]["content"]["text"])
+            side.arrivals.add(params["sessionId"], received[-1])
+
+    side.editor.handlers["goose/update"] = on_update
+    await side.start()
+    session = await side.new_session()
+    await side.editor.request(
+        "goose/prompt", {"sessionId": session, "messageId": str(uuid.uuid4()), "prompt": "go"}
+    )
+    await within(60, side.arrivals.done.wait())
+    os.kill(side.editor.pid, signal.SIGKILL)
+    await side.editor.killed()
+    sent = "".join(received)  # and what was still in the pipe, read to its end
+    kept = _journaled_text(side.data_dir, session)
+    same = next((i for i, (a, b) in enumerate(zip(sent, kept, strict=False)) if a != b), len(kept))
+    return max(0, len(sent) - same)
+
+
+async def kill_mid_reply(tmp: Path) -> list[Figure]:
+    """goose-ls killed mid-reply at several points: characters the editor was sent and
+    the journal lacks, summed over the kills."""
+    command = agent_command(
+        tmp, {"turns": [[{"stamped": KILL_CHUNKS, "rate": KILL_RATE, "size": 20}]]}
+    )
+    missing = [await _killed_at(command, tmp, point) for point in KILL_POINTS]
+    return [
+        Figure(
+            f"kill -9 x{len(KILL_POINTS)} mid-reply",
+            "chars sent, not journaled",
+            "",
+            float(sum(missing)),
+            None,
+            "0",
+            lambda value, _: value == 0,
+        )
     ]

@@ -35,6 +35,7 @@ CASES = {
     "memory-flat": journal_cases.memory_flat,
     "journal": journal_cases.journal_overhead,
     "replay": journal_cases.replay_after_restart,
+    "kill": journal_cases.kill_mid_reply,
     "transcript-size": transcript_size,
     "paced": paced.paced,
     "many": paced.many_sessions,

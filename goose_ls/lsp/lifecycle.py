@@ -136,6 +136,7 @@ def build(
         ),
         sessions.history,
     )
+    server.protocol.send_through = sessions.send_journaled
     server.on_exit(sessions.stop_now)
     return Services(editor, root, sessions, publisher, transcripts, chat, configuration.settled)
 

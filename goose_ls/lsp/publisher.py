@@ -129,6 +129,9 @@ class EditorPublisher:
         elif not isinstance(e.event, TurnEnded):
             return
         self._sent[e.session_id] = max(e.index, self._sent.get(e.session_id, 0))
+        if e.encoded is not None and not isinstance(e.event, TurnEnded):  # the journal's text
+            self._send_encoded(e.session_id, e.index, e.message_id, e.encoded, e.replay)
+            return
         update = event_to_wire(e.event, e.subagent)
         self._send(e.session_id, e.index, e.message_id, update, e.replay)
 
@@ -152,14 +155,20 @@ class EditorPublisher:
         if row.kind == TurnEnded.KIND:  # its fields sit at the top of goose/turnEnd
             self._send(row.session_id, row.idx, row.message_id, json.loads(row.payload), False)
             return
-        params: Json = {"sessionId": row.session_id, "messageId": row.message_id, "index": row.idx}
-        if row.replay:
+        self._send_encoded(row.session_id, row.idx, row.message_id, row.payload, row.replay)
+
+    def _send_encoded(
+        self, session_id: str, index: int, message_id: str | None, update: str, replay: object
+    ) -> None:
+        """``goose/update`` with its update as JSON text already."""
+        params: Json = {"sessionId": session_id, "messageId": message_id, "index": index}
+        if replay:
             params["replay"] = True
-        tab_id = self._plain.tab_of(row.session_id) if self._plain else None
+        tab_id = self._plain.tab_of(session_id) if self._plain else None
         if tab_id is not None:
             params["tabId"] = tab_id
         self._editor.notify_encoded(
-            protocol.UPDATE, f'{json.dumps(params)[:-1]}, "update": {row.payload}}}'
+            protocol.UPDATE, f'{json.dumps(params)[:-1]}, "update": {update}}}'
         )
 
     def _send(

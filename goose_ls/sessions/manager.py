@@ -406,6 +406,12 @@ class SessionManager:
         """What the journal keeps of a chat, open or not."""
         return self._library.record(session_id)
 
+    def send_journaled(self, send: Callable[[], None], size: int) -> bool:
+        """Before each write to the editor (``send``, of ``size`` bytes): the events it
+        carries are journaled first; True when the journal's writer thread took the
+        write, to make it once they are."""
+        return self._library.send_after(send, size)
+
     def history(self, session_id: str, after: int = 0) -> list[EventRow]:
         return self._library.history(session_id, after)
 

@@ -239,7 +239,9 @@ class Registry:
         """Number, journal and publish an event of ``session`` (``subagent``: of that
         child of it)."""
         indexed = session.number(event, replay, message_id, subagent)
-        self._library.observe(session.session_id, indexed)
+        encoded = self._library.observe(session.session_id, indexed)
+        if encoded is not None:
+            indexed = attrs.evolve(indexed, encoded=encoded)
         self._publish(indexed)
         return indexed
 

@@ -46,6 +46,9 @@ class IndexedEvent:
     subagent: str | None = None
     """The child session (a subagent of the session's agent) it happened in; None for
     the session's own events."""
+    encoded: str | None = attrs.field(default=None, eq=False)
+    """Its ``goose/update`` payload as JSON text, when the journal wrote it so: the
+    editor is sent that same text, not an encoding of its own."""
 
 
 class Stage(enum.Enum):

@@ -53,7 +53,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from goose_ls.lsp import capabilities
 from goose_ls.lsp.wire.versions import VersionGate
-from goose_ls.lsp.wire.writer import GatheringWriter, PipeWriter
+from goose_ls.lsp.wire.writer import GatheringWriter, PipeWriter, Through
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,9 @@ class GooseProtocol(LanguageServerProtocol):
         """Loads and registers goose-ls's features, given ``initialize``'s params."""
         self._initialized = False
         self._to_assemble: InitializeParams | None = None
+        self.send_through: Through = lambda send, size: False
+        """Sees each write to the editor first: the journal's (see
+        :class:`~goose_ls.lsp.wire.writer.GatheringWriter`)."""
         super().__init__(*args, **kwargs)
 
     @lsp_method(INITIALIZE)
@@ -266,7 +269,8 @@ class GooseProtocol(LanguageServerProtocol):
     def set_writer(self, writer: Any, *args: Any, **kwargs: Any) -> None:
         if isinstance(writer, StdoutWriter):
             # pygls' StdoutWriter keeps the stream it was given as ``_stdout``.
-            writer = GatheringWriter(PipeWriter(writer._stdout.fileno()))  # noqa: SLF001 (contract-tested)
+            pipe = PipeWriter(writer._stdout.fileno())  # noqa: SLF001 (contract-tested)
+            writer = GatheringWriter(pipe, lambda send, size: self.send_through(send, size))
         super().set_writer(writer, *args, **kwargs)
 
     def notify_json(self, method: str, params: dict[str, Any]) -> None:
@@ -284,5 +288,9 @@ class GooseProtocol(LanguageServerProtocol):
         """The same, for params that are JSON text already (the journal's, replayed)."""
         if self.writer is None:
             return
-        body = f'{{"jsonrpc":"2.0","method":{json.dumps(method)},"params":{params}}}'.encode()
+        text = f'{{"jsonrpc":"2.0","method":{json.dumps(method)},"params":{params}}}'
+        try:
+            body = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate an agent sent: escaped, as JSON allows
+            body = json.dumps(json.loads(text)).encode()
         self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))

@@ -18,6 +18,7 @@ import asyncio
 import logging
 import os
 import select
+from collections.abc import Callable
 from typing import Protocol
 
 log = logging.getLogger(__name__)
@@ -50,17 +51,26 @@ class PipeWriter:
         """The descriptor is the process's stdout: it closes when goose-ls exits."""
 
 
+Through = Callable[[Callable[[], None], int], bool]
+"""Given a write (and its size) about to be made: the journal writes the events it
+carries first, and takes the write to make it itself once they are (True), or has
+written them already (False: the write is made now)."""
+
+
 class GatheringWriter:
-    def __init__(self, inner: Writer) -> None:
+    def __init__(self, inner: Writer, through: Through | None = None) -> None:
+        """``through`` sees each write first: whatever the editor is sent is journaled
+        first, and a kill after the write loses nothing the user saw."""
         self._inner = inner
+        self._through = through
         self._pending: list[bytes] = []
 
     def write(self, data: bytes) -> None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not on the event loop (start-up, exit): write in order, now
+            self._pending.append(data)
             self.flush()
-            self._inner.write(data)
             return
         if not self._pending:
             loop.call_soon(self.flush)
@@ -71,6 +81,15 @@ class GatheringWriter:
             return
         data = b"".join(self._pending)
         self._pending.clear()
+        if self._through is not None:
+            try:
+                if self._through(lambda: self._send(data), len(data)):
+                    return
+            except Exception:  # the editor still hears of it, journaled or not
+                log.exception("could not journal before writing to the editor")
+        self._send(data)
+
+    def _send(self, data: bytes) -> None:
         try:
             self._inner.write(data)
         except OSError as exc:  # the editor left; reading stdin ends the server

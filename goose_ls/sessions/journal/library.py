@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -46,8 +47,9 @@ next event's arrival makes anyway: a stream pays a transaction (about 0.2 to 0.4
 pages rewritten in the WAL) ten times a second at most, and no wakeup of its own."""
 LINGER_SECONDS = 0.1
 """The longest an event waits when nothing follows it: the journal's only wakeup of its
-own. A kill loses at most this much of a reply (the agent's replay still holds it); a
-turn's end is written at once."""
+own. Events the editor is sent do not wait for it: they are written before the write to
+the editor that carries them (:meth:`SessionLibrary.send_after`), so a kill never loses
+what the user saw; a turn's end is written at once."""
 EventFields = tuple[str, int, "str | None", str, str, bool]
 """An event's row as it waits for its batch: all but its time (``EventRow``'s order)."""
 BACKLOG_LIMIT = 200_000
@@ -57,6 +59,11 @@ RUN_LIMIT = 1000
 """Text chunks joined in one row at most (a backlog held by a full disk can be long)."""
 INDEX_BLOCK = 1000
 """Indices reserved in the journal at a time (see ``SessionRecord.reserved_index``)."""
+INLINE_CHARS = 16_384
+"""A batch this small, with what the editor is sent with it, is written on the event loop
+(about 40 µs): handing it to the writer thread would cost a wakeup of the thread, more
+than the write. A larger one (a burst of chunks, a long chunk) goes to the thread, and the
+loop reads on meanwhile."""
 
 
 @attrs.define
@@ -80,6 +87,13 @@ class _Run:
         return Piece(SPEAKERS[self.kind], text) if text else None
 
 
+_Waiting = list["tuple[EventFields, Piece | None] | _Run"]
+"""Events waiting for their batch: their row (time aside) and the text each adds to its
+message, or a run of text chunks."""
+_Batch = tuple[_Waiting, list[BlobRef], list[EventRow], list["Piece | None"]]
+"""Events taken for a write: as they waited, their large texts, their rows, their text."""
+
+
 class SessionLibrary:
     def __init__(
         self,
@@ -95,7 +109,7 @@ class SessionLibrary:
         self.store.load()
         self._tasks = tasks
         self._checkpoint: asyncio.Task[None] | None = None
-        self._pending: list[tuple[EventFields, Piece | None] | _Run] = []
+        self._pending: _Waiting = []
         """Events to journal: their row (time aside) and the text each adds to its message,
         or a run of text chunks."""
         self._runs: dict[str, _Run] = {}
@@ -106,6 +120,11 @@ class SessionLibrary:
         this loop turn."""
         self._batch_since = 0.0
         """When the oldest waiting event came (the event loop's clock)."""
+        self._failing = False
+        """The last write failed (a full disk): the next try waits for the batch's timer
+        rather than being made before every write to the editor."""
+        self._pending_chars = 0
+        """About how much the waiting events weigh (their text and JSON)."""
 
     @property
     def problem(self) -> str | None:
@@ -121,11 +140,14 @@ class SessionLibrary:
         self.store.put(record)
         return record
 
-    def observe(self, session_id: str, indexed: IndexedEvent) -> None:
+    def observe(self, session_id: str, indexed: IndexedEvent) -> str | None:
         """Journal the event, and keep what it says about the session (titles, the last
-        index)."""
+        index). Returns the event's ``goose/update`` payload as JSON text when the
+        journal keeps it whole (no text set aside, not a text chunk joining a run): the
+        editor can be sent the same text."""
         event, index, subagent = indexed.event, indexed.index, indexed.subagent
         text = _plain_text(event) if subagent is None else None
+        encoded = None
         if text is not None:  # once per token: joins the run of its message
             self._keep_text(indexed, text)
         else:
@@ -133,7 +155,15 @@ class SessionLibrary:
             payload, texts = _payload(event, subagent)
             self._pending_blobs += [BlobRef(session_id, index, *t) for t in texts.items()]
             row = (session_id, index, indexed.message_id, event.KIND, payload, indexed.replay)
+            self._pending_chars += len(payload)
             self._keep(row, piece_of_event(event, subagent))
+            encoded = None if texts else payload
+        self._note(session_id, indexed)
+        return encoded
+
+    def _note(self, session_id: str, indexed: IndexedEvent) -> None:
+        """What the event says about its session: the last index, a title, a turn's end."""
+        event, index, subagent = indexed.event, indexed.index, indexed.subagent
         record = self.store.get(session_id)
         if record is None:
             return
@@ -200,6 +230,7 @@ class SessionLibrary:
             self._runs[indexed.session_id] = run
             self._pending.append(run)
         run.texts.append(text)
+        self._pending_chars += len(text)
         self._write_soon()
 
     def _write_soon(self) -> None:
@@ -210,25 +241,78 @@ class SessionLibrary:
             return
         if self._batch is None:
             self._batch_since = loop.time()
-            self._batch = loop.call_later(LINGER_SECONDS, self.write_events)
+            self._batch = loop.call_later(LINGER_SECONDS, self._write_behind)
         elif (
             isinstance(self._batch, asyncio.TimerHandle)
             and loop.time() - self._batch_since >= BATCH_SECONDS
         ):  # after the rest of what this wakeup brought
             self._batch.cancel()
-            self._batch = loop.call_soon(self.write_events)
+            self._batch = loop.call_soon(self._write_behind)
+
+    def _write_behind(self) -> None:
+        """The batch's time came with nothing sent to the editor: written in the thread
+        (or here, trying again after a failed write)."""
+        if self._failing:
+            self.write_events()
+        else:
+            self.send_after(None, 0)
+
+    def send_after(self, send: Callable[[], None] | None, size: int) -> bool:
+        """The editor is about to be sent ``size`` bytes (by ``send``): the waiting events
+        are written first, so that nothing the editor is sent is missing from the journal
+        after a kill. True when the writer thread took ``send`` too (it calls it once the
+        events are written); False when the caller sends now (the events, if any, are
+        written already, or could not be)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # goose-ls stopping: everything now, in order
+            self.write_events()
+            return False
+        if not self._pending or self._failing:
+            return send is not None and self.store.after_writes(send)
+        if not self.store.writing and self._pending_chars + size <= INLINE_CHARS:
+            self.write_events()
+            return False
+        taken = self._take()
+        assert taken is not None
+        pending, refs, rows, pieces = taken
+
+        def failed() -> None:
+            self._failing = True
+            self._put_back(pending, refs)
+            self._write_soon()
+
+        if self.store.append_later(rows, pieces, refs, send, failed):
+            return send is not None
+        self._failing = not self.store.append(rows, pieces, refs)  # a stand-in: here
+        if self._failing:
+            self._put_back(pending, refs)
+        return False
 
     def write_events(self) -> None:
-        """Write the waiting events; a batch that cannot be written (a full disk) waits
-        for the next, so the journal catches up once there is room again."""
+        """Write the waiting events now, on this thread (after those the writer thread
+        has); a batch that cannot be written (a full disk) waits for the next, so the
+        journal catches up once there is room again."""
+        taken = self._take()
+        if taken is None:
+            self.store.settle()
+            return
+        pending, refs, rows, pieces = taken
+        self._failing = not self.store.append(rows, pieces, refs)
+        if self._failing:
+            self._put_back(pending, refs)
+
+    def _take(self) -> _Batch | None:
+        """The waiting events, taken for a write: their rows, and the text each adds."""
         if self._batch is not None:
             self._batch.cancel()
             self._batch = None
         pending, self._pending = self._pending, []
         refs, self._pending_blobs = self._pending_blobs, []
         self._runs.clear()  # the next chunk starts a row of its own
+        self._pending_chars = 0
         if not pending:
-            return
+            return None
         at = now()  # one time for the batch: its events came within milliseconds
         rows: list[EventRow] = []
         pieces: list[Piece | None] = []
@@ -240,8 +324,10 @@ class SessionLibrary:
                 row, piece = entry
                 rows.append(EventRow(*row[:5], at, row[5]))
                 pieces.append(piece)
-        if self.store.append(rows, pieces, refs):
-            return
+        return pending, refs, rows, pieces
+
+    def _put_back(self, pending: _Waiting, refs: list[BlobRef]) -> None:
+        """A batch that could not be written waits for the next one."""
         if len(pending) > BACKLOG_LIMIT:
             log.error("the journal lost %d events it could not write", len(pending) - BACKLOG_LIMIT)
             pending = pending[-BACKLOG_LIMIT:]

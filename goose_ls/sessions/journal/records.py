@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import json
 import logging
+import time
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
@@ -24,8 +25,19 @@ to_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 way, so it is the very text first written."""
 
 
+_second: tuple[int, str] = (0, "")
+"""The last second :func:`now` wrote out, and how."""
+
+
 def now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    """The time to the second, in UTC (written out once a second: a batch of events
+    is journaled up to a hundred times a second)."""
+    global _second
+    second = int(time.time())
+    if second != _second[0]:
+        moment = datetime.datetime.fromtimestamp(second, datetime.timezone.utc)
+        _second = (second, moment.isoformat(timespec="seconds"))
+    return _second[1]
 
 
 def title_from_prompt(text: str) -> str:

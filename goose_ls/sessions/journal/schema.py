@@ -138,6 +138,20 @@ def connect(path: Path, busy_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
     return db
 
 
+def connect_writer(path: Path) -> sqlite3.Connection:
+    """A second connection to the journal :func:`connect` opened, for the writer thread:
+    the file must be there (never made anew here), the same settings."""
+    db = sqlite3.connect(f"{path.absolute().as_uri()}?mode=rw", uri=True, isolation_level=None)
+    try:
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute(f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
 def patient(db: sqlite3.Connection) -> None:
     """Wait the usual time for other processes' transactions from now on."""
     db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

@@ -11,11 +11,14 @@ could read, tries the journal again now and then and, once it opens, writes this
 chats into it. The user is told once of each.
 
 The one owner of the database connection: every table's reads and writes (records,
-events, which window holds a session) go through the same error handling here.
+events, which window holds a session) go through the same error handling here. Large
+batches of events are written by its writer thread (:mod:`.writer`), with a connection
+of that thread's own to the same file; everything else here waits for that thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -32,11 +35,16 @@ from goose_ls.sessions.journal import blobs, schema, search, standby
 from goose_ls.sessions.journal.blobs import BlobRef
 from goose_ls.sessions.journal.records import EventRow, SessionRecord, expanded, now
 from goose_ls.sessions.journal.texts import Piece, TextIndex
+from goose_ls.sessions.journal.writer import Job, JournalThread
 
 log = logging.getLogger(__name__)
 
 RETRY_SECONDS = 2.0
 """How often, at most, writes on a stand-in try the journal again."""
+LOOK_SECONDS = 0.1
+"""How often, at most, a batch of events checks that the journal is still the file opened
+(other writes check every time): what is written meanwhile into a journal deleted goes
+into the file still open, which is copied into the new one."""
 RETRY_BUSY_MS = 200
 """How long a new try of a busy journal waits for it (the first waited the usual time)."""
 Notice = Callable[[str], None]
@@ -70,11 +78,18 @@ class SessionStore:
         self._identity: tuple[int, int] | None = None
         """The journal's file as opened, to notice it deleted or replaced."""
         self._next_try = 0.0
+        self._looked = 0.0
+        """When a batch of events last checked the journal's file."""
         self._touched: set[str] = set()
         """Sessions written to the stand-in, to write into the journal once it is back."""
         self._removed: set[str] = set()
         """Sessions deleted from the stand-in, to delete from the journal then."""
         self._texts = TextIndex()
+        """Touched by the writer thread while it has jobs: on the loop only after
+        waiting for it."""
+        self._writer = JournalThread(path)
+        """Writes batches of events off the event loop (see :meth:`append_later`); every
+        other use of the journal waits for it first."""
 
     @property
     def usable(self) -> bool:
@@ -169,16 +184,24 @@ class SessionStore:
             )
         log.error("%s", self.problem)
 
-    def look(self, retry_now: bool = False) -> None:
-        """Before each write: check that the journal is still the file opened (a stat);
-        on a stand-in, try the journal again, every :data:`RETRY_SECONDS` at most
+    def look(self, retry_now: bool = False, batch: bool = False) -> None:
+        """Before each write: check that the journal is still the file opened (a stat;
+        ``batch``: a batch of events, every :data:`LOOK_SECONDS` at most); on a
+        stand-in, try the journal again, every :data:`RETRY_SECONDS` at most
         (``retry_now``: now, at a turn's end, the next write may be long off)."""
         if self._db is None:
             return
         if not self.in_memory:
+            if batch:
+                moment = time.monotonic()
+                if moment - self._looked < LOOK_SECONDS:
+                    return
+                self._looked = moment
             if standby.identity(self.path) != self._identity:
+                self._writer.wait()
                 self._lost()
             return
+        self._writer.wait()
         moment = time.monotonic()
         if self._stay_in_memory or (moment < self._next_try and not retry_now):
             return
@@ -230,6 +253,7 @@ class SessionStore:
         self._db.close()
         self._db, self.in_memory = disk, False
         self._identity = standby.identity(self.path)
+        self._writer.reconnect()
         self._texts.reset()  # its open rows are the stand-in's
         self._touched.clear()
         self._removed.clear()
@@ -314,10 +338,56 @@ class SessionStore:
             self._texts.add(db, rows, pieces)
             blobs.insert(db, refs or [])
 
-        written = self._write(write, *{row.session_id for row in rows})
+        written = self._write(write, *{row.session_id for row in rows}, batch=True)
         if not written:
             self._texts.reset()
         return written
+
+    def append_later(
+        self,
+        rows: list[EventRow],
+        pieces: list[Piece | None],
+        refs: list[BlobRef],
+        then: Callable[[], None] | None,
+        failed: Callable[[], None],
+    ) -> bool:
+        """:meth:`append` in the writer thread, then ``then`` there; ``failed`` is called
+        on the loop when the batch could not be written. False when the journal is a
+        stand-in (a connection of this thread's only): write with :meth:`append`."""
+        self.look(batch=True)
+        if not self.usable:
+            return False
+        loop = asyncio.get_running_loop()
+
+        def write(db: sqlite3.Connection) -> None:
+            db.executemany("INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            self._texts.add(db, rows, pieces)
+            blobs.insert(db, refs)
+
+        def not_written(error: sqlite3.Error) -> None:
+            self._texts.reset()
+            loop.call_soon_threadsafe(self._failed, error)
+            loop.call_soon_threadsafe(failed)
+
+        self._writer.submit(Job(write, then, not_written))
+        return True
+
+    def after_writes(self, then: Callable[[], None]) -> bool:
+        """Run ``then`` in the writer thread once its jobs are done, when it has any
+        (what the editor is sent keeps its order); False when it has none."""
+        if not self._writer.busy:
+            return False
+        self._writer.submit(Job(None, then, lambda _: None))
+        return True
+
+    @property
+    def writing(self) -> bool:
+        """Whether the writer thread has jobs."""
+        return self._writer.busy
+
+    def settle(self) -> None:
+        """Wait for the writer thread's jobs."""
+        self._writer.wait()
 
     def events(self, session_id: str, after: int = 0) -> list[EventRow]:
         """A session's events with an index above ``after``, oldest first, each payload
@@ -350,6 +420,7 @@ class SessionStore:
 
     def write_texts(self) -> None:
         """Add the journaled text still waiting to its messages' rows (see :mod:`.texts`)."""
+        self._writer.wait()
         if self._texts.waiting():
             self._write(lambda db: self._texts.add(db, [], [], every=True))
 
@@ -368,6 +439,7 @@ class SessionStore:
     # --- which process has a session open ---------------------------------------
     def hold(self, session_id: str) -> str | None:
         """Take ``session_id`` for this process; or the process that has it open, alive."""
+        self._writer.wait()
         if self._db is None:
             return None
         me = this_process()
@@ -403,6 +475,7 @@ class SessionStore:
         }
 
     def close(self) -> None:
+        self._writer.stop()
         self.write_texts()
         self.look(retry_now=True)  # this run's chats, into a journal lost or back meanwhile
         if self._db is not None:
@@ -412,6 +485,7 @@ class SessionStore:
     # --- the database ---------------------------------------------------------------
     def _query(self, sql: str, args: tuple[object, ...]) -> list[sqlite3.Row] | None:
         """The rows, or None when there is no database to ask."""
+        self._writer.wait()
         if self._db is None:
             return None
         try:
@@ -421,9 +495,13 @@ class SessionStore:
             log.warning("cannot read the session store %s: %s", self.path, exc)
             return None
 
-    def _write(self, change: Callable[[sqlite3.Connection], object], *sessions: str) -> bool:
-        """Make ``change`` in one transaction (``sessions``: whose rows it writes)."""
-        self.look()
+    def _write(
+        self, change: Callable[[sqlite3.Connection], object], *sessions: str, batch: bool = False
+    ) -> bool:
+        """Make ``change`` in one transaction (``sessions``: whose rows it writes;
+        ``batch``: a batch of events)."""
+        self._writer.wait()
+        self.look(batch=batch)
         if self._db is None:
             return False
         try:
@@ -433,13 +511,17 @@ class SessionStore:
                 self._touched.update(sessions)
             return True
         except sqlite3.Error as exc:
-            name = getattr(exc, "sqlite_errorname", None)  # SQLITE_FULL, SQLITE_IOERR_WRITE...
-            why = f"{exc} ({name})" if name else str(exc)
-            log.error("cannot save the session store %s: %s", self.path, why)
-            if not self._told:
-                self._told = True
-                self._write_failed(self.path, OSError(why))
+            self._failed(exc)
             return False
+
+    def _failed(self, exc: sqlite3.Error) -> None:
+        """A write failed: logged, and the user told once."""
+        name = getattr(exc, "sqlite_errorname", None)  # SQLITE_FULL, SQLITE_IOERR_WRITE...
+        why = f"{exc} ({name})" if name else str(exc)
+        log.error("cannot save the session store %s: %s", self.path, why)
+        if not self._told:
+            self._told = True
+            self._write_failed(self.path, OSError(why))
 
 
 def _ready(db: sqlite3.Connection) -> None:
