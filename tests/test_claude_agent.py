@@ -12,7 +12,6 @@ carries. The adapter is the pinned npm package that scripts/fetch-agents.sh puts
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,17 +61,6 @@ def _answered(editor: Editor) -> list[dict[str, Any]]:
     ]
 
 
-async def _transcript(editor: Editor, has: str) -> str:
-    """The chat's transcript file, once it holds ``has``."""
-    (summary,) = (await editor.goose.request("goose/status", {}))["sessions"]
-    path = Path(summary["transcript"].removeprefix("file://"))
-    text: str = await editor.goose.wait_for(
-        lambda: t if path.exists() and has in (t := path.read_text(encoding="utf-8")) else None,
-        what=f"{has!r} in the transcript",
-    )
-    return text
-
-
 async def test_claude_s_question_is_answered_and_claude_gets_exactly_that(editor: Editor) -> None:
     with FakeAnthropic([ASKING, ECHO]) as api:
         await start_claude(editor, api)
@@ -85,7 +73,7 @@ async def test_claude_s_question_is_answered_and_claude_gets_exactly_that(editor
         assert [o["const"] for o in fields["question_0"]["oneOf"]] == ["Red", "Green"]
         assert fields["question_0"]["title"] == "Colour"
         assert fields["question_0_custom"]["type"] == "string"
-        card = await _transcript(editor, "**question_0** (string) Colour: Red, Green")
+        card = await editor.transcript_text("**question_0** (string) Colour: Red, Green")
         assert f"asks:** {QUESTION}" in card
         (asking,) = editor.goose.of_kind("tool_call")
         assert question["toolCallId"] == asking["toolCallId"], "the question names its tool call"
@@ -108,7 +96,7 @@ async def test_claude_s_question_is_answered_and_claude_gets_exactly_that(editor
         assert resolved["action"] == "accept" and resolved["content"] == content
         (summary,) = (await editor.goose.request("goose/status", {}))["sessions"]
         assert summary["usage"]["used"] == INPUT_TOKENS + OUTPUT_TOKENS, "Claude's usage_update"
-        await _transcript(editor, "_Question answered: accept._")
+        await editor.transcript_text("_Question answered: accept._")
 
 
 async def test_a_declined_question_tells_claude_the_user_did_not_answer(editor: Editor) -> None:

@@ -49,16 +49,6 @@ MAKE_FILE = Reply(
 )
 
 
-async def _transcript(editor: Editor, has: str) -> tuple[Path, str]:
-    (summary,) = (await editor.goose.request("goose/status", {}))["sessions"]
-    path = Path(summary["transcript"].removeprefix("file://"))
-    text: str = await editor.goose.wait_for(
-        lambda: t if path.exists() and has in (t := path.read_text(encoding="utf-8")) else None,
-        what=f"{has!r} in the transcript",
-    )
-    return path, text
-
-
 def _own_text(editor: Editor, message_id: str) -> str:
     """What the parent agent itself said in a turn (not its subagents)."""
     return "".join(
@@ -121,7 +111,8 @@ async def test_claude_s_subagent_is_nested_in_the_turn_its_card_answered_and_fou
     (task,) = [u for u in editor.goose.of_kind("user_message_chunk") if "subagentId" in u]
     assert task["content"]["text"] == TASK, "its task, once (the adapter sends it twice)"
 
-    path, transcript = await _transcript(editor, "All done.")
+    path = await editor.transcript_path()
+    transcript = await editor.transcript_text("All done.", path=path)
     section = transcript[transcript.index("### 🤖 Subagent (✓ done): Make a file") :]
     before_parent, parent = section.split("## Claude Agent\n\n")
     assert before_parent.index(f"> 📋 Task: {TASK}") < before_parent.index("**🔧 touch")
@@ -160,7 +151,7 @@ async def test_cancelling_the_turn_cancels_claude_s_subagent_at_work(editor: Edi
         cancels = [m["params"]["sessionId"] for m in editor.received("session/cancel")]
         assert cancels == [session_id, announced["subagentId"]], "the parent first"
         assert _states(editor)[-1] == ("idle", "cancelled")
-        await _transcript(editor, "### 🤖 Subagent (⊘ cancelled): Think long")
+        await editor.transcript_text("### 🤖 Subagent (⊘ cancelled): Think long")
 
 
 async def test_a_chat_taken_back_shows_its_subagent_again_and_finds_its_words(
@@ -185,7 +176,7 @@ async def test_a_chat_taken_back_shows_its_subagent_again_and_finds_its_words(
             await again.goose.request("goose/loadSession", {"sessionId": session_id})
             await again.goose.request("goose/replay", {"sessionId": session_id, "afterIndex": 0})
             assert _of_subagents(again) == live, "journaled as they were, sent again so"
-            _, transcript = await _transcript(again, "Seen.")
+            transcript = await again.transcript_text("Seen.")
             assert "### 🤖 Subagent (✓ done): Look around" in transcript
             assert f"> 📋 Task: Say what you see\n\nI see {PHRASE}." in transcript
             (hit,) = (await again.goose.request("goose/searchSessions", {"query": PHRASE}))[
@@ -242,7 +233,7 @@ async def test_claude_s_subagent_is_judged_by_the_chat_s_rules(editor: Editor) -
             str(key),
             "confinement",
         )
-    _, transcript = await _transcript(editor, "All done.")
+    transcript = await editor.transcript_text("All done.")
     lines = transcript.split("\n")
     (heading,) = [line for line in lines if line.startswith("### 🤖")]
     assert heading.startswith("### 🤖 Subagent (✓ done): Find it\\n## You\\n> **🔐"), heading

@@ -14,7 +14,7 @@ from goose_ls.sessions.subagents import MAX_SUBAGENTS
 from support.harness import Editor
 from support.images import DRAWING, SHOT, b64, image_update
 from support.logs import read_log
-from test_subagents import ASK, _permission_answers, _said, _transcript, announce, on, state
+from test_subagents import ASK, _permission_answers, _said, announce, on, state
 
 
 def _next_session_id(n: int) -> str:
@@ -84,7 +84,7 @@ async def test_a_subagent_s_images_are_drawn_in_its_block_never_as_the_user_s(
     )
     session_id = await editor.new_session()
     await editor.goose.turn_end(await editor.prompt(session_id))
-    transcript = await _transcript(editor, session_id, has="parent done")
+    transcript = await editor.transcript_text("parent done", session_id=session_id)
 
     assert transcript.count("## You\n") == 1, "the user sent one message"
     section = transcript[transcript.index("### 🤖 Subagent") : transcript.index("parent done")]
@@ -142,7 +142,7 @@ async def test_a_subagent_that_says_it_is_done_but_asks_is_at_work(editor: Edito
     (card,) = await editor.goose.wait_for(
         lambda: editor.goose.of_kind("permission_request"), what="the card"
     )
-    transcript = await _transcript(editor, session_id, has="Permission needed")
+    transcript = await editor.transcript_text("Permission needed", session_id=session_id)
     heading = transcript[: transcript.index("Permission needed")].rsplit("### 🤖", 1)[1]
     assert heading.startswith(" Subagent (⏳ running): Sleeper"), heading
     await editor.goose.request(

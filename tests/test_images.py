@@ -30,18 +30,6 @@ from support.images import DRAWING, JPEG, SHOT, b64, image_update, png, tool_ima
 NO_IMAGES = {"loadSession": True, "promptCapabilities": {"image": False, "embeddedContext": True}}
 
 
-async def _transcript(editor: Editor, has: str, path: Path | None = None) -> str:
-    """The chat's transcript (the only one, else the one at ``path``) once it has ``has``."""
-    if path is None:
-        (summary,) = (await editor.goose.request("goose/status", {}))["sessions"]
-        path = Path(summary["transcript"].removeprefix("file://"))
-    text: str = await editor.goose.wait_for(
-        lambda: t if path.exists() and has in (t := path.read_text(encoding="utf-8")) else None,
-        what=f"{has!r} in the transcript",
-    )
-    return text
-
-
 def _images(editor: Editor, kind: str) -> list[dict[str, Any]]:
     """The image blocks of the ``goose/update``s of ``kind``, as plugins got them."""
     found = []
@@ -87,7 +75,7 @@ async def test_an_image_mentioned_in_a_prompt_goes_as_an_image_block_and_is_kept
     (sent,) = _images(editor, "user_message_chunk")
     assert sent["source"] == (editor.workspace / "docs" / "shot.png").as_uri()
     kept = _kept(sent, SHOT)
-    text = await _transcript(editor, "A red dot.")
+    text = await editor.transcript_text("A red dot.")
     link = f"../outputs/{sid}/{kept.name}"
     assert f"> 📎 `docs/shot.png` image\n![PNG image, {len(SHOT)} bytes]({link})\n" in text
 
@@ -118,7 +106,7 @@ async def test_goose_s_image_results_are_kept_beside_the_transcript_linked_and_s
     shot = _kept(results[0], SHOT)
     (drawing,) = _images(first, "agent_message_chunk")
     drawn = _kept(drawing, DRAWING)
-    text = await _transcript(first, "Done.")
+    text = await first.transcript_text("Done.")
     assert f"![PNG image, {len(SHOT)} bytes](../outputs/{sid}/{shot.name})" in text
     assert f"\n![PNG image, {len(DRAWING)} bytes](../outputs/{sid}/{drawn.name})\n" in text
     assert text.index("screenshot") < text.index(shot.name) < text.index(drawn.name)
@@ -136,7 +124,7 @@ async def test_goose_s_image_results_are_kept_beside_the_transcript_linked_and_s
         assert _images(again, "tool_call_update")[0] == results[0]
         assert _images(again, "agent_message_chunk") == [drawing]
         await again.goose.turn_end(await again.prompt(sid, "again"))
-        text = await _transcript(again, "Again.", transcript)
+        text = await again.transcript_text("Again.", path=transcript)
         assert text.count(drawn.name) == 1 and text.count(shot.name) == 1, "drawn again, once"
         assert text.index(shot.name) < text.index(drawn.name) < text.index("Again.")
     finally:
@@ -172,7 +160,7 @@ async def test_an_agent_that_takes_no_images_is_sent_nothing_and_the_user_is_tol
     said = await editor.shown("does not take images")
     assert said.startswith("goose: goose.send: goose does not take images")
     note = "> **Note:** Not sent: goose does not take images"
-    text = await _transcript(editor, note, transcript)
+    text = await editor.transcript_text(note, path=transcript)
     assert text.rstrip("\n").endswith(draft), "the draft stays"
     assert editor.received("session/prompt") == []
 
@@ -244,7 +232,7 @@ async def test_an_image_pasted_in_a_plugin_goes_as_its_bytes_checked_as_a_file_s
     (sent,) = _images(editor, "user_message_chunk")
     assert "source" not in sent, "no file it came from, and not the data again"
     kept = _kept(sent, SHOT)
-    text = await _transcript(editor, "A red dot.")
+    text = await editor.transcript_text("A red dot.")
     assert f"![PNG image, {len(SHOT)} bytes](../outputs/{sid}/{kept.name})" in text
     assert "base64" not in text
     assert _largest_payload(editor) < 1000, "the journal holds the link, not the bytes"
@@ -288,7 +276,7 @@ async def test_a_hostile_agent_s_images_are_judged_by_their_bytes_and_capped(
     kept = list((editor.tmp / "data" / "outputs" / sid).iterdir())
     assert [p.suffix for p in kept] == [".jpg"], "only the real image is on disk"
     assert _largest_payload(editor) < 1000, "the journal holds nothing of the images"
-    text = await _transcript(editor, "still here")
+    text = await editor.transcript_text("still here")
     assert "> ⚠ Image not shown: its bytes are not a PNG, JPEG, GIF or WebP image" in text
     assert "> ⚠ Image not shown: it is over 100,000 bytes (images.maxBytes)." in text
     assert f"![JPEG image, {len(JPEG)} bytes](../outputs/{sid}/{kept[0].name})" in text

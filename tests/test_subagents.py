@@ -8,7 +8,6 @@ id); the real agent's subagents are in test_claude_agent_subagents.py.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from goose_ls.scripted.script import received
@@ -44,18 +43,6 @@ def ended(child: str) -> dict[str, Any]:
 
 
 ASK = {"toolCallId": "rm1", "title": "rm -rf build", "kind": "execute"}
-
-
-async def _transcript(editor: Editor, session_id: str, has: str = "") -> str:
-    """The chat's transcript file, once it holds ``has``."""
-    status = await editor.goose.request("goose/status", {})
-    (summary,) = [s for s in status["sessions"] if s["sessionId"] == session_id]
-    path = Path(summary["transcript"].removeprefix("file://"))
-    text: str = await editor.goose.wait_for(
-        lambda: t if path.exists() and has in (t := path.read_text(encoding="utf-8")) else None,
-        what=f"{has!r} in the transcript",
-    )
-    return text
 
 
 def _permission_answers(editor: Editor) -> list[str]:
@@ -100,7 +87,7 @@ async def test_what_names_an_unannounced_child_is_never_shown_nor_asked(editor: 
     assert not _said(editor, "GHOST BEFORE") and not _said(editor, "STRAY"), "never shown"
     (after,) = _said(editor, "GHOST AFTER")
     assert after["update"]["subagentId"] == "ghost", "once announced, shown as its own"
-    transcript = await _transcript(editor, session_id)
+    transcript = await editor.transcript_text(session_id=session_id)
     assert "GHOST AFTER" in transcript and "GHOST BEFORE" not in transcript
     assert "STRAY" not in transcript
 
@@ -138,7 +125,7 @@ async def test_a_child_stays_with_the_session_that_announced_it(editor: Editor) 
     assert [(u["subagentId"], u["title"]) for u in announced] == [("theirs", "Other's child")]
     (words,) = _said(editor, "THEIR WORDS")
     assert words["sessionId"] == other, "shown in the chat that announced it, not here"
-    transcript = await _transcript(editor, this)
+    transcript = await editor.transcript_text(session_id=this)
     assert "Subagent" not in transcript and "THEIR" not in transcript
     assert "this chat's own words" in transcript
 
@@ -165,7 +152,7 @@ async def test_a_subagent_s_title_and_words_cannot_pass_for_goose_ls_s_own(
     )
     session_id = await editor.new_session()
     await editor.goose.turn_end(await editor.prompt(session_id))
-    lines = (await _transcript(editor, session_id)).split("\n")
+    lines = (await editor.transcript_text(session_id=session_id)).split("\n")
 
     (heading,) = [line for line in lines if line.startswith("### 🤖")]
     assert heading.startswith("### 🤖 Subagent (✓ done): Explore\\n"), "one line, inert"
@@ -208,7 +195,7 @@ async def test_a_subagent_s_card_is_drawn_in_its_section_and_its_grant_is_the_ch
     (update,) = [u for u in editor.goose.updates if u["update"] is card]
     assert update["sessionId"] == session_id and card["subagentId"] == "c1"
     waiting = "### 🤖 Subagent (✋ waiting for you): Clean up"
-    transcript = await _transcript(editor, session_id, has="Permission needed")
+    transcript = await editor.transcript_text("Permission needed", session_id=session_id)
     section = transcript[transcript.index(waiting) :]
     assert (
         "**🔧 rm -rf build**" in section and "> **🔐 Permission needed:** rm -rf build" in section
@@ -223,7 +210,7 @@ async def test_a_subagent_s_card_is_drawn_in_its_section_and_its_grant_is_the_ch
     assert end["stopReason"] == "end_turn"
     assert _permission_answers(editor) == ["allow_once", "allow_once"], "the second unasked"
     assert len(editor.goose.of_kind("permission_request")) == 1
-    transcript = await _transcript(editor, session_id, has="Allowed without asking")
+    transcript = await editor.transcript_text("Allowed without asking", session_id=session_id)
     assert "### 🤖 Subagent (✓ done): Clean up" in transcript
     assert "Allowed without asking (allowed for this session)" in transcript
 
@@ -237,7 +224,7 @@ async def test_a_turn_s_end_ends_the_blocks_of_its_subagents_still_at_work(
 
     *_, last = editor.goose.of_kind("subagent_update")
     assert last["state"] == "idle" and "stopReason" not in last, "ended with the turn"
-    transcript = await _transcript(editor, session_id, has="■ ended")
+    transcript = await editor.transcript_text("■ ended", session_id=session_id)
     assert "## goose\n\n### 🤖 Subagent (■ ended): Slow\n\nworking\n" in transcript
 
 
@@ -268,7 +255,7 @@ async def test_a_subagent_at_work_between_its_parent_s_words_keeps_one_live_head
     )
     session_id = await editor.new_session()
     await editor.goose.turn_end(await editor.prompt(session_id, "go"))
-    text = await _transcript(editor, session_id, "All done.")
+    text = await editor.transcript_text("All done.", session_id=session_id)
     first, _, rest = text.partition("Main: waiting for the subagent.")
     assert "### 🤖 Subagent (continued below): Make a notes file" in first, text
     assert "waiting for you" not in first and "running" not in first, "no stale state"

@@ -132,6 +132,26 @@ class Editor:
             )
         )
 
+    async def transcript_path(self, session_id: str | None = None) -> Path:
+        """The transcript file of the chat ``session_id`` (else of the one chat open)."""
+        sessions = (await self.goose.request("goose/status", {}))["sessions"]
+        (summary,) = [s for s in sessions if session_id in (None, s["sessionId"])]
+        return Path(summary["transcript"].removeprefix("file://"))
+
+    async def transcript_text(
+        self, has: str = "", session_id: str | None = None, path: Path | None = None
+    ) -> str:
+        """The text of a chat's transcript file (``path``, else the one of ``session_id``
+        or of the one chat open) once it holds ``has``."""
+        where = path or await self.transcript_path(session_id)
+        text: str = await self.goose.wait_for(
+            lambda: (
+                t if where.exists() and has in (t := where.read_text(encoding="utf-8")) else None
+            ),
+            what=f"{has!r} in the transcript",
+        )
+        return text
+
     async def new_chat_from_here(self, uri: str, line: int) -> str:
         """Run **Goose: New chat from here** (offered where the agent cannot fork, and
         Fork chat here is not) on ``line`` of the transcript at ``uri``: the URI of the
