@@ -12,6 +12,7 @@ block (a reply); on one line (a title, a label, a log record) they are escaped t
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -79,6 +80,7 @@ USER_LABELS = ("you", "me")
 ``Me:``): a name that begins with one would head the agent's words as the user's."""
 
 
+@functools.lru_cache(maxsize=64)  # asked for as chunks stream; a chat's agent rarely changes
 def agent_name(name: str | None, unnamed: str = "agent") -> str:
     """The name the agent gave itself (``agentInfo.title``, else its name), inert, on one
     line and short: the agent chose it. ``unnamed`` when it gave none; one that reads as

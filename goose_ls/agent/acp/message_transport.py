@@ -55,7 +55,10 @@ class AgentTransport:
         self._on_event = on_event
         self._amend = amend
         self._write_lock = asyncio.Lock()
-        self.ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._loop = asyncio.get_running_loop()
+        """Kept: asking for it costs a system call (Python checks its process id), once a
+        chunk."""
+        self.ended: asyncio.Future[str] = self._loop.create_future()
         """Set, with the reason, when nothing more can be read from the agent."""
         self._in_a_row = 0
         self.serving = Serving()
@@ -108,7 +111,7 @@ class AgentTransport:
                     SERVING.set(message.get("id") if "method" in message else None)
                     return message
                 # After the tasks the SDK started for the messages before it: in order.
-                asyncio.get_running_loop().call_soon(on_event, *past)
+                self._loop.call_soon(on_event, *past)
         except Exception as exc:
             self._end(f"sent output that could not be read ({type(exc).__name__}: {exc})")
             raise

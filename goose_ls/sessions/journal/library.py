@@ -120,6 +120,7 @@ class SessionLibrary:
         this loop turn."""
         self._batch_since = 0.0
         """When the oldest waiting event came (the event loop's clock)."""
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._failing = False
         """The last write failed (a full disk): the next try waits for the batch's timer
         rather than being made before every write to the editor."""
@@ -233,10 +234,21 @@ class SessionLibrary:
         self._pending_chars += len(text)
         self._write_soon()
 
-    def _write_soon(self) -> None:
+    def _running_loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop this runs on, None when none runs (goose-ls stopping). Kept
+        while it runs: asking Python for it costs a system call, and this is asked once a
+        chunk."""
+        if self._loop is not None and self._loop.is_running():
+            return self._loop
         try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no loop (goose-ls stopping): now
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+        return self._loop
+
+    def _write_soon(self) -> None:
+        loop = self._running_loop()
+        if loop is None:  # goose-ls stopping: now
             self.write_events()
             return
         if self._batch is None:
@@ -263,9 +275,7 @@ class SessionLibrary:
         after a kill. True when the writer thread took ``send`` too (it calls it once the
         events are written); False when the caller sends now (the events, if any, are
         written already, or could not be)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # goose-ls stopping: everything now, in order
+        if self._running_loop() is None:  # goose-ls stopping: everything now, in order
             self.write_events()
             return False
         if not self._pending or self._failing:
