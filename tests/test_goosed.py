@@ -1,0 +1,300 @@
+"""Goose Desktop's goosed (``agent.goosed``): a turn streamed in both of goosed's styles,
+its tool confirmations answered from the editor, cancel, sessions listed and opened, and
+errors that say what is wrong.
+
+The goosed is the fake in ``support.fake_goosed``, served from the test's own event loop;
+goose-ls is the real server, spoken to over LSP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from pygls.exceptions import JsonRpcException
+
+from support.fake_goosed import FakeGoosed
+from support.harness import SERVER_COMMAND, Editor, server_env, start_editor, stop_editor
+
+SECRET = "goosed-secret-4f1c9a"
+STYLES = ["reply", "sessions"]
+"""goosed 1.16-1.27 (``POST /reply``) and 1.28+ (``/sessions/{id}/events``)."""
+
+Started = Callable[..., Awaitable[tuple[Editor, FakeGoosed]]]
+
+
+@pytest_asyncio.fixture
+async def goosed(tmp_path: Path) -> AsyncIterator[Started]:
+    """A fake goosed and a goose-ls whose ``agent.goosed`` is it (the secret in
+    ``GOOSE_LS_AGENT_TOKEN``); both stopped after."""
+    running: list[tuple[Editor, FakeGoosed]] = []
+
+    async def start(
+        turns: list[list[dict[str, Any]]] | None = None,
+        secret: str | None = SECRET,
+        url: str | None = None,
+        settings: dict[str, Any] | None = None,
+        **fake: Any,
+    ) -> tuple[Editor, FakeGoosed]:
+        server = FakeGoosed(SECRET, turns=turns, **fake)
+        await server.start()
+        env = {"GOOSE_LS_AGENT_TOKEN": secret} if secret is not None else {}
+        editor = await start_editor(tmp_path, SERVER_COMMAND, **env)
+        running.append((editor, server))
+        agent = {"goosed": url or server.url, **(settings or {})}
+        await editor.start(settings={"agent": agent})
+        return editor, server
+
+    yield start
+    for editor, server in running:
+        await stop_editor(editor)
+        await server.stop()
+
+
+async def refused(editor: Editor) -> tuple[str, dict[str, Any]]:
+    with pytest.raises(JsonRpcException) as raised:
+        await editor.new_session()
+    assert raised.value.code == -32001
+    assert isinstance(raised.value.data, dict)
+    return str(raised.value), raised.value.data
+
+
+@pytest.mark.parametrize("style", STYLES)
+async def test_a_turn_streams_from_goosed(goosed: Started, style: str) -> None:
+    steps = [
+        {"thinking": "the user wants a greeting"},
+        {"text": "Hello from Desktop", "pieces": ["Hel", "lo from ", "Desktop"]},
+        {
+            "tool": {
+                "id": "call_1",
+                "name": "developer__shell",
+                "arguments": {"command": "ls"},
+                "result": "README.md",
+            }
+        },
+        {"text": ", done."},
+    ]
+    editor, server = await goosed([steps], style=style)
+    status = await editor.goose.agent_state("running")
+    assert status["url"] == server.url
+    session_id = await editor.new_session()
+    assert session_id.startswith("20261127_")
+    end = await editor.goose.turn_end(await editor.prompt(session_id, "say hello"))
+    assert end["stopReason"] == "end_turn", end
+    assert end["usage"] == {"inputTokens": 120, "outputTokens": 30, "totalTokens": 150}
+    assert editor.goose.text(end["messageId"]) == "Hello from Desktop, done."
+    thought = editor.goose.text(end["messageId"], "agent_thought_chunk")
+    assert thought == "the user wants a greeting"
+    calls = [u for u in editor.goose.of_kind("tool_call", session_id)]
+    assert calls[0]["toolCallId"] == "call_1" and calls[0]["kind"] == "execute"
+    assert calls[0]["rawInput"] == {"command": "ls"}
+    done = editor.goose.of_kind("tool_call_update", session_id)
+    assert done[-1]["status"] == "completed"
+    transcript = await editor.transcript_text(", done.", session_id)
+    assert "say hello" in transcript and "Hello from Desktop" in transcript
+    (start,) = server.received("/agent/start")
+    assert start["body"] == {"working_dir": str(editor.workspace)}
+    assert all(r["headers"].get("x-secret-key") == SECRET for r in server.requests
+               if r["path"] != "/status")  # fmt: skip
+    if style == "sessions":
+        (reply,) = server.received(f"/sessions/{session_id}/reply")
+        assert reply["body"]["user_message"]["content"] == [{"type": "text", "text": "say hello"}]
+        assert server.received("/reply") == [r for r in server.received("/reply")
+                                             if r["method"] == "GET"]  # fmt: skip
+    else:
+        (reply,) = [r for r in server.received("/reply") if r["method"] == "POST"]
+        assert reply["body"]["session_id"] == session_id
+
+
+async def test_a_goosed_error_fails_the_turn_with_its_words(goosed: Started) -> None:
+    editor, _ = await goosed([[{"text": "working"}, {"error": "provider quota exceeded"}]])
+    session_id = await editor.new_session()
+    end = await editor.goose.turn_end(await editor.prompt(session_id))
+    assert "provider quota exceeded" in end["error"], end
+
+
+CONFIRM = {"confirm": {"id": "call_9", "name": "developer__shell",
+                       "arguments": {"command": "rm -rf build"}}}  # fmt: skip
+
+
+@pytest.mark.parametrize(("option", "action"), [("allow_once", "allow_once"),
+                                                ("reject_once", "deny_once")])  # fmt: skip
+async def test_a_tool_confirmation_is_answered_from_the_editor(
+    goosed: Started, option: str, action: str
+) -> None:
+    editor, server = await goosed([[CONFIRM, {"text": " after"}]])
+    session_id = await editor.new_session()
+    message_id = await editor.prompt(session_id, "clean up")
+    (asked,) = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
+    assert asked["toolCall"]["rawInput"] == {"command": "rm -rf build"}
+    assert asked["toolCall"]["kind"] == "execute"
+    assert [o["optionId"] for o in asked["options"]][:4] == [
+        "allow_always", "allow_once", "reject_once", "reject_always"
+    ]  # fmt: skip
+    assert server.answers == [], "goosed waits for the answer"
+    await editor.goose.request(
+        "goose/permission", {"requestId": asked["requestId"], "optionId": option}
+    )
+    end = await editor.goose.turn_end(message_id)
+    assert end["stopReason"] == "end_turn"
+    assert server.answers == [
+        {"id": "call_9", "action": action, "sessionId": session_id, "principalType": "Tool"}
+    ]
+    done = editor.goose.of_kind("tool_call_update", session_id)
+    shown = done[-1]["content"][0]["content"]["text"]
+    assert shown == ("ran" if action == "allow_once" else "refused: deny_once")
+
+
+@pytest.mark.parametrize("style", STYLES)
+async def test_cancel_denies_a_waiting_confirmation_and_ends_the_turn_cancelled(
+    goosed: Started, style: str
+) -> None:
+    editor, server = await goosed([[CONFIRM]], style=style)
+    session_id = await editor.new_session()
+    message_id = await editor.prompt(session_id)
+    await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
+    await editor.goose.request("goose/cancel", {"sessionId": session_id})
+    end = await editor.goose.turn_end(message_id)
+    assert end["stopReason"] == "cancelled"
+    answers = await editor.goose.wait_for(lambda: server.answers, what="goosed's answer")
+    assert [a["action"] for a in answers] == ["deny_once"]
+
+
+@pytest.mark.parametrize("style", STYLES)
+async def test_cancel_stops_goosed_s_turn(goosed: Started, style: str) -> None:
+    editor, server = await goosed([[{"text": "working"}, {"hang": True}]], style=style)
+    session_id = await editor.new_session()
+    message_id = await editor.prompt(session_id)
+    await editor.goose.wait_for(lambda: editor.goose.text(message_id) == "working")
+    await editor.goose.request("goose/cancel", {"sessionId": session_id})
+    end = await editor.goose.turn_end(message_id)
+    assert end["stopReason"] == "cancelled"
+    await editor.goose.wait_for(lambda: server.cancels[session_id].is_set(), what="the cancel")
+    if style == "sessions":
+        (cancel,) = server.received(f"/sessions/{session_id}/cancel")
+        (reply,) = server.received(f"/sessions/{session_id}/reply")
+        assert cancel["body"] == {"request_id": reply["body"]["request_id"]}
+
+
+async def test_desktop_sessions_are_listed_and_open_with_their_history(
+    goosed: Started, tmp_path: Path
+) -> None:
+    editor, server = await goosed([[{"text": "second answer"}]], settings={})
+    history = [
+        {"role": "user", "created": 1, "content": [{"type": "text", "text": "first question"}],
+         "metadata": {"userVisible": True, "agentVisible": True}},
+        {"role": "assistant", "created": 2, "content": [{"type": "text", "text": "first answer"}],
+         "metadata": {"userVisible": True, "agentVisible": True}},
+    ]  # fmt: skip
+    desktop = server.add_session("Desktop chat", str(editor.workspace), history)
+    server.add_session("Elsewhere", "/somewhere/else", [])
+    listed = await editor.goose.request("goose/listSessions", {})
+    entries = {e["sessionId"]: e for e in listed["sessions"]}
+    assert set(entries) == {desktop}, "only the workspace's"
+    assert entries[desktop]["title"] == "Desktop chat"
+    assert entries[desktop]["source"] == "agent" and entries[desktop]["desktop"] is True
+    await editor.goose.request("goose/loadSession", {"sessionId": desktop})
+    transcript = await editor.transcript_text("first answer", desktop)
+    assert "first question" in transcript
+    end = await editor.goose.turn_end(await editor.prompt(desktop, "and now?"))
+    assert editor.goose.text(end["messageId"]) == "second answer"
+    # Closed and opened again: goosed replays the whole chat, the journal keeps it once.
+    path = await editor.transcript_path(desktop)
+    await editor.transcript_text("second answer", path=path)
+    await editor.goose.request("goose/closeSession", {"sessionId": desktop})
+    await editor.goose.request("goose/loadSession", {"sessionId": desktop})
+    assert len(server.received("/agent/resume")) == 2
+    text = await editor.transcript_text("second answer", path=path)
+    assert text.count("first answer") == 1 and text.count("second answer") == 1, text
+
+
+async def test_a_wrong_secret_is_an_authentication_error(goosed: Started) -> None:
+    editor, server = await goosed(secret="not-the-secret")
+    error, data = await refused(editor)
+    assert "authentication failed" in error and server.url in error
+    assert data["reason"] == "unauthorized"
+    assert "GOOSE_LS_AGENT_TOKEN" in data["fix"]
+    assert server.received("/agent/start") == [], "nothing was started"
+
+
+async def test_no_secret_says_one_is_wanted(goosed: Started) -> None:
+    editor, _ = await goosed(secret=None)
+    error, data = await refused(editor)
+    assert "wants a secret and none is set" in error and data["reason"] == "unauthorized"
+
+
+async def test_nothing_at_the_url_is_unreachable(goosed: Started) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    editor, _ = await goosed(url=f"http://127.0.0.1:{port}")
+    error, data = await refused(editor)
+    assert data["reason"] == "unreachable" and f"127.0.0.1:{port}" in error
+    assert "Goose Desktop" in data["fix"]
+
+
+async def _doctor(tmp_path: Path, *args: str, **env: str) -> tuple[int, str]:
+    """``goose-ls doctor`` run as a user runs it (in the background: the fake goosed
+    answers from this event loop meanwhile)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "goose_ls", "doctor", *args,
+        env=server_env(tmp_path, **env), cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    out, _ = await process.communicate()
+    assert process.returncode is not None
+    return process.returncode, out.decode()
+
+
+@pytest.mark.parametrize("style", STYLES)
+async def test_doctor_checks_a_goosed_url(tmp_path: Path, style: str) -> None:
+    server = FakeGoosed(SECRET, style=style)
+    url = await server.start()
+    try:
+        code, out = await _doctor(tmp_path, "--goosed", url, GOOSE_LS_AGENT_TOKEN=SECRET)
+        assert code == 0, out
+        assert "secret accepted" in out and "All checks passed." in out
+        if style == "sessions":
+            assert "goosed 1.34.0 (turns stream by sessions/{id}/events)" in out
+        else:
+            assert "goosed (version not said) (turns stream by POST /reply)" in out
+        assert out.count("asks no questions (elicitation)") == 1, "said once"
+        code, out = await _doctor(tmp_path, "--goosed", url, GOOSE_LS_AGENT_TOKEN="wrong")
+        assert code == 1 and "authentication failed" in out, out
+    finally:
+        await server.stop()
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds goosed in /proc")
+async def test_doctor_finds_the_users_running_goosed(tmp_path: Path) -> None:
+    """A process named ``goosed agent`` of this user, with its port and secret in its
+    environment, as Goose Desktop starts it: found, its secret kept in a file of the
+    user's alone, and checked."""
+    server = FakeGoosed(SECRET)
+    await server.start()
+    (tmp_path / "agent").write_text("import time\ntime.sleep(120)\n")
+    desktop = await asyncio.create_subprocess_exec(
+        "bash", "-c", f"exec -a goosed {sys.executable} agent", cwd=tmp_path,
+        env={**os.environ, "GOOSE_PORT": str(server.port), "GOOSE_SERVER__SECRET_KEY": SECRET,
+             "GOOSE_TLS": "false"},
+    )  # fmt: skip
+    try:
+        code, out = await _doctor(tmp_path, "--find-goosed")
+        assert code == 0, out
+        assert f"goosed pid {desktop.pid} at {server.url}" in out
+        token = tmp_path / "xdg-config" / "goose-ls" / "goosed-token"
+        assert token.read_text().strip() == SECRET and token.stat().st_mode & 0o077 == 0
+        assert SECRET not in out, "the secret is never printed"
+        assert '"goosed": "' + server.url in out and "secret accepted" in out
+    finally:
+        desktop.kill()
+        await desktop.wait()
+        await server.stop()
