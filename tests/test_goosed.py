@@ -110,6 +110,10 @@ async def test_a_turn_streams_from_goosed(goosed: Started, style: str) -> None:
     else:
         (reply,) = [r for r in server.received("/reply") if r["method"] == "POST"]
         assert reply["body"]["session_id"] == session_id
+        said = {"type": "text", "text": "say hello"}
+        assert reply["body"]["user_message"]["content"] == [said]
+        # goosed 1.16 reads the conversation so far, this message last
+        assert reply["body"]["messages"][-1]["content"] == [said]
 
 
 async def test_a_goosed_error_fails_the_turn_with_its_words(goosed: Started) -> None:
@@ -204,6 +208,13 @@ async def test_desktop_sessions_are_listed_and_open_with_their_history(
     assert "first question" in transcript
     end = await editor.goose.turn_end(await editor.prompt(desktop, "and now?"))
     assert editor.goose.text(end["messageId"]) == "second answer"
+    # Renamed in the editor: Desktop's list shows the new title too.
+    await editor.goose.request(
+        "goose/renameSession", {"sessionId": desktop, "title": "Renamed in the editor"}
+    )
+    await editor.goose.wait_for(
+        lambda: server.sessions[desktop]["name"] == "Renamed in the editor", what="the rename"
+    )
     # Closed and opened again: goosed replays the whole chat, the journal keeps it once.
     path = await editor.transcript_path(desktop)
     await editor.transcript_text("second answer", path=path)

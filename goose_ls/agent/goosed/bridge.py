@@ -42,6 +42,7 @@ from goose_ls.agent.goosed.server import (
     events,
     session_path,
 )
+from goose_ls.agent.interface import RENAME
 from goose_ls.errors import AgentError
 
 log = logging.getLogger(__name__)
@@ -101,6 +102,7 @@ class GoosedBridge:
             "session/list": self._list,
             "session/close": self._close_session,
             "session/prompt": self._prompt,
+            "_goose-ls/rename": self._rename,
         }
 
     # --- Frames ------------------------------------------------------------------
@@ -222,7 +224,7 @@ class GoosedBridge:
                 "sessionCapabilities": {"list": {}, "close": {}},
             },
             "authMethods": [],
-            "_meta": {"goose-ls/bridge": __version__},
+            "_meta": {"goose-ls/bridge": __version__, RENAME: True},
         }
 
     async def _new(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -281,6 +283,16 @@ class GoosedBridge:
             found.append(info)
         return {"sessions": found}
 
+    async def _rename(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A chat renamed in goose-ls is renamed in Desktop's list too (200 characters at most)."""
+        session_id, title = params.get("sessionId"), params.get("title")
+        if not isinstance(session_id, str) or not isinstance(title, str):
+            raise RpcError(-32602, "a rename needs a sessionId and a title")
+        await self._goosed.call(
+            "PUT", session_path(session_id, "/name"), {"name": title[:200]}, "the new title"
+        )
+        return {}
+
     async def _close_session(self, params: dict[str, Any]) -> dict[str, Any]:
         return {}
 
@@ -319,7 +331,12 @@ class GoosedBridge:
                 return await self._follow(session_id, turn, stream)
             finally:
                 await stream.aclose()
-        body = {"session_id": session_id, "user_message": message}
+        # goosed 1.16 read the whole conversation (``messages``), later ones only the new
+        # message (``user_message``): both go, as each ignores the other's field.
+        before = await goosed.call("GET", session_path(session_id), what="the conversation")
+        history = before.get("conversation") if isinstance(before, dict) else None
+        messages = [*(history if isinstance(history, list) else []), message]
+        body = {"session_id": session_id, "user_message": message, "messages": messages}
         stream = await goosed.stream("POST", "/reply", body)
         try:
             return await self._follow(session_id, turn, stream)
