@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -52,6 +53,7 @@ class FakeGoosed:
         self.answers: list[dict[str, Any]] = []
         self._server: asyncio.Server | None = None
         self._running: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
         self._seq = 0
         self._count = 0
         self.url = ""
@@ -63,6 +65,10 @@ class FakeGoosed:
         return self.url
 
     async def stop(self) -> None:
+        for task in list(self._running):
+            task.cancel()
+        for writer in list(self._writers):
+            writer.close()
         if self._server is not None:
             self._server.close()
             with contextlib.suppress(Exception):
@@ -92,6 +98,7 @@ class FakeGoosed:
 
     # --- HTTP ---------------------------------------------------------------------
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
         try:
             head = await reader.readuntil(b"\r\n\r\n")
             lines = head.decode("latin-1").split("\r\n")
@@ -109,6 +116,7 @@ class FakeGoosed:
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
+            self._writers.discard(writer)
             with contextlib.suppress(Exception):
                 writer.close()
 
@@ -361,3 +369,31 @@ class FakeGoosed:
         result = {"content": [{"type": "text", "text": text}], "isError": False}
         return {"type": "toolResponse", "id": call_id,
                 "toolResult": {"status": "success", "value": result}}  # fmt: skip
+
+
+class GoosedThread:
+    """A :class:`FakeGoosed` served from an event loop of its own, in a thread: for tests
+    that drive a real editor and wait by polling (their own thread blocks)."""
+
+    def __init__(self, fake: FakeGoosed) -> None:
+        self.fake = fake
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+
+    def __enter__(self) -> FakeGoosed:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self.fake.start(), self._loop).result(10)
+        return self.fake
+
+    def __exit__(self, *_: object) -> None:
+        asyncio.run_coroutine_threadsafe(self._end(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+
+    async def _end(self) -> None:
+        await self.fake.stop()
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
