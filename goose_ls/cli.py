@@ -57,8 +57,12 @@ def parser() -> argparse.ArgumentParser:
     )
     doctor.add_argument(
         "--find-goosed",
-        action="store_true",
-        help="find your running Goose Desktop's goosed, keep its secret, and check it",
+        nargs="?",
+        const=0,
+        type=int,
+        metavar="PID",
+        help="find your running Goose Desktop's goosed (the newest, or the one with this "
+        "process id), keep its secret, and check it",
     )
     demo = sub.add_parser(
         "demo", parents=[common], help="run one chat turn through goose-ls as an editor would"

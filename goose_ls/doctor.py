@@ -95,14 +95,14 @@ GOOSED_CANNOT = (
 
 
 async def _check(
-    raw_settings: Any, url: str | None, goosed: str | None = None, find: bool = False
+    raw_settings: Any, url: str | None, goosed: str | None = None, find: int | None = None
 ) -> int:
     settings, warnings = settings_model.load([("--settings", raw_settings)])
     if url is not None:
         settings.agent.url = url
     if goosed is not None:
         settings.agent.goosed = goosed
-    if find and (problem := _find_goosed(settings.agent)) is not None:
+    if find is not None and (problem := _find_goosed(settings.agent, find)) is not None:
         return _fail(*problem)
     print(f"goose-ls {__version__}")
     _line("config dir", str(config_dir()))
@@ -180,9 +180,19 @@ async def _goosed(agent: settings_model.AgentSettings) -> tuple[str, str] | None
     return None
 
 
-def _find_goosed(agent: settings_model.AgentSettings) -> tuple[str, str] | None:
-    """Point ``agent`` at the user's running goosed, its secret kept in a file of theirs."""
+def _find_goosed(agent: settings_model.AgentSettings, pid: int) -> tuple[str, str] | None:
+    """Point ``agent`` at the user's running goosed (the newest, or ``pid``; Desktop runs
+    one per window, all on the same chats), its secret kept in a file of theirs."""
     found = discover.running()
+    if len(found) > 1:
+        _line("running", ", ".join(f"goosed pid {g.pid} (port {g.port})" for g in found))
+    if pid:
+        found = [g for g in found if g.pid == pid]
+    if not found and pid:
+        return (
+            f"process {pid} is no goosed of yours with a secret",
+            "Run `goose-ls doctor --find-goosed` without a process id to list them.",
+        )
     if not found:
         return (
             "no goosed of yours is running (Goose Desktop 1.16 to 1.40 starts one; found "
@@ -190,7 +200,7 @@ def _find_goosed(agent: settings_model.AgentSettings) -> tuple[str, str] | None:
             "Start Goose Desktop, or start goosed yourself and set agent.goosed (see the "
             "configuration docs, Goose Desktop's goosed).",
         )
-    goosed = found[0]
+    goosed = found[-1]  # the newest (highest start time)
     fingerprint = discover.served_fingerprint(goosed.port) if goosed.tls is not False else None
     if goosed.tls and fingerprint is None:
         return (
@@ -258,7 +268,7 @@ def run_doctor(
     raw_settings: str | None,
     url: str | None = None,
     goosed: str | None = None,
-    find_goosed: bool = False,
+    find_goosed: int | None = None,
 ) -> int:
     data: Any = None
     if raw_settings:

@@ -9,7 +9,9 @@ goose-ls is the real server, spoken to over LSP.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
+import ssl
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -21,6 +23,7 @@ from pygls.exceptions import JsonRpcException
 
 from support.fake_goosed import FakeGoosed
 from support.harness import SERVER_COMMAND, Editor, server_env, start_editor, stop_editor
+from test_network import _self_signed
 
 SECRET = "goosed-secret-4f1c9a"
 STYLES = ["reply", "sessions"]
@@ -40,10 +43,11 @@ async def goosed(tmp_path: Path) -> AsyncIterator[Started]:
         secret: str | None = SECRET,
         url: str | None = None,
         settings: dict[str, Any] | None = None,
+        tls: ssl.SSLContext | None = None,
         **fake: Any,
     ) -> tuple[Editor, FakeGoosed]:
         server = FakeGoosed(SECRET, turns=turns, **fake)
-        await server.start()
+        await server.start(tls=tls)
         env = {"GOOSE_LS_AGENT_TOKEN": secret} if secret is not None else {}
         editor = await start_editor(tmp_path, SERVER_COMMAND, **env)
         running.append((editor, server))
@@ -285,27 +289,76 @@ async def test_doctor_checks_a_goosed_url(tmp_path: Path, style: str) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds goosed in /proc")
-async def test_doctor_finds_the_users_running_goosed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("tls", [False, True], ids=["http", "tls"])
+async def test_doctor_finds_the_users_running_goosed(tmp_path: Path, tls: bool) -> None:
     """A process named ``goosed agent`` of this user, with its port and secret in its
     environment, as Goose Desktop starts it: found, its secret kept in a file of the
-    user's alone, and checked."""
+    user's alone, its certificate (goosed's default from 1.26) pinned from goose's tls
+    folder, and checked."""
     server = FakeGoosed(SECRET)
-    await server.start()
+    more = {"GOOSE_TLS": "false"}
+    if tls:
+        context, pin, cert = _goosed_tls(tmp_path)
+        (tmp_path / "xdg-config" / "goose" / "tls").mkdir(parents=True)
+        (tmp_path / "xdg-config" / "goose" / "tls" / "cert.pem").write_bytes(cert.read_bytes())
+        await server.start(tls=context)
+        more = {}  # GOOSE_TLS unset: goosed's default
+    else:
+        await server.start()
     (tmp_path / "agent").write_text("import time\ntime.sleep(120)\n")
     desktop = await asyncio.create_subprocess_exec(
         "bash", "-c", f"exec -a goosed {sys.executable} agent", cwd=tmp_path,
         env={**os.environ, "GOOSE_PORT": str(server.port), "GOOSE_SERVER__SECRET_KEY": SECRET,
-             "GOOSE_TLS": "false"},
+             **more},
     )  # fmt: skip
     try:
-        code, out = await _doctor(tmp_path, "--find-goosed")
+        # (pytest's other workers may run one too: this one is named)
+        code, out = await _doctor(tmp_path, "--find-goosed", str(desktop.pid))
         assert code == 0, out
         assert f"goosed pid {desktop.pid} at {server.url}" in out
         token = tmp_path / "xdg-config" / "goose-ls" / "goosed-token"
         assert token.read_text().strip() == SECRET and token.stat().st_mode & 0o077 == 0
         assert SECRET not in out, "the secret is never printed"
         assert '"goosed": "' + server.url in out and "secret accepted" in out
+        if tls:
+            assert f'"tlsFingerprint": "{pin}"' in out
     finally:
         desktop.kill()
         await desktop.wait()
         await server.stop()
+
+
+def _goosed_tls(tmp_path: Path) -> tuple[ssl.SSLContext, str, Path]:
+    """goosed's TLS (1.26 on): a self-signed certificate, its fingerprint as goosed prints
+    it, and the certificate's file."""
+    cert, key = _self_signed(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    der = ssl.PEM_cert_to_DER_cert(cert.read_text())
+    return context, ":".join(f"{b:02X}" for b in hashlib.sha256(der).digest()), cert
+
+
+async def test_a_goosed_with_tls_is_reached_through_its_pinned_certificate(
+    goosed: Started, tmp_path: Path
+) -> None:
+    context, pin, _ = _goosed_tls(tmp_path)
+    editor, server = await goosed(
+        [[{"text": "over TLS"}]], tls=context, settings={"tlsFingerprint": pin}
+    )
+    assert server.url.startswith("https://")
+    session_id = await editor.new_session()
+    end = await editor.goose.turn_end(await editor.prompt(session_id))
+    assert editor.goose.text(end["messageId"]) == "over TLS"
+
+
+@pytest.mark.parametrize("pinned", [True, False], ids=["another-pin", "no-pin"])
+async def test_a_goosed_certificate_not_pinned_is_refused_before_the_secret(
+    goosed: Started, tmp_path: Path, pinned: bool
+) -> None:
+    context, _, _ = _goosed_tls(tmp_path)
+    settings = {"tlsFingerprint": "AB" * 32} if pinned else {}
+    editor, server = await goosed(tls=context, settings=settings)
+    error, data = await refused(editor)
+    assert data["reason"] == "tls", error
+    assert "not the pinned one" in error if pinned else "not trusted" in error
+    assert server.requests == [], "no request (and no secret) went to it"

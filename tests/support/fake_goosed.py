@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import ssl
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -58,10 +59,11 @@ class FakeGoosed:
         self._count = 0
         self.url = ""
 
-    async def start(self, port: int = 0) -> str:
-        self._server = await asyncio.start_server(self._connection, "127.0.0.1", port)
+    async def start(self, port: int = 0, tls: ssl.SSLContext | None = None) -> str:
+        """Serve on 127.0.0.1 (``tls``: https, as goosed does from 1.26)."""
+        self._server = await asyncio.start_server(self._connection, "127.0.0.1", port, ssl=tls)
         self.port = self._server.sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         return self.url
 
     async def stop(self) -> None:

@@ -26,6 +26,8 @@ PROC = Path("/proc")
 @attrs.frozen
 class RunningGoosed:
     pid: int
+    started: int
+    """Its start time (clock ticks after boot): the newest is the last found."""
     port: int
     secret: str
     tls: bool | None
@@ -46,6 +48,7 @@ def running(proc: Path = PROC) -> list[RunningGoosed]:
             if entry.stat().st_uid != uid:
                 continue
             argv = (entry / "cmdline").read_bytes().split(b"\0")
+            stat = (entry / "stat").read_text()
             if Path(os.fsdecode(argv[0])).name != "goosed" or b"agent" not in argv[1:2]:
                 continue
             environ = dict(
@@ -60,15 +63,17 @@ def running(proc: Path = PROC) -> list[RunningGoosed]:
         if not secret or not port.isdigit():
             continue
         tls = environ.get("GOOSE_TLS", "").strip().lower()
+        started = stat.rsplit(")", 1)[-1].split()
         found.append(
             RunningGoosed(
                 int(entry.name),
+                int(started[19]) if len(started) > 19 and started[19].isdigit() else 0,
                 int(port),
                 secret,
                 None if not tls else tls not in ("false", "0", "no", "off"),
             )
         )
-    return found
+    return sorted(found, key=lambda g: (g.started, g.pid))
 
 
 def goose_config_dir() -> Path:
