@@ -12,7 +12,7 @@ turn streamed in goosed's server-sent events, in either of its two styles:
 
 Every route but ``/status`` wants ``X-Secret-Key``. A turn follows the script given for
 it (steps: ``text``, ``thinking``, ``tool``, ``confirm`` (waits for
-``/action-required/tool-confirmation``), ``hang`` (waits for a cancel), ``error``), then
+``/action-required/tool-confirmation``), ``hang`` (waits for a cancel), ``error``, ``event`` (sent as it is)), then
 ``Finish`` with its token state. What it received is kept in ``requests``.
 """
 
@@ -317,6 +317,8 @@ class FakeGoosed:
                 for piece in step.get("pieces", [step["text"]]):
                     await message([{"type": "text", "text": piece}])
                 said.append({"type": "text", "text": step["text"]})
+            elif "event" in step:  # anything at all, as a hostile goosed sends it
+                await send(step["event"])
             elif "thinking" in step:
                 await message([{"type": "thinking", "thinking": step["thinking"], "signature": ""}])
             elif "tool" in step:
