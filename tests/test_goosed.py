@@ -82,6 +82,14 @@ async def test_a_turn_streams_from_goosed(goosed: Started, style: str) -> None:
                 "result": "README.md",
             }
         },
+        {"event": {"type": "UpdateConversation", "conversation": []}},
+        {
+            "event": {
+                "type": "Notification",
+                "request_id": "r",
+                "message": {"method": "notifications/progress", "params": {}},
+            }
+        },
         {"text": ", done."},
     ]
     editor, server = await goosed([steps], style=style)
@@ -100,6 +108,8 @@ async def test_a_turn_streams_from_goosed(goosed: Started, style: str) -> None:
     assert calls[0]["rawInput"] == {"command": "ls"}
     done = editor.goose.of_kind("tool_call_update", session_id)
     assert done[-1]["status"] == "completed"
+    (compacted,) = editor.goose.of_kind("compaction_update", session_id)
+    assert compacted["status"] == "completed"
     transcript = await editor.transcript_text(", done.", session_id)
     assert "say hello" in transcript and "Hello from Desktop" in transcript
     (start,) = server.received("/agent/start")

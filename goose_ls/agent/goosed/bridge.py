@@ -16,7 +16,9 @@ cards and popups as any other. What each becomes:
   ``Message`` events become updates, a tool confirmation becomes
   ``session/request_permission`` and its answer ``POST /action-required/tool-confirmation``
   (anything but an allow is ``deny_once``), ``Finish`` the end (its ``token_state`` the
-  turn's usage), ``Error`` a failed turn with goosed's words.
+  turn's usage), ``Error`` a failed turn with goosed's words, ``UpdateConversation``
+  (goosed compacted what the model sees) a completed compaction, ``Notification`` (a
+  tool's MCP notices) and ``Ping`` nothing.
 - ``session/cancel``: ``POST /sessions/{id}/cancel`` (1.28+), and the stream closed
   (which is 1.16-1.27's cancel); the turn ends ``cancelled``.
 """
@@ -80,6 +82,7 @@ class _Turn:
         self.cancelled = False
         self.reader: asyncio.Task[dict[str, Any]] | None = None
         self.asking: set[asyncio.Task[None]] = set()
+        self.compactions = 0
 
 
 class GoosedBridge:
@@ -381,7 +384,15 @@ class GoosedBridge:
         elif kind == "Notification":
             log.debug("goosed: a tool's notification on %s", session_id)
         elif kind == "UpdateConversation":
-            log.info("goosed replaced the conversation of %s (a compaction)", session_id)
+            # goosed replaced the conversation the model sees (a compaction): the chat's
+            # history stays in the journal, and the chat says it happened.
+            turn.compactions += 1
+            compaction = f"goosed-{turn.request_id}-{turn.compactions}"
+            self._update(
+                session_id,
+                {"sessionUpdate": "compaction_update", "compactionId": compaction,
+                 "status": "completed"},
+            )  # fmt: skip
         elif kind not in ("Ping", "ActiveRequests", "ModelChange", "MessageUsage"):
             log.info("goosed sent an event of a kind goose-ls does not know: %.40s", kind)
         return None
