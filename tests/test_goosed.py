@@ -416,3 +416,27 @@ async def test_goosed_is_an_agent_like_any_other_to_distrust(goosed: Started) ->
     end = await editor.goose.turn_end(message_id)
     assert end["stopReason"] == "end_turn"
     assert [a["id"] for a in server.answers] == ["call_5"], "the malformed one was not asked"
+
+
+@pytest.mark.parametrize("style", STYLES)
+async def test_a_goosed_gone_mid_turn_fails_it_and_is_reached_again(
+    goosed: Started, style: str
+) -> None:
+    """goosed stopped while a turn streams (Desktop quit): the turn fails saying so, the
+    agent is disconnected; goosed back on its port (an external one restarted): the
+    next prompt reaches it, the chat opened there again."""
+    editor, server = await goosed([[{"text": "working"}, {"hang": True}]], style=style)
+    session_id = await editor.new_session()
+    message_id = await editor.prompt(session_id)
+    await editor.goose.wait_for(lambda: editor.goose.text(message_id) == "working")
+    await server.stop()
+    end = await editor.goose.turn_end(message_id)
+    assert server.url in end["error"], end
+    status = await editor.goose.agent_state("error")
+    assert status["reason"] == "disconnected"
+    await server.start(port=server.port)
+    server.turns.append([{"text": "back again"}])
+    again = await editor.goose.turn_end(await editor.prompt(session_id, "again"))
+    assert again["stopReason"] == "end_turn", again
+    assert editor.goose.text(again["messageId"]) == "back again"
+    assert len(server.received("/agent/resume")) == 2, "the chat was opened there again"

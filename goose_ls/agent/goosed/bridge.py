@@ -358,9 +358,12 @@ class GoosedBridge:
                     return end
         except (httpx.HTTPError, OSError) as exc:
             raise GoosedLost(f"goosed at {self._goosed.url} dropped the turn ({exc})") from exc
-        raise AgentError(
-            f"goosed at {self._goosed.url} ended the turn's stream without finishing it"
-        )
+        ended = f"goosed at {self._goosed.url} ended the turn's stream without finishing it"
+        try:  # goosed gone (Desktop quit) is the agent's end; else only this turn failed
+            await self._goosed.call("GET", "/status")
+        except GoosedLost:
+            raise GoosedLost(f"{ended}, and no longer answers") from None
+        raise AgentError(ended)
 
     def _event(self, session_id: str, turn: _Turn, event: dict[str, Any]) -> dict[str, Any] | None:
         kind = event.get("type")
