@@ -35,7 +35,8 @@ Started = Callable[..., Awaitable[tuple[Editor, FakeGoosed]]]
 @pytest_asyncio.fixture
 async def goosed(tmp_path: Path) -> AsyncIterator[Started]:
     """A fake goosed and a goose-ls whose ``agent.goosed`` is it (the secret in
-    ``GOOSE_LS_AGENT_TOKEN``); both stopped after."""
+    ``GOOSE_LS_AGENT_TOKEN``; ``settings`` more agent settings, ``more`` other ones);
+    both stopped after."""
     running: list[tuple[Editor, FakeGoosed]] = []
 
     async def start(
@@ -44,6 +45,7 @@ async def goosed(tmp_path: Path) -> AsyncIterator[Started]:
         url: str | None = None,
         settings: dict[str, Any] | None = None,
         tls: ssl.SSLContext | None = None,
+        more: dict[str, Any] | None = None,
         **fake: Any,
     ) -> tuple[Editor, FakeGoosed]:
         server = FakeGoosed(SECRET, turns=turns, **fake)
@@ -52,7 +54,7 @@ async def goosed(tmp_path: Path) -> AsyncIterator[Started]:
         editor = await start_editor(tmp_path, SERVER_COMMAND, **env)
         running.append((editor, server))
         agent = {"goosed": url or server.url, **(settings or {})}
-        await editor.start(settings={"agent": agent})
+        await editor.start(settings={"agent": agent, **(more or {})})
         return editor, server
 
     yield start
@@ -440,3 +442,27 @@ async def test_a_goosed_gone_mid_turn_fails_it_and_is_reached_again(
     assert again["stopReason"] == "end_turn", again
     assert editor.goose.text(again["messageId"]) == "back again"
     assert len(server.received("/agent/resume")) == 2, "the chat was opened there again"
+
+
+async def test_the_users_rules_judge_goosed_s_confirmations(goosed: Started) -> None:
+    """The same policy as for any agent: a command a rule allows runs unasked, one a rule
+    denies is refused unasked, and goosed is told each."""
+    calls = [
+        {"confirm": {"id": "ok_1", "name": "developer__shell",
+                     "arguments": {"command": "cargo test"}}},
+        {"confirm": {"id": "no_1", "name": "developer__shell",
+                     "arguments": {"command": "rm -rf build"}}},
+        {"text": "done"},
+    ]  # fmt: skip
+    rules = [
+        {"action": "allow", "kind": "execute", "command": "cargo "},
+        {"action": "deny", "kind": "execute", "command": "rm "},
+    ]
+    editor, server = await goosed([calls], more={"policy": {"rules": rules}})
+    session_id = await editor.new_session()
+    end = await editor.goose.turn_end(await editor.prompt(session_id))
+    assert end["stopReason"] == "end_turn"
+    assert editor.goose.of_kind("permission_request") == [], "nothing asked"
+    assert [(a["id"], a["action"]) for a in server.answers] == [
+        ("ok_1", "allow_once"), ("no_1", "deny_once")
+    ]  # fmt: skip
