@@ -71,12 +71,17 @@ ERROR_CHARS = 2000
 
 
 class RpcError(Exception):
+    """An ACP error answer: its code and message."""
+
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
 
 
 class _Turn:
+    """A running turn: goosed's id for it, whether goose-ls cancelled it, its reader and
+    the tool confirmations it waits on."""
+
     def __init__(self) -> None:
         self.request_id = str(uuid.uuid4())
         self.cancelled = False
@@ -196,6 +201,10 @@ class GoosedBridge:
             self._end(f"at {self._goosed.url} could not be reached")
         except AgentError as exc:
             self._put({"id": request_id, "error": {"code": -32603, "message": str(exc)}})
+        except Exception as exc:  # a request is always answered, never left waiting
+            log.exception("goosed: %s failed", method)
+            message = f"goose-ls could not translate goosed's answer ({type(exc).__name__})"
+            self._put({"id": request_id, "error": {"code": -32603, "message": message}})
         else:
             self._put({"id": request_id, "result": result})
 
@@ -416,7 +425,8 @@ class GoosedBridge:
                 "session/request_permission",
                 {"sessionId": session_id, "toolCall": call, "options": OPTIONS},
             )
-            outcome = answer.get("result", {}).get("outcome") if "result" in answer else None
+            result = answer.get("result")
+            outcome = result.get("outcome") if isinstance(result, dict) else None
             if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
                 action = ACTIONS.get(str(outcome.get("optionId")), DENY)
         finally:
