@@ -124,8 +124,10 @@ class Goosed:
             return text
 
     async def status_of(self, method: str, path: str) -> int:
-        """Only the status a request is answered with (its body dropped)."""
-        return (await self._send(self._request(method, path), stream=False)).status_code
+        """Only the status a request is answered with (its body left unread)."""
+        answer = await self._send(self._request(method, path), stream=True)
+        await answer.aclose()
+        return answer.status_code
 
     async def _send(self, request: httpx.Request, stream: bool) -> httpx.Response:
         try:
@@ -239,13 +241,16 @@ async def _probe(goosed: Goosed, target: Target, had_secret: bool, timeout: floa
             f"{goosed.url} answered /status with {str(status)[:40]!r}, not goosed's ok",
             FIX_URL,
         )
-    info = await goosed.status_of("GET", "/system_info")
     version: str | None = None
-    if info == 200:
+    try:
         about = await goosed.call("GET", "/system_info")
+        info = 200
         found = about.get("app_version") if isinstance(about, dict) else None
         version = found[:40] if isinstance(found, str) else None
-    else:  # older: no /system_info; a session that does not exist says whether we may ask
+    except GoosedRefused as refused:
+        info = refused.status
+    if info == 404:
+        # older: no /system_info; a session that does not exist says whether we may ask
         info = await goosed.status_of("GET", session_path(PROBE_ID))
     if info in (401, 403):
         given = "refused the secret" if had_secret else "wants a secret and none is set"
