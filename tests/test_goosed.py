@@ -466,3 +466,26 @@ async def test_the_users_rules_judge_goosed_s_confirmations(goosed: Started) -> 
     assert [(a["id"], a["action"]) for a in server.answers] == [
         ("ok_1", "allow_once"), ("no_1", "deny_once")
     ]  # fmt: skip
+
+
+async def test_a_prompt_waits_while_desktop_runs_a_turn_in_the_chat(goosed: Started) -> None:
+    """goosed 1.28+ refuses a second turn on a chat (400); goose-ls takes that as the chat
+    busy in another window: the message waits, said so, and goes once Desktop's turn ends."""
+    editor, server = await goosed([[{"text": "after Desktop's turn"}]])
+    session_id = await editor.new_session()
+    desktop_done = asyncio.Event()
+    desktop = asyncio.ensure_future(server.desktop_turn(session_id, desktop_done))
+    await editor.goose.wait_for(lambda: session_id in server.active)
+    message_id = await editor.prompt(session_id)
+    await editor.goose.wait_for(
+        lambda: len(server.received(f"/sessions/{session_id}/reply")) >= 2, what="a retry"
+    )
+    await editor.goose.wait_for(
+        lambda: [n for n in editor.goose.of_kind("note") if "busy in another window" in n["text"]],
+        what="the note that the message waits",
+    )
+    desktop_done.set()
+    await desktop
+    end = await editor.goose.turn_end(message_id)
+    assert end["stopReason"] == "end_turn"
+    assert editor.goose.text(message_id) == "after Desktop's turn"

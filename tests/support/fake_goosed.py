@@ -52,6 +52,8 @@ class FakeGoosed:
         self.cancels: dict[str, asyncio.Event] = {}
         self.subscribers: dict[str, list[asyncio.Queue[dict[str, Any] | None]]] = {}
         self.answers: list[dict[str, Any]] = []
+        self.active: set[str] = set()
+        """Sessions whose turn runs (a second ``/sessions/{id}/reply`` is refused, 400)."""
         self._server: asyncio.Server | None = None
         self._running: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
@@ -208,6 +210,10 @@ class FakeGoosed:
         if rest == ["events"] and method == "GET":
             return await self._events_stream(session_id, writer)
         if rest == ["reply"]:
+            if session_id in self.active:
+                return await self._answer(
+                    writer, 400, text="Session already has an active request. Cancel it first."
+                )
             request_id = body["request_id"]
             queues = self.subscribers.get(session_id, [])
 
@@ -293,6 +299,21 @@ class FakeGoosed:
 
     # --- a turn ---------------------------------------------------------------------
     async def _turn(self, session_id: str, user: dict[str, Any], send: Send) -> None:
+        self.active.add(session_id)
+        try:
+            await self._steps(session_id, user, send)
+        finally:
+            self.active.discard(session_id)
+
+    async def desktop_turn(self, session_id: str, until: asyncio.Event) -> None:
+        """A turn Desktop (another client) runs on the session until ``until`` is set."""
+        self.active.add(session_id)
+        try:
+            await until.wait()
+        finally:
+            self.active.discard(session_id)
+
+    async def _steps(self, session_id: str, user: dict[str, Any], send: Send) -> None:
         session = self.sessions[session_id]
         session["conversation"].append(user)
         steps: list[Step] = self.turns.pop(0) if self.turns else [{"text": "You said something"}]

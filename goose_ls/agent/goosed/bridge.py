@@ -66,6 +66,9 @@ ACTIONS = {
 DENY = "deny_once"
 SHOWN_TYPES = ("user", "scheduled")
 """The session types goosed's own list shows (Desktop's chats)."""
+BUSY = "already has active run"
+"""What the turn's refusal says when the chat's turn runs for another client (Desktop):
+goose's own words for it over ACP, so goose-ls waits and sends the prompt again."""
 ERROR_CHARS = 2000
 """The most of goosed's error text a failed turn repeats."""
 
@@ -339,7 +342,14 @@ class GoosedBridge:
             stream = await goosed.stream("GET", session_path(session_id, "/events"))
             try:
                 body = {"request_id": turn.request_id, "user_message": message}
-                await goosed.call("POST", session_path(session_id, "/reply"), body, "the prompt")
+                try:
+                    await goosed.call(
+                        "POST", session_path(session_id, "/reply"), body, "the prompt"
+                    )
+                except GoosedRefused as exc:
+                    if exc.status == 400:  # a turn of Desktop's runs there: wait for it
+                        raise RpcError(-32602, f"session {BUSY}: {exc}") from None
+                    raise
                 return await self._follow(session_id, turn, stream)
             finally:
                 await stream.aclose()
