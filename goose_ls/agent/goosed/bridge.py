@@ -347,7 +347,8 @@ class GoosedBridge:
                         "POST", session_path(session_id, "/reply"), body, "the prompt"
                     )
                 except GoosedRefused as exc:
-                    if exc.status == 400:  # a turn of Desktop's runs there: wait for it
+                    # a turn of Desktop's runs there ("active request"): wait for it
+                    if exc.status == 400 and "active" in str(exc).lower():
                         raise RpcError(-32602, f"session {BUSY}: {exc}") from None
                     raise
                 return await self._follow(session_id, turn, stream)
