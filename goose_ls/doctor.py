@@ -89,7 +89,8 @@ GOOSED_CANNOT = (
     "goosed does its own file reads, writes and commands (goose-ls's unsaved buffers, "
     "confinement of the agent's fs/terminal requests and its sandbox do not apply; "
     "permission rules, cards and checkpoints do); it has no ACP modes or config options "
-    "(goose's mode is Desktop's setting), and asks no questions (elicitation)"
+    "(goose's mode is Desktop's setting), and its tools' questions (MCP elicitation) are not "
+    "carried: a tool that asks gets no answer from goose-ls"
 )
 """What a goosed cannot do that an ACP agent can: said once, here and in the docs."""
 

@@ -293,7 +293,7 @@ async def test_doctor_checks_a_goosed_url(tmp_path: Path, style: str) -> None:
             assert "goosed 1.34.0 (turns stream by sessions/{id}/events)" in out
         else:
             assert "goosed (version not said) (turns stream by POST /reply)" in out
-        assert out.count("asks no questions (elicitation)") == 1, "said once"
+        assert out.count("(MCP elicitation) are not carried") == 1, "said once"
         code, out = await _doctor(tmp_path, "--goosed", url, GOOSE_LS_AGENT_TOKEN="wrong")
         assert code == 1 and "authentication failed" in out, out
     finally:
