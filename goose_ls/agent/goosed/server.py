@@ -29,11 +29,10 @@ from urllib.parse import quote
 import attrs
 import httpx
 
-from goose_ls import __version__
 from goose_ls.agent.transport.network import unreached
+from goose_ls.agent.transport.streamable_http import pinned_client
 from goose_ls.agent.transport.url_check import (
     Target,
-    check_pin,
     check_url,
     fingerprint,
     read_token,
@@ -207,25 +206,8 @@ async def open_goosed(settings: AgentSettings, environ: Mapping[str, str]) -> Go
 def _client(
     target: Target, secret: str, tls: ssl.SSLContext | None, pin: bytes | None, timeout: float
 ) -> Goosed:
-    headers = {"User-Agent": f"goose-ls/{__version__}"}
-    if secret:
-        headers["X-Secret-Key"] = secret
-    url = httpx.URL(target.url)
-    if target.address is not None:  # the checked loopback address, not the name again
-        headers["Host"] = url.netloc.decode("ascii")
-        url = url.copy_with(host=target.address)
-
-    async def trace(event: str, info: dict[str, Any]) -> None:
-        if pin is not None and event == "connection.start_tls.complete":
-            check_pin(info["return_value"].get_extra_info("ssl_object"), pin, target.host)
-
-    client = httpx.AsyncClient(
-        headers=headers,
-        verify=tls if tls is not None else True,
-        follow_redirects=False,
-        trust_env=False,
-        timeout=httpx.Timeout(None, connect=timeout),
-    )
+    headers = {"X-Secret-Key": secret} if secret else {}
+    client, url, trace = pinned_client(target, headers, tls, pin, timeout)
     return Goosed(client, url, target.url, trace)
 
 
