@@ -327,3 +327,37 @@ async def test_a_damaged_journal_row_is_skipped_and_the_chat_still_loads(tmp_pat
         assert text.count("still here") == 1, "the rest of the chat, once"
     finally:
         await again.client.shutdown_session()
+
+
+async def test_a_message_written_in_a_chat_the_agent_forgot_stays_the_draft(
+    tmp_path: Path,
+) -> None:
+    """The plugin-free chat of a chat the agent cannot reload refuses the message, and
+    leaves it in the prompt section to copy (it was cleared before the refusal, and lost)."""
+    capabilities = {**GOOSE_CAPABILITIES, "loadSession": False}
+    script: dict[str, Any] = {"capabilities": capabilities, "turns": [[{"text": "Noted."}]]}
+    first = await start_editor(tmp_path)
+    await first.start(script)
+    session_id = await first.new_session()
+    await first.goose.turn_end(await first.prompt(session_id, "Remember this"))
+    await stop_editor(first)
+
+    again = await start_editor(tmp_path)
+    try:
+        await again.start(script)
+        await again.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="goose.openSession", arguments=[session_id])
+        )
+        transcript = await again.transcript_path(session_id)
+        text = await again.transcript_text("forgotten this chat", path=transcript)
+        draft = "Draft E: keep me"
+        transcript.write_text(text + draft, encoding="utf-8")
+        await again.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="goose.send", arguments=[])
+        )
+        said = await again.shown("goose.send: The agent has forgotten this chat")
+        assert "Start a new chat" in said, said
+        kept = transcript.read_text(encoding="utf-8")
+        assert kept.rstrip("\n").endswith(draft), kept
+    finally:
+        await stop_editor(again)
