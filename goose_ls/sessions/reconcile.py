@@ -88,14 +88,16 @@ class Reconciler:
         next ones, so that only what none of them holds is new."""
         matched = False
         while text:
-            found = self._match_one(kind, text)
+            found = self._match_one(kind, text, next_only=matched)
             if found is None:
                 return text if matched else None
             matched, text = True, found
         return text
 
-    def _match_one(self, kind: str, text: str) -> str | None:
-        """What of ``text`` is past the journal's next message that holds its start."""
+    def _match_one(self, kind: str, text: str, next_only: bool) -> str | None:
+        """What of ``text`` is past the journal's message that holds its start; with
+        ``next_only``, only the next message of ``kind`` may (the rest of a text that
+        spans messages: a short rest would match some later one by chance)."""
         for at in range(self._cursor, min(len(self._messages), self._cursor + LOOKAHEAD)):
             message = self._messages[at]
             if message.kind != kind:
@@ -109,6 +111,8 @@ class Reconciler:
             if text.startswith(left):  # the journal has the start of it (a cut reply?)
                 self._cursor, self._used = at + 1, 0
                 return text[len(left) :]
+            if next_only:
+                return None
         return None
 
 
