@@ -294,6 +294,7 @@ async def test_doctor_checks_a_goosed_url(tmp_path: Path, style: str) -> None:
         else:
             assert "goosed (version not said) (turns stream by POST /reply)" in out
         assert out.count("(MCP elicitation) are not carried") == 1, "said once"
+        assert "not used: goosed runs its own commands" in out, "no sandbox it does not use"
         code, out = await _doctor(tmp_path, "--goosed", url, GOOSE_LS_AGENT_TOKEN="wrong")
         assert code == 1 and "authentication failed" in out, out
     finally:
