@@ -215,6 +215,12 @@ async def _probe(goosed: Goosed, target: Target, had_secret: bool, timeout: floa
     """``/status`` (reachable), then the secret and the version, then the turn's routes."""
     try:
         status = await goosed.call("GET", "/status", what="GET /status")
+    except GoosedRefused as refused:  # something answers, but not as goosed does
+        raise AgentUnavailable(
+            "unusable",
+            f"{goosed.url} answers, but is not goosed (GET /status: HTTP {refused.status})",
+            FIX_URL,
+        ) from None
     except AgentError as exc:
         raise _unreached(goosed.url, target, exc, timeout) from None
     if status != "ok":
