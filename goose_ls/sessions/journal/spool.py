@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 NAME = re.compile(r"journal\.(\d+)-(\d*)@(.+)\.([01])\.log")
 """A log's name: ``journal.<pid>-<when the pid started>@<host>.<0 or 1>.log``."""
 
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 
 
@@ -162,7 +163,7 @@ class Spool:
             fd = self._files[number]
             try:
                 if fd is None:
-                    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+                    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NO_FOLLOW
                     fd = self._files[number] = os.open(self._paths[number], flags, PRIVATE_FILE)
                 written = os.write(fd, line)
                 if written != len(line):

@@ -420,19 +420,16 @@ class SessionStore:
             if failed is not None:
                 loop.call_soon_threadsafe(failed)
 
+        send = None if then is None else self._sent(then)
+
         def after() -> None:
             if written[0]:
                 self._spool.committed(logged)
             if committing:
                 self._committing = False
-            if then is not None:
-                try:
-                    then()
-                finally:
-                    self._sends[1] += 1
+            if send is not None:
+                send()
 
-        if then is not None:
-            self._sends[0] += 1
         return Job(write, after, not_written)
 
     def log(self, rows: list[EventRow], pieces: list[Piece | None], refs: list[BlobRef]) -> bool:
@@ -486,8 +483,20 @@ class SessionStore:
         none is."""
         if self._sends[0] == self._sends[1]:
             return False
-        self._writer.submit(self._job([], [], [], then, None))
+        self._writer.submit(Job(None, self._sent(then), lambda _: None))
         return True
+
+    def _sent(self, send: Callable[[], None]) -> Callable[[], None]:
+        """``send``, counted once the writer thread made it (see :meth:`after_writes`)."""
+        self._sends[0] += 1
+
+        def counted() -> None:
+            try:
+                send()
+            finally:
+                self._sends[1] += 1
+
+        return counted
 
     @property
     def writing(self) -> bool:
