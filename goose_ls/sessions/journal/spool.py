@@ -4,7 +4,7 @@ A SQLite commit after a pause of 10 ms costs 0.3 ms of CPU (its caches gone cold
 ``os.write`` to an append-only file costs about 15 µs, and what it wrote stays in the page
 cache through a kill -9. So the events a write to the editor carries are appended here
 first, one record per batch, and the writer thread commits what the log holds to the
-journal a few times a second, then empties the log. A process that dies leaves its log
+journal every half second (``COMMIT_SECONDS`` in :mod:`.library`), then empties the log. A process that dies leaves its log
 behind: the next goose-ls to start on the data dir folds it into the journal (the rows the
 journal lacks) and removes it.
 

@@ -13,7 +13,9 @@ chats into it. The user is told once of each.
 The one owner of the database connection: every table's reads and writes (records,
 events, which window holds a session) go through the same error handling here. Large
 batches of events are written by its writer thread (:mod:`.writer`), with a connection
-of that thread's own to the same file; everything else here waits for that thread.
+of that thread's own to the same file, and so are the batches logged before the editor
+was sent them (:mod:`.spool`); everything else here waits for that thread, and commits
+what is logged first.
 """
 
 from __future__ import annotations
