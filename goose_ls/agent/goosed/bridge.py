@@ -353,7 +353,20 @@ class GoosedBridge:
                     if exc.status == 400 and "active" in str(exc).lower():
                         raise RpcError(-32602, f"session {BUSY}: {exc}") from None
                     raise
-                return await self._follow(session_id, turn, stream)
+                try:
+                    return await self._follow(session_id, turn, stream)
+                except (RpcError, AgentError) as exc:
+                    # the turn failed here (what goosed sent was wrong): goosed's turn
+                    # stops too, as closing the stream stops it before 1.28
+                    if not isinstance(exc, GoosedLost):
+                        with contextlib.suppress(AgentError):
+                            await goosed.call(
+                                "POST",
+                                session_path(session_id, "/cancel"),
+                                {"request_id": turn.request_id},
+                                "the cancel",
+                            )
+                    raise
             finally:
                 await stream.aclose()
         # goosed 1.16 read the whole conversation (``messages``), later ones only the new
