@@ -184,7 +184,18 @@ class GoosedBridge:
     # --- ACP out -----------------------------------------------------------------
     def _put(self, message: dict[str, Any]) -> None:
         if not self._ended:
-            self._incoming.put_nowait(translate.dumps({"jsonrpc": "2.0", **message}))
+            self._incoming.put_nowait(self._redacted(translate.dumps({"jsonrpc": "2.0", **message})))
+
+    def _redacted(self, text: str) -> str:
+        """``text`` without goosed's secret: whatever goosed repeats of it (in its text, a
+        tool's output, an error) reaches neither the chat, its transcript, the journal
+        nor the editor."""
+        secret = self._goosed.secret
+        if len(secret) < 6:  # as the log's: a shorter one would blank common words
+            return text
+        for form in {secret, json.dumps(secret, ensure_ascii=False)[1:-1]}:
+            text = text.replace(form, "<redacted>")
+        return text
 
     def _update(self, session_id: str, update: dict[str, Any]) -> None:
         self._put(

@@ -88,8 +88,12 @@ class GoosedRefused(AgentError):
 class Goosed:
     """One goosed, reached with its secret (and pin)."""
 
-    def __init__(self, client: httpx.AsyncClient, base: httpx.URL, shown: str, trace: Any) -> None:
+    def __init__(
+        self, client: httpx.AsyncClient, base: httpx.URL, shown: str, trace: Any, secret: str = ""
+    ) -> None:
         self._client = client
+        self.secret = secret
+        """What goosed is sent in ``X-Secret-Key``: never repeated from what goosed says."""
         self._base = base
         self.url = shown
         self._trace = trace
@@ -251,7 +255,7 @@ def _client(
         trust_env=False,
         timeout=httpx.Timeout(None, connect=timeout),
     )
-    return Goosed(client, url, target.url, trace)
+    return Goosed(client, url, target.url, trace, secret)
 
 
 async def _probe(goosed: Goosed, target: Target, had_secret: bool, timeout: float) -> GoosedFacts:
