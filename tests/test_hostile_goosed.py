@@ -468,15 +468,16 @@ async def test_a_tool_named_like_a_read_is_not_allowed_by_a_rule_for_reads(goose
     assert [a["action"] for a in server.answers] == ["deny_once"], server.answers
 
 
+@pytest.mark.parametrize("name", ["notes__read", "read", "read: README.md", "edit"])
 async def test_only_goose_s_own_developer_tools_are_given_a_kind_by_their_name(
-    goosed: Started,
+    goosed: Started, name: str
 ) -> None:
     """An extension's tool whose name ends as the developer extension's read does
     (``notes__read``) is not taken for a read that an allow-reads rule lets run unasked:
     what it does is its MCP server's, unknown to goose-ls."""
-    steps = [{"confirm": {"id": "r2", "name": "notes__read", "arguments": {"path": "README.md"}}},
+    steps = [{"confirm": {"id": "r2", "name": name, "arguments": {"path": "README.md"}}},
              {"text": "after"}]  # fmt: skip
-    rules = [{"action": "allow", "kind": "read"}]
+    rules = [{"action": "allow", "kind": "read"}, {"action": "allow", "kind": "edit"}]
     editor, server = await goosed([steps], more={"policy": {"rules": rules}})
     (editor.workspace / "README.md").write_text("hi\n")
     session_id = await editor.new_session()

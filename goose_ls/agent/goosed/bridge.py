@@ -460,14 +460,14 @@ class GoosedBridge:
         another call than the one allowed."""
         name, arguments = translate.call_of(asked)
         streamed = calls.get(asked["id"])
-        if streamed is not None and streamed != (name or "tool", arguments):
+        if streamed is not None and streamed != (translate.title_of(name), arguments):
             log.warning("goosed asked to confirm tool call %.80s with other arguments than "
                         "it streamed: denied unasked", asked["id"])  # fmt: skip
             await self._answer_confirmation(session_id, asked["id"], DENY)
             return
         call = {
             "toolCallId": asked["id"],
-            "title": name or "tool",
+            "title": translate.title_of(name),
             "kind": translate.kind_of(name, arguments),
             "status": "pending",
             "rawInput": arguments,
