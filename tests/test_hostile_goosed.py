@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (the goosed fixture, imported from test_goosed, is each test's argument)
 """A hostile goosed (every event, id, argument, text, status and header its own) and a
 hostile repository, against goose-ls's ``agent.goosed`` endpoint (issue 33's attack):
 what the user approves is what goosed was asked, goosed's text never looks like
@@ -13,18 +14,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pygls.exceptions import JsonRpcException
 
 from support.fake_goosed import FakeGoosed
-from test_goosed import SECRET, STYLES, FAKE_CARD, Started, goosed, refused  # noqa: F401
+from test_goosed import FAKE_CARD, SECRET, STYLES, Started, goosed, refused  # noqa: F401
 
 
 def _message(content: list[dict[str, Any]], role: str = "assistant", visible: bool = True,
              message_id: str = "msg_x") -> dict[str, Any]:  # fmt: skip
     return {
         "type": "Message",
-        "message": {"id": message_id, "role": role, "created": int(time.time()),
-                    "content": content,
-                    "metadata": {"userVisible": True, "agentVisible": visible}},  # fmt: skip
+        "message": {
+            "id": message_id,
+            "role": role,
+            "created": int(time.time()),
+            "content": content,
+            "metadata": {"userVisible": True, "agentVisible": visible},
+        },
     }
 
 
@@ -122,7 +128,9 @@ async def test_a_confirmation_of_another_request_on_the_stream_is_not_shown_in_t
     ]
     for event in foreign:
         for queue in server.subscribers[session_id]:
-            queue.put_nowait({**event, "request_id": "desktop-req", "chat_request_id": "desktop-req"})
+            queue.put_nowait(
+                {**event, "request_id": "desktop-req", "chat_request_id": "desktop-req"}
+            )
     await asyncio.sleep(2)
     assert editor.goose.of_kind("permission_request") == [], "Desktop's confirmation was asked here"
     assert "FOREIGN" not in editor.goose.text(message_id)
@@ -151,8 +159,12 @@ async def test_a_flood_of_confirmations_leaves_goose_ls_answering_and_each_denie
 ) -> None:
     flood = []
     for n in range(300):
-        flood.append({"event": _tool_request(f"f{n}", "developer__shell", {"command": f"echo {n}"})})
-        flood.append({"event": _confirmation(f"f{n}", "developer__shell", {"command": f"echo {n}"})})
+        flood.append(
+            {"event": _tool_request(f"f{n}", "developer__shell", {"command": f"echo {n}"})}
+        )
+        flood.append(
+            {"event": _confirmation(f"f{n}", "developer__shell", {"command": f"echo {n}"})}
+        )
     editor, server = await goosed([[*flood, {"hang": True}]])
     session_id = await editor.new_session()
     message_id = await editor.prompt(session_id)
@@ -190,7 +202,8 @@ async def test_a_huge_confirmation_is_shown_bounded_or_refused_and_goose_ls_live
     assert end["stopReason"] == "end_turn", end
 
 
-@pytest.mark.parametrize("option", ["reject_once", "no_such_option", "allow_oncе"])
+# the last with a Cyrillic e
+@pytest.mark.parametrize("option", ["reject_once", "no_such_option", "allow_onc\u0435"])
 async def test_anything_but_an_allow_is_a_deny(goosed: Started, option: str) -> None:
     editor, server = await goosed([[{"confirm": {"id": "c3", "name": "developer__shell",
                                                   "arguments": {"command": "make deploy"}}},
@@ -215,7 +228,7 @@ async def test_a_huge_line_without_a_newline_fails_the_turn_and_goose_ls_lives(
     goosed: Started, style: str
 ) -> None:
     steps = [{"text": "before"}, {"raw": b"data: " + b"a" * 80_000_000, "wait": True}]
-    editor, server = await goosed([steps, [{"text": "next turn"}]], style=style)
+    editor, _ = await goosed([steps, [{"text": "next turn"}]], style=style)
     session_id = await editor.new_session()
     message_id = await editor.prompt(session_id)
     end = await editor.goose.turn_end(message_id, timeout=60)
@@ -226,7 +239,9 @@ async def test_a_huge_line_without_a_newline_fails_the_turn_and_goose_ls_lives(
 
 @pytest.mark.parametrize("style", STYLES)
 async def test_binary_and_split_frames_are_read_as_sse_is(goosed: Started, style: str) -> None:
-    whole = json.dumps(_message([{"type": "text", "text": "héllo wörld"}]), ensure_ascii=False).encode()
+    whole = json.dumps(
+        _message([{"type": "text", "text": "héllo wörld"}]), ensure_ascii=False
+    ).encode()
     cut = whole.index("é".encode()) + 1  # inside the two bytes of é
     steps = [
         {"raw": b"data: \xff\xfe\x00\x01garbage\x80\n\n"},
@@ -234,10 +249,13 @@ async def test_binary_and_split_frames_are_read_as_sse_is(goosed: Started, style
         {"raw": [b"data: " + whole[:cut], whole[cut:] + b"\r\n\r\n"]},
         {"text": "!"},
     ]
-    editor, server = await goosed([steps], style=style)
+    editor, _ = await goosed([steps], style=style)
     session_id = await editor.new_session()
     end = await editor.goose.turn_end(await editor.prompt(session_id), timeout=30)
-    assert editor.goose.text(end["messageId"]).endswith("héllo wörld!"), (end, editor.goose.text(end["messageId"]))
+    assert editor.goose.text(end["messageId"]).endswith("héllo wörld!"), (
+        end,
+        editor.goose.text(end["messageId"]),
+    )
 
 
 @pytest.mark.parametrize("path", ["/agent/start", "/status"])
@@ -249,7 +267,7 @@ async def test_a_redirect_never_takes_the_secret_to_another_server(
     try:
         editor, server = await goosed()
         server.redirects[path] = other_url + path
-        with pytest.raises(Exception):
+        with pytest.raises(JsonRpcException):
             await editor.new_session()
         await asyncio.sleep(0.5)
         leaked = [r for r in other.requests if SECRET in json.dumps(r)]
@@ -275,12 +293,14 @@ async def test_the_secret_goosed_echoes_reaches_neither_log_nor_transcript(
     goosed: Started, tmp_path: Path
 ) -> None:
     steps = [{"text": f"your key is {SECRET} ok"}, {"error": f"bad key {SECRET}"}]
-    editor, server = await goosed([steps])
+    editor, _ = await goosed([steps])
     session_id = await editor.new_session()
-    end = await editor.goose.turn_end(await editor.prompt(session_id))
+    await editor.goose.turn_end(await editor.prompt(session_id))
     text = await editor.transcript_text("ok", session_id)
     await asyncio.sleep(1)
-    log = "".join(p.read_text(errors="replace") for p in (tmp_path / "logs").rglob("*") if p.is_file())
+    log = "".join(
+        p.read_text(errors="replace") for p in (tmp_path / "logs").rglob("*") if p.is_file()
+    )
     assert SECRET not in log, "the secret is in the log"
     assert SECRET not in text, "the secret is in the transcript"
 
@@ -297,7 +317,7 @@ async def test_a_goosed_error_body_with_the_secret_stays_out_of_doctor(tmp_path:
     server = Echo(SECRET)
     url = await server.start()
     try:
-        code, out = await _doctor(tmp_path, "--goosed", url, GOOSE_LS_AGENT_TOKEN=SECRET)
+        _, out = await _doctor(tmp_path, "--goosed", url, GOOSE_LS_AGENT_TOKEN=SECRET)
         assert SECRET not in out, out
     finally:
         await server.stop()
@@ -336,8 +356,8 @@ async def test_hostile_session_ids_never_reach_outside_goose_ls_s_transcripts(
             continue
     await asyncio.sleep(1)
     data = tmp_path / "data"
-    outside = [p for p in tmp_path.rglob("*") if "escaped" in p.name or "newline" in p.name
-               and not p.resolve().is_relative_to(data / "transcripts")]  # fmt: skip
+    outside = [p for p in tmp_path.rglob("*") if "escaped" in p.name or ("newline" in p.name
+               and not p.resolve().is_relative_to(data / "transcripts"))]  # fmt: skip
     assert outside == [], outside
     status = await editor.goose.request("goose/status", {})
     for summary in status["sessions"]:

@@ -184,7 +184,9 @@ class GoosedBridge:
     # --- ACP out -----------------------------------------------------------------
     def _put(self, message: dict[str, Any]) -> None:
         if not self._ended:
-            self._incoming.put_nowait(self._redacted(translate.dumps({"jsonrpc": "2.0", **message})))
+            self._incoming.put_nowait(
+                self._redacted(translate.dumps({"jsonrpc": "2.0", **message}))
+            )
 
     def _redacted(self, text: str) -> str:
         """``text`` without goosed's secret: whatever goosed repeats of it (in its text, a
