@@ -18,7 +18,7 @@ import pytest
 import pytest_asyncio
 
 import goose_ls
-from support.harness import Editor, start_editor, stop_editor
+from support.harness import Editor, SharedEditor, start_editor, start_shared_editor, stop_editor
 
 pytest_plugins = ["support.search_backend"]  # the journal search backends, as a fixture
 
@@ -42,6 +42,28 @@ async def shared_editor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterat
     end = await session.goose.turn_end(await session.prompt(session_id, "still there?"))
     assert end["stopReason"] == "end_turn", "after all that, the server still works"
     await stop_editor(session)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_goose(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[SharedEditor]:
+    """The goose-ls and agent that a module's ``shared`` tests use; when the module is
+    done, it must still serve a turn."""
+    session = await start_shared_editor(tmp_path_factory.mktemp("shared-goose"))
+    yield session
+    await session.begin()
+    session_id = await session.chat({"turns": [[{"text": "ok"}]]})
+    end = await session.goose.turn_end(await session.prompt(session_id, "still there?"))
+    assert end["stopReason"] == "end_turn", "after all that, the server still works"
+    await stop_editor(session)
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def shared(shared_goose: SharedEditor) -> AsyncIterator[SharedEditor]:
+    """The module's goose-ls and agent, as this test sees them: only what came since it
+    began, of the chats it made; its chats are closed when it is done."""
+    await shared_goose.begin()
+    yield shared_goose
+    await shared_goose.end()
 
 
 SLOW_FIRST = (
