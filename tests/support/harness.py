@@ -196,8 +196,9 @@ class Editor:
 class SharedEditor(Editor):
     """One goose-ls and one scripted agent for the tests of a module that differ only in
     their script: each test's :meth:`start` hands the agent its script for the chats it
-    makes from then on (the agent's ``chatScripts``), and the test sees only what came
-    since it began (:meth:`begin`), of its own chats."""
+    makes from then on (the agent's ``chatScripts``). A test sees only its own: what
+    goose-ls sent since it began, of its own chats, and what the agent received since
+    (the record starts afresh)."""
 
     def __init__(self, client: LanguageClient, tmp_path: Path) -> None:
         super().__init__(client, tmp_path)
@@ -205,8 +206,6 @@ class SharedEditor(Editor):
         self.scripts.mkdir()
         self.taken = 0
         """Scripts handed to the agent so far."""
-        self.record_from = 0
-        """Where the current test's part of the agent's record begins."""
         self.before: set[str] = set()
         """The sessions goose-ls had when the current test began."""
 
@@ -251,28 +250,28 @@ class SharedEditor(Editor):
         for kept in (self.client.messages, self.client.log_messages, self.client.shown_documents):
             kept.clear()
         self.client.diagnostics.clear()
-        self.record_from = self.record.stat().st_size if self.record.exists() else 0
+        for record in (self.record, self.record.with_suffix(".sent.jsonl")):
+            record.write_bytes(b"")  # the agent appends to it as it did
 
     async def end(self) -> None:
-        """Close the test's chats (their running turns end cancelled) and leave the
-        workspace as it was."""
-        for session_id in await self.sessions() - self.before:
+        """Close the test's chats (their running turns end cancelled), check what the
+        agent was sent, and leave the workspace as it was."""
+        closed = await self.sessions() - self.before
+        for session_id in closed:
             await self.goose.request("goose/closeSession", {"sessionId": session_id})
+        # All goose-ls sent before it is in the record (the agent advertises close).
+        await self.goose.wait_for(
+            lambda: closed <= {m["params"]["sessionId"] for m in self.received("session/close")},
+            what="the agent to hear its chats closed",
+        )
         self.goose.ignored |= await self.sessions() | {u["sessionId"] for u in self.goose.arrived}
+        refused = schema_errors(self.record)
+        assert not refused, "goose-ls sent its agent what ACP refuses:\n" + "\n".join(refused)
         for entry in self.workspace.iterdir():
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry)
             else:
                 entry.unlink()
-
-    def agent_messages(self) -> list[dict[str, Any]]:
-        """What the scripted agent received since the test began."""
-        if not self.record.exists():
-            return []
-        with self.record.open("rb") as record:
-            record.seek(self.record_from)
-            lines = record.read().decode("utf-8").splitlines()
-        return [json.loads(line) for line in lines]
 
 
 def shared_agent(module: str) -> list[pytest.MarkDecorator]:
