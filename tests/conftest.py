@@ -87,6 +87,34 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=slowness)  # stable: the rest keep their order
 
 
+SHARING = "pytestmark = shared_agent(__name__)"
+"""How a module whose tests share a goose-ls (the ``shared`` fixture) says so."""
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Each test goes to whichever worker is free, in the order above, but the tests of
+    a module that shares a goose-ls all go to one worker, which starts it once.
+
+    (``--dist loadgroup`` would do it with ``xdist_group`` marks, but pytest 9.2's node
+    ids no longer carry the group to the scheduler: pytest-xdist issue 1386.)"""
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+
+    tests = Path(__file__).parent
+    sharing = {
+        path.relative_to(tests.parent).as_posix()
+        for path in tests.glob("test_*.py")
+        if SHARING in path.read_text(encoding="utf-8")
+    }
+
+    class SharedModulesTogether(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module in sharing else nodeid
+
+    config.option.loadscopereorder = False  # keep the slow-first order
+    return SharedModulesTogether(config, log)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Compile goose-ls's modules once, before the workers start.
 

@@ -197,8 +197,8 @@ class SharedEditor(Editor):
     """One goose-ls and one scripted agent for the tests of a module that differ only in
     their script: each test's :meth:`start` hands the agent its script for the chats it
     makes from then on (the agent's ``chatScripts``). A test sees only its own: what
-    goose-ls sent since it began, of its own chats, and what the agent received since
-    (the record starts afresh)."""
+    goose-ls sent since it began, of its own chats, and what the agent received and
+    goose-ls audited since (the record and the audit log start afresh)."""
 
     def __init__(self, client: LanguageClient, tmp_path: Path) -> None:
         super().__init__(client, tmp_path)
@@ -252,6 +252,9 @@ class SharedEditor(Editor):
         self.client.diagnostics.clear()
         for record in (self.record, self.record.with_suffix(".sent.jsonl")):
             record.write_bytes(b"")  # the agent appends to it as it did
+        audit = self.tmp / "data" / "audit.log"
+        if audit.exists():
+            audit.write_bytes(b"")  # goose-ls appends each record (O_APPEND) as it did
 
     async def end(self) -> None:
         """Close the test's chats (their running turns end cancelled), check what the
@@ -274,11 +277,13 @@ class SharedEditor(Editor):
                 entry.unlink()
 
 
-def shared_agent(module: str) -> list[pytest.MarkDecorator]:
-    """``pytestmark`` of a module whose tests use the ``shared`` fixture (one goose-ls
-    and agent for them all): they run in the module's event loop, where that server's
-    client lives, and on one xdist worker (``--dist loadgroup``), which starts it once."""
-    return [pytest.mark.asyncio(loop_scope="module"), pytest.mark.xdist_group(module)]
+def shared_agent(module: str) -> pytest.MarkDecorator:
+    """``pytestmark = shared_agent(__name__)`` in a module whose tests use the ``shared``
+    fixture (one goose-ls and agent for them all): they run in the module's event loop,
+    where that server's client lives. (The conftest sends such a module's tests to one
+    xdist worker, which starts it once.)"""
+    del module  # spelled in the module so that the conftest finds it
+    return pytest.mark.asyncio(loop_scope="module")
 
 
 CHECKOUT = Path(__file__).resolve().parents[2]
