@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from lsprotocol import types
 
 from goose_ls.scripted.options import GOOSE_CONFIG_OPTIONS
 from support.buffers import read_code_actions_correctly
-from support.harness import Editor, shared_agent
-
-pytestmark = shared_agent(__name__)
+from support.harness import Editor
 
 THINKING = {
     "id": "thinking",
@@ -69,7 +66,6 @@ async def _choose(editor: Editor, action: types.CodeAction) -> dict[str, Any]:
     return params
 
 
-@pytest.mark.asyncio(loop_scope="function")  # what the agent is sent at its start
 async def test_the_boolean_capability_is_advertised(editor: Editor) -> None:
     await editor.start({})
     await editor.new_session()
@@ -78,9 +74,9 @@ async def test_the_boolean_capability_is_advertised(editor: Editor) -> None:
     assert session["configOptions"] == {"boolean": {}}
 
 
-async def test_choices_are_grouped_by_category_in_code_action_titles(shared: Editor) -> None:
-    _, transcript = await _open_chat(shared, {"configOptions": GOOSE_CONFIG_OPTIONS})
-    titles = list(await _option_actions(shared, transcript))
+async def test_choices_are_grouped_by_category_in_code_action_titles(editor: Editor) -> None:
+    _, transcript = await _open_chat(editor, {"configOptions": GOOSE_CONFIG_OPTIONS})
+    titles = list(await _option_actions(editor, transcript))
     assert titles == [
         "Goose: Provider → goose",
         "Goose: Provider → openai",
@@ -99,35 +95,35 @@ async def test_choices_are_grouped_by_category_in_code_action_titles(shared: Edi
     )
 
 
-async def test_a_boolean_option_is_toggled_with_true_and_false(shared: Editor) -> None:
-    sid, transcript = await _open_chat(shared, {"configOptions": [THINKING]})
-    actions = await _option_actions(shared, transcript)
-    params = await _choose(shared, actions["Goose: Thinking: on"])
+async def test_a_boolean_option_is_toggled_with_true_and_false(editor: Editor) -> None:
+    sid, transcript = await _open_chat(editor, {"configOptions": [THINKING]})
+    actions = await _option_actions(editor, transcript)
+    params = await _choose(editor, actions["Goose: Thinking: on"])
     assert params == {"sessionId": sid, "configId": "thinking", "type": "boolean", "value": True}
-    await shared.goose.wait_for(
+    await editor.goose.wait_for(
         lambda: [
             u
-            for u in shared.goose.of_kind("config_option_update", sid)
+            for u in editor.goose.of_kind("config_option_update", sid)
             if u["configOptions"][0]["currentValue"] is True
         ],
         what="the option on",
     )
-    actions = await _option_actions(shared, transcript)
-    params = await _choose(shared, actions["Goose: Thinking: off"])
+    actions = await _option_actions(editor, transcript)
+    params = await _choose(editor, actions["Goose: Thinking: off"])
     assert params["value"] is False and params["type"] == "boolean"
 
 
-async def test_models_switch_through_the_model_category(shared: Editor) -> None:
-    sid, transcript = await _open_chat(shared, {"configOptions": GOOSE_CONFIG_OPTIONS})
-    actions = await _option_actions(shared, transcript)
-    params = await _choose(shared, actions["Goose: Model → gpt-5"])
+async def test_models_switch_through_the_model_category(editor: Editor) -> None:
+    sid, transcript = await _open_chat(editor, {"configOptions": GOOSE_CONFIG_OPTIONS})
+    actions = await _option_actions(editor, transcript)
+    params = await _choose(editor, actions["Goose: Model → gpt-5"])
     assert params == {"sessionId": sid, "configId": "model", "value": "gpt-5"}
-    assert not shared.received("session/set_model")
+    assert not editor.received("session/set_model")
 
 
-async def test_without_config_options_modes_are_offered_alike(shared: Editor) -> None:
-    _, transcript = await _open_chat(shared, {})
-    actions = await _option_actions(shared, transcript)
+async def test_without_config_options_modes_are_offered_alike(editor: Editor) -> None:
+    _, transcript = await _open_chat(editor, {})
+    actions = await _option_actions(editor, transcript)
     assert list(actions) == [
         "Goose: Mode → approve",
         "Goose: Mode → smart_approve",
