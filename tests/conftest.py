@@ -91,6 +91,7 @@ SHARING = "pytestmark = shared_agent(__name__)"
 """How a module whose tests share a goose-ls (the ``shared`` fixture) says so."""
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: absent with -p no:xdist
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """Each test goes to whichever worker is free, in the order above, but the tests of
     a module that shares a goose-ls all go to one worker, which starts it once.
