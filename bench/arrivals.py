@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections import defaultdict
+
+_STAMP = re.compile(r"\d{20}")
 
 
 class Arrivals:
@@ -17,12 +20,14 @@ class Arrivals:
         self.done = asyncio.Event()
 
     def add(self, session_id: str, text: str) -> None:
+        """One update's text: a chunk, or chunks read in a row and joined (each begins
+        with its 20-digit stamp)."""
         now = time.monotonic_ns()
-        if text[:20].isdigit():
-            self.by_session[session_id].append((int(text[:20]), now))
-            self.count += 1
-            if self.count >= self.expected:
-                self.done.set()
+        stamps = [int(stamp) for stamp in _STAMP.findall(text)]
+        self.by_session[session_id] += [(stamp, now) for stamp in stamps]
+        self.count += len(stamps)
+        if self.count >= self.expected:
+            self.done.set()
 
     @property
     def pairs(self) -> list[tuple[int, int]]:

@@ -51,6 +51,19 @@ def parser() -> argparse.ArgumentParser:
         "--url",
         help="check goose serve at this URL (ws://, wss://) instead: reachable, token, handshake",
     )
+    doctor.add_argument(
+        "--goosed",
+        help="check Goose Desktop's goosed at this URL (https://127.0.0.1:PORT) instead",
+    )
+    doctor.add_argument(
+        "--find-goosed",
+        nargs="?",
+        const=0,
+        type=int,
+        metavar="PID",
+        help="find your running Goose Desktop's goosed (the newest, or the one with this "
+        "process id), keep its secret, and check it",
+    )
     demo = sub.add_parser(
         "demo", parents=[common], help="run one chat turn through goose-ls as an editor would"
     )
@@ -70,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "doctor":
         from goose_ls.doctor import run_doctor
 
-        return run_doctor(args.settings, args.url)
+        return run_doctor(args.settings, args.url, args.goosed, args.find_goosed)
     if args.command == "demo":
         from goose_ls.demo import run_demo
 

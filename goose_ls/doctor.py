@@ -1,6 +1,9 @@
 """``goose-ls doctor``: is the agent there, recent enough, and does it shake hands? With
 ``--url`` (or ``agent.url``): is goose serve reachable, does it take the token? With
 ``agent.share``: which shared goose serve it attached to (starting one if none runs).
+With ``--goosed`` (or ``agent.goosed``): is Goose Desktop's goosed reachable, does it take
+the secret, which version and way of streaming, and what it cannot do; ``--find-goosed``
+finds the user's running one first (:mod:`goose_ls.agent.goosed.discover`).
 
 Prints one line per check and, on the first failure, a one-line fix; exits 1 then.
 """
@@ -14,10 +17,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from goose_ls import __version__
+from goose_ls import __version__, atomic_files
 from goose_ls import settings as settings_model
 from goose_ls.agent.acp.client import RefuseAll
 from goose_ls.agent.discovery import format_version, resolve
+from goose_ls.agent.goosed import discover
+from goose_ls.agent.goosed.server import open_goosed
 from goose_ls.agent.presets import MINIMUM_GOOSE_VERSION, PRESETS
 from goose_ls.agent.profile import AgentProfile
 from goose_ls.agent.supervisor import AgentSupervisor
@@ -80,20 +85,39 @@ def system_prompt_summary(profile: AgentProfile, agent: settings_model.AgentSett
     return taken
 
 
-async def _check(raw_settings: Any, url: str | None) -> int:
+GOOSED_CANNOT = (
+    "goosed does its own file reads, writes and commands (goose-ls's unsaved buffers, "
+    "confinement of the agent's fs/terminal requests and its sandbox do not apply; "
+    "permission rules, cards and checkpoints do); it has no ACP modes or config options "
+    "(goose's mode is Desktop's setting), and its tools' questions (MCP elicitation) are not "
+    "carried: a tool that asks gets no answer from goose-ls"
+)
+"""What a goosed cannot do that an ACP agent can: said once, here and in the docs."""
+
+
+async def _check(
+    raw_settings: Any, url: str | None, goosed: str | None = None, find: int | None = None
+) -> int:
     settings, warnings = settings_model.load([("--settings", raw_settings)])
     if url is not None:
         settings.agent.url = url
+    if goosed is not None:
+        settings.agent.goosed = goosed
+    if find is not None and (problem := _find_goosed(settings.agent, find)) is not None:
+        return _fail(*problem)
     print(f"goose-ls {__version__}")
     _line("config dir", str(config_dir()))
     _line("log dir", str(log_dir()))
     _line("data dir", str(data_dir(settings.data_dir)))
-    _line("terminals", sandbox.choose(settings.terminal.sandbox).describe())
+    if settings.agent.goosed.strip():  # goosed runs its commands itself
+        _line("terminals", "not used: goosed runs its own commands")
+    else:
+        _line("terminals", sandbox.choose(settings.terminal.sandbox).describe())
     _line("checkpoints", _checkpoints(settings.checkpoints.enabled))
     for warning in warnings:
         _line("warning", warning)
     agent = settings.agent
-    check = _server if agent.url.strip() else _binary
+    check = _goosed if agent.goosed.strip() else _server if agent.url.strip() else _binary
     problem = await check(agent)
     if problem is not None:
         return _fail(*problem)
@@ -140,6 +164,68 @@ async def _server(agent: settings_model.AgentSettings) -> tuple[str, str] | None
     return None
 
 
+async def _goosed(agent: settings_model.AgentSettings) -> tuple[str, str] | None:
+    """Goose Desktop's goosed at ``agent.goosed``: reachable, the secret taken, its version."""
+    _line("goosed url", agent.goosed)
+    try:
+        _, source = read_token(agent, os.environ)
+        _line("secret", f"from {source}" if source != "none" else "none set")
+        goosed = await open_goosed(agent, os.environ)
+    except AgentUnavailable as exc:
+        return exc.message, exc.fix or ""
+    facts = goosed.facts
+    await goosed.aclose()
+    _line("reachable", "GET /status: ok")
+    _line("auth", "secret accepted")
+    _line("version", facts.describe())
+    listed = "GET /sessions" if facts.lists_sessions else "not by goosed (1.40 on): the journal's"
+    _line("sessions", f"listed {listed}")
+    _line("cannot", GOOSED_CANNOT)
+    return None
+
+
+def _find_goosed(agent: settings_model.AgentSettings, pid: int) -> tuple[str, str] | None:
+    """Point ``agent`` at the user's running goosed (the newest, or ``pid``; Desktop runs
+    one per window, all on the same chats), its secret kept in a file of theirs."""
+    found = discover.running()
+    if len(found) > 1:
+        _line("running", ", ".join(f"goosed pid {g.pid} (port {g.port})" for g in found))
+    if pid:
+        found = [g for g in found if g.pid == pid]
+    if not found and pid:
+        return (
+            f"process {pid} is no goosed of yours with a secret",
+            "Run `goose-ls doctor --find-goosed` without a process id to list them.",
+        )
+    if not found:
+        return (
+            "no goosed of yours is running (Goose Desktop 1.16 to 1.40 starts one; found "
+            "on Linux only)",
+            "Start Goose Desktop, or start goosed yourself and set agent.goosed (see the "
+            "configuration docs, Goose Desktop's goosed).",
+        )
+    goosed = found[-1]  # the newest (highest start time)
+    fingerprint = discover.served_fingerprint(goosed.port) if goosed.tls is not False else None
+    if goosed.tls and fingerprint is None:
+        return (
+            f"goosed (pid {goosed.pid}) serves TLS with a certificate goose-ls cannot find "
+            "in goose's tls folder",
+            "Set agent.tlsFingerprint to the GOOSED_CERT_FINGERPRINT it printed.",
+        )
+    token_file = config_dir() / "goosed-token"
+    atomic_files.atomic_write(token_file, goosed.secret + "\n")
+    agent.goosed = goosed.url(tls=fingerprint is not None)
+    agent.token_file = str(token_file)
+    agent.tls_fingerprint = fingerprint or ""
+    _line("found", f"goosed pid {goosed.pid} at {agent.goosed}")
+    _line("secret", f"written to {token_file} (yours alone; it changes when Desktop restarts)")
+    settings = {"goosed": agent.goosed, "tokenFile": str(token_file)}
+    if fingerprint:
+        settings["tlsFingerprint"] = fingerprint
+    _line("settings", json.dumps({"agent": settings}))
+    return None
+
+
 async def _handshake(settings: settings_model.Settings) -> int:
     """Start (or reach) the agent and shake hands, as goose-ls does."""
     agent = settings.agent
@@ -160,7 +246,7 @@ async def _handshake(settings: settings_model.Settings) -> int:
             "(for goose: `goose configure`).",
         )
     elapsed = time.monotonic() - started
-    if agent.url.strip():
+    if agent.url.strip() and not agent.goosed.strip():
         _line("auth", "token accepted")
     if supervisor.status.sandbox:
         # As goose-ls makes it when the editor opens this folder as the workspace.
@@ -182,7 +268,12 @@ async def _handshake(settings: settings_model.Settings) -> int:
     return 0
 
 
-def run_doctor(raw_settings: str | None, url: str | None = None) -> int:
+def run_doctor(
+    raw_settings: str | None,
+    url: str | None = None,
+    goosed: str | None = None,
+    find_goosed: int | None = None,
+) -> int:
     data: Any = None
     if raw_settings:
         try:
@@ -192,4 +283,4 @@ def run_doctor(raw_settings: str | None, url: str | None = None) -> int:
                 f"--settings is not valid JSON ({exc})",
                 'Pass a JSON object, e.g. \'{"agent": {"command": "goose acp"}}\'.',
             )
-    return asyncio.run(_check(data, url))
+    return asyncio.run(_check(data, url, goosed, find_goosed))

@@ -12,6 +12,7 @@ block (a reply); on one line (a title, a label, a log record) they are escaped t
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -48,10 +49,23 @@ def _emoji(char: str) -> bool:
     return code >= 0x1F000 or 0x2600 <= code <= 0x27BF or code == 0xFE0F
 
 
+_ASCII_ACTING = bytes([*range(0x09), *range(0x0B, 0x20), 0x7F])
+"""What :data:`_ACTING` finds in ASCII text."""
+
+
+def _acts(text: str) -> bool:
+    """Whether ``text`` holds something :data:`_ACTING` finds. A long ASCII text (most of
+    a streamed reply) is looked at as bytes, five times faster than by the pattern."""
+    if len(text) > 256 and text.isascii():
+        data = text.encode("ascii")
+        return len(data.translate(None, _ASCII_ACTING)) != len(data)
+    return _ACTING.search(text) is not None
+
+
 def inert(text: str) -> str:
     """A block of agent text (a reply, an output) with what would act shown escaped;
     newlines and tabs kept."""
-    return _ACTING.sub(_escape, text) if _ACTING.search(text) else text
+    return _ACTING.sub(_escape, text) if _acts(text) else text
 
 
 def inert_line(text: str) -> str:
@@ -79,6 +93,7 @@ USER_LABELS = ("you", "me")
 ``Me:``): a name that begins with one would head the agent's words as the user's."""
 
 
+@functools.lru_cache(maxsize=64)  # asked for as chunks stream; a chat's agent rarely changes
 def agent_name(name: str | None, unnamed: str = "agent") -> str:
     """The name the agent gave itself (``agentInfo.title``, else its name), inert, on one
     line and short: the agent chose it. ``unnamed`` when it gave none; one that reads as

@@ -44,6 +44,7 @@ USER_ONLY: frozenset[str] = frozenset(
         "agent.projectInstructionsFile",
         # Where it connects, and with which token.
         "agent.url",
+        "agent.goosed",
         "agent.token",
         "agent.tokenFile",
         "agent.tlsFingerprint",

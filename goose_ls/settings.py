@@ -89,6 +89,11 @@ class AgentSettings:
     url: str = ""
     """A running ``goose serve`` to connect to instead of starting the command:
     ``ws://127.0.0.1:3284/acp``, or ``wss://`` for one with TLS."""
+    goosed: str = ""
+    """Goose Desktop's own server (goosed, goose 1.16 to 1.40: REST and server-sent
+    events, not ACP) to use instead of an ACP agent: ``https://127.0.0.1:PORT``. Its
+    secret is read as the token is (``GOOSE_LS_AGENT_TOKEN``, ``tokenFile``, ``token``),
+    its certificate pinned with ``tlsFingerprint``. Set, it wins over ``url`` and ``share``."""
     token: str = attrs.field(default="", metadata={"secret": True})
     """The server's token (its ``GOOSE_SERVER__SECRET_KEY``). The least safe place for
     it: ``GOOSE_LS_AGENT_TOKEN`` or ``tokenFile`` come first."""

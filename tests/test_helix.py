@@ -22,6 +22,7 @@ from goose_ls.scripted.script import (
     scripted_agent_command,
     write_script,
 )
+from support.fake_goosed import FakeGoosed, GoosedThread
 from support.harness import SERVER_COMMAND, server_env
 from support.terminal import MISSING, TMUX, TmuxTerminal
 from support.versions import InTurn
@@ -192,10 +193,16 @@ def _item(items: list[str], label: str) -> int | None:
 
 
 def _started(
-    hx: Path, workspace: Path, tmp_path: Path, name: str, file: str, height: int = 70
+    hx: Path,
+    workspace: Path,
+    tmp_path: Path,
+    name: str,
+    file: str,
+    height: int = 70,
+    **more: str,
 ) -> Helix:
     env = {
-        **server_env(tmp_path),
+        **server_env(tmp_path, **more),
         "HOME": str(tmp_path),
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "TERM": "xterm-256color",
@@ -724,3 +731,77 @@ def test_a_chat_is_forked_at_its_first_turn_from_the_heading(
         assert isinstance(fork["params"]["_meta"]["conversationBefore"], int)
     finally:
         t.stop()
+
+
+GOOSED_SECRET = "desktop-secret-7d2e"
+GOOSED_REPLY = "Desktop's goose says: add, sub and mul are arithmetic."
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@HELIX.one()
+def test_a_goosed_turn_streams_into_helix(version: str, hx: Path, tmp_path: Path) -> None:
+    """Goose Desktop's goosed as the agent (``agent.goosed`` in languages.toml, its secret
+    in the environment): Explain streams goosed's reply into the transcript, and its tool
+    confirmation is allowed from the card."""
+    new = version != "25.01"
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / "app.py").write_text(APP)
+    confirm = {"id": "call_1", "name": "developer__shell", "arguments": {"command": "make test"}}
+    steps: list[dict[str, Any]] = [
+        {"text": GOOSED_REPLY, "pieces": [GOOSED_REPLY[:20], GOOSED_REPLY[20:]]},
+        {"confirm": confirm},
+        {"text": " Tests ran."},
+    ]
+    with GoosedThread(FakeGoosed(GOOSED_SECRET, turns=[steps])) as goosed:
+        config = tmp_path / "config" / "helix"
+        config.mkdir(parents=True)
+        shipped = (ROOT / "editors" / "helix" / "languages.toml").read_text(encoding="utf-8")
+        ours = shipped.replace(
+            'command = "goose-ls"\n',
+            f"command = {json.dumps(SERVER_COMMAND[0])}\nargs = {json.dumps(SERVER_COMMAND[1:])}\n",
+        ).replace(
+            'config = { agent = { command = "goose acp" } }\n',
+            f"config = {{ agent = {{ goosed = {json.dumps(goosed.url)} }}, "
+            f"dataDir = {json.dumps(str(tmp_path / 'data'))} }}\n",
+        )
+        assert goosed.url in ours, "the shipped file changed"
+        (config / "languages.toml").write_text(ours)
+        keys = (ROOT / "editors" / "helix" / "config.toml").read_text(encoding="utf-8")
+        (config / "config.toml").write_text(keys)
+        log = tmp_path / "logs" / "goose-ls.log"
+        helix = _started(
+            hx, workspace, tmp_path, f"goose-hx-{version}-goosed", "app.py",
+            GOOSE_LS_AGENT_TOKEN=GOOSED_SECRET,
+        )  # fmt: skip
+        t = helix.t
+        try:
+            t.wait_for(lambda s: "def mul" in s, "Helix did not open app.py")
+            _wait(lambda: log.exists() and "lifecycle: workspace" in log.read_text(), "no goose-ls")
+            _explain(helix)
+            t.wait_for(lambda s: "are arithmetic." in _pane(s), "goosed's reply is not shown")
+            t.wait_for(lambda s: "waiting for your approval" in s, "no permission asked")
+            if new:  # 25.07 also shows it as a message with choices: Escape leaves it waiting
+                t.wait_for(lambda s: "Allow for this session" in s, "no choices")
+                helix.normal()
+                t.wait_for(lambda s: "│ The agent is waiting" not in s, "the choices stayed")
+            t.keys("/")
+            t.type("Permission needed")
+            t.keys("Enter")  # the cursor on the card
+            t.wait_for(lambda s: "make test" in _pane(s), "the card does not show the command")
+            assert goosed.answers == [], "goosed waits for the answer"
+            helix.run(("y",) if new else None, "Goose: Allow once")
+            t.wait_for(
+                lambda s: "Permission answered: Allow once" in s and "Tests ran." in s,
+                "the answer did not reach goosed",
+            )
+            (answer,) = goosed.answers
+            assert answer["id"] == "call_1" and answer["action"] == "allow_once"
+            _ended(helix, tmp_path, 1)
+            helix.command("qa!")
+            _wait(lambda: not t.alive(), "Helix did not quit")
+        finally:
+            t.stop()
+    (transcript,) = (tmp_path / "data" / "transcripts").glob("*.md")
+    text = transcript.read_text(encoding="utf-8")
+    assert GOOSED_REPLY in text and "Tests ran." in text, text

@@ -43,7 +43,8 @@ async def test_a_turn_streams_every_chunk_in_order(shared: Editor) -> None:
     chunks = [
         u for u in shared.goose.updates if u["update"]["sessionUpdate"] == "agent_message_chunk"
     ]
-    assert len(chunks) == 200
+    # Chunks read in a row come joined into one update: all 200, whole, in order.
+    assert 1 <= len(chunks) <= 200
     indices = [u["index"] for u in shared.goose.updates] + [end["index"]]
     assert indices == list(range(1, len(indices) + 1)), "indices must increase by one, from 1"
     tool_call = shared.goose.of_kind("tool_call")[0]
@@ -55,6 +56,49 @@ async def test_a_turn_streams_every_chunk_in_order(shared: Editor) -> None:
     }
     # The user's own prompt is part of the session's history too.
     assert shared.goose.text(message_id, "user_message_chunk") == "explain"
+
+
+async def test_chunks_read_in_a_row_reach_the_editor_joined_each_character_once(
+    shared: Editor,
+) -> None:
+    """A burst of chunks read at once is handled, journaled and sent as one event, not
+    one per token; what comes between (a thought) keeps its place."""
+    first = "".join(f"{n:04d}," for n in range(300))
+    second = "tail " * 50
+    await shared.start(
+        {
+            "turns": [
+                [
+                    {"burst": first, "chunks": 300},
+                    {"thought": "hm"},
+                    {"burst": second, "chunks": 50},
+                ]
+            ]
+        }
+    )
+    session_id = await shared.new_session()
+    message_id = await shared.prompt(session_id, "go")
+    end = await shared.goose.turn_end(message_id)
+
+    turn = [u for u in shared.goose.updates if u.get("messageId") == message_id]
+    kinds = [u["update"]["sessionUpdate"] for u in turn]
+    texts = [u["update"]["content"]["text"] for u in turn]
+    thought = kinds.index("agent_thought_chunk")
+    before = "".join(
+        t for k, t in zip(kinds[:thought], texts, strict=False) if k == "agent_message_chunk"
+    )
+    after = "".join(
+        t
+        for k, t in zip(kinds[thought:], texts[thought:], strict=True)
+        if k == "agent_message_chunk"
+    )
+    assert (before, after) == (first, second), "every character once, in order, around the thought"
+    assert kinds.count("agent_message_chunk") < 350 / 10, "read in a row, sent joined"
+    assert [u["index"] for u in turn] + [end["index"]] == list(
+        range(turn[0]["index"], end["index"] + 1)
+    ), "one index an event"
+    transcript = await shared.transcript_text(second.strip(), session_id)
+    assert first in transcript and transcript.index(first) < transcript.index("hm")
 
 
 async def test_updates_sent_before_the_session_new_answer_are_kept(shared: Editor) -> None:

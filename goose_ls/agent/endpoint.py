@@ -3,7 +3,8 @@
 The supervisor's state machine is one for both. Each kind is an :class:`Endpoint` that
 opens a :class:`Channel`: ``agent.command`` (the default) is a child process speaking
 ACP on its pipes (:mod:`.transport.child_process`), ``agent.url`` a ``goose serve`` reached over a
-WebSocket (:mod:`.transport.network`), ``agent.share`` one goose serve all of the user's goose-ls
+WebSocket (:mod:`.transport.network`), ``agent.goosed`` Goose Desktop's goosed spoken to
+through a translation into ACP (:mod:`.goosed`), ``agent.share`` one goose serve all of the user's goose-ls
 share, started by the first (:mod:`.share.attach`). Above the channel (the handshake, sessions,
 permissions, the agent's file and terminal requests, recovery) nothing knows which it is.
 """
@@ -81,9 +82,13 @@ def endpoint_for(
     warn: Callable[[str], None],
     bounds: Callable[[], Awaitable[Bounds]],
 ) -> Endpoint:
-    """``agent.url`` when set (``warn`` tells the user what they should hear of it), else
+    """``agent.goosed`` when set (Goose Desktop's goosed), else ``agent.url`` (``warn`` tells the user what they should hear of it), else
     the shared goose serve with ``agent.share``, else the agent's command. ``bounds``
     says what a sandboxed agent process may write and must not see."""
+    if settings.goosed.strip():
+        from goose_ls.agent.goosed.channel import GoosedEndpoint
+
+        return GoosedEndpoint(settings, environ)
     if settings.url.strip():
         from goose_ls.agent.transport.network import NetworkEndpoint
 

@@ -21,6 +21,11 @@ travel whole, past the SDK (which drops what it has no model for; see
 :func:`goose_ls.agent.acp.unstable_updates.carry_capabilities`)."""
 
 
+RENAME = "goose-ls/rename"
+"""The ``_meta`` key of an ``initialize`` answer whose agent takes a chat's new title
+(goosed, through goose-ls's translation: ``_goose-ls/rename``); ACP has no such request."""
+
+
 class AgentCallbacks(Protocol):
     """What the upper layers provide to the agent layer."""
 

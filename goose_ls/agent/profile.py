@@ -8,7 +8,7 @@ import attrs
 from acp.schema import InitializeResponse
 
 from goose_ls.agent import presets
-from goose_ls.agent.interface import CARRIED_CAPABILITIES, model_json
+from goose_ls.agent.interface import CARRIED_CAPABILITIES, RENAME, model_json
 from goose_ls.agent.steering import advertised
 from goose_ls.inert import agent_name
 
@@ -90,6 +90,12 @@ class AgentProfile:
         caps = self.response.agent_capabilities
         auth = caps.auth if caps else None
         return getattr(auth, "logout", None) is not None
+
+    @property
+    def renames(self) -> bool:
+        """Whether the agent takes a chat's new title (``_meta["goose-ls/rename"]``: goosed,
+        through goose-ls's own translation; ACP has no such request)."""
+        return (self.response.field_meta or {}).get(RENAME) is True
 
     @property
     def steering(self) -> bool:

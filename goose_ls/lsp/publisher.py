@@ -89,8 +89,8 @@ class EditorPublisher:
         plain.transcripts.event_recorded(event)
         plain.progress.event_recorded(event)
         ended = event.event if isinstance(event.event, TurnEnded) else None
-        agent = plain.transcripts.agent_of(event.session_id)
         if ended and ended.error:
+            agent = plain.transcripts.agent_of(event.session_id)
             self._editor.show(types.MessageType.Error, f"{agent}: the turn failed: {ended.error}")
         if isinstance(event.event, Usage) and not event.replay and usage.nearly_full(event.event):
             self._editor.warn_once(
@@ -103,7 +103,7 @@ class EditorPublisher:
         elif isinstance(event.event, ElicitationRequested):
             plain.question_popups.ask(event.session_id, event.event)
         elif ended and not ended.error:
-            self._finished(event.message_id, ended, agent)
+            self._finished(event.message_id, ended, plain.transcripts.agent_of(event.session_id))
 
     def _finished(self, message_id: str | None, ended: TurnEnded, agent: str) -> None:
         """A turn of the editor's ended: its progress says so; a message only where the

@@ -72,7 +72,8 @@ that mode; says the answer, ``[elicitation: accept {...}]``, ``[elicitation: dec
 or ``[elicitation: form not supported]``), ``elicitComplete`` (an ``elicitationId``:
 ``elicitation/complete``), ``together`` (a list of steps played at once, as an agent
 running tools in parallel asks: its permission requests all wait together), ``sleep``, ``waitForCancel``, ``raw``
-(a raw stdout line), ``rawHex``, ``bigText`` (one chunk of N bytes), ``bigRaw``,
+(a raw stdout line), ``rawHex``, ``bigText`` (one chunk of N bytes), ``burst`` (a text
+in ``chunks`` agent message chunks written to stdout at once), ``bigRaw``,
 ``onSession`` (beside another step: its messages name that session id, as an agent speaks
 for a subagent's child session; ``{other}`` is another open session's id, ``{this}`` the
 turn's, in the id and in an ``update``'s strings; a permission's or question's answer is

@@ -151,6 +151,8 @@ class StepPlayer:
                     "content": {"type": "text", "text": "x" * int(step["bigText"])},
                 },
             )
+        elif "burst" in step:
+            await self.burst(session_id, str(step["burst"]), int(step.get("chunks", 1)))
         elif "bigRaw" in step:
             await self.write_line(b"y" * int(step["bigRaw"]))
         elif "halfLine" in step:
@@ -400,6 +402,22 @@ class StepPlayer:
             "session_message_chunk": "subagents" in self.capabilities,
         }
         return needs.get(str(kind), True)
+
+    async def burst(self, session_id: str, text: str, chunks: int) -> None:
+        """``text`` in ``chunks`` text chunks written at once, as a fast agent's pipe
+        delivers them to a reader that was busy."""
+        lines = []
+        for piece in _split(text, chunks):
+            update = {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": piece},
+            }
+            params = {"sessionId": session_id, "update": update}
+            lines.append(
+                json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": params})
+            )
+            self.memory.sent(session_id, update)
+        await self.write_line("\n".join(lines).encode())
 
     async def update(self, session_id: str, update: Any) -> None:
         await self.peer.notify("session/update", {"sessionId": session_id, "update": update})

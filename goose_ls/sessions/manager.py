@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -25,7 +26,7 @@ from goose_ls.agent.auth import TerminalCommand
 from goose_ls.agent.status import LOST, AgentState, AgentStatus
 from goose_ls.agent.supervisor import AgentSupervisor
 from goose_ls.atomic_files import remove_stale_temps
-from goose_ls.errors import Refused, UnknownSession
+from goose_ls.errors import AgentError, Refused, UnknownSession
 from goose_ls.paths import data_dir
 from goose_ls.sessions import forking
 from goose_ls.sessions.asking.elicitations import Answer, Elicitations, QuestionAnswers
@@ -38,7 +39,7 @@ from goose_ls.sessions.forking import ForkUnavailable
 from goose_ls.sessions.images import Images
 from goose_ls.sessions.journal import chat_list
 from goose_ls.sessions.journal.library import SessionLibrary
-from goose_ls.sessions.journal.records import EventRow, SessionRecord
+from goose_ls.sessions.journal.records import NEW_SESSION_TITLE, EventRow, SessionRecord
 from goose_ls.sessions.journal.retention import Limits, Pruned, Retention
 from goose_ls.sessions.journal.search import Hit
 from goose_ls.sessions.link import AgentLink
@@ -61,6 +62,11 @@ from goose_ls.workspace.audit import AuditLog
 from goose_ls.workspace.confinement import Confinement
 from goose_ls.workspace.policy import Policy, Untrusted
 from goose_ls.workspace.trust import PolicyTrust
+
+if TYPE_CHECKING:
+    from goose_ls.agent.acp.connection import AgentConnection
+
+log = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -113,6 +119,7 @@ class SessionManager:
         folder = data_dir(settings.data_dir)
         for leftovers in (folder, folder / "transcripts"):
             remove_stale_temps(leftovers)
+        self._tasks = tasks
         self._library = SessionLibrary(folder, listener.cannot_write, tasks, listener.warning)
         self._registry = Registry(self._library, listener.event_recorded)
         self._retention = Retention(
@@ -348,6 +355,17 @@ class SessionManager:
             self._registry.record(
                 session, events.SessionInfo(title=record.title if record else title)
             )
+        conn = self._link.running
+        if conn is not None and conn.profile.renames:
+            self._tasks.run(self._rename_at_agent(conn, session_id, title), "a chat renamed")
+
+    @staticmethod
+    async def _rename_at_agent(conn: AgentConnection, session_id: str, title: str) -> None:
+        """The agent's own list shows the new title too (goosed: Desktop's chats)."""
+        try:
+            await conn.rename_session(session_id, title.strip()[:200] or NEW_SESSION_TITLE)
+        except AgentError as exc:
+            log.warning("the agent kept its own title for %s: %s", session_id, exc)
 
     async def set_mode(self, session_id: str, mode_id: str) -> None:
         session = self._registry.get(session_id)

@@ -24,6 +24,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -201,7 +202,7 @@ class ShadowRepo:
         except OSError as exc:  # a data dir that cannot be written
             raise SnapshotError(f"cannot make {self.git_dir}: {exc.strerror or exc}") from None
         with lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+            _wait_for_lock(lock.fileno(), self.git_dir)
             try:
                 yield
             finally:
@@ -390,3 +391,20 @@ class ShadowRepo:
             found[blob] = out[end + 1 : end + 1 + size]
             at = end + 1 + size + 1
         return found
+
+
+def _wait_for_lock(fd: int, git_dir: Path) -> None:
+    """Take the repository's lock, waiting as long as one git command may run: another
+    goose-ls that holds it longer is stuck, and this one must not wait with it (its
+    turn goes on without a checkpoint; its shutdown is not held)."""
+    deadline = time.monotonic() + GIT_TIMEOUT
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise SnapshotError(
+                    f"{git_dir} stayed locked by another process for {GIT_TIMEOUT:g} s"
+                ) from None
+            time.sleep(0.05)

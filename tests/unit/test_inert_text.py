@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from goose_ls import events
 from goose_ls.inert import inert, inert_line
 from goose_ls.lsp.transcript.render import Renderer
@@ -79,3 +81,12 @@ def test_a_fence_the_agent_left_open_is_closed_before_goose_ls_draws_its_own() -
     body = text.body
     assert "```\nx\n```\n" in body, body
     assert body.rstrip().endswith("> **Note:** after"), body
+
+
+@pytest.mark.parametrize("code", [*range(0x09), *range(0x0B, 0x20), 0x7F])
+def test_a_long_ascii_reply_has_each_control_escaped_wherever_it_is(code: int) -> None:
+    """Long ASCII text takes a faster look than the pattern's: it must find the same."""
+    text = "a" * 5000 + chr(code) + "b" * 5000
+    shown = inert(text)
+    assert chr(code) not in shown and shown.startswith("a" * 5000)
+    assert inert("plain\ttext\n" * 1000) == "plain\ttext\n" * 1000

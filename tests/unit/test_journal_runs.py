@@ -10,7 +10,7 @@ from pathlib import Path
 
 from goose_ls import events
 from goose_ls.sessions.journal.library import RUN_LIMIT, SessionLibrary
-from goose_ls.sessions.journal.records import chunk_payload, to_json
+from goose_ls.sessions.journal.records import chunk_payload, json_string, run_row, to_json
 from goose_ls.sessions.session import IndexedEvent
 
 TEXTS = ["Hé", "", "llo, ", "wörld 🌍", "\n", '"quoted" \\ back', "end"]
@@ -92,3 +92,14 @@ async def test_a_long_run_is_cut_and_every_chunk_is_found(tmp_path: Path) -> Non
     )
     (hit,) = library.search(f"w{RUN_LIMIT + 1}", 5)
     assert hit.session_id == "s1"
+
+
+def test_a_run_made_from_its_chunks_json_strings_is_the_run_of_their_text() -> None:
+    """Each chunk's text is made a JSON string once, for the editor; the run's row is
+    made from those strings, and must hold exactly what encoding the joined text gives."""
+    texts = [*TEXTS, "\x1b[2J", "\u2028", "\ud83d", "tab\there"]
+    strings = [json_string(text) for text in texts]
+    made = run_row("s1", 1, "m1", "agent_message_chunk", texts, "t", False, strings)
+    assert made == run_row("s1", 1, "m1", "agent_message_chunk", texts, "t", False)
+    one = run_row("s1", 1, "m1", "agent_message_chunk", ["é"], "t", False, [json_string("é")])
+    assert one.payload == chunk_payload("agent_message_chunk", "é")

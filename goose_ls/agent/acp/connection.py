@@ -227,6 +227,16 @@ class AgentConnection:
                 break
         return found
 
+    async def rename_session(self, session_id: str, title: str) -> None:
+        """Give the agent a chat's new title, where it takes one (:attr:`AgentProfile.renames`)."""
+        if not self.profile.renames:
+            return
+        await self._call(
+            "_goose-ls/rename",
+            self._conn.ext_method("goose-ls/rename", {"sessionId": session_id, "title": title}),
+            self._settings.request_timeout,
+        )
+
     async def close_session(self, session_id: str) -> None:
         await self._call(
             "session/close",

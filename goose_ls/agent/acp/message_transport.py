@@ -18,6 +18,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import attrs
+
 from goose_ls import events
 from goose_ls.agent.acp.cancelling import CANCEL_REQUEST, SERVING, RequestId, Serving, note_sent
 from goose_ls.agent.acp.unstable_updates import (
@@ -35,9 +37,20 @@ a task of its own, and an agent that sends faster than goose-ls handles would ot
 pile up tasks (and memory) without bound."""
 
 
+RUN_CHARS = 65_536
+"""Characters of text chunks read in a row that are joined into one event, at most."""
+
 EventHandler = Callable[[str, events.SessionEvent], None]
 """Takes a session's event read past the SDK: a text chunk (see :func:`text_chunk`) or an
 update the SDK has no model for (:mod:`.unstable_updates`)."""
+
+
+@attrs.define
+class _Run:
+    session_id: str
+    kind: type[Chunk]
+    texts: list[str]
+    chars: int
 
 
 class AgentTransport:
@@ -55,9 +68,14 @@ class AgentTransport:
         self._on_event = on_event
         self._amend = amend
         self._write_lock = asyncio.Lock()
-        self.ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._loop = asyncio.get_running_loop()
+        """Kept: asking for it costs a system call (Python checks its process id), once a
+        chunk."""
+        self.ended: asyncio.Future[str] = self._loop.create_future()
         """Set, with the reason, when nothing more can be read from the agent."""
         self._in_a_row = 0
+        self._run: _Run | None = None
+        """The text chunks read in a row, not handed on yet."""
         self.serving = Serving()
         """The agent's requests being served, which it may withdraw."""
 
@@ -98,7 +116,12 @@ class AgentTransport:
                     self.serving.withdraw(message.get("params"))
                     continue
                 on_event = self._on_event
-                past = None if on_event is None else text_chunk(message) or unstable_update(message)
+                chunk = None if on_event is None else text_chunk(message)
+                if chunk is not None and on_event is not None:
+                    self._gather(on_event, *chunk)
+                    continue
+                self._run = None  # what follows this message is no longer next to the run
+                past = None if on_event is None else unstable_update(message)
                 if on_event is None or past is None:
                     if message.get("method") == "session/update":
                         carry_fields(message)
@@ -108,10 +131,35 @@ class AgentTransport:
                     SERVING.set(message.get("id") if "method" in message else None)
                     return message
                 # After the tasks the SDK started for the messages before it: in order.
-                asyncio.get_running_loop().call_soon(on_event, *past)
+                self._loop.call_soon(on_event, *past)
         except Exception as exc:
             self._end(f"sent output that could not be read ({type(exc).__name__}: {exc})")
             raise
+
+    def _gather(self, on_event: EventHandler, session_id: str, event: Chunk) -> None:
+        """A text chunk joins the chunks read just before it, of the same session and
+        kind, into one event: a burst read at once is handled once, not once a token.
+        The run is handed on after the tasks the SDK started for the messages before
+        it, in order."""
+        text = event.content["text"]
+        run = self._run
+        if (
+            run is not None
+            and run.session_id == session_id
+            and run.kind is type(event)
+            and run.chars < RUN_CHARS
+        ):
+            run.texts.append(text)
+            run.chars += len(text)
+            return
+        run = self._run = _Run(session_id, type(event), [text], len(text))
+        self._loop.call_soon(self._hand_on, on_event, run)
+
+    def _hand_on(self, on_event: EventHandler, run: _Run) -> None:
+        if self._run is run:
+            self._run = None
+        text = run.texts[0] if len(run.texts) == 1 else "".join(run.texts)
+        on_event(run.session_id, run.kind({"type": "text", "text": text}))
 
     def _end(self, why: str) -> None:
         if not self.ended.done():
@@ -148,7 +196,10 @@ def _as_text(value: object) -> str:
     return str(value)
 
 
-def text_chunk(message: dict[str, Any]) -> tuple[str, events.SessionEvent] | None:
+Chunk = events.UserMessageChunk | events.AgentMessageChunk | events.AgentThoughtChunk
+
+
+def text_chunk(message: dict[str, Any]) -> tuple[str, Chunk] | None:
     """A ``session/update`` that is only a text chunk (most messages: one per token), as
     its session and event; None for anything else, which goes through the SDK.
 
@@ -173,9 +224,7 @@ def text_chunk(message: dict[str, Any]) -> tuple[str, events.SessionEvent] | Non
     return session_id, kind(content)
 
 
-_CHUNK_KINDS: dict[
-    Any, type[events.UserMessageChunk | events.AgentMessageChunk | events.AgentThoughtChunk]
-] = {kind.KIND: kind for kind in events.CHUNKS}
+_CHUNK_KINDS: dict[Any, type[Chunk]] = {kind.KIND: kind for kind in events.CHUNKS}
 
 
 def _envelope_problem(message: Any) -> str | None:

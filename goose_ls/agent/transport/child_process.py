@@ -72,10 +72,17 @@ class ProcessEndpoint:
         return False  # each open starts the agent anew
 
     async def open(self) -> ProcessChannel:
-        launch = self._launch = await resolve(self._settings, self._environ)
-        self.command = launch.argv
-        env = agent_environment(self._environ, self._settings)
-        argv, self._sandbox = await sandboxed(self._settings, launch, env, self._cwd, self._bounds)
+        steps = _Steps("finding the agent")
+        try:
+            launch = self._launch = await resolve(self._settings, self._environ)
+            self.command = launch.argv
+            env = agent_environment(self._environ, self._settings)
+            argv, self._sandbox = await sandboxed(
+                self._settings, launch, env, self._cwd, self._bounds, steps
+            )
+            steps.now("starting its process")
+        finally:
+            steps.done()
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,
@@ -103,20 +110,59 @@ async def sandboxed(
     env: Mapping[str, str],
     cwd: str,
     surveyed: Callable[[], Awaitable[Bounds]],
+    steps: _Steps | None = None,
 ) -> tuple[list[str], str]:
     """The agent's command line in its sandbox (``agent.sandbox``), and what that means;
     the workspace is surveyed only for a sandbox."""
+    if steps is None:  # a start of its own
+        steps = _Steps("choosing the sandbox")
+        try:
+            return await sandboxed(settings, launch, env, cwd, surveyed, steps)
+        finally:
+            steps.done()
+    steps.now("choosing the sandbox")
     jail = await asyncio.to_thread(sandbox.choose, settings.sandbox)
     if jail.mode == "off":
         return launch.argv, agent_sandbox.describe(jail)
+    steps.now("surveying the workspace for the sandbox")
     bounds = await surveyed()
+    steps.now("finding what the agent reaches")
     reach = await asyncio.to_thread(reach_of, settings, launch.binary, env)
+    steps.now("writing the sandbox's command line")
     try:
         return await asyncio.to_thread(agent_sandbox.confine, jail, launch.argv, cwd, bounds, reach)
     except agent_sandbox.Unsafe as exc:
         raise AgentUnavailable(
             "unusable", str(exc), "Set dataDir to a folder outside the workspace."
         ) from None
+
+
+SLOW_START = 10.0
+"""Seconds after which a step of the agent's start is logged as slow (and again each
+time as long again): a start that never ends then names the step it is stuck in."""
+
+
+class _Steps:
+    """The step an agent's start is in, logged when it takes long."""
+
+    def __init__(self, first: str) -> None:
+        self._step = first
+        self._since = asyncio.get_running_loop().time()
+        self._timer = asyncio.get_running_loop().call_later(SLOW_START, self._slow)
+
+    def now(self, step: str) -> None:
+        log.debug("agent start: %s", step)
+        self._step, self._since = step, asyncio.get_running_loop().time()
+
+    def _slow(self) -> None:
+        loop = asyncio.get_running_loop()
+        log.warning(
+            "the agent's start is slow: %s for %.0f s", self._step, loop.time() - self._since
+        )
+        self._timer = loop.call_later(SLOW_START, self._slow)
+
+    def done(self) -> None:
+        self._timer.cancel()
 
 
 class ProcessChannel:

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import ssl
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -40,14 +41,22 @@ class HttpRefused(Exception):
         self.status = status
 
 
-async def open_http(
-    target: Target, token: str, tls: ssl.SSLContext | None, pin: bytes | None, timeout: float
-) -> HttpFrames:
-    """A client for ``target`` whose token the server took (asked with a ``DELETE`` of no
-    session, which changes nothing); :class:`HttpRefused`, httpx's or the OS's errors if not."""
-    headers = {"User-Agent": f"goose-ls/{__version__}"}
-    if token:
-        headers.update({"Authorization": f"Bearer {token}", "X-Secret-Key": token})
+Trace = Callable[[str, dict[str, Any]], Awaitable[None]]
+"""httpx's request tracing hook, given as each request's ``trace`` extension."""
+
+
+def pinned_client(
+    target: Target,
+    secret: dict[str, str],
+    tls: ssl.SSLContext | None,
+    pin: bytes | None,
+    timeout: float,
+) -> tuple[httpx.AsyncClient, httpx.URL, Trace]:
+    """A client for ``target`` with the ``secret`` headers: to the checked loopback
+    address rather than the name again, no redirect followed, no proxy, and the pinned
+    certificate (``pin``) checked before the request's headers go out (through the
+    trace hook each request is to carry). Also the URL to ask."""
+    headers = {"User-Agent": f"goose-ls/{__version__}", **secret}
     url = httpx.URL(target.url)
     if target.address is not None:  # the checked loopback address, not the name again
         headers["Host"] = url.netloc.decode("ascii")
@@ -64,6 +73,16 @@ async def open_http(
         trust_env=False,
         timeout=httpx.Timeout(None, connect=timeout),
     )
+    return client, url, trace
+
+
+async def open_http(
+    target: Target, token: str, tls: ssl.SSLContext | None, pin: bytes | None, timeout: float
+) -> HttpFrames:
+    """A client for ``target`` whose token the server took (asked with a ``DELETE`` of no
+    session, which changes nothing); :class:`HttpRefused`, httpx's or the OS's errors if not."""
+    secret = {"Authorization": f"Bearer {token}", "X-Secret-Key": token} if token else {}
+    client, url, trace = pinned_client(target, secret, tls, pin, timeout)
     frames = HttpFrames(client, url, target.url, trace)
     try:
         answer = await frames.request("DELETE", timeout=timeout)

@@ -58,29 +58,36 @@ def unusable(problem: str, fix: str) -> AgentUnavailable:
     return AgentUnavailable("unusable", problem, fix)
 
 
-async def check_url(settings: AgentSettings) -> Target:
-    """``agent.url`` as a :class:`Target`, or :class:`AgentUnavailable` saying why not."""
-    url = settings.url.strip()
+async def check_url(
+    settings: AgentSettings,
+    url: str | None = None,
+    name: str = "agent.url",
+    schemes: tuple[str, ...] = ("ws", "wss", "http", "https"),
+    fix: str = _FIX_URL,
+) -> Target:
+    """``agent.url`` (or ``url``, the setting ``name``: ``agent.goosed`` takes
+    ``schemes`` http and https only) as a :class:`Target`, or :class:`AgentUnavailable`
+    saying why not."""
+    url = (settings.url if url is None else url).strip()
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
-        raise unusable(f"agent.url is not a URL ({exc})", _FIX_URL) from None
+        raise unusable(f"{name} is not a URL ({exc})", fix) from None
     scheme = parts.scheme.lower()
-    if scheme not in ("ws", "wss", "http", "https") or not parts.hostname:
-        raise unusable(
-            f"agent.url must be a ws://, wss://, http:// or https:// URL, not {url!r}",
-            _FIX_URL,
-        )
+    if scheme not in schemes or not parts.hostname:
+        kinds = [f"{s}://" for s in schemes]
+        shown = " or ".join([", ".join(kinds[:-1]), kinds[-1]] if len(kinds) > 1 else kinds)
+        raise unusable(f"{name} must be a {shown} URL, not {url!r}", fix)
     if parts.username is not None or parts.password is not None or "token" in parts.query:
         raise unusable(
-            "agent.url carries a credential; goose-ls shows and logs URLs",
+            f"{name} carries a credential; goose-ls shows and logs URLs",
             f"Take it out of the URL and put the token in {TOKEN_VARIABLE} or agent.tokenFile.",
         )
     secure = scheme in ("wss", "https")
     if settings.tls_fingerprint and not secure:
         raise unusable(
-            "agent.tlsFingerprint is set but agent.url is not wss:// nor https://",
+            f"agent.tlsFingerprint is set but {name} is not wss:// nor https://",
             "Use wss:// or https:// (goose serve --tls), or remove the fingerprint.",
         )
     target = Target(

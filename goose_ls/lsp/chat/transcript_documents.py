@@ -245,11 +245,15 @@ class Transcripts:
         """
         text = transcript.text
         limit = self._settings().transcript.max_bytes
-        # At most 4 bytes a character: most turns end without reading the whole body.
-        if text.length * 4 <= limit or len(text.body.encode("utf-8")) <= limit:
+        # 1 to 4 bytes a character: most turns end without reading the whole body, and a
+        # long one is moved without counting its bytes.
+        if text.length * 4 <= limit:
+            return
+        body = text.body
+        if text.length <= limit and len(body.encode("utf-8")) <= limit:
             return
         part = transcript.path.with_name(f"{transcript.path.stem}.part{transcript.parts + 1}.md")
-        content = text.head + text.body
+        content = text.head + body
         try:
             if not _holds(part, content):
                 atomic_write(part, content)

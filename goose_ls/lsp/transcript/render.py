@@ -381,7 +381,7 @@ class Renderer:
             text = text.replace("\n", "\n" + lead)
         at = self.text.length
         self.text.append(text)
-        speakers = (USER, self._agent())
+        speakers: tuple[str, str] | None = None  # asked for once a line may imitate one
         for n, piece in enumerate(text.split("\n")):
             if n:  # a newline ended the line before
                 self._line = _Line(at, "", lead)
@@ -390,6 +390,7 @@ class Renderer:
             line = self._line
             if line.head is not None and len(line.head) < blocks.OPENER_LENGTH:
                 head = line.head + piece
+                speakers = speakers or (USER, self._agent())
                 if blocks.imitates(line.lead + head, speakers):
                     start = line.start + len(line.lead)
                     self.text.rewrite_from(start, "\\" + self.text.body_text(start))

@@ -66,15 +66,16 @@ class GatheringWriter:
         self._pending: list[bytes] = []
 
     def write(self, data: bytes) -> None:
+        if self._pending:  # a flush is on its way: the loop is asked once a batch
+            self._pending.append(data)
+            return
+        self._pending.append(data)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not on the event loop (start-up, exit): write in order, now
-            self._pending.append(data)
             self.flush()
             return
-        if not self._pending:
-            loop.call_soon(self.flush)
-        self._pending.append(data)
+        loop.call_soon(self.flush)
 
     def flush(self) -> None:
         if not self._pending:

@@ -39,6 +39,9 @@ def merged(
                 "source": "agent",
             },
         )
+        meta = info.get("_meta")
+        if isinstance(meta, dict) and isinstance(meta.get("goosed"), dict):
+            entry["desktop"] = True  # Goose Desktop's chat, from its goosed
         if entry["source"] == "local":
             entry["source"] = "both"
             if info.get("title") and entry["title"] == NEW_SESSION_TITLE:

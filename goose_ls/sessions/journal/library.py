@@ -26,8 +26,10 @@ from goose_ls.sessions.journal.records import (
     NEW_SESSION_TITLE,
     EventRow,
     SessionRecord,
+    json_string,
     now,
     run_row,
+    string_chunk_payload,
     title_from_prompt,
     to_json,
 )
@@ -76,10 +78,19 @@ class _Run:
     kind: str
     replay: bool
     texts: list[str] = attrs.Factory(list)
+    strings: list[str] = attrs.Factory(list)
+    """Each text as a JSON string, as the editor was sent it."""
 
     def row(self, at: str) -> EventRow:
         return run_row(
-            self.session_id, self.first, self.message_id, self.kind, self.texts, at, self.replay
+            self.session_id,
+            self.first,
+            self.message_id,
+            self.kind,
+            self.texts,
+            at,
+            self.replay,
+            self.strings,
         )
 
     def piece(self) -> Piece | None:
@@ -120,6 +131,7 @@ class SessionLibrary:
         this loop turn."""
         self._batch_since = 0.0
         """When the oldest waiting event came (the event loop's clock)."""
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._failing = False
         """The last write failed (a full disk): the next try waits for the batch's timer
         rather than being made before every write to the editor."""
@@ -143,13 +155,15 @@ class SessionLibrary:
     def observe(self, session_id: str, indexed: IndexedEvent) -> str | None:
         """Journal the event, and keep what it says about the session (titles, the last
         index). Returns the event's ``goose/update`` payload as JSON text when the
-        journal keeps it whole (no text set aside, not a text chunk joining a run): the
-        editor can be sent the same text."""
+        journal keeps it whole, or a text chunk whose JSON string the journal keeps (no
+        text set aside): the editor is sent the same text, encoded once."""
         event, index, subagent = indexed.event, indexed.index, indexed.subagent
         text = _plain_text(event) if subagent is None else None
         encoded = None
         if text is not None:  # once per token: joins the run of its message
-            self._keep_text(indexed, text)
+            string = json_string(text)  # the editor is sent the text the journal keeps
+            self._keep_text(indexed, text, string)
+            encoded = string_chunk_payload(event.KIND, string)
         else:
             self._runs.pop(session_id, None)
             payload, texts = _payload(event, subagent)
@@ -215,7 +229,7 @@ class SessionLibrary:
         self._pending.append((row, piece))
         self._write_soon()
 
-    def _keep_text(self, indexed: IndexedEvent, text: str) -> None:
+    def _keep_text(self, indexed: IndexedEvent, text: str, string: str) -> None:
         """A text chunk goes on the run its message's last chunk started, if it directly
         follows it in the batch: one row for a run (see ``EventRow.parts``)."""
         run = self._runs.get(indexed.session_id)
@@ -230,13 +244,25 @@ class SessionLibrary:
             self._runs[indexed.session_id] = run
             self._pending.append(run)
         run.texts.append(text)
+        run.strings.append(string)
         self._pending_chars += len(text)
         self._write_soon()
 
-    def _write_soon(self) -> None:
+    def _running_loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop this runs on, None when none runs (goose-ls stopping). Kept
+        while it runs: asking Python for it costs a system call, and this is asked once a
+        chunk."""
+        if self._loop is not None and self._loop.is_running():
+            return self._loop
         try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no loop (goose-ls stopping): now
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+        return self._loop
+
+    def _write_soon(self) -> None:
+        loop = self._running_loop()
+        if loop is None:  # goose-ls stopping: now
             self.write_events()
             return
         if self._batch is None:
@@ -263,9 +289,7 @@ class SessionLibrary:
         after a kill. True when the writer thread took ``send`` too (it calls it once the
         events are written); False when the caller sends now (the events, if any, are
         written already, or could not be)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # goose-ls stopping: everything now, in order
+        if self._running_loop() is None:  # goose-ls stopping: everything now, in order
             self.write_events()
             return False
         if not self._pending or self._failing:

@@ -94,7 +94,18 @@ _string = json.encoder.encode_basestring
 
 def chunk_payload(kind: str, text: str) -> str:
     """A text chunk's payload as :func:`to_json` writes it, made directly (once per token)."""
-    return f'{{"sessionUpdate":"{kind}","content":{_CHUNK_HEAD}{_string(text)}}}}}'
+    return string_chunk_payload(kind, _string(text))
+
+
+def json_string(text: str) -> str:
+    """``text`` as a JSON string, as the journal writes it: made once for a chunk, which
+    the editor is sent and the journal keeps."""
+    return _string(text)
+
+
+def string_chunk_payload(kind: str, string: str) -> str:
+    """A text chunk's payload around its text already made a JSON string."""
+    return f'{{"sessionUpdate":"{kind}","content":{_CHUNK_HEAD}{string}}}}}'
 
 
 def run_row(
@@ -105,19 +116,20 @@ def run_row(
     texts: list[str],
     at: str,
     replay: bool,
+    strings: list[str] | None = None,
 ) -> EventRow:
-    """One row for consecutive text chunks of one message (indices ``first`` on)."""
+    """One row for consecutive text chunks of one message (indices ``first`` on);
+    ``strings``: each text as a JSON string already (escaping is per character, so the
+    strings joined are the joined text's)."""
     parts = ",".join([str(len(text)) for text in texts]) if len(texts) > 1 else None
-    return EventRow(
-        session_id,
-        first,
-        message_id,
-        kind,
-        chunk_payload(kind, "".join(texts)),
-        at,
-        int(replay),
-        parts,
-    )
+    if strings is None:
+        payload = chunk_payload(kind, "".join(texts))
+    elif len(strings) == 1:
+        payload = string_chunk_payload(kind, strings[0])
+    else:
+        joined = '"' + "".join([string[1:-1] for string in strings]) + '"'
+        payload = string_chunk_payload(kind, joined)
+    return EventRow(session_id, first, message_id, kind, payload, at, int(replay), parts)
 
 
 def expanded(rows: Iterable[EventRow], after: int = 0) -> Iterator[EventRow]:

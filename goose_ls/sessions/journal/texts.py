@@ -33,6 +33,10 @@ OVERLAP = 200
 """Characters of a page repeated at the start of the next one."""
 LAG_SECONDS = 1.0
 """How long a message's streamed text may wait to be added to its row."""
+WAITING_CHARS = 16 * PAGE_CHARS
+"""How much of it may wait: a long reply's text goes to its rows as it streams, in the
+batches that bring it (large ones are written off the event loop), rather than all at
+once, on the loop, in the small batch that ends the turn."""
 
 SPEAKERS = {
     events.UserMessageChunk.KIND: "user",
@@ -108,6 +112,7 @@ class _Message:
     tail: str = ""
     """The page's last :data:`OVERLAP` characters."""
     waiting: list[str] = attrs.Factory(list)
+    waiting_chars: int = 0
     since: float = 0.0
     """When the oldest waiting text came (``time.monotonic()``)."""
 
@@ -153,8 +158,13 @@ class TextIndex:
             if not current.waiting:
                 current.since = now
             current.waiting.append(piece.text)
+            current.waiting_chars += len(piece.text)
         for session_id, message in self._open.items():
-            if message.waiting and (every or now - message.since >= LAG_SECONDS):
+            if message.waiting and (
+                every
+                or now - message.since >= LAG_SECONDS
+                or message.waiting_chars >= WAITING_CHARS
+            ):
                 _write(db, session_id, message)
 
     def waiting(self) -> bool:
@@ -172,6 +182,7 @@ def _write(db: sqlite3.Connection, session_id: str, message: _Message) -> None:
     on new pages."""
     text = "".join(message.waiting)
     message.waiting.clear()
+    message.waiting_chars = 0
     at = 0  # what is written of it (no slicing off the rest: a reply can be megabytes)
     while at < len(text):
         if message.row is not None and message.length < PAGE_CHARS:
