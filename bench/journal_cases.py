@@ -24,6 +24,7 @@ from cases import Figure, agent_command, below, fresh, ratio_at_least, until
 from editor import SERVER
 from goose_ls_side import GooseLsSide
 
+from goose_ls.sessions.journal.library import SessionLibrary
 from goose_ls.tasks import within
 
 JOURNAL = "journal.sqlite3"
@@ -266,6 +267,8 @@ async def _killed_at(command: list[str], tmp: Path, point: int) -> int:
     os.kill(side.editor.pid, signal.SIGKILL)
     await side.editor.killed()
     sent = "".join(received)  # and what was still in the pipe, read to its end
+    # As the next goose-ls to start does: what the killed one only logged, into the journal.
+    SessionLibrary(side.data_dir, lambda path, error: None).store.close()
     kept = _journaled_text(side.data_dir, session)
     same = next((i for i, (a, b) in enumerate(zip(sent, kept, strict=False)) if a != b), len(kept))
     return max(0, len(sent) - same)

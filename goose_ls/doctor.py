@@ -109,7 +109,10 @@ async def _check(
     _line("config dir", str(config_dir()))
     _line("log dir", str(log_dir()))
     _line("data dir", str(data_dir(settings.data_dir)))
-    _line("terminals", sandbox.choose(settings.terminal.sandbox).describe())
+    if settings.agent.goosed.strip():  # goosed runs its commands itself
+        _line("terminals", "not used: goosed runs its own commands")
+    else:
+        _line("terminals", sandbox.choose(settings.terminal.sandbox).describe())
     _line("checkpoints", _checkpoints(settings.checkpoints.enabled))
     for warning in warnings:
         _line("warning", warning)

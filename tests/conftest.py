@@ -18,7 +18,7 @@ import pytest
 import pytest_asyncio
 
 import goose_ls
-from support.harness import Editor, start_editor, stop_editor
+from support.harness import Editor, SharedEditor, start_editor, start_shared_editor, stop_editor
 
 pytest_plugins = ["support.search_backend"]  # the journal search backends, as a fixture
 
@@ -44,6 +44,28 @@ async def shared_editor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterat
     await stop_editor(session)
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_goose(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[SharedEditor]:
+    """The goose-ls and agent that a module's ``shared`` tests use; when the module is
+    done, it must still serve a turn."""
+    session = await start_shared_editor(tmp_path_factory.mktemp("shared-goose"))
+    yield session
+    await session.begin()
+    session_id = await session.chat({"turns": [[{"text": "ok"}]]})
+    end = await session.goose.turn_end(await session.prompt(session_id, "still there?"))
+    assert end["stopReason"] == "end_turn", "after all that, the server still works"
+    await stop_editor(session)
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def shared(shared_goose: SharedEditor) -> AsyncIterator[SharedEditor]:
+    """The module's goose-ls and agent, as this test sees them: only what came since it
+    began, of the chats it made; its chats are closed when it is done."""
+    await shared_goose.begin()
+    yield shared_goose
+    await shared_goose.end()
+
+
 SLOW_FIRST = (
     "test_vscode_browser",
     "test_fuzz",
@@ -63,6 +85,35 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return SLOW_FIRST.index(module) if module in SLOW_FIRST else len(SLOW_FIRST)
 
     items.sort(key=slowness)  # stable: the rest keep their order
+
+
+SHARING = "pytestmark = shared_agent(__name__)"
+"""How a module whose tests share a goose-ls (the ``shared`` fixture) says so."""
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: absent with -p no:xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Each test goes to whichever worker is free, in the order above, but the tests of
+    a module that shares a goose-ls all go to one worker, which starts it once.
+
+    (``--dist loadgroup`` would do it with ``xdist_group`` marks, but pytest 9.2's node
+    ids no longer carry the group to the scheduler: pytest-xdist issue 1386.)"""
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+
+    tests = Path(__file__).parent
+    sharing = {
+        path.relative_to(tests.parent).as_posix()
+        for path in tests.glob("test_*.py")
+        if SHARING in path.read_text(encoding="utf-8")
+    }
+
+    class SharedModulesTogether(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module in sharing else nodeid
+
+    config.option.loadscopereorder = False  # keep the slow-first order
+    return SharedModulesTogether(config, log)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -12,7 +12,9 @@ import pytest
 from lsprotocol import types
 
 from support.buffers import EditorBuffers
-from support.harness import Editor, gone
+from support.harness import Editor, gone, shared_agent
+
+pytestmark = shared_agent(__name__)
 
 
 async def _turn(editor: Editor, steps: list[dict[str, Any]], **settings: Any) -> str:
@@ -33,6 +35,7 @@ def _said(text: str, kind: str) -> list[Any]:
     return [json.loads(m) for m in re.findall(rf"\[{kind} (.*?)\](?=\[|$)", text)]
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_the_agent_is_offered_fs_and_terminal_unless_turned_off(editor: Editor) -> None:
     await editor.start({}, settings={"agent": {"clientTerminal": False}})
     await editor.new_session()
@@ -42,6 +45,7 @@ async def test_the_agent_is_offered_fs_and_terminal_unless_turned_off(editor: Ed
     assert caps.get("terminal", False) is False, "omitted means not offered"
 
 
+@pytest.mark.asyncio(loop_scope="function")  # the editor's open buffers
 async def test_a_read_returns_the_unsaved_buffer_not_the_disk(editor: Editor) -> None:
     source = editor.workspace / "a.py"
     source.write_text("on disk\n")
@@ -64,6 +68,7 @@ async def test_a_read_returns_the_unsaved_buffer_not_the_disk(editor: Editor) ->
     assert _said(editor.goose.text(mid), "read") == ["unsaved text\n", "2\n3\n"]
 
 
+@pytest.mark.asyncio(loop_scope="function")  # the editor's open buffers
 async def test_a_write_to_an_open_file_is_an_edit_and_to_a_closed_file_goes_to_disk(
     editor: Editor,
 ) -> None:
@@ -93,11 +98,11 @@ async def test_a_write_to_an_open_file_is_an_edit_and_to_a_closed_file_goes_to_d
     assert closed.read_bytes() == content.encode()
 
 
-async def test_missing_files_directories_and_binaries_are_clear_errors(editor: Editor) -> None:
-    (editor.workspace / "blob.bin").write_bytes(b"\x00\x01\x02")
-    ws = editor.workspace
+async def test_missing_files_directories_and_binaries_are_clear_errors(shared: Editor) -> None:
+    (shared.workspace / "blob.bin").write_bytes(b"\x00\x01\x02")
+    ws = shared.workspace
     text = await _turn(
-        editor,
+        shared,
         [
             {"readFile": {"path": str(ws / "missing.py")}},
             {"readFile": {"path": str(ws)}},
@@ -111,6 +116,7 @@ async def test_missing_files_directories_and_binaries_are_clear_errors(editor: E
 # Which paths confinement refuses (``..``, absolute, a sibling sharing the prefix, every
 # kind of secret) is tests/unit/test_confinement.py; here, that a refused path is refused
 # to reads and writes alike, out of the workspace and inside it.
+@pytest.mark.asyncio(loop_scope="function")  # arranges the folder beside the workspace
 @pytest.mark.parametrize("target", ["link/secret.txt", ".env"])
 async def test_paths_outside_the_workspace_and_secrets_are_refused(
     editor: Editor, target: str
@@ -131,6 +137,7 @@ async def test_paths_outside_the_workspace_and_secrets_are_refused(
     assert any("Refused to let the agent read" in n for n in notes)
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_a_terminal_runs_a_shell_line_and_reports_its_exit(editor: Editor) -> None:
     text = await _turn(
         editor, [{"terminal": {"command": "printf 'hello %s' \"$PWD\"; exit 3"}}], policy=RUN
@@ -140,6 +147,7 @@ async def test_a_terminal_runs_a_shell_line_and_reports_its_exit(editor: Editor)
     assert result["output"] == f"hello {editor.workspace}"
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_a_long_command_is_killed_with_its_process_group(editor: Editor) -> None:
     marker = editor.tmp / "child.pid"
     text = await _turn(
@@ -153,6 +161,7 @@ async def test_a_long_command_is_killed_with_its_process_group(editor: Editor) -
     assert await gone(int(marker.read_text())), "the whole process group is killed"
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_output_over_the_limit_is_cut_from_the_start_at_a_character(editor: Editor) -> None:
     text = await _turn(
         editor,
@@ -164,11 +173,12 @@ async def test_output_over_the_limit_is_cut_from_the_start_at_a_character(editor
     assert result["output"] == "éend"
 
 
-async def test_a_terminal_outside_the_workspace_is_refused(editor: Editor) -> None:
-    text = await _turn(editor, [{"terminal": {"command": "true", "cwd": "/"}}])
+async def test_a_terminal_outside_the_workspace_is_refused(shared: Editor) -> None:
+    text = await _turn(shared, [{"terminal": {"command": "true", "cwd": "/"}}])
     assert "[terminal error -32003: permission denied" in text
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_no_terminal_outlives_its_session(editor: Editor) -> None:
     marker = editor.tmp / "bg.pid"
     await editor.start(
@@ -216,6 +226,7 @@ def _audit(editor: Editor) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_the_policy_allows_denies_and_asks(editor: Editor) -> None:
     project = editor.workspace / ".goose-ls"
     project.mkdir()
@@ -254,27 +265,28 @@ async def test_the_policy_allows_denies_and_asks(editor: Editor) -> None:
     assert all(e["session"] == sid and e["tool"] == "shell" and e["time"] for e in log)
 
 
-async def test_allow_for_this_session_is_not_asked_again(editor: Editor) -> None:
-    await editor.start({"turns": [[*_shell_call("a", "ls"), *_shell_call("b", "ls")]]})
-    sid = await editor.new_session()
-    mid = await editor.prompt(sid, "go")
-    (asked,) = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
-    await editor.goose.request(
+async def test_allow_for_this_session_is_not_asked_again(shared: Editor) -> None:
+    await shared.start({"turns": [[*_shell_call("a", "ls"), *_shell_call("b", "ls")]]})
+    sid = await shared.new_session()
+    mid = await shared.prompt(sid, "go")
+    (asked,) = await shared.goose.wait_for(lambda: shared.goose.of_kind("permission_request"))
+    await shared.goose.request(
         "goose/permission", {"requestId": asked["requestId"], "optionId": "goose-ls:allow_session"}
     )
-    await editor.goose.turn_end(mid)
-    assert editor.goose.text(mid) == "[permission: allow_once][permission: allow_once]"
-    assert len(editor.goose.of_kind("permission_request")) == 1
-    assert [e["by"] for e in _audit(editor)] == ["user", "allowed for this session"]
+    await shared.goose.turn_end(mid)
+    assert shared.goose.text(mid) == "[permission: allow_once][permission: allow_once]"
+    assert len(shared.goose.of_kind("permission_request")) == 1
+    assert [e["by"] for e in _audit(shared)] == ["user", "allowed for this session"]
 
 
-async def test_a_denied_path_is_in_the_audit_log(editor: Editor) -> None:
-    await _turn(editor, [{"readFile": {"path": "/etc/hostname"}}])
-    (entry,) = _audit(editor)
+async def test_a_denied_path_is_in_the_audit_log(shared: Editor) -> None:
+    await _turn(shared, [{"readFile": {"path": "/etc/hostname"}}])
+    (entry,) = _audit(shared)
     assert entry["target"] == "/etc/hostname" and entry["outcome"] == "denied"
     assert entry["by"] == "confinement"
 
 
+@pytest.mark.asyncio(loop_scope="function")  # the editor's open buffers
 async def test_review_shows_the_turn_and_revert_restores_it(editor: Editor) -> None:
     opened = editor.workspace / "open.py"
     opened.write_text("a = 1\n")
@@ -323,6 +335,7 @@ async def test_review_shows_the_turn_and_revert_restores_it(editor: Editor) -> N
     assert touched.read_text() == "c = 3  # the user's own change\n"
 
 
+@pytest.mark.asyncio(loop_scope="function")  # opens the workspace's last chat
 async def test_a_file_whose_old_content_was_not_kept_is_never_reverted_away(
     editor: Editor,
 ) -> None:
@@ -350,6 +363,7 @@ async def test_a_file_whose_old_content_was_not_kept_is_never_reverted_away(
     assert image.read_text() == "text now\n", "not deleted as if the turn had created it"
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_outside_paths_can_be_asked_about_instead_of_refused(editor: Editor) -> None:
     outside = editor.tmp / "notes.txt"
     outside.write_text("shared notes\n")
@@ -373,6 +387,7 @@ async def test_outside_paths_can_be_asked_about_instead_of_refused(editor: Edito
     assert text.startswith('[read "shared notes\\n"]') and "permission denied" in text
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_a_terminal_s_output_shows_in_the_transcript_tool_block(editor: Editor) -> None:
     await editor.start(
         {

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from support.harness import Editor
+from support.harness import Editor, shared_agent
+
+pytestmark = shared_agent(__name__)
 
 SCHEMA = {
     "type": "object",
@@ -45,6 +47,7 @@ async def _answer(editor: Editor, session_id: str, question: dict[str, Any], **a
     )
 
 
+@pytest.mark.asyncio(loop_scope="function")  # what the agent is sent at its start
 async def test_goose_ls_advertises_forms_and_pages(editor: Editor) -> None:
     await editor.start({})
     await editor.new_session()
@@ -53,18 +56,18 @@ async def test_goose_ls_advertises_forms_and_pages(editor: Editor) -> None:
     assert elicitation == {"form": {}, "url": {}}
 
 
-async def test_an_accepted_form_reaches_the_agent_exactly(editor: Editor) -> None:
-    await editor.start(asking())
-    session_id, message_id, question = await _question(editor)
+async def test_an_accepted_form_reaches_the_agent_exactly(shared: Editor) -> None:
+    await shared.start(asking())
+    session_id, message_id, question = await _question(shared)
     assert question["message"] == "Set up the project"
     assert question["mode"] == "form"
     assert question["requestedSchema"]["required"] == ["name", "workers"]
     content = {"name": "ö-app", "workers": 3, "colour": "green", "public": False}
-    await _answer(editor, session_id, question, action="accept", content=content)
-    await editor.goose.turn_end(message_id)
+    await _answer(shared, session_id, question, action="accept", content=content)
+    await shared.goose.turn_end(message_id)
     said = '{"name": "\\u00f6-app", "workers": 3, "colour": "green", "public": false}'
-    assert f"[elicitation: accept {said}]" in editor.goose.text(message_id)
-    (resolved,) = editor.goose.of_kind("elicitation_resolved")
+    assert f"[elicitation: accept {said}]" in shared.goose.text(message_id)
+    (resolved,) = shared.goose.of_kind("elicitation_resolved")
     assert resolved == {
         "sessionUpdate": "elicitation_resolved",
         "requestId": question["requestId"],
@@ -85,51 +88,51 @@ async def test_an_accepted_form_reaches_the_agent_exactly(editor: Editor) -> Non
     ],
 )
 async def test_a_bad_answer_is_refused_naming_the_field_and_a_good_one_then_works(
-    editor: Editor, content: dict[str, Any], field: str
+    shared: Editor, content: dict[str, Any], field: str
 ) -> None:
-    await editor.start(asking())
-    session_id, message_id, question = await _question(editor)
+    await shared.start(asking())
+    session_id, message_id, question = await _question(shared)
     with pytest.raises(JsonRpcException, match=field) as refused:
-        await _answer(editor, session_id, question, action="accept", content=content)
+        await _answer(shared, session_id, question, action="accept", content=content)
     assert refused.value.code == -32602
-    assert not editor.goose.of_kind("elicitation_resolved"), "the question is still open"
+    assert not shared.goose.of_kind("elicitation_resolved"), "the question is still open"
     await _answer(
-        editor, session_id, question, action="accept", content={"name": "app", "workers": 1}
+        shared, session_id, question, action="accept", content={"name": "app", "workers": 1}
     )
-    await editor.goose.turn_end(message_id)
-    assert '[elicitation: accept {"name": "app", "workers": 1}]' in editor.goose.text(message_id)
+    await shared.goose.turn_end(message_id)
+    assert '[elicitation: accept {"name": "app", "workers": 1}]' in shared.goose.text(message_id)
 
 
-async def test_a_declined_question_sends_no_content(editor: Editor) -> None:
-    await editor.start(asking())
-    session_id, message_id, question = await _question(editor)
+async def test_a_declined_question_sends_no_content(shared: Editor) -> None:
+    await shared.start(asking())
+    session_id, message_id, question = await _question(shared)
     with pytest.raises(JsonRpcException, match="content: only an accepted question"):
-        await _answer(editor, session_id, question, action="decline", content={"name": "x"})
-    await _answer(editor, session_id, question, action="decline")
-    await editor.goose.turn_end(message_id)
-    assert "[elicitation: decline]" in editor.goose.text(message_id)
-    (resolved,) = editor.goose.of_kind("elicitation_resolved")
+        await _answer(shared, session_id, question, action="decline", content={"name": "x"})
+    await _answer(shared, session_id, question, action="decline")
+    await shared.goose.turn_end(message_id)
+    assert "[elicitation: decline]" in shared.goose.text(message_id)
+    (resolved,) = shared.goose.of_kind("elicitation_resolved")
     assert resolved["action"] == "decline" and "content" not in resolved
     with pytest.raises(JsonRpcException, match="requestId: no pending question"):
-        await _answer(editor, session_id, question, action="decline")
+        await _answer(shared, session_id, question, action="decline")
 
 
-async def test_a_cancelled_turn_answers_its_question_cancel(editor: Editor) -> None:
-    await editor.start(asking({"waitForCancel": True, "evenIfCancelled": True}))
-    session_id, message_id, _ = await _question(editor)
-    await editor.goose.request("goose/cancel", {"sessionId": session_id})
-    end = await editor.goose.turn_end(message_id)
+async def test_a_cancelled_turn_answers_its_question_cancel(shared: Editor) -> None:
+    await shared.start(asking({"waitForCancel": True, "evenIfCancelled": True}))
+    session_id, message_id, _ = await _question(shared)
+    await shared.goose.request("goose/cancel", {"sessionId": session_id})
+    end = await shared.goose.turn_end(message_id)
     assert end["stopReason"] == "cancelled"
-    (resolved,) = editor.goose.of_kind("elicitation_resolved")
+    (resolved,) = shared.goose.of_kind("elicitation_resolved")
     assert resolved["action"] == "cancel" and "content" not in resolved
-    answers = await editor.goose.wait_for(
-        lambda: [m["result"] for m in editor.agent_messages() if "action" in m.get("result", {})],
+    answers = await shared.goose.wait_for(
+        lambda: [m["result"] for m in shared.agent_messages() if "action" in m.get("result", {})],
         what="the agent to receive the answer",
     )
     assert answers == [{"action": "cancel"}]
 
 
-async def test_a_question_the_agent_withdraws_is_closed(editor: Editor) -> None:
+async def test_a_question_the_agent_withdraws_is_closed(shared: Editor) -> None:
     script = {
         "turns": [
             [
@@ -138,16 +141,16 @@ async def test_a_question_the_agent_withdraws_is_closed(editor: Editor) -> None:
             ]
         ]
     }
-    await editor.start(script)
-    _, message_id, _ = await _question(editor)
-    await editor.goose.turn_end(message_id)
-    assert "[elicitation: error -32800]" in editor.goose.text(message_id)
-    (resolved,) = editor.goose.of_kind("elicitation_resolved")
+    await shared.start(script)
+    _, message_id, _ = await _question(shared)
+    await shared.goose.turn_end(message_id)
+    assert "[elicitation: error -32800]" in shared.goose.text(message_id)
+    (resolved,) = shared.goose.of_kind("elicitation_resolved")
     assert resolved["action"] == "cancel"
 
 
 async def test_a_form_the_schema_refuses_is_answered_with_an_error_not_left_waiting(
-    editor: Editor,
+    shared: Editor,
 ) -> None:
     """A list of choices without ``"type": "string"`` is not a form ACP allows: the agent
     hears an invalid-params error at once, and its turn goes on."""
@@ -156,10 +159,10 @@ async def test_a_form_the_schema_refuses_is_answered_with_an_error_not_left_wait
         "properties": {"tags": {"type": "array", "items": {"enum": ["a", "b"]}}},
     }
     steps = [{"elicit": {"message": "Pick tags", "schema": schema}}, {"text": "after"}]
-    await editor.start({"turns": [steps]})
-    session_id = await editor.new_session()
-    message_id = await editor.prompt(session_id, "go")
-    await editor.goose.turn_end(message_id)
-    text = editor.goose.text(message_id)
+    await shared.start({"turns": [steps]})
+    session_id = await shared.new_session()
+    message_id = await shared.prompt(session_id, "go")
+    await shared.goose.turn_end(message_id)
+    text = shared.goose.text(message_id)
     assert "[elicitation: error -32602]" in text and text.endswith("after")
-    assert not editor.goose.of_kind("elicitation_request", session_id)
+    assert not shared.goose.of_kind("elicitation_request", session_id)

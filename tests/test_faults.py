@@ -5,8 +5,10 @@ stays up, the user is told, nothing already shown is lost and no process is left
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -226,6 +228,35 @@ async def test_a_full_disk_is_reported_and_chat_goes_on(full_disk_editor: Editor
     assert any(cause in message for cause in causes), message
     second = await editor.prompt(session_id, "more")
     assert (await editor.goose.turn_end(second))["stopReason"] == "end_turn"
+
+
+async def test_a_journal_log_that_cannot_grow_loses_no_editor_write(tmp_path: Path) -> None:
+    """Each batch is appended to the journal's log before the editor is sent it: when the
+    log cannot grow (files may not pass 512 KiB here, and another process holds the
+    journal, so that nothing is committed and the log is never emptied), the editor is
+    still sent every chunk, the log says so once, and the chat goes on."""
+    command = " ".join(f"'{part}'" for part in SERVER_COMMAND)
+    editor = await start_editor(tmp_path, ["sh", "-c", f"ulimit -f 1024 && exec {command}"])
+    reply = "".join(f"[{i:03d}]" + "z" * 1995 for i in range(400))  # 800 KB
+    try:
+        await editor.start({"turns": [[{"text": reply, "chunks": 400, "delay": 0.002}], []]})
+        session_id = await editor.new_session()
+        first = await editor.prompt(session_id)
+        await editor.goose.wait_for(lambda: editor.goose.of_kind("agent_message_chunk"))
+        log = tmp_path / "logs" / "goose-ls.log"
+        said = "cannot append to the journal's log"
+        journal = tmp_path / "data" / "journal.sqlite3"
+        with contextlib.closing(sqlite3.connect(journal, isolation_level=None)) as other:
+            other.execute("BEGIN IMMEDIATE")
+            await editor.goose.wait_for(lambda: said in log.read_text(), timeout=60)
+            other.execute("ROLLBACK")
+        assert (await editor.goose.turn_end(first, timeout=120))["stopReason"] == "end_turn"
+        assert editor.goose.text(first) == reply, "every chunk, in order"
+        assert log.read_text().count(said) == 1, "said once"
+        second = await editor.prompt(session_id, "more")
+        assert (await editor.goose.turn_end(second))["stopReason"] == "end_turn"
+    finally:
+        await stop_editor(editor)
 
 
 async def test_the_server_leaves_no_agent_when_killed_by_sigterm(editor: Editor) -> None:

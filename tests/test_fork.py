@@ -17,8 +17,10 @@ from pygls.exceptions import JsonRpcException
 from goose_ls.lsp.transcript.text import SENTINEL
 from goose_ls.sessions import path_of
 from support.buffers import EDITORS, EditorBuffers
-from support.harness import Editor
+from support.harness import Editor, shared_agent
 from support.images import DRAWING, SHOT, b64, image_update
+
+pytestmark = shared_agent(__name__)
 
 TURNS = [
     [{"text": "First answer.", "messageId": "msg_01"}],
@@ -63,18 +65,18 @@ def _transcript(summary: dict[str, Any]) -> str:
     return Path(summary["transcript"].removeprefix("file://")).read_text(encoding="utf-8")
 
 
-async def test_goose_forks_unadvertised_cut_before_the_next_turn(editor: Editor) -> None:
-    await editor.start({"turns": TURNS})
-    session_id, first, _, before, after = await _two_turns(editor)
+async def test_goose_forks_unadvertised_cut_before_the_next_turn(shared: Editor) -> None:
+    await shared.start({"turns": TURNS})
+    session_id, first, _, before, after = await _two_turns(shared)
 
-    forked = await _fork(editor, session_id, first)
+    forked = await _fork(shared, session_id, first)
 
-    (fork,) = editor.received("session/fork")
+    (fork,) = shared.received("session/fork")
     assert fork["params"]["sessionId"] == session_id
     assert before <= fork["params"]["_meta"]["conversationBefore"] <= after, "cut by time"
     assert forked["forkedFrom"] == session_id and "seed" not in forked
     assert forked["sessionId"] != session_id and forked["title"] == "first question (fork)"
-    text = await editor.goose.wait_for(
+    text = await shared.goose.wait_for(
         lambda: t if "First answer." in (t := _transcript(forked)) else None, what="history"
     )
     body = text.split(SENTINEL)[0]
@@ -82,20 +84,21 @@ async def test_goose_forks_unadvertised_cut_before_the_next_turn(editor: Editor)
     assert "second question" not in body and "Second answer." not in body
     assert "Forked from “first question”" in body
 
-    reply = await editor.prompt(forked["sessionId"], "go on")
-    assert (await editor.goose.turn_end(reply))["stopReason"] == "end_turn"
-    (*_, prompt) = editor.received("session/prompt")
+    reply = await shared.prompt(forked["sessionId"], "go on")
+    assert (await shared.goose.turn_end(reply))["stopReason"] == "end_turn"
+    (*_, prompt) = shared.received("session/prompt")
     assert prompt["params"]["sessionId"] == forked["sessionId"], "the fork is a chat of its own"
 
 
-async def test_a_fork_at_the_last_turn_takes_the_whole_chat(editor: Editor) -> None:
-    await editor.start({"turns": TURNS})
-    session_id, _, second, _, _ = await _two_turns(editor)
-    await _fork(editor, session_id, second)
-    (fork,) = editor.received("session/fork")
+async def test_a_fork_at_the_last_turn_takes_the_whole_chat(shared: Editor) -> None:
+    await shared.start({"turns": TURNS})
+    session_id, _, second, _, _ = await _two_turns(shared)
+    await _fork(shared, session_id, second)
+    (fork,) = shared.received("session/fork")
     assert "conversationBefore" not in (fork["params"].get("_meta") or {})
 
 
+@pytest.mark.asyncio(loop_scope="function")  # Claude's initialize answer
 async def test_claude_is_cut_at_its_last_message_of_the_turn(editor: Editor) -> None:
     await editor.start({**CLAUDE_LIKE, "turns": TURNS})
     session_id, first, _, _, _ = await _two_turns(editor)
@@ -108,6 +111,7 @@ async def test_claude_is_cut_at_its_last_message_of_the_turn(editor: Editor) -> 
     assert "seed" not in forked
 
 
+@pytest.mark.asyncio(loop_scope="function")  # codex's initialize answer
 async def test_an_agent_without_fork_gets_a_new_chat_seeded_with_a_summary(
     editor: Editor,
 ) -> None:
@@ -124,6 +128,7 @@ async def test_an_agent_without_fork_gets_a_new_chat_seeded_with_a_summary(
     assert "Not a fork: Codex cannot fork chats" in _transcript(forked).split(SENTINEL)[0]
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own editor
 async def test_without_fork_the_code_action_says_so_and_the_summary_waits_to_be_sent(
     editor: Editor,
 ) -> None:
@@ -148,6 +153,7 @@ async def _transcript_open(editor: Editor, buffers: EditorBuffers) -> str:
     return uri
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own editor
 async def test_fork_chat_here_is_a_code_action_on_a_turn_heading(editor: Editor) -> None:
     capabilities, encoding = EDITORS["helix"]
     await editor.start({"turns": TURNS}, editor=capabilities)
@@ -174,15 +180,16 @@ async def test_fork_chat_here_is_a_code_action_on_a_turn_heading(editor: Editor)
     assert Path(shown[-1].removeprefix("file://")).exists()
 
 
-async def test_a_turn_that_has_not_ended_or_does_not_exist_is_named(editor: Editor) -> None:
-    await editor.start({"turns": TURNS})
-    session_id, *_ = await _two_turns(editor)
+async def test_a_turn_that_has_not_ended_or_does_not_exist_is_named(shared: Editor) -> None:
+    await shared.start({"turns": TURNS})
+    session_id, *_ = await _two_turns(shared)
     with pytest.raises(JsonRpcException, match="no ended turn 'nope' to fork at") as raised:
-        await _fork(editor, session_id, "nope")
+        await _fork(shared, session_id, "nope")
     assert raised.value.code == -32602
-    assert editor.received("session/fork") == []
+    assert shared.received("session/fork") == []
 
 
+@pytest.mark.asyncio(loop_scope="function")  # Claude's initialize answer
 async def test_a_fork_the_agent_refuses_becomes_a_new_chat_with_the_summary(
     editor: Editor,
 ) -> None:
@@ -199,26 +206,26 @@ async def test_a_fork_the_agent_refuses_becomes_a_new_chat_with_the_summary(
 
 
 async def test_a_fork_s_images_are_its_own_once_the_chat_it_came_from_is_deleted(
-    editor: Editor,
+    shared: Editor,
 ) -> None:
     """A chat holds an image the user sent (an ``@`` mention) and one the agent sent; its
     fork's history links copies in the fork's own outputs folder, so deleting the chat it
     came from (its folder with it) leaves the fork's transcript links and ``goose/replay``
     images whole, with the same bytes, read-write for the user alone."""
-    (editor.workspace / "shot.png").write_bytes(SHOT)
+    (shared.workspace / "shot.png").write_bytes(SHOT)
     turn = [image_update(b64(DRAWING)), {"text": "A dot, and my drawing."}]
-    await editor.start({"turns": [turn]})
-    parent = await editor.new_session()
-    message_id = await editor.prompt(parent, "What is in @shot.png?")
-    await editor.goose.turn_end(message_id)
-    forked = await _fork(editor, parent, message_id)
+    await shared.start({"turns": [turn]})
+    parent = await shared.new_session()
+    message_id = await shared.prompt(parent, "What is in @shot.png?")
+    await shared.goose.turn_end(message_id)
+    forked = await _fork(shared, parent, message_id)
     fork = forked["sessionId"]
-    text = await editor.goose.wait_for(
+    text = await shared.goose.wait_for(
         lambda: t if "A dot" in (t := _transcript(forked)) else None, what="the fork's history"
     )
-    outputs = editor.tmp / "data" / "outputs"
+    outputs = shared.tmp / "data" / "outputs"
     assert (outputs / parent).is_dir()
-    assert await editor.goose.request("goose/deleteSession", {"sessionId": parent}) == {}
+    assert await shared.goose.request("goose/deleteSession", {"sessionId": parent}) == {}
     assert not (outputs / parent).exists(), "the parent's folder went with it"
 
     transcript = Path(forked["transcript"].removeprefix("file://"))
@@ -230,11 +237,11 @@ async def test_a_fork_s_images_are_its_own_once_the_chat_it_came_from_is_deleted
         assert kept.read_bytes() == data
         assert stat.S_IMODE(kept.stat().st_mode) == 0o600
 
-    editor.goose.updates.clear()
-    await editor.goose.request("goose/replay", {"sessionId": fork, "afterIndex": 0})
+    shared.goose.updates.clear()
+    await shared.goose.request("goose/replay", {"sessionId": fork, "afterIndex": 0})
     replayed = [
         u["update"]["content"]
-        for u in editor.goose.updates
+        for u in shared.goose.updates
         if u["sessionId"] == fork and (u["update"].get("content") or {}).get("type") == "image"
     ]
     assert len(replayed) == 2, replayed
@@ -242,4 +249,4 @@ async def test_a_fork_s_images_are_its_own_once_the_chat_it_came_from_is_deleted
         path = Path(path_of(image["uri"]))
         assert path.parent == outputs / fork and path.read_bytes() == data, image
         assert image["sha256"] == hashlib.sha256(data).hexdigest()
-    assert replayed[0]["source"] == (editor.workspace / "shot.png").as_uri()
+    assert replayed[0]["source"] == (shared.workspace / "shot.png").as_uri()

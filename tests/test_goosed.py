@@ -294,10 +294,40 @@ async def test_doctor_checks_a_goosed_url(tmp_path: Path, style: str) -> None:
         else:
             assert "goosed (version not said) (turns stream by POST /reply)" in out
         assert out.count("(MCP elicitation) are not carried") == 1, "said once"
+        assert "not used: goosed runs its own commands" in out, "no sandbox it does not use"
         code, out = await _doctor(tmp_path, "--goosed", url, GOOSE_LS_AGENT_TOKEN="wrong")
         assert code == 1 and "authentication failed" in out, out
     finally:
         await server.stop()
+
+
+async def test_doctor_on_a_web_server_that_is_not_goosed_says_so_without_its_page(
+    tmp_path: Path,
+) -> None:
+    """A URL where some other web server answers: it is said to be not goosed, with the
+    status, and not as 'nothing answers' with the server's HTML page."""
+
+    async def web_page(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        page = b"<!DOCTYPE HTML><html><body><h1>Not Found</h1></body></html>"
+        writer.write(
+            b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: %d\r\n"
+            b"Connection: close\r\n\r\n%s" % (len(page), page)
+        )
+        await writer.drain()
+        writer.close()
+
+    web = await asyncio.start_server(web_page, "127.0.0.1", 0)
+    port = web.sockets[0].getsockname()[1]
+    try:
+        code, out = await _doctor(
+            tmp_path, "--goosed", f"http://127.0.0.1:{port}", GOOSE_LS_AGENT_TOKEN=SECRET
+        )
+    finally:
+        web.close()
+    assert code == 1, out
+    assert "answers, but is not goosed (GET /status: HTTP 404)" in out, out
+    assert "DOCTYPE" not in out and "nothing answers" not in out, out
 
 
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds goosed in /proc")

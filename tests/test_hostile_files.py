@@ -14,7 +14,9 @@ import pytest
 from lsprotocol import types
 
 from support.buffers import EditorBuffers
-from support.harness import Editor, start_editor, stop_editor
+from support.harness import Editor, shared_agent, start_editor, stop_editor
+
+pytestmark = shared_agent(__name__)
 
 TURN_TIMEOUT = 20.0
 """A frozen goose-ls must fail the test, not hang it."""
@@ -36,11 +38,11 @@ def _errors(text: str) -> list[str]:
     return re.findall(r"\[(?:read|write|terminal) error (-?\d+: [^\]]*)\]", text)
 
 
-async def test_a_fifo_in_the_workspace_is_refused_without_freezing(editor: Editor) -> None:
-    fifo = editor.workspace / "pipe.txt"
+async def test_a_fifo_in_the_workspace_is_refused_without_freezing(shared: Editor) -> None:
+    fifo = shared.workspace / "pipe.txt"
     os.mkfifo(fifo)
     text = await _turn(
-        editor,
+        shared,
         [
             {"readFile": {"path": str(fifo)}},
             {"readFile": {"path": str(fifo), "line": 1, "limit": 1}},
@@ -53,6 +55,7 @@ async def test_a_fifo_in_the_workspace_is_refused_without_freezing(editor: Edito
     assert fifo.is_fifo(), "the FIFO is left alone"
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_a_fifo_named_policy_json_does_not_freeze_the_permission_check(
     editor: Editor,
 ) -> None:
@@ -68,21 +71,22 @@ async def test_a_fifo_named_policy_json_does_not_freeze_the_permission_check(
     assert "[permission: allow" in text and text.endswith("[alive]"), text
 
 
-async def test_sockets_and_devices_are_not_read(editor: Editor) -> None:
+async def test_sockets_and_devices_are_not_read(shared: Editor) -> None:
     sock = socket.socket(socket.AF_UNIX)
-    sock.bind(str(editor.workspace / "agent.sock"))
-    steps = [{"readFile": {"path": str(editor.workspace / "agent.sock")}}]
+    sock.bind(str(shared.workspace / "agent.sock"))
+    steps = [{"readFile": {"path": str(shared.workspace / "agent.sock")}}]
     if os.geteuid() == 0:
-        os.mknod(editor.workspace / "null", 0o666 | 0o020000, os.makedev(1, 3))
-        steps.append({"readFile": {"path": str(editor.workspace / "null")}})
+        os.mknod(shared.workspace / "null", 0o666 | 0o020000, os.makedev(1, 3))
+        steps.append({"readFile": {"path": str(shared.workspace / "null")}})
     try:
-        text = await _turn(editor, steps)
+        text = await _turn(shared, steps)
     finally:
         sock.close()
     errors = _errors(text)
     assert len(errors) == len(steps) and all("not a regular file" in e for e in errors), text
 
 
+@pytest.mark.asyncio(loop_scope="function")  # reads goose-ls's log
 async def test_a_whole_read_over_the_cap_is_refused_but_lines_are_streamed(
     editor: Editor,
 ) -> None:
@@ -101,17 +105,18 @@ async def test_a_whole_read_over_the_cap_is_refused_but_lines_are_streamed(
     assert '[read "line 499\\nline 500\\n"]' in text
 
 
-async def test_writes_through_a_hard_link_are_refused_unless_allowed(editor: Editor) -> None:
-    outside = editor.tmp / "outside.txt"
+async def test_writes_through_a_hard_link_are_refused_unless_allowed(shared: Editor) -> None:
+    outside = shared.tmp / "outside.txt"
     outside.write_text("private")
-    os.link(outside, editor.workspace / "linked.txt")
-    step = {"writeFile": {"path": str(editor.workspace / "linked.txt"), "content": "x"}}
-    text = await _turn(editor, [step])
+    os.link(outside, shared.workspace / "linked.txt")
+    step = {"writeFile": {"path": str(shared.workspace / "linked.txt"), "content": "x"}}
+    text = await _turn(shared, [step])
     (error,) = _errors(text)
     assert "hard link" in error and "allowHardLinks" in error, text
     assert outside.read_text() == "private"
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_a_hard_link_may_be_written_when_the_user_allows_it(editor: Editor) -> None:
     outside = editor.tmp / "outside.txt"
     outside.write_text("private")
@@ -122,19 +127,20 @@ async def test_a_hard_link_may_be_written_when_the_user_allows_it(editor: Editor
     assert outside.read_text() == "private", "the link is replaced, the other file kept"
 
 
-async def test_a_hard_link_to_a_secret_is_a_secret(editor: Editor) -> None:
+async def test_a_hard_link_to_a_secret_is_a_secret(shared: Editor) -> None:
     steps = []
     for n, secret in enumerate([".env", "deploy/prod/config/.env", "keys/id_ed25519"]):
-        (editor.workspace / secret).parent.mkdir(parents=True, exist_ok=True)
-        (editor.workspace / secret).write_text(f"TOKEN=hunter{n}")
-        os.link(editor.workspace / secret, editor.workspace / f"notes{n}.txt")
-        steps.append({"readFile": {"path": str(editor.workspace / f"notes{n}.txt")}})
-    text = await _turn(editor, steps)
+        (shared.workspace / secret).parent.mkdir(parents=True, exist_ok=True)
+        (shared.workspace / secret).write_text(f"TOKEN=hunter{n}")
+        os.link(shared.workspace / secret, shared.workspace / f"notes{n}.txt")
+        steps.append({"readFile": {"path": str(shared.workspace / f"notes{n}.txt")}})
+    text = await _turn(shared, steps)
     assert "hunter" not in text
     errors = _errors(text)
     assert len(errors) == 3 and all(e.startswith("-32003:") and "secret" in e for e in errors)
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own editor
 async def test_without_a_workspace_folder_files_and_terminals_are_refused(
     editor: Editor,
 ) -> None:
@@ -164,6 +170,7 @@ async def test_without_a_workspace_folder_files_and_terminals_are_refused(
 
 
 @pytest.mark.parametrize("root", ["/", "home"])
+@pytest.mark.asyncio(loop_scope="function")  # its own editor
 async def test_the_disk_or_home_is_never_a_workspace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, root: str
 ) -> None:
@@ -191,6 +198,7 @@ async def test_the_disk_or_home_is_never_a_workspace(
     assert "no workspace folder" in error and "mine" not in text, text
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_relative_extra_roots_are_the_workspace_s_not_the_server_s(
     editor: Editor,
 ) -> None:
@@ -208,6 +216,7 @@ async def test_relative_extra_roots_are_the_workspace_s_not_the_server_s(
     assert "outside the workspace" in error
 
 
+@pytest.mark.asyncio(loop_scope="function")  # the editor's open buffers
 async def test_a_refused_edit_to_an_open_buffer_is_not_written_under_it(editor: Editor) -> None:
     source = editor.workspace / "open.py"
     source.write_text("on disk\n")
@@ -226,48 +235,49 @@ async def test_a_refused_edit_to_an_open_buffer_is_not_written_under_it(editor: 
 MALFORMED = [("a\0b.txt", "NUL"), ("a" * 300, "too long"), ("d/" * 2100, "too long")]
 
 
-async def test_malformed_paths_are_invalid_params(editor: Editor) -> None:
+async def test_malformed_paths_are_invalid_params(shared: Editor) -> None:
     steps = []
     for name, _ in MALFORMED:
-        path = os.path.join(str(editor.workspace), name)
+        path = os.path.join(str(shared.workspace), name)
         steps += [
             {"readFile": {"path": path}},
             {"writeFile": {"path": path, "content": "x"}},
             {"terminal": {"command": "true", "cwd": path}},
         ]
-    errors = _errors(await _turn(editor, steps))
+    errors = _errors(await _turn(shared, steps))
     assert len(errors) == 3 * len(MALFORMED), errors
     for n, (_, why) in enumerate(MALFORMED):  # read, write, terminal of each path
         said = errors[3 * n : 3 * n + 3]
         assert all(e.startswith("-32602:") and why in e for e in said), json.dumps(said)
 
 
-async def test_a_credential_is_refused_by_its_content_whatever_its_name(editor: Editor) -> None:
+async def test_a_credential_is_refused_by_its_content_whatever_its_name(shared: Editor) -> None:
     """A key is a secret by what it holds: a service-account key named like any JSON file,
     a PEM key in a `.txt`."""
     key = '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\nMII"}'
-    (editor.workspace / "gcp-service-account.json").write_text(key)
-    (editor.workspace / "notes.txt").write_text("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n")
+    (shared.workspace / "gcp-service-account.json").write_text(key)
+    (shared.workspace / "notes.txt").write_text("-----BEGIN RSA PRIVATE KEY-----\nMIIE\n")
     steps = [
-        {"readFile": {"path": str(editor.workspace / name)}}
+        {"readFile": {"path": str(shared.workspace / name)}}
         for name in ("gcp-service-account.json", "notes.txt")
     ]
-    text = await _turn(editor, steps)
+    text = await _turn(shared, steps)
     assert "MII" not in text, text
     errors = _errors(text)
     assert len(errors) == 2 and all(e.startswith("-32003:") and "secret" in e for e in errors)
 
 
-async def test_a_hard_link_to_a_file_outside_the_roots_is_not_read(editor: Editor) -> None:
-    outside = editor.tmp / "outside.txt"
+async def test_a_hard_link_to_a_file_outside_the_roots_is_not_read(shared: Editor) -> None:
+    outside = shared.tmp / "outside.txt"
     outside.write_text("private notes")
-    os.link(outside, editor.workspace / "linked.txt")
-    text = await _turn(editor, [{"readFile": {"path": str(editor.workspace / "linked.txt")}}])
+    os.link(outside, shared.workspace / "linked.txt")
+    text = await _turn(shared, [{"readFile": {"path": str(shared.workspace / "linked.txt")}}])
     assert "private notes" not in text, text
     (error,) = _errors(text)
     assert "hard link" in error or "names" in error, text
 
 
+@pytest.mark.asyncio(loop_scope="function")  # the editor's open buffers
 async def test_a_key_pasted_into_an_unsaved_buffer_is_not_read_from_it(editor: Editor) -> None:
     """The editor's buffer is what the agent reads of an open file: a credential there is
     refused as one on the disk is."""

@@ -10,11 +10,15 @@ import datetime
 import json
 import re
 
+import pytest
+
 from goose_ls.sessions.subagents import MAX_SUBAGENTS
-from support.harness import Editor
+from support.harness import Editor, shared_agent
 from support.images import DRAWING, SHOT, b64, image_update
 from support.logs import read_log
 from test_subagents import ASK, _permission_answers, _said, announce, on, state
+
+pytestmark = shared_agent(__name__)
 
 
 def _next_session_id(n: int) -> str:
@@ -22,6 +26,7 @@ def _next_session_id(n: int) -> str:
     return f"{datetime.date.today():%Y%m%d}_{n}"
 
 
+@pytest.mark.asyncio(loop_scope="function")  # a fresh agent's session ids
 async def test_a_chat_that_opens_with_a_child_s_id_is_a_chat_not_the_child(
     editor: Editor,
 ) -> None:
@@ -63,13 +68,13 @@ async def test_a_chat_that_opens_with_a_child_s_id_is_a_chat_not_the_child(
 
 
 async def test_a_subagent_s_images_are_drawn_in_its_block_never_as_the_user_s(
-    editor: Editor,
+    shared: Editor,
 ) -> None:
     """A child's ``user_message_chunk`` is its task: an image in it is the task's, drawn
     in the child's block, not under a "## You" of goose-ls's as if the user had sent it;
     its own images too."""
     told = image_update(b64(SHOT))["update"]
-    await editor.start(
+    await shared.start(
         {
             "turns": [
                 [
@@ -82,9 +87,9 @@ async def test_a_subagent_s_images_are_drawn_in_its_block_never_as_the_user_s(
             ]
         }
     )
-    session_id = await editor.new_session()
-    await editor.goose.turn_end(await editor.prompt(session_id))
-    transcript = await editor.transcript_text("parent done", session_id=session_id)
+    session_id = await shared.new_session()
+    await shared.goose.turn_end(await shared.prompt(session_id))
+    transcript = await shared.transcript_text("parent done", session_id=session_id)
 
     assert transcript.count("## You\n") == 1, "the user sent one message"
     section = transcript[transcript.index("### 🤖 Subagent") : transcript.index("parent done")]
@@ -92,6 +97,7 @@ async def test_a_subagent_s_images_are_drawn_in_its_block_never_as_the_user_s(
     assert "📎" not in transcript, "no file of the user's was attached"
 
 
+@pytest.mark.asyncio(loop_scope="function")  # counts the lines of the whole log
 async def test_a_flood_of_refused_announcements_is_logged_once(editor: Editor) -> None:
     """Each refused ``subagent_update`` was a warning of its own: an agent could fill
     the user's log (and rotate away what was in it) with one line per message. Refusals
@@ -115,12 +121,12 @@ async def test_a_flood_of_refused_announcements_is_logged_once(editor: Editor) -
     assert len(announced) == MAX_SUBAGENTS
 
 
-async def test_a_subagent_that_says_it_is_done_but_asks_is_at_work(editor: Editor) -> None:
+async def test_a_subagent_that_says_it_is_done_but_asks_is_at_work(shared: Editor) -> None:
     """A child that says it is idle and then asks the user is at work, whatever it said:
     its card is not drawn under a heading that says it is done, and the user's cancel
     reaches it as it reaches every child at work that may be cancelled (and none other)."""
     question = {"message": "Which branch?", "schema": {"type": "object", "properties": {}}}
-    await editor.start(
+    await shared.start(
         {
             "turns": [
                 [
@@ -137,30 +143,30 @@ async def test_a_subagent_that_says_it_is_done_but_asks_is_at_work(editor: Edito
             ]
         }
     )
-    session_id = await editor.new_session()
-    message_id = await editor.prompt(session_id)
-    (card,) = await editor.goose.wait_for(
-        lambda: editor.goose.of_kind("permission_request"), what="the card"
+    session_id = await shared.new_session()
+    message_id = await shared.prompt(session_id)
+    (card,) = await shared.goose.wait_for(
+        lambda: shared.goose.of_kind("permission_request"), what="the card"
     )
-    transcript = await editor.transcript_text("Permission needed", session_id=session_id)
+    transcript = await shared.transcript_text("Permission needed", session_id=session_id)
     heading = transcript[: transcript.index("Permission needed")].rsplit("### 🤖", 1)[1]
     assert heading.startswith(" Subagent (⏳ running): Sleeper"), heading
-    await editor.goose.request(
+    await shared.goose.request(
         "goose/permission", {"requestId": card["requestId"], "optionId": "reject_once"}
     )
-    (asked,) = await editor.goose.wait_for(
-        lambda: editor.goose.of_kind("elicitation_request"), what="the question"
+    (asked,) = await shared.goose.wait_for(
+        lambda: shared.goose.of_kind("elicitation_request"), what="the question"
     )
     assert asked["subagentId"] == "c2"
-    await editor.goose.request("goose/cancel", {"sessionId": session_id})
-    await editor.goose.turn_end(message_id)
+    await shared.goose.request("goose/cancel", {"sessionId": session_id})
+    await shared.goose.turn_end(message_id)
 
-    cancelled = [m["params"]["sessionId"] for m in editor.received("session/cancel")]
+    cancelled = [m["params"]["sessionId"] for m in shared.received("session/cancel")]
     assert cancelled == [session_id, "c1", "c2"], "both asked after they said idle"
 
 
 async def test_a_chat_that_ran_many_subagents_still_shows_the_next_one_s_work(
-    editor: Editor,
+    shared: Editor,
 ) -> None:
     """A chat holds at most MAX_SUBAGENTS children, but that counted every child it ever
     had: once that many had come and gone (a long chat, or a model told to launch that
@@ -179,28 +185,28 @@ async def test_a_chat_that_ran_many_subagents_still_shows_the_next_one_s_work(
         on("late", {"permission": ASK}),
     ]
     at_work = [announce(f"w{n}", title=f"busy {n}") for n in range(MAX_SUBAGENTS + 1)]
-    await editor.start(
+    await shared.start(
         {"turns": [[*many, *late, {"text": "first done"}], [*at_work, {"text": "second done"}]]}
     )
-    session_id = await editor.new_session()
-    message_id = await editor.prompt(session_id)
-    (card,) = await editor.goose.wait_for(
-        lambda: editor.goose.of_kind("permission_request"), what="the late child's card"
+    session_id = await shared.new_session()
+    message_id = await shared.prompt(session_id)
+    (card,) = await shared.goose.wait_for(
+        lambda: shared.goose.of_kind("permission_request"), what="the late child's card"
     )
     assert card["subagentId"] == "late"
-    await editor.goose.request(
+    await shared.goose.request(
         "goose/permission", {"requestId": card["requestId"], "optionId": "reject_once"}
     )
-    await editor.goose.turn_end(message_id)
-    (words,) = _said(editor, "LATE WORK")
+    await shared.goose.turn_end(message_id)
+    (words,) = _said(shared, "LATE WORK")
     assert words["update"]["subagentId"] == "late", "shown as its own"
 
-    await editor.goose.turn_end(await editor.prompt(session_id))
-    notes = [n["text"] for n in editor.goose.of_kind("note", session_id)]
+    await shared.goose.turn_end(await shared.prompt(session_id))
+    notes = [n["text"] for n in shared.goose.of_kind("note", session_id)]
     assert len([n for n in notes if f"more than {MAX_SUBAGENTS} subagents" in n]) == 1, notes
 
 
-async def test_a_subagent_s_own_session_state_never_becomes_the_chat_s(editor: Editor) -> None:
+async def test_a_subagent_s_own_session_state_never_becomes_the_chat_s(shared: Editor) -> None:
     """A child's title, mode, options, slash commands, usage, plans and notices are its
     own: none renames the chat, claims a mode for it, offers the user a command or reaches
     the chat as goose-ls's note."""
@@ -218,23 +224,24 @@ async def test_a_subagent_s_own_session_state_never_becomes_the_chat_s(editor: E
         on("c1", {"text": "child words"}),
         {"text": "parent done"},
     ]
-    await editor.start({"turns": [steps]})
-    session_id = await editor.new_session()
-    before = set(map(str, editor.goose.updates))
-    await editor.goose.turn_end(await editor.prompt(session_id))
+    await shared.start({"turns": [steps]})
+    session_id = await shared.new_session()
+    before = set(map(str, shared.goose.updates))
+    await shared.goose.turn_end(await shared.prompt(session_id))
 
     kinds = [
         u["update"]["sessionUpdate"]
-        for u in editor.goose.updates
+        for u in shared.goose.updates
         if "subagentId" in u["update"] or str(u) not in before
     ]
     assert set(kinds) <= {"user_message_chunk", "subagent_update", "agent_message_chunk"}, kinds
-    assert not _said(editor, "evil") and not _said(editor, "CHILD")
-    status = await editor.goose.request("goose/status", {})
+    assert not _said(shared, "evil") and not _said(shared, "CHILD")
+    status = await shared.goose.request("goose/status", {})
     (chat,) = [s for s in status["sessions"] if s["sessionId"] == session_id]
     assert "Renamed" not in str(chat) and "bypass" not in str(chat), chat
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_a_subagent_s_requests_are_judged_by_the_chat_s_rules(editor: Editor) -> None:
     """A secret, a path outside the workspace, a command a deny rule names, a protected
     path: asked for by a child, each is judged as the chat's own request would be, its

@@ -17,7 +17,7 @@ from pygls.exceptions import JsonRpcException
 
 from goose_ls.scripted.agent import GOOSE_CAPABILITIES
 from support.harness import Editor, disconnect, start_editor, stop_editor
-from support.journal import journaled
+from support.journal import journal_logs, journaled
 
 REPLY = "".join(f"word{i} " for i in range(300))
 
@@ -329,6 +329,120 @@ async def test_a_damaged_journal_row_is_skipped_and_the_chat_still_loads(tmp_pat
         await again.client.shutdown_session()
 
 
+async def _stream_while_the_journal_is_held(
+    tmp_path: Path, more: int
+) -> tuple[Editor, str, dict[str, Any]]:
+    """A reply streamed while another process holds the journal's write lock, so that
+    goose-ls can commit nothing of it; killed once ``more`` chunks came meanwhile."""
+    # An agent that keeps nothing: the chat opened again is the journal's alone.
+    script: dict[str, Any] = {"turns": [[{"text": REPLY, "chunks": 300, "delay": DELAY}]]}
+    first = await start_editor(tmp_path)
+    await first.start(script)
+    session_id = await first.new_session()
+    await first.prompt(session_id, "tell me")
+    await first.goose.wait_for(lambda: first.goose.of_kind("agent_message_chunk"))
+    journal = tmp_path / "data" / "journal.sqlite3"
+    with contextlib.closing(sqlite3.connect(journal, isolation_level=None)) as other:
+        other.execute("BEGIN IMMEDIATE")
+        held = len(first.goose.of_kind("agent_message_chunk"))
+        await first.goose.wait_for(
+            lambda: len(first.goose.of_kind("agent_message_chunk")) >= held + more, timeout=60
+        )
+        await _kill(first)
+        other.execute("ROLLBACK")
+    return first, session_id, script
+
+
+async def test_a_kill_before_the_journal_commits_loses_nothing_the_editor_was_sent(
+    tmp_path: Path,
+) -> None:
+    """Each batch is logged before the editor is sent it and committed to the journal
+    later: goose-ls killed before the commit (here: another process holds the journal),
+    the next start folds the log into the journal, each event once."""
+    first, session_id, script = await _stream_while_the_journal_is_held(tmp_path, 20)
+    streamed = _text(_seen(first), "agent_message_chunk")
+    journal = tmp_path / "data" / "journal.sqlite3"
+    committed = _text(
+        [{"update": json.loads(row.payload)} for row in journaled(journal, session_id)],
+        "agent_message_chunk",
+    )
+    assert len(committed) < len(streamed), "the last chunks were only logged"
+
+    again = await start_editor(tmp_path)
+    try:
+        await again.start(script)
+        shown = _text(await _load_and_replay(again, session_id), "agent_message_chunk")
+        assert shown.startswith(streamed), (
+            f"the editor was sent {len(streamed)} characters, the journal has {len(shown)}"
+        )
+        assert REPLY.startswith(shown), "nothing doubled, nothing out of order"
+    finally:
+        await stop_editor(again)
+    indices = [row.idx for row in journaled(journal, session_id)]
+    assert len(indices) == len(set(indices)), "no event index twice"
+    assert not journal_logs(tmp_path / "data"), "the folded log removed, this run's too"
+
+
+async def test_a_log_cut_short_is_folded_up_to_the_record_cut(tmp_path: Path) -> None:
+    """A kill can leave a log's last record half written (or the disk spoil one): the
+    records before it are folded, nothing from it or after it."""
+    _, session_id, script = await _stream_while_the_journal_is_held(tmp_path, 10)
+    (log,) = [path for path in journal_logs(tmp_path / "data") if path.stat().st_size]
+    records = log.read_bytes().split(b"\n")
+    assert records[-1] == b"" and len(records) > 3
+    _, rows, _, _ = json.loads(records[-2].partition(b" ")[2])
+    cut = "".join(json.loads(row[4])["content"]["text"] for row in rows)
+    with log.open("r+b") as file:
+        file.truncate(log.stat().st_size - 10)
+
+    again = await start_editor(tmp_path)
+    try:
+        await again.start(script)
+        # Replayed without loading it: folded when goose-ls started, not when it took the chat.
+        result = await again.goose.request(
+            "goose/replay", {"sessionId": session_id, "afterIndex": 0}
+        )
+        await again.goose.wait_for(lambda: _caught_up(again, result["count"]))
+        shown = _text(_seen(again), "agent_message_chunk")
+        assert REPLY.startswith(shown + cut), (
+            f"everything up to the record cut ({len(shown)} characters), not {cut!r}"
+        )
+        indices = [row.idx for row in journaled(tmp_path / "data" / "journal.sqlite3", session_id)]
+        assert len(indices) == len(set(indices)), "no event index twice"
+    finally:
+        await stop_editor(again)
+
+
+async def test_a_window_never_folds_the_log_of_one_still_running(tmp_path: Path) -> None:
+    """Two windows on one data dir: the one started second leaves the log of the one
+    streaming alone (folding it would write its rows twice), and the journal ends with
+    each of its events once."""
+    shared = {"dataDir": str(tmp_path / "shared-data")}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = await start_editor(tmp_path / "a")
+    script = {"turns": [[{"text": REPLY, "chunks": 300, "delay": DELAY}]]}
+    await first.start(script, settings=shared)
+    session_id = await first.new_session()
+    message = await first.prompt(session_id, "tell me")
+    await first.goose.wait_for(lambda: len(first.goose.of_kind("agent_message_chunk")) > 20)
+    logs = journal_logs(tmp_path / "shared-data")
+    assert logs, "the streaming window logs its batches"
+    second = await start_editor(tmp_path / "b")
+    try:
+        await second.start({"turns": [], "idPrefix": "b"}, settings=shared)
+        await second.new_session()
+        assert all(log.exists() for log in logs), "a live window's log is its own"
+        end = await first.goose.turn_end(message, timeout=60)
+        assert end["stopReason"] == "end_turn"
+    finally:
+        await stop_editor(second)
+        await stop_editor(first)
+    rows = journaled(tmp_path / "shared-data" / "journal.sqlite3", session_id)
+    sent = {u["index"] for u in first.goose.updates} | {e["index"] for e in first.goose.turn_ends}
+    assert [row.idx for row in rows] == sorted(sent), "each event once, none missing"
+
+
 async def test_a_message_written_in_a_chat_the_agent_forgot_stays_the_draft(
     tmp_path: Path,
 ) -> None:
@@ -348,7 +462,8 @@ async def test_a_message_written_in_a_chat_the_agent_forgot_stays_the_draft(
         await again.client.workspace_execute_command_async(
             types.ExecuteCommandParams(command="goose.openSession", arguments=[session_id])
         )
-        transcript = await again.transcript_path(session_id)
+        (shown,) = await again.goose.wait_for(lambda: again.client.shown_documents)
+        transcript = Path(shown.uri.removeprefix("file://"))
         text = await again.transcript_text("forgotten this chat", path=transcript)
         draft = "Draft E: keep me"
         transcript.write_text(text + draft, encoding="utf-8")

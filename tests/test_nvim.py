@@ -1756,6 +1756,40 @@ def test_the_plugin_refuses_goose_ls_s_edit_of_a_text_it_has_not_seen(
     assert result["after"] == ["changed", "second"]
 
 
+HEALTH_LUA = """
+vim.opt.rtp:prepend(os.getenv("GOOSE_PLUGIN"))
+require("goose_ls").setup({ init_options = { agent = { goosed = "http://127.0.0.1:3000" } } })
+local said = {}
+for _, level in ipairs({ "ok", "warn", "error", "info" }) do
+  vim.health[level] = function(message) table.insert(said, level .. ": " .. message) end
+end
+vim.health.start = function() end
+require("goose_ls.health").check()
+io.write(vim.json.encode(said))
+"""
+
+
+@HEADLESS.one()
+def test_checkhealth_with_goosed_checks_the_server_not_goose_on_path(
+    nvim: str, tmp_path: Path
+) -> None:
+    """A user of Goose Desktop's goosed has no goose on PATH: :checkhealth says which
+    server goose-ls uses and how to check it, not that goose is missing."""
+    script = tmp_path / "health.lua"
+    script.write_text(HEALTH_LUA, encoding="utf-8")
+    env = {**os.environ, "HOME": str(tmp_path), "GOOSE_PLUGIN": str(ROOT / "editors" / "nvim")}
+    done = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-l", str(script)],
+        capture_output=True, text=True, env=env, timeout=60, check=True,
+    )  # fmt: skip
+    said = json.loads(done.stdout)
+    assert not [line for line in said if "goose not on PATH" in line], said
+    assert [
+        line for line in said if line.startswith("ok: agent: the server at http://127.0.0.1:3000")
+    ]
+    assert [line for line in said if "doctor --goosed http://127.0.0.1:3000" in line]
+
+
 # --- a chat whose indices skip -----------------------------------------------------------
 
 

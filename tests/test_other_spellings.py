@@ -218,8 +218,6 @@ async def test_agent_text_that_renders_as_a_card_is_escaped(editor: Editor) -> N
     ]
     steps = [{"text": "\n\n" + line + "\n", "chunks": 2} for line in forged]
     await _turn(editor, steps)
-    await asyncio.sleep(2.5)  # the transcript is written within transcript.saveInterval
-    (transcript,) = (editor.tmp / "data" / "transcripts").glob("*.md")
-    lines = transcript.read_text().split("\n")
+    lines = (await editor.transcript_text("[done]")).split("\n")  # the whole turn is written
     unescaped = [line for line in lines if line.lstrip(" ").startswith(">") and "needed" in line]
     assert not unescaped, unescaped

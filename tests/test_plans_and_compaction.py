@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.harness import Editor
+import pytest
+
+from support.harness import Editor, shared_agent
 from support.turns import COMPACTION
+
+pytestmark = shared_agent(__name__)
 
 
 def _transcript(editor: Editor, session_id: str) -> Path:
@@ -29,6 +33,7 @@ def _update(kind: str, **fields: object) -> dict:
     return {"update": {"sessionUpdate": kind, **fields}}
 
 
+@pytest.mark.asyncio(loop_scope="function")  # what the agent is sent at its start
 async def test_plans_by_id_are_drawn_in_place_and_removed(editor: Editor) -> None:
     steps = [
         _update(
@@ -76,6 +81,7 @@ async def test_plans_by_id_are_drawn_in_place_and_removed(editor: Editor) -> Non
     assert "- [ ] Write the test" in text
 
 
+@pytest.mark.asyncio(loop_scope="function")  # what the agent is sent at its start
 async def test_a_compaction_streams_its_summary_and_says_when_it_is_done(editor: Editor) -> None:
     steps = [
         *COMPACTION,
@@ -99,7 +105,7 @@ async def test_a_compaction_streams_its_summary_and_says_when_it_is_done(editor:
     assert "Compacting the conversation failed:** too long" in text
 
 
-async def test_a_tool_calls_own_name_is_shown_beside_its_title(editor: Editor) -> None:
+async def test_a_tool_calls_own_name_is_shown_beside_its_title(shared: Editor) -> None:
     """ACP's unstable ``name`` (which the SDK's model drops), or goose's
     ``_meta.goose.toolCall.toolName``."""
     steps = [
@@ -114,26 +120,26 @@ async def test_a_tool_calls_own_name_is_shown_beside_its_title(editor: Editor) -
         {"toolUpdate": {"toolCallId": "t1", "status": "completed"}},
         {"toolUpdate": {"toolCallId": "t2", "status": "completed"}},
     ]
-    await editor.start({"turns": [steps]})
-    session_id = await editor.new_session()
-    await editor.goose.turn_end(await editor.prompt(session_id, "look"))
-    calls = {c["toolCallId"]: c for c in editor.goose.of_kind("tool_call", session_id)}
+    await shared.start({"turns": [steps]})
+    session_id = await shared.new_session()
+    await shared.goose.turn_end(await shared.prompt(session_id, "look"))
+    calls = {c["toolCallId"]: c for c in shared.goose.of_kind("tool_call", session_id)}
     assert calls["t1"]["name"] == "fs_read"
     assert calls["t2"]["name"] == "shell"
-    text = await _shows(editor, session_id, "Read app.py")
+    text = await _shows(shared, session_id, "Read app.py")
     assert "**🔧 Read app.py** · `fs_read`" in text
     assert "**🔧 shell · ls** · `shell`" in text
 
 
 async def test_plans_in_every_shape_the_stable_schema_has_and_one_it_may_gain(
-    editor: Editor,
+    shared: Editor,
 ) -> None:
     """Plan operations as stabilised: a markdown plan may name its file by an absolute
     ``path`` (which the SDK's model drops), a file plan names one by ``uri``, and a plan
     of a kind goose-ls does not know (the SDK fails the whole update) is kept and shown
     by what it carries. A file is linked only inside the workspace."""
-    inside = editor.workspace / "docs" / "plan (v2).md"
-    outside = editor.tmp / "elsewhere" / "plan.md"
+    inside = shared.workspace / "docs" / "plan (v2).md"
+    outside = shared.tmp / "elsewhere" / "plan.md"
     steps = [
         _update(
             "plan_update",
@@ -167,15 +173,15 @@ async def test_plans_in_every_shape_the_stable_schema_has_and_one_it_may_gain(
         _update("plan_update", plan={"type": "outline", "planId": "o1", "content": "- a"}),
         {"text": "Planned."},
     ]
-    await editor.start({"turns": [steps]})
-    session_id = await editor.new_session()
-    await editor.goose.turn_end(await editor.prompt(session_id, "plan it"))
-    plans = {u["plan"]["planId"]: u["plan"] for u in editor.goose.of_kind("plan_update")}
+    await shared.start({"turns": [steps]})
+    session_id = await shared.new_session()
+    await shared.goose.turn_end(await shared.prompt(session_id, "plan it"))
+    plans = {u["plan"]["planId"]: u["plan"] for u in shared.goose.of_kind("plan_update")}
     assert list(plans) == ["inside", "outside", "f1", "f2", "k1", "o1"], "none lost"
     assert plans["inside"]["path"] == str(inside), "the path reaches the plugins"
     assert "_meta" not in plans["inside"], "nothing left of its way past the SDK"
     assert plans["k1"]["type"] == "kanban" and len(plans["k1"]["entries"]) == 2, "as sent"
-    text = await _shows(editor, session_id, "Planned.")
+    text = await _shows(shared, session_id, "Planned.")
     assert f"**Plan** · [`docs/plan (v2).md`]({inside.as_uri()})\n\n> 1. Split `parse`" in text
     assert f"**Plan** · `{outside}`\n\n> Go" in text, "outside the workspace: not linked"
     assert f"**Plan**: [`docs/plan (v2).md`]({inside.as_uri()})" in text

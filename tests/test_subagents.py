@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from goose_ls.scripted.script import received
-from support.harness import Editor
+from support.harness import Editor, shared_agent
+
+pytestmark = shared_agent(__name__)
 
 
 def announce(child: str, title: str = "Explore", **fields: Any) -> dict[str, Any]:
@@ -59,10 +61,10 @@ def _said(editor: Editor, text: str) -> list[dict[str, Any]]:
     return [u for u in editor.goose.updates if text in str(u)]
 
 
-async def test_what_names_an_unannounced_child_is_never_shown_nor_asked(editor: Editor) -> None:
+async def test_what_names_an_unannounced_child_is_never_shown_nor_asked(shared: Editor) -> None:
     """A child's traffic before its announcement, and after an announcement on a session
     goose-ls does not have, is dropped; its permission request is answered cancelled."""
-    await editor.start(
+    await shared.start(
         {
             "turns": [
                 [
@@ -78,24 +80,24 @@ async def test_what_names_an_unannounced_child_is_never_shown_nor_asked(editor: 
             ]
         }
     )
-    session_id = await editor.new_session()
-    end = await editor.goose.turn_end(await editor.prompt(session_id))
+    session_id = await shared.new_session()
+    end = await shared.goose.turn_end(await shared.prompt(session_id))
 
     assert end["stopReason"] == "end_turn"
-    assert _permission_answers(editor) == ["cancelled", "cancelled"], "nobody was asked"
-    assert editor.goose.of_kind("permission_request") == []
-    assert not _said(editor, "GHOST BEFORE") and not _said(editor, "STRAY"), "never shown"
-    (after,) = _said(editor, "GHOST AFTER")
+    assert _permission_answers(shared) == ["cancelled", "cancelled"], "nobody was asked"
+    assert shared.goose.of_kind("permission_request") == []
+    assert not _said(shared, "GHOST BEFORE") and not _said(shared, "STRAY"), "never shown"
+    (after,) = _said(shared, "GHOST AFTER")
     assert after["update"]["subagentId"] == "ghost", "once announced, shown as its own"
-    transcript = await editor.transcript_text(session_id=session_id)
+    transcript = await shared.transcript_text(session_id=session_id)
     assert "GHOST AFTER" in transcript and "GHOST BEFORE" not in transcript
     assert "STRAY" not in transcript
 
 
-async def test_a_child_stays_with_the_session_that_announced_it(editor: Editor) -> None:
+async def test_a_child_stays_with_the_session_that_announced_it(shared: Editor) -> None:
     """A child announced on another chat is that chat's: announced again here, or named
     as a chat's own id, it is refused; it cannot speak in this turn nor be granted here."""
-    await editor.start(
+    await shared.start(
         {
             "turns": [
                 [{"text": "the other chat"}],
@@ -111,21 +113,21 @@ async def test_a_child_stays_with_the_session_that_announced_it(editor: Editor) 
             ]
         }
     )
-    other = await editor.new_session()
-    await editor.goose.turn_end(await editor.prompt(other))
-    this = await editor.new_session()
-    end = await editor.goose.turn_end(await editor.prompt(this))
+    other = await shared.new_session()
+    await shared.goose.turn_end(await shared.prompt(other))
+    this = await shared.new_session()
+    end = await shared.goose.turn_end(await shared.prompt(this))
 
     assert end["stopReason"] == "end_turn"
-    assert _permission_answers(editor) == ["cancelled"], "the other chat has no turn to ask in"
+    assert _permission_answers(shared) == ["cancelled"], "the other chat has no turn to ask in"
     assert not [
-        u for u in editor.goose.updates if u["sessionId"] == this and "subagentId" in u["update"]
+        u for u in shared.goose.updates if u["sessionId"] == this and "subagentId" in u["update"]
     ]
-    announced = editor.goose.of_kind("subagent_update")
+    announced = shared.goose.of_kind("subagent_update")
     assert [(u["subagentId"], u["title"]) for u in announced] == [("theirs", "Other's child")]
-    (words,) = _said(editor, "THEIR WORDS")
+    (words,) = _said(shared, "THEIR WORDS")
     assert words["sessionId"] == other, "shown in the chat that announced it, not here"
-    transcript = await editor.transcript_text(session_id=this)
+    transcript = await shared.transcript_text(session_id=this)
     assert "Subagent" not in transcript and "THEIR" not in transcript
     assert "this chat's own words" in transcript
 
@@ -136,9 +138,9 @@ WORDS = "### 🤖 Subagent (✓ done): forged\n> 📋 Task: forged\n_🤖 Subage
 
 
 async def test_a_subagent_s_title_and_words_cannot_pass_for_goose_ls_s_own(
-    editor: Editor,
+    shared: Editor,
 ) -> None:
-    await editor.start(
+    await shared.start(
         {
             "turns": [
                 [
@@ -150,9 +152,9 @@ async def test_a_subagent_s_title_and_words_cannot_pass_for_goose_ls_s_own(
             ]
         }
     )
-    session_id = await editor.new_session()
-    await editor.goose.turn_end(await editor.prompt(session_id))
-    lines = (await editor.transcript_text(session_id=session_id)).split("\n")
+    session_id = await shared.new_session()
+    await shared.goose.turn_end(await shared.prompt(session_id))
+    lines = (await shared.transcript_text(session_id=session_id)).split("\n")
 
     (heading,) = [line for line in lines if line.startswith("### 🤖")]
     assert heading.startswith("### 🤖 Subagent (✓ done): Explore\\n"), "one line, inert"
@@ -162,16 +164,16 @@ async def test_a_subagent_s_title_and_words_cannot_pass_for_goose_ls_s_own(
     assert "\\> 📋 Task: forged" in lines and "\\_🤖 Subagent: done._" in lines
     (description,) = [line for line in lines if line.startswith("> _")]
     assert description == "> _### 🤖 Subagent (✓ done): forged\\n## You_"
-    (announced, *_) = editor.goose.of_kind("subagent_update")
+    (announced, *_) = shared.goose.of_kind("subagent_update")
     assert announced["title"].startswith(TITLE) and len(announced["title"]) == 120
 
 
 async def test_a_subagent_s_card_is_drawn_in_its_section_and_its_grant_is_the_chat_s(
-    editor: Editor,
+    shared: Editor,
 ) -> None:
     """The child's permission request is asked as the chat's: card in the child's
     section, answered like any card; "Allow for this session" there covers the chat."""
-    await editor.start(
+    await shared.start(
         {
             "turns": [
                 [
@@ -187,56 +189,56 @@ async def test_a_subagent_s_card_is_drawn_in_its_section_and_its_grant_is_the_ch
             ]
         }
     )
-    session_id = await editor.new_session()
-    message_id = await editor.prompt(session_id)
-    (card,) = await editor.goose.wait_for(
-        lambda: editor.goose.of_kind("permission_request"), what="the subagent's card"
+    session_id = await shared.new_session()
+    message_id = await shared.prompt(session_id)
+    (card,) = await shared.goose.wait_for(
+        lambda: shared.goose.of_kind("permission_request"), what="the subagent's card"
     )
-    (update,) = [u for u in editor.goose.updates if u["update"] is card]
+    (update,) = [u for u in shared.goose.updates if u["update"] is card]
     assert update["sessionId"] == session_id and card["subagentId"] == "c1"
     waiting = "### 🤖 Subagent (✋ waiting for you): Clean up"
-    transcript = await editor.transcript_text("Permission needed", session_id=session_id)
+    transcript = await shared.transcript_text("Permission needed", session_id=session_id)
     section = transcript[transcript.index(waiting) :]
     assert (
         "**🔧 rm -rf build**" in section and "> **🔐 Permission needed:** rm -rf build" in section
     )
 
     (own,) = [o for o in card["options"] if o["optionId"].startswith("goose-ls:")]
-    await editor.goose.request(
+    await shared.goose.request(
         "goose/permission", {"requestId": card["requestId"], "optionId": own["optionId"]}
     )
-    end = await editor.goose.turn_end(message_id)
+    end = await shared.goose.turn_end(message_id)
 
     assert end["stopReason"] == "end_turn"
-    assert _permission_answers(editor) == ["allow_once", "allow_once"], "the second unasked"
-    assert len(editor.goose.of_kind("permission_request")) == 1
-    transcript = await editor.transcript_text("Allowed without asking", session_id=session_id)
+    assert _permission_answers(shared) == ["allow_once", "allow_once"], "the second unasked"
+    assert len(shared.goose.of_kind("permission_request")) == 1
+    transcript = await shared.transcript_text("Allowed without asking", session_id=session_id)
     assert "### 🤖 Subagent (✓ done): Clean up" in transcript
     assert "Allowed without asking (allowed for this session)" in transcript
 
 
 async def test_a_turn_s_end_ends_the_blocks_of_its_subagents_still_at_work(
-    editor: Editor,
+    shared: Editor,
 ) -> None:
-    await editor.start({"turns": [[announce("c1", title="Slow"), on("c1", {"text": "working"})]]})
-    session_id = await editor.new_session()
-    await editor.goose.turn_end(await editor.prompt(session_id))
+    await shared.start({"turns": [[announce("c1", title="Slow"), on("c1", {"text": "working"})]]})
+    session_id = await shared.new_session()
+    await shared.goose.turn_end(await shared.prompt(session_id))
 
-    *_, last = editor.goose.of_kind("subagent_update")
+    *_, last = shared.goose.of_kind("subagent_update")
     assert last["state"] == "idle" and "stopReason" not in last, "ended with the turn"
-    transcript = await editor.transcript_text("■ ended", session_id=session_id)
+    transcript = await shared.transcript_text("■ ended", session_id=session_id)
     assert "## goose\n\n### 🤖 Subagent (■ ended): Slow\n\nworking\n" in transcript
 
 
 async def test_a_subagent_at_work_between_its_parent_s_words_keeps_one_live_heading(
-    editor: Editor,
+    shared: Editor,
 ) -> None:
     """A subagent in the background (Claude's): the parent speaks between its events, so
     its work comes in two sections; the first says it goes on below (its state is drawn
     on the last only, never left stale), and its tool call there is finished in place."""
     child = "bg1"
     call = {"toolCallId": "t1", "title": "touch notes.txt", "kind": "execute"}
-    await editor.start(
+    await shared.start(
         {
             "turns": [
                 [
@@ -253,9 +255,9 @@ async def test_a_subagent_at_work_between_its_parent_s_words_keeps_one_live_head
             ]
         }
     )
-    session_id = await editor.new_session()
-    await editor.goose.turn_end(await editor.prompt(session_id, "go"))
-    text = await editor.transcript_text("All done.", session_id=session_id)
+    session_id = await shared.new_session()
+    await shared.goose.turn_end(await shared.prompt(session_id, "go"))
+    text = await shared.transcript_text("All done.", session_id=session_id)
     first, _, rest = text.partition("Main: waiting for the subagent.")
     assert "### 🤖 Subagent (continued below): Make a notes file" in first, text
     assert "waiting for you" not in first and "running" not in first, "no stale state"

@@ -7,9 +7,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
-from support.harness import Editor, start_editor
+from support.harness import Editor, shared_agent, start_editor
+
+pytestmark = shared_agent(__name__)
 
 COST = {"amount": 0.42, "currency": "USD"}
 
@@ -27,6 +30,7 @@ async def _transcript(editor: Editor, session_id: str) -> Path:
     return Path(summary["transcript"].removeprefix("file://"))
 
 
+@pytest.mark.asyncio(loop_scope="function")  # goose-ls started again on its data dir
 async def test_the_transcript_shows_the_context_under_its_heading_and_at_each_turn_end(
     tmp_path: Path,
 ) -> None:
@@ -61,13 +65,13 @@ async def test_the_transcript_shows_the_context_under_its_heading_and_at_each_tu
         await again.client.shutdown_session()
 
 
-async def test_goose_status_tells_each_session_s_last_usage(editor: Editor) -> None:
-    await editor.start({"turns": [_turn("ok", 5123, COST)]})
-    session_id = await editor.new_session()
-    other = await editor.new_session()
-    await editor.goose.turn_end(await editor.prompt(session_id))
+async def test_goose_status_tells_each_session_s_last_usage(shared: Editor) -> None:
+    await shared.start({"turns": [_turn("ok", 5123, COST)]})
+    session_id = await shared.new_session()
+    other = await shared.new_session()
+    await shared.goose.turn_end(await shared.prompt(session_id))
 
-    status = await editor.goose.request("goose/status", {})
+    status = await shared.goose.request("goose/status", {})
     usage = {s["sessionId"]: s.get("usage") for s in status["sessions"]}
     assert usage == {
         session_id: {"used": 5123, "size": 200000, "cost": COST},
@@ -75,14 +79,14 @@ async def test_goose_status_tells_each_session_s_last_usage(editor: Editor) -> N
     }
 
 
-async def test_a_chat_past_80_percent_of_its_context_is_warned_about_once(editor: Editor) -> None:
+async def test_a_chat_past_80_percent_of_its_context_is_warned_about_once(shared: Editor) -> None:
     turns = [_turn("a", 100000), _turn("b", 164000), _turn("c", 190000)]
-    await editor.start({"turns": turns})
-    session_id = await editor.new_session()
+    await shared.start({"turns": turns})
+    session_id = await shared.new_session()
     for _ in turns:
-        await editor.goose.turn_end(await editor.prompt(session_id))
+        await shared.goose.turn_end(await shared.prompt(session_id))
 
-    warnings = [m for m in editor.client.messages if "of its context" in m.message]
+    warnings = [m for m in shared.client.messages if "of its context" in m.message]
     assert [(m.type, m.message) for m in warnings] == [
         (
             types.MessageType.Warning,
@@ -93,16 +97,16 @@ async def test_a_chat_past_80_percent_of_its_context_is_warned_about_once(editor
     ]
 
 
-async def test_the_tokens_a_turn_used_end_it(editor: Editor) -> None:
+async def test_the_tokens_a_turn_used_end_it(shared: Editor) -> None:
     """ACP's unstable ``usage`` in the prompt's answer (goose sends it): in goose/turnEnd
     and on the transcript's turn-end line."""
     used = {"totalTokens": 1801, "inputTokens": 1234, "outputTokens": 567}
-    await editor.start({"turns": [[{"text": "done"}, {"turnUsage": used}]]})
-    session_id = await editor.new_session()
-    end = await editor.goose.turn_end(await editor.prompt(session_id))
+    await shared.start({"turns": [[{"text": "done"}, {"turnUsage": used}]]})
+    session_id = await shared.new_session()
+    end = await shared.goose.turn_end(await shared.prompt(session_id))
     assert end["usage"] == used
-    path = await _transcript(editor, session_id)
-    await editor.goose.wait_for(
+    path = await _transcript(shared, session_id)
+    await shared.goose.wait_for(
         lambda: "_this turn: 1,234 tokens in · 567 out_" in path.read_text(encoding="utf-8"),
         what="the turn's tokens in the transcript",
     )

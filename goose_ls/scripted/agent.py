@@ -21,6 +21,7 @@ from goose_ls.scripted import sign_in
 from goose_ls.scripted.memory import Memory
 from goose_ls.scripted.options import changed, offered, takes_booleans
 from goose_ls.scripted.peer import Peer, RpcError, stdio
+from goose_ls.scripted.script import AGENT_KEYS, load_script
 from goose_ls.scripted.server_state import ServerState
 from goose_ls.scripted.steering import ACP_METHOD, GOOSE_METHOD, ScriptedSteering
 from goose_ls.scripted.steps import StepPlayer, TurnOver
@@ -56,6 +57,11 @@ class ScriptedAgent:
         self, script: dict[str, Any], peer: Peer, server: ServerState | None = None
     ) -> None:
         self.script = script
+        self.own_script = script
+        """The script the agent started with (``script`` is it, or it with a chat
+        script's keys over it)."""
+        self.chat_script = ""
+        """The name of the last script taken from ``chatScripts``."""
         self.server = server or ServerState()
         """What this agent shares with the others of its process (served, one a
         connection)."""
@@ -94,6 +100,7 @@ class ScriptedAgent:
             self.methods[GOOSE_METHOD] = self.steering.goose
 
     async def request(self, method: str, params: Any) -> Any:
+        self._take_chat_script()
         handler = self.methods.get(method)
         if handler is None:
             raise RpcError(-32601, "Method not found", {"method": method})
@@ -106,6 +113,22 @@ class ScriptedAgent:
             event = self.cancelled.get(params.get("sessionId", ""))
             if event is not None:
                 event.set()
+
+    def _take_chat_script(self) -> None:
+        """Play the newest script of ``chatScripts`` from now on, if there is a new one."""
+        folder = self.own_script.get("chatScripts")
+        if not folder:
+            return
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+        if not names or names[-1] == self.chat_script:
+            return
+        chat = load_script(Path(folder) / names[-1])
+        if refused := sorted(AGENT_KEYS & chat.keys()):
+            raise RpcError(-32603, "Internal error", f"{names[-1]}: read at start only: {refused}")
+        self.chat_script = names[-1]
+        self.script = {**self.own_script, **chat}
+        self.prompts = 0
+        self.chosen_ids = [str(i) for i in self.script.get("sessionIds", [])]
 
     # --- ACP methods -------------------------------------------------------------
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -50,6 +50,11 @@ A script is JSON. Top-level keys (all optional):
                    folder here, as goose does)
 ``conversations``  a folder where each chat is kept as goose keeps it, and replayed by
                    ``session/load`` (``saveChunks``: every chunk as it goes; see ``memory.py``)
+``chatScripts``    a folder of scripts: once a new one is there (the last by name), the
+                   agent plays it from the next request on as a fresh agent would (its
+                   turns counted from the first), over the keys of its own script; for
+                   tests that share one agent, each with a script. Keys that only count at
+                   the agent's start (``AGENT_KEYS``) are refused there
 
 Steps (one key each, plus options): ``text`` (``chunks``, ``delay``, ``messageId``: the
 agent's id of the message), ``thought``, ``userText``, ``stamped`` (N chunks whose text starts with the sending time, 20 digits of
@@ -99,6 +104,32 @@ GOOSE_PERMISSION_OPTIONS = [
     for kind in ("allow_always", "allow_once", "reject_once", "reject_always")
 ]
 """The four options goose offers, in goose's order, with ``optionId == name == kind``."""
+
+
+AGENT_KEYS = frozenset(
+    {
+        "agentInfo",
+        "capabilities",
+        "protocolVersion",
+        "initializeError",
+        "startup",
+        "authMethods",
+        "requireAuth",
+        "acceptAuth",
+        "terminalSignIn",
+        "steering",
+        "steerTooLate",
+        "conversations",
+        "saveChunks",
+        "record",
+        "sessionsFile",
+        "serveAuth",
+        "serveOver",
+        "chatScripts",
+    }
+)
+"""The keys read once, when the agent starts or is initialized: a script in
+``chatScripts`` cannot change them."""
 
 
 def edit_call(path: Path | str, old: str, new: str, call_id: str = "e1") -> dict[str, Any]:

@@ -339,9 +339,12 @@ class SessionManager:
     async def list_sessions(self) -> list[dict[str, Any]]:
         """Local sessions merged with the agent's own list (when it has session/list)."""
         agent_side: list[dict[str, Any]] = []
-        conn = await self._link.connection()
-        if conn.profile.session_capability("list"):
-            agent_side = await conn.list_sessions(self.cwd)
+        try:
+            conn = await self._link.connection()
+            if conn.profile.session_capability("list"):
+                agent_side = await conn.list_sessions(self.cwd)
+        except AgentError as exc:  # the journal's chats are listed all the same
+            log.warning("listing the journal's chats only: %s", exc)
         return chat_list.merged(self._library.store, agent_side, self._registry.ids())
 
     def rename(self, session_id: str, title: str) -> None:

@@ -24,6 +24,9 @@ WRAPPERS = {
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish"}
 """Programs whose ``-c`` argument is itself a shell line: ``bash -c "rm -rf /"``."""
 NESTING = 8
+PARSE_LIMIT = 64 * 1024
+"""The longest line parsed: bashlex takes time that grows faster than the line (6 s for
+400 KB), on goose-ls's event loop; a longer line is one no rule can read (so asked)."""
 """How deep ``bash -c "sh -c '…'"`` is followed; deeper lines are not understood."""
 
 
@@ -47,6 +50,8 @@ def parse(line: str, depth: int = 0) -> Parsed | None:
     include those of the lines it hands a shell (``bash -c LINE``, ``eval LINE``)."""
     import bashlex  # builds its grammar tables on import (0.15 s): only when a rule needs it
 
+    if len(line) > PARSE_LIMIT:
+        return None
     try:
         trees = bashlex.parse(line)
     except Exception:  # bashlex raises its own errors, and others on odd input

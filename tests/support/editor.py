@@ -52,6 +52,9 @@ class GooseRecorder:
         """The URIs of ``goose/diskSynced``, in order."""
         self.arrived: list[dict[str, Any]] = []
         """Every goose/update and goose/turnEnd, in the order they came."""
+        self.ignored: set[str] = set()
+        """Sessions whose goose/update and goose/turnEnd are dropped (another test's,
+        when tests share a server)."""
         keep_json(client)
         client.feature("goose/update")(lambda params: self._keep(self.updates, params))
         client.feature("goose/turnEnd")(lambda params: self._keep(self.turn_ends, params))
@@ -62,8 +65,15 @@ class GooseRecorder:
 
     def _keep(self, kind: list[dict[str, Any]], params: Any) -> None:
         event = plain(params)
+        if event.get("sessionId") in self.ignored:
+            return
         kind.append(event)
         self.arrived.append(event)
+
+    def forget(self) -> None:
+        """Drop everything received so far (a test that shares a server starts afresh)."""
+        for kept in (self.updates, self.turn_ends, self.statuses, self.disk_synced, self.arrived):
+            kept.clear()
 
     async def request(self, method: str, params: object) -> dict[str, Any]:
         result = await self.client.protocol.send_request_async(method, params)

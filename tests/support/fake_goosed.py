@@ -12,7 +12,8 @@ turn streamed in goosed's server-sent events, in either of its two styles:
 
 Every route but ``/status`` wants ``X-Secret-Key``. A turn follows the script given for
 it (steps: ``text``, ``thinking``, ``tool``, ``confirm`` (waits for
-``/action-required/tool-confirmation``), ``hang`` (waits for a cancel), ``error``, ``event`` (sent as it is)), then
+``/action-required/tool-confirmation``), ``hang`` (waits for a cancel), ``error``, ``event`` (sent as it is), ``raw`` (bytes written
+to the stream as they are, no framing)), then
 ``Finish`` with its token state. What it received is kept in ``requests``.
 """
 
@@ -52,6 +53,8 @@ class FakeGoosed:
         self.cancels: dict[str, asyncio.Event] = {}
         self.subscribers: dict[str, list[asyncio.Queue[dict[str, Any] | None]]] = {}
         self.answers: list[dict[str, Any]] = []
+        self.redirects: dict[str, str] = {}
+        """Paths answered ``307`` to another URL (a hostile goosed's redirect)."""
         self.active: set[str] = set()
         """Sessions whose turn runs (a second ``/sessions/{id}/reply`` is refused, 400)."""
         self._server: asyncio.Server | None = None
@@ -126,14 +129,19 @@ class FakeGoosed:
 
     @staticmethod
     async def _answer(
-        writer: asyncio.StreamWriter, status: int, body: Any = None, text: str | None = None
+        writer: asyncio.StreamWriter,
+        status: int,
+        body: Any = None,
+        text: str | None = None,
+        location: str | None = None,
     ) -> None:
         data = (text if text is not None else json.dumps(body) if body is not None else "").encode()
         kind = "text/plain" if text is not None else "application/json"
         reasons = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
-                   405: "Method Not Allowed"}  # fmt: skip
+                   405: "Method Not Allowed", 307: "Temporary Redirect"}  # fmt: skip
+        moved = f"Location: {location}\r\n" if location else ""
         writer.write(
-            f"HTTP/1.1 {status} {reasons.get(status, 'Error')}\r\nContent-Type: {kind}\r\n"
+            f"HTTP/1.1 {status} {reasons.get(status, 'Error')}\r\nContent-Type: {kind}\r\n{moved}"
             f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n".encode()
             + data
         )
@@ -148,6 +156,8 @@ class FakeGoosed:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> None:
+        if path in self.redirects:
+            return await self._answer(writer, 307, location=self.redirects[path])
         if path == "/status":
             return await self._answer(writer, 200, text="ok")
         if headers.get("x-secret-key") != self.secret:
@@ -262,7 +272,10 @@ class FakeGoosed:
         watcher = asyncio.ensure_future(watch())
 
         async def send(event: dict[str, Any]) -> None:
-            writer.write(f"data: {json.dumps(event)}\n\n".encode())
+            if "__raw__" in event:
+                writer.write(event["__raw__"])
+            else:
+                writer.write(f"data: {json.dumps(event)}\n\n".encode())
             await writer.drain()
 
         try:
@@ -287,7 +300,9 @@ class FakeGoosed:
                 if event is None:
                     break
                 self._seq += 1
-                if event.get("type") == "Ping":
+                if "__raw__" in event:
+                    writer.write(event["__raw__"])
+                elif event.get("type") == "Ping":
                     writer.write(f": ping {self._seq}\n\n".encode())
                 else:
                     writer.write(f"id: {self._seq}\ndata: {json.dumps(event)}\n\n".encode())
@@ -358,6 +373,14 @@ class FakeGoosed:
                     await message([{"type": "text", "text": piece}])
             elif "event" in step:  # anything at all, as a hostile goosed sends it
                 await send(step["event"])
+            elif "raw" in step:  # bytes, no framing (``wait``: then nothing until a cancel)
+                pieces = step["raw"] if isinstance(step["raw"], list) else [step["raw"]]
+                for piece in pieces:  # each its own write, apart in time
+                    await send({"__raw__": piece})
+                    await asyncio.sleep(0.05)
+                if step.get("wait"):
+                    await cancel.wait()
+                    return
             elif "thinking" in step:
                 await message([{"type": "thinking", "thinking": step["thinking"], "signature": ""}])
             elif "tool" in step:

@@ -13,6 +13,7 @@ import asyncio
 import concurrent.futures
 import json
 import os
+import shutil
 import sys
 import uuid
 from collections.abc import Callable
@@ -23,7 +24,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from goose_ls.scripted.script import scripted_agent_command, write_script
+from goose_ls.scripted.script import AGENT_KEYS, scripted_agent_command, write_script
 from goose_ls.tasks import within
 from support.conformance import schema_errors
 from support.editor import GooseRecorder
@@ -33,6 +34,9 @@ SERVER_COMMAND = [sys.executable, "-m", "goose_ls", "--log-level", "info"]
 """goose-ls as an editor starts it."""
 
 Test = TypeVar("Test", bound=Callable[..., Any])
+
+EDITOR = "neovim@v0.11.0"
+"""The editor ``Editor.start`` initializes as, unless told."""
 
 
 class Editor:
@@ -62,7 +66,7 @@ class Editor:
         self,
         script: dict[str, Any] | None = None,
         settings: dict[str, Any] | None = None,
-        editor: str | types.ClientCapabilities = "neovim@v0.11.0",
+        editor: str | types.ClientCapabilities = EDITOR,
         folders: list[Path] | None = None,
         name: str | None = None,
     ) -> None:
@@ -189,6 +193,99 @@ class Editor:
         return [json.loads(line) for line in self.record.read_text(encoding="utf-8").splitlines()]
 
 
+class SharedEditor(Editor):
+    """One goose-ls and one scripted agent for the tests of a module that differ only in
+    their script: each test's :meth:`start` hands the agent its script for the chats it
+    makes from then on (the agent's ``chatScripts``). A test sees only its own: what
+    goose-ls sent since it began, of its own chats, and what the agent received and
+    goose-ls audited since (the record and the audit log start afresh)."""
+
+    def __init__(self, client: LanguageClient, tmp_path: Path) -> None:
+        super().__init__(client, tmp_path)
+        self.scripts = tmp_path / "chat-scripts"
+        self.scripts.mkdir()
+        self.taken = 0
+        """Scripts handed to the agent so far."""
+        self.before: set[str] = set()
+        """The sessions goose-ls had when the current test began."""
+
+    async def open(self) -> None:
+        """Initialize goose-ls as ``Editor.start`` does, with the agent that takes its
+        scripts from :attr:`scripts`."""
+        await super().start({"chatScripts": str(self.scripts)})
+
+    async def start(
+        self,
+        script: dict[str, Any] | None = None,
+        settings: dict[str, Any] | None = None,
+        editor: str | types.ClientCapabilities = EDITOR,
+        folders: list[Path] | None = None,
+        name: str | None = None,
+    ) -> None:
+        """The agent plays ``script`` (none: it echoes) for the chats made from now on,
+        as a fresh one would. Settings and the editor were fixed at ``initialize``."""
+        assert (settings, editor, folders, name) == (None, EDITOR, None, None), (
+            "a test that needs its own settings or editor uses the `editor` fixture"
+        )
+        own = sorted(AGENT_KEYS & (script or {}).keys())
+        assert not own, f"{own} count only at the agent's start: use the `editor` fixture"
+        self.taken += 1
+        written = write_script(self.scripts / f"{self.taken:06}.part", script or {})
+        written.rename(written.with_suffix(".json"))  # whole, or not there
+
+    async def chat(self, script: dict[str, Any] | None = None) -> str:
+        """A new chat whose agent plays ``script``: its session id."""
+        await self.start(script)
+        return await self.new_session()
+
+    async def sessions(self) -> set[str]:
+        status = await self.goose.request("goose/status", {})
+        return {s["sessionId"] for s in status["sessions"]}
+
+    async def begin(self) -> None:
+        """Forget what earlier tests received and made."""
+        self.before = await self.sessions()
+        self.goose.ignored |= self.before
+        self.goose.forget()
+        for kept in (self.client.messages, self.client.log_messages, self.client.shown_documents):
+            kept.clear()
+        self.client.diagnostics.clear()
+        for record in (self.record, self.record.with_suffix(".sent.jsonl")):
+            record.write_bytes(b"")  # the agent appends to it as it did
+        audit = self.tmp / "data" / "audit.log"
+        if audit.exists():
+            audit.write_bytes(b"")  # goose-ls appends each record (O_APPEND) as it did
+
+    async def end(self) -> None:
+        """Close the test's chats (their running turns end cancelled), check what the
+        agent was sent, and leave the workspace as it was."""
+        closed = await self.sessions() - self.before
+        for session_id in closed:
+            await self.goose.request("goose/closeSession", {"sessionId": session_id})
+        # All goose-ls sent before it is in the record (the agent advertises close).
+        await self.goose.wait_for(
+            lambda: closed <= {m["params"]["sessionId"] for m in self.received("session/close")},
+            what="the agent to hear its chats closed",
+        )
+        self.goose.ignored |= await self.sessions() | {u["sessionId"] for u in self.goose.arrived}
+        refused = schema_errors(self.record)
+        assert not refused, "goose-ls sent its agent what ACP refuses:\n" + "\n".join(refused)
+        for entry in self.workspace.iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+
+
+def shared_agent(module: str) -> pytest.MarkDecorator:
+    """``pytestmark = shared_agent(__name__)`` in a module whose tests use the ``shared``
+    fixture (one goose-ls and agent for them all): they run in the module's event loop,
+    where that server's client lives. (The conftest sends such a module's tests to one
+    xdist worker, which starts it once.)"""
+    del module  # spelled in the module so that the conftest finds it
+    return pytest.mark.asyncio(loop_scope="module")
+
+
 CHECKOUT = Path(__file__).resolve().parents[2]
 """The source the scripted agent and the wiretap import (an editable install)."""
 
@@ -232,12 +329,25 @@ async def start_editor(
 ) -> Editor:
     """A goose-ls process started by ``server_command`` (with ``env`` added to its
     environment) and an LSP client speaking to it."""
+    return Editor(await _start_client(tmp_path, server_command, env), tmp_path)
+
+
+async def start_shared_editor(tmp_path: Path) -> SharedEditor:
+    """A goose-ls and its agent for the tests of a module (:class:`SharedEditor`)."""
+    shared = SharedEditor(await _start_client(tmp_path, SERVER_COMMAND, {}), tmp_path)
+    await shared.open()
+    return shared
+
+
+async def _start_client(
+    tmp_path: Path, server_command: list[str], env: dict[str, str]
+) -> LanguageClient:
     config = ClientServerConfig(
         server_command=server_command, server_env=server_env(tmp_path, **env)
     )
     client = await config.start()
     assert isinstance(client, LanguageClient)
-    return Editor(client, tmp_path)
+    return client
 
 
 EXIT_WITHIN = 30.0

@@ -32,3 +32,9 @@ def journaled(database: Path, session_id: str) -> list[EventRow]:
             "SELECT * FROM events WHERE session_id = ? ORDER BY idx", (session_id,)
         ).fetchall()
     return list(expanded(EventRow(*row) for row in rows))
+
+
+def journal_logs(data_dir: Path) -> list[Path]:
+    """The logs goose-ls processes keep beside the journal (each batch of events appended
+    before the editor is sent it, until it is committed)."""
+    return sorted(data_dir.glob("journal.*.log"))

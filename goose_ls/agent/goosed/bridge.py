@@ -91,6 +91,8 @@ class _Turn:
         self.reader: asyncio.Task[dict[str, Any]] | None = None
         self.asking: set[asyncio.Task[None]] = set()
         self.compactions = 0
+        self.calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        """The tool calls goosed streamed in this turn (what the chat shows), by id."""
 
 
 class GoosedBridge:
@@ -182,7 +184,20 @@ class GoosedBridge:
     # --- ACP out -----------------------------------------------------------------
     def _put(self, message: dict[str, Any]) -> None:
         if not self._ended:
-            self._incoming.put_nowait(translate.dumps({"jsonrpc": "2.0", **message}))
+            self._incoming.put_nowait(
+                self._redacted(translate.dumps({"jsonrpc": "2.0", **message}))
+            )
+
+    def _redacted(self, text: str) -> str:
+        """``text`` without goosed's secret: whatever goosed repeats of it (in its text, a
+        tool's output, an error) reaches neither the chat, its transcript, the journal
+        nor the editor."""
+        secret = self._goosed.secret
+        if len(secret) < 6:  # as the log's: a shorter one would blank common words
+            return text
+        for form in {secret, json.dumps(secret, ensure_ascii=False)[1:-1]}:
+            text = text.replace(form, "<redacted>")
+        return text
 
     def _update(self, session_id: str, update: dict[str, Any]) -> None:
         self._put(
@@ -351,7 +366,20 @@ class GoosedBridge:
                     if exc.status == 400 and "active" in str(exc).lower():
                         raise RpcError(-32602, f"session {BUSY}: {exc}") from None
                     raise
-                return await self._follow(session_id, turn, stream)
+                try:
+                    return await self._follow(session_id, turn, stream)
+                except (RpcError, AgentError) as exc:
+                    # the turn failed here (what goosed sent was wrong): goosed's turn
+                    # stops too, as closing the stream stops it before 1.28
+                    if not isinstance(exc, GoosedLost):
+                        with contextlib.suppress(AgentError):
+                            await goosed.call(
+                                "POST",
+                                session_path(session_id, "/cancel"),
+                                {"request_id": turn.request_id},
+                                "the cancel",
+                            )
+                    raise
             finally:
                 await stream.aclose()
         # goosed 1.16 read the whole conversation (``messages``), later ones only the new
@@ -390,9 +418,11 @@ class GoosedBridge:
         if kind == "Message":
             message = event.get("message")
             for update in translate.updates(message):
+                if update["sessionUpdate"] == "tool_call":
+                    turn.calls[update["toolCallId"]] = (update["title"], update["rawInput"])
                 self._update(session_id, update)
             for asked in translate.confirmation(message):
-                task = asyncio.ensure_future(self._confirm(session_id, asked))
+                task = asyncio.ensure_future(self._confirm(session_id, asked, turn.calls))
                 turn.asking.add(task)
                 task.add_done_callback(turn.asking.discard)
         elif kind == "Finish":
@@ -420,12 +450,26 @@ class GoosedBridge:
             log.info("goosed sent an event of a kind goose-ls does not know: %.40s", kind)
         return None
 
-    async def _confirm(self, session_id: str, asked: dict[str, Any]) -> None:
-        """A tool confirmation asked as any agent's permission, answered to goosed."""
+    async def _confirm(
+        self,
+        session_id: str,
+        asked: dict[str, Any],
+        calls: dict[str, tuple[str, dict[str, Any]]],
+    ) -> None:
+        """A tool confirmation asked as any agent's permission, answered to goosed. One
+        whose tool or arguments are not those of the tool call it names (what the chat
+        shows, and what goosed runs once allowed) is denied unasked: its card would show
+        another call than the one allowed."""
         name, arguments = translate.call_of(asked)
+        streamed = calls.get(asked["id"])
+        if streamed is not None and streamed != (translate.title_of(name), arguments):
+            log.warning("goosed asked to confirm tool call %.80s with other arguments than "
+                        "it streamed: denied unasked", asked["id"])  # fmt: skip
+            await self._answer_confirmation(session_id, asked["id"], DENY)
+            return
         call = {
             "toolCallId": asked["id"],
-            "title": name or "tool",
+            "title": translate.title_of(name),
             "kind": translate.kind_of(name, arguments),
             "status": "pending",
             "rawInput": arguments,
@@ -441,14 +485,15 @@ class GoosedBridge:
             if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
                 action = ACTIONS.get(str(outcome.get("optionId")), DENY)
         finally:
-            body = {"id": asked["id"], "action": action, "sessionId": session_id,
-                    "principalType": "Tool"}  # fmt: skip
-            with contextlib.suppress(AgentError):
-                await asyncio.shield(
-                    self._goosed.call(
-                        "POST", "/action-required/tool-confirmation", body, "the answer"
-                    )
-                )
+            await self._answer_confirmation(session_id, asked["id"], action)
+
+    async def _answer_confirmation(self, session_id: str, call_id: str, action: str) -> None:
+        body = {"id": call_id, "action": action, "sessionId": session_id,
+                "principalType": "Tool"}  # fmt: skip
+        with contextlib.suppress(AgentError):
+            await asyncio.shield(
+                self._goosed.call("POST", "/action-required/tool-confirmation", body, "the answer")
+            )
 
     async def _cancel(self, params: Any) -> None:
         session_id = params.get("sessionId") if isinstance(params, dict) else None

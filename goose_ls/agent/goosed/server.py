@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -86,8 +87,12 @@ class GoosedRefused(AgentError):
 class Goosed:
     """One goosed, reached with its secret (and pin)."""
 
-    def __init__(self, client: httpx.AsyncClient, base: httpx.URL, shown: str, trace: Any) -> None:
+    def __init__(
+        self, client: httpx.AsyncClient, base: httpx.URL, shown: str, trace: Any, secret: str = ""
+    ) -> None:
         self._client = client
+        self.secret = secret
+        """What goosed is sent in ``X-Secret-Key``: never repeated from what goosed says."""
         self._base = base
         self.url = shown
         self._trace = trace
@@ -158,11 +163,12 @@ def session_path(session_id: str, tail: str = "") -> str:
 async def events(stream: httpx.Response) -> AsyncIterator[tuple[str | None, dict[str, Any]]]:
     """The stream's events as goosed frames them: ``id:`` (or none) and one ``data:``
     JSON object each, ended by a blank line; comments (``: ping``) and anything that is
-    not a JSON object are skipped."""
+    not a JSON object are skipped. An event (or a line that never ends) over
+    :data:`EVENT_LIMIT` ends the turn with an error as soon as it is that long."""
     data: list[str] = []
     event_id: str | None = None
     size = 0
-    async for line in stream.aiter_lines():
+    async for line in _lines(stream):
         if line.startswith(":"):
             continue
         if line.startswith("data:"):
@@ -182,6 +188,29 @@ async def events(stream: httpx.Response) -> AsyncIterator[tuple[str | None, dict
             else:
                 log.warning("skipped an event from goosed that is not a JSON object")
             data, event_id, size = [], None, 0
+
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+async def _lines(stream: httpx.Response) -> AsyncIterator[str]:
+    """The stream's lines (ended by CR LF, CR or LF, as server-sent events are), each
+    UTF-8 with what is not shown as U+FFFD; a line still unended past
+    :data:`EVENT_LIMIT` bytes is an error then, not a buffer that grows without end."""
+    pending = bytearray()
+    async for chunk in stream.aiter_bytes():
+        start, seen = 0, max(len(pending) - 1, 0)  # what was looked at already holds no end
+        pending += chunk
+        while (found := _LINE_END.search(pending, max(start, seen))) is not None:
+            if found.group() == b"\r" and found.end() == len(pending):
+                break  # a CR last: its LF may be in the next chunk
+            yield pending[start : found.start()].decode("utf-8", "replace")
+            start = found.end()
+        del pending[:start]
+        if len(pending) > EVENT_LIMIT:
+            raise AgentError(f"goosed sent a line over {EVENT_LIMIT >> 20} MiB without its end")
+    if pending:
+        yield pending.rstrip(b"\r").decode("utf-8", "replace")
 
 
 async def open_goosed(settings: AgentSettings, environ: Mapping[str, str]) -> Goosed:
@@ -208,13 +237,19 @@ def _client(
 ) -> Goosed:
     headers = {"X-Secret-Key": secret} if secret else {}
     client, url, trace = pinned_client(target, headers, tls, pin, timeout)
-    return Goosed(client, url, target.url, trace)
+    return Goosed(client, url, target.url, trace, secret)
 
 
 async def _probe(goosed: Goosed, target: Target, had_secret: bool, timeout: float) -> GoosedFacts:
     """``/status`` (reachable), then the secret and the version, then the turn's routes."""
     try:
         status = await goosed.call("GET", "/status", what="GET /status")
+    except GoosedRefused as refused:  # something answers, but not as goosed does
+        raise AgentUnavailable(
+            "unusable",
+            f"{goosed.url} answers, but is not goosed (GET /status: HTTP {refused.status})",
+            FIX_URL,
+        ) from None
     except AgentError as exc:
         raise _unreached(goosed.url, target, exc, timeout) from None
     if status != "ok":

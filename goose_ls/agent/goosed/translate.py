@@ -28,8 +28,11 @@ TOOL_KINDS = {
     "search": "search",
     "fetch": "fetch",
 }
-"""The ACP kind of goose's developer tools, by the name after ``extension__`` (or, for
-``text_editor``, its ``command``)."""
+"""The ACP kind of goose's developer tools, by the name after ``developer__`` (or, for
+``text_editor``, its ``command``). Only the developer extension's: another extension's
+tool (any MCP server's) named ``notes__read`` does what its server does, so it is
+``other``, never a read or an edit a rule for those would let run."""
+KNOWN_EXTENSION = "developer"
 
 Update = dict[str, Any]
 
@@ -47,7 +50,7 @@ def tool_call(request: dict[str, Any]) -> Update | None:
     return {
         "sessionUpdate": "tool_call",
         "toolCallId": call_id,
-        "title": name or "tool",
+        "title": title_of(name),
         "kind": kind_of(name, arguments),
         "status": "pending",
         "rawInput": arguments,
@@ -69,8 +72,20 @@ def call_of(request: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     )
 
 
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]+__[A-Za-z0-9_-]+")
+
+
+def title_of(name: str) -> str:
+    """A tool call's title: its name when it is an extension's tool as goose names them
+    (``extension__tool``), else ``tool <name>``, so that no name of goosed's (``read``,
+    ``edit: x``) reads as goose's own titles do, which give a call its kind."""
+    return name if _TOOL_NAME.fullmatch(name) else f"tool {name}".rstrip()
+
+
 def kind_of(name: str, arguments: dict[str, Any]) -> str:
-    short = name.rsplit("__", 1)[-1]
+    extension, _, short = name.partition("__")
+    if extension != KNOWN_EXTENSION:
+        return "other"
     if short == "text_editor":
         command = arguments.get("command")
         short = command if isinstance(command, str) else ""

@@ -49,9 +49,15 @@ next event's arrival makes anyway: a stream pays a transaction (about 0.2 to 0.4
 pages rewritten in the WAL) ten times a second at most, and no wakeup of its own."""
 LINGER_SECONDS = 0.1
 """The longest an event waits when nothing follows it: the journal's only wakeup of its
-own. Events the editor is sent do not wait for it: they are written before the write to
-the editor that carries them (:meth:`SessionLibrary.send_after`), so a kill never loses
-what the user saw; a turn's end is written at once."""
+own. Events the editor is sent do not wait for it: they are logged before the write to
+the editor that carries them (:meth:`SessionLibrary.send_after`, :mod:`.spool`), so a
+kill never loses what the user saw; a turn's end is written at once."""
+COMMIT_SECONDS = 0.5
+"""How long logged events wait for their commit to the journal, at most: a kill loses none
+of them, so it only decides how often a commit is paid for (about 0.3 ms of CPU after a
+pause, in the writer thread) and how late another window reading the journal sees them."""
+LOG_BYTES = 1 << 20
+"""Logged events are committed at once when their records weigh this much."""
 EventFields = tuple[str, int, "str | None", str, str, bool]
 """An event's row as it waits for its batch: all but its time (``EventRow``'s order)."""
 BACKLOG_LIMIT = 200_000
@@ -62,10 +68,11 @@ RUN_LIMIT = 1000
 INDEX_BLOCK = 1000
 """Indices reserved in the journal at a time (see ``SessionRecord.reserved_index``)."""
 INLINE_CHARS = 16_384
-"""A batch this small, with what the editor is sent with it, is written on the event loop
-(about 40 µs): handing it to the writer thread would cost a wakeup of the thread, more
-than the write. A larger one (a burst of chunks, a long chunk) goes to the thread, and the
-loop reads on meanwhile."""
+"""A batch this small, with what the editor is sent with it, is logged on the event loop
+(one write, about 15 µs; see :mod:`.spool`), and committed with the others logged
+:data:`COMMIT_SECONDS` later. A larger one (a burst of chunks, a long chunk) goes to the
+writer thread, which commits it and then makes the write to the editor, and the loop reads
+on meanwhile."""
 
 
 @attrs.define
@@ -118,6 +125,7 @@ class SessionLibrary:
         or back while running."""
         self.store = SessionStore(folder / JOURNAL, write_failed, notice)
         self.store.load()
+        self.store.fold_logs()  # what windows killed meanwhile only logged
         self._tasks = tasks
         self._checkpoint: asyncio.Task[None] | None = None
         self._pending: _Waiting = []
@@ -137,6 +145,8 @@ class SessionLibrary:
         rather than being made before every write to the editor."""
         self._pending_chars = 0
         """About how much the waiting events weigh (their text and JSON)."""
+        self._commit: asyncio.Handle | None = None
+        """The commit of the logged events, once scheduled."""
 
     @property
     def problem(self) -> str | None:
@@ -285,18 +295,28 @@ class SessionLibrary:
 
     def send_after(self, send: Callable[[], None] | None, size: int) -> bool:
         """The editor is about to be sent ``size`` bytes (by ``send``): the waiting events
-        are written first, so that nothing the editor is sent is missing from the journal
-        after a kill. True when the writer thread took ``send`` too (it calls it once the
-        events are written); False when the caller sends now (the events, if any, are
-        written already, or could not be)."""
-        if self._running_loop() is None:  # goose-ls stopping: everything now, in order
+        are logged first (or written, when they cannot be, or are large), so that nothing
+        the editor is sent is missing from the journal after a kill. True when the writer
+        thread took ``send`` too (it calls it once the events are written, or once the
+        writes to the editor it holds are made); False when the caller sends now (the
+        events, if any, are logged or written already, or could not be)."""
+        loop = self._running_loop()
+        if loop is None:  # goose-ls stopping: everything now, in order
             self.write_events()
             return False
         if not self._pending or self._failing:
             return send is not None and self.store.after_writes(send)
-        if not self.store.writing and self._pending_chars + size <= INLINE_CHARS:
-            self.write_events()
-            return False
+        if self._pending_chars + size <= INLINE_CHARS:
+            taken = self._take()
+            assert taken is not None
+            pending, refs, rows, pieces = taken
+            if self.store.log(rows, pieces, refs):
+                self._commit_soon(loop)
+                return send is not None and self.store.after_writes(send)
+            self._put_back(pending, refs)  # as without a log: written before the write
+            if not self.store.writing:
+                self.write_events()
+                return False
         taken = self._take()
         assert taken is not None
         pending, refs, rows, pieces = taken
@@ -312,6 +332,23 @@ class SessionLibrary:
         if self._failing:
             self._put_back(pending, refs)
         return False
+
+    def _commit_soon(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Commit the logged events :data:`COMMIT_SECONDS` after the first of them (one
+        wakeup for them all), or at once when they weigh :data:`LOG_BYTES`."""
+        if self._commit is None:
+            self._commit = loop.call_later(COMMIT_SECONDS, self._commit_logged)
+        elif self.store.logged_bytes >= LOG_BYTES:
+            self._commit_logged()
+
+    def _commit_logged(self) -> None:
+        if self._commit is not None:
+            self._commit.cancel()
+            self._commit = None
+        if not self.store.commit_logged():  # one is under way: the next after it
+            loop = self._running_loop()
+            if loop is not None:
+                self._commit_soon(loop)
 
     def write_events(self) -> None:
         """Write the waiting events now, on this thread (after those the writer thread

@@ -13,7 +13,9 @@ chats into it. The user is told once of each.
 The one owner of the database connection: every table's reads and writes (records,
 events, which window holds a session) go through the same error handling here. Large
 batches of events are written by its writer thread (:mod:`.writer`), with a connection
-of that thread's own to the same file; everything else here waits for that thread.
+of that thread's own to the same file, and so are the batches logged before the editor
+was sent them (:mod:`.spool`); everything else here waits for that thread, and commits
+what is logged first.
 """
 
 from __future__ import annotations
@@ -31,9 +33,10 @@ import attrs
 
 from goose_ls.atomic_files import WriteFailed
 from goose_ls.process_identity import process_alive, this_process
-from goose_ls.sessions.journal import blobs, schema, search, standby
+from goose_ls.sessions.journal import blobs, schema, search, spool, standby
 from goose_ls.sessions.journal.blobs import BlobRef
 from goose_ls.sessions.journal.records import EventRow, SessionRecord, expanded, now
+from goose_ls.sessions.journal.spool import Logged, Spool
 from goose_ls.sessions.journal.texts import Piece, TextIndex
 from goose_ls.sessions.journal.writer import Job, JournalThread
 
@@ -45,6 +48,8 @@ LOOK_SECONDS = 0.1
 """How often, at most, a batch of events checks that the journal is still the file opened
 (other writes check every time): what is written meanwhile into a journal deleted goes
 into the file still open, which is copied into the new one."""
+LOG_RETRY_SECONDS = 10.0
+"""How often, at most, the journal's log is tried again after it could not be written."""
 RETRY_BUSY_MS = 200
 """How long a new try of a busy journal waits for it (the first waited the usual time)."""
 Notice = Callable[[str], None]
@@ -90,6 +95,18 @@ class SessionStore:
         self._writer = JournalThread(path)
         """Writes batches of events off the event loop (see :meth:`append_later`); every
         other use of the journal waits for it first."""
+        self._spool = Spool(path.parent)
+        """Batches logged before the editor was sent them, until they are committed (see
+        :meth:`log`); every other use of the journal commits them first."""
+        self._log_failed = False
+        """The log could not be written (a full disk): batches are committed before the
+        editor write again, as without a log."""
+        self._log_retry = 0.0
+        self._committing = False
+        """A commit of the logged batches is waiting in the writer thread."""
+        self._sends = [0, 0]
+        """Writes to the editor handed to the writer thread, and made by it: the loop
+        makes one itself only when none waits there (their order is kept)."""
 
     @property
     def usable(self) -> bool:
@@ -332,16 +349,30 @@ class SessionStore:
         """Write a batch of events in one transaction, with the text each adds (``pieces``,
         one per row) to its message's searchable text, and the large texts they hold;
         whether it was written (a full disk: not, nothing of it)."""
-
-        def write(db: sqlite3.Connection) -> None:
-            db.executemany("INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-            self._texts.add(db, rows, pieces)
-            blobs.insert(db, refs or [])
-
-        written = self._write(write, *{row.session_id for row in rows}, batch=True)
+        written = self._write(
+            lambda db: self._insert(db, rows, pieces, refs or []),
+            *{row.session_id for row in rows},
+            batch=True,
+        )
         if not written:
             self._texts.reset()
         return written
+
+    def _insert(
+        self,
+        db: sqlite3.Connection,
+        rows: list[EventRow],
+        pieces: list[Piece | None],
+        refs: list[BlobRef],
+    ) -> None:
+        db.executemany("INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        self._texts.add(db, rows, pieces)
+        blobs.insert(db, refs)
+
+    def _insert_logged(self, db: sqlite3.Connection, batches: list[Logged]) -> None:
+        rows = [row for batch in batches for row in batch.rows]
+        pieces = [piece for batch in batches for piece in batch.pieces]
+        self._insert(db, rows, pieces, [ref for batch in batches for ref in batch.refs])
 
     def append_later(
         self,
@@ -351,34 +382,123 @@ class SessionStore:
         then: Callable[[], None] | None,
         failed: Callable[[], None],
     ) -> bool:
-        """:meth:`append` in the writer thread, then ``then`` there; ``failed`` is called
-        on the loop when the batch could not be written. False when the journal is a
-        stand-in (a connection of this thread's only): write with :meth:`append`."""
+        """:meth:`append` in the writer thread (after the batches logged before it), then
+        ``then`` there; ``failed`` is called on the loop when the batch could not be
+        written. False when the journal is a stand-in (a connection of this thread's
+        only): write with :meth:`append`."""
         self.look(batch=True)
         if not self.usable:
             return False
+        self._writer.submit(self._job(rows, pieces, refs, then, failed))
+        return True
+
+    def _job(
+        self,
+        rows: list[EventRow],
+        pieces: list[Piece | None],
+        refs: list[BlobRef],
+        then: Callable[[], None] | None,
+        failed: Callable[[], None] | None,
+    ) -> Job:
+        """A job of the writer thread: the batches logged by the time it runs, then
+        ``rows``, in one transaction; the logs emptied of them once it is committed."""
         loop = asyncio.get_running_loop()
+        logged: list[Logged] = []
+        written = [False]
+        committing = not rows
 
         def write(db: sqlite3.Connection) -> None:
-            db.executemany("INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-            self._texts.add(db, rows, pieces)
-            blobs.insert(db, refs)
+            if self._spool.unwritten:
+                logged[:] = self._spool.taken()
+                self._insert_logged(db, logged)
+            if rows:
+                self._insert(db, rows, pieces, refs)
+            written[0] = True
 
         def not_written(error: sqlite3.Error) -> None:
+            written[0] = False
             self._texts.reset()
             loop.call_soon_threadsafe(self._failed, error)
-            loop.call_soon_threadsafe(failed)
+            if failed is not None:
+                loop.call_soon_threadsafe(failed)
 
-        self._writer.submit(Job(write, then, not_written))
+        send = None if then is None else self._sent(then)
+
+        def after() -> None:
+            if written[0]:
+                self._spool.committed(logged)
+            if committing:
+                self._committing = False
+            if send is not None:
+                send()
+
+        return Job(write, after, not_written)
+
+    def log(self, rows: list[EventRow], pieces: list[Piece | None], refs: list[BlobRef]) -> bool:
+        """Log a batch of events (one write to a file, see :mod:`.spool`) before the editor
+        is sent them: the writer thread commits it later (:meth:`commit_logged`). False
+        when it cannot be (a stand-in, a full disk): commit it before the write then."""
+        if self._log_failed and time.monotonic() < self._log_retry:
+            return False
+        self.look(batch=True)
+        if not self.usable:
+            return False
+        try:
+            self._spool.append(rows, pieces, refs)
+        except OSError as exc:
+            if not self._log_failed:
+                log.error(
+                    "cannot append to the journal's log in %s (%s): events are committed "
+                    "to the journal before the editor is sent them instead, until it can",
+                    self.path.parent,
+                    exc,
+                )
+            self._log_failed = True
+            self._log_retry = time.monotonic() + LOG_RETRY_SECONDS
+            return False
+        self._log_failed = False
+        return True
+
+    @property
+    def logged_bytes(self) -> int:
+        """How much the logged batches not committed yet weigh."""
+        return self._spool.unwritten_bytes
+
+    def commit_logged(self) -> bool:
+        """Commit the logged batches in the writer thread; False when a commit of them
+        waits there already (they may have come after it took its batches)."""
+        if not self._spool.unwritten:
+            return True
+        if self._committing:
+            return False
+        self.look(batch=True)
+        if not self.usable:
+            self._settle()
+            return True
+        self._committing = True
+        self._writer.submit(self._job([], [], [], None, None))
         return True
 
     def after_writes(self, then: Callable[[], None]) -> bool:
-        """Run ``then`` in the writer thread once its jobs are done, when it has any
-        (what the editor is sent keeps its order); False when it has none."""
-        if not self._writer.busy:
+        """Run ``then`` in the writer thread once its jobs are done, when one of them is
+        to write to the editor (what the editor is sent keeps its order); False when
+        none is."""
+        if self._sends[0] == self._sends[1]:
             return False
-        self._writer.submit(Job(None, then, lambda _: None))
+        self._writer.submit(Job(None, self._sent(then), lambda _: None))
         return True
+
+    def _sent(self, send: Callable[[], None]) -> Callable[[], None]:
+        """``send``, counted once the writer thread made it (see :meth:`after_writes`)."""
+        self._sends[0] += 1
+
+        def counted() -> None:
+            try:
+                send()
+            finally:
+                self._sends[1] += 1
+
+        return counted
 
     @property
     def writing(self) -> bool:
@@ -386,8 +506,49 @@ class SessionStore:
         return self._writer.busy
 
     def settle(self) -> None:
-        """Wait for the writer thread's jobs."""
+        """Wait for the writer thread's jobs, and commit what is logged."""
+        self._settle()
+
+    def _settle(self) -> None:
+        """Every use of the journal but the writer thread's comes after this: the thread's
+        jobs done, and the logged batches committed (here: the caller waits anyway)."""
         self._writer.wait()
+        if not self._spool.unwritten or self._db is None:
+            return
+        logged = self._spool.taken()
+        try:
+            with schema.transaction(self._db):
+                self._insert_logged(self._db, logged)
+        except sqlite3.Error as exc:  # they stay in the log
+            self._texts.reset()
+            self._failed(exc)
+            return
+        if self.in_memory:
+            self._touched.update(row.session_id for batch in logged for row in batch.rows)
+        self._spool.committed(logged)
+
+    def fold_logs(self, process: str | None = None) -> None:
+        """Write into the journal what the logs of goose-ls processes no longer running
+        hold and it lacks, then remove them (``process``: that one's only). A row the
+        journal has is never written again: a process commits its batches in order, so
+        the journal holds the first rows of each session's log, and those above its last
+        index are the ones it lacks."""
+        if not self.usable:
+            return
+        for owner, paths in spool.logs_of_others(self.path.parent).items():
+            if (process is not None and owner != process) or process_alive(owner):
+                continue
+            batches = spool.batches_in(paths)
+
+            def fold(db: sqlite3.Connection, batches: list[Logged] = batches) -> None:
+                _fold(db, batches)
+
+            if batches and not self._write(fold):
+                continue  # tried again at the next start
+            for path in paths:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            log.info("folded the journal log of %s (%d batches)", owner, len(batches))
 
     def events(self, session_id: str, after: int = 0) -> list[EventRow]:
         """A session's events with an index above ``after``, oldest first, each payload
@@ -420,7 +581,7 @@ class SessionStore:
 
     def write_texts(self) -> None:
         """Add the journaled text still waiting to its messages' rows (see :mod:`.texts`)."""
-        self._writer.wait()
+        self._settle()
         if self._texts.waiting():
             self._write(lambda db: self._texts.add(db, [], [], every=True))
 
@@ -438,21 +599,28 @@ class SessionStore:
 
     # --- which process has a session open ---------------------------------------
     def hold(self, session_id: str) -> str | None:
-        """Take ``session_id`` for this process; or the process that has it open, alive."""
-        self._writer.wait()
+        """Take ``session_id`` for this process; or the process that has it open, alive.
+        Taken from a process that died, the session's events that process only logged
+        are written into the journal first."""
+        self._settle()
         if self._db is None:
             return None
         me = this_process()
+        dead = None
         try:
             with schema.transaction(self._db):
                 row = self._db.execute(
                     "SELECT process FROM holders WHERE session_id = ?", (session_id,)
                 ).fetchone()
-                if row and row[0] != me and process_alive(row[0]):
-                    return str(row[0])
+                if row and row[0] != me:
+                    if process_alive(row[0]):
+                        return str(row[0])
+                    dead = str(row[0])
                 self._db.execute("INSERT OR REPLACE INTO holders VALUES (?, ?)", (session_id, me))
         except sqlite3.Error as exc:
             log.warning("cannot mark session %s as open here: %s", session_id, exc)
+        if dead is not None:
+            self.fold_logs(dead)
         return None
 
     def release(self, session_ids: list[str]) -> None:
@@ -475,7 +643,9 @@ class SessionStore:
         }
 
     def close(self) -> None:
+        self._settle()
         self._writer.stop()
+        self._spool.close()
         self.write_texts()
         self.look(retry_now=True)  # this run's chats, into a journal lost or back meanwhile
         if self._db is not None:
@@ -485,7 +655,7 @@ class SessionStore:
     # --- the database ---------------------------------------------------------------
     def _query(self, sql: str, args: tuple[object, ...]) -> list[sqlite3.Row] | None:
         """The rows, or None when there is no database to ask."""
-        self._writer.wait()
+        self._settle()
         if self._db is None:
             return None
         try:
@@ -500,7 +670,7 @@ class SessionStore:
     ) -> bool:
         """Make ``change`` in one transaction (``sessions``: whose rows it writes;
         ``batch``: a batch of events)."""
-        self._writer.wait()
+        self._settle()
         self.look(batch=batch)
         if self._db is None:
             return False
@@ -529,6 +699,35 @@ def _ready(db: sqlite3.Connection) -> None:
     with schema.transaction(db):
         schema.ready(db)
         search.prepare(db)
+
+
+def _fold(db: sqlite3.Connection, batches: list[Logged]) -> None:
+    """A dead process's logged batches: the rows the journal lacks, of sessions it still
+    has (one deleted since stays deleted), with their text and large texts."""
+    floors: dict[str, int | None] = {}
+    rows: list[EventRow] = []
+    pieces: list[Piece | None] = []
+    kept: set[tuple[str, int]] = set()
+    for batch in batches:
+        for row, piece in zip(batch.rows, batch.pieces, strict=True):
+            if row.session_id not in floors:
+                known = db.execute(
+                    "SELECT 1 FROM sessions WHERE session_id = ?", (row.session_id,)
+                ).fetchone()
+                (top,) = db.execute(
+                    "SELECT max(idx) FROM events WHERE session_id = ?", (row.session_id,)
+                ).fetchone()
+                floors[row.session_id] = (top or 0) if known else None
+            floor = floors[row.session_id]
+            if floor is None or row.idx <= floor:
+                continue
+            rows.append(row)
+            pieces.append(piece)
+            kept.add((row.session_id, row.idx))
+    refs = [ref for batch in batches for ref in batch.refs if (ref.session_id, ref.idx) in kept]
+    db.executemany("INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    TextIndex().add(db, rows, pieces, every=True)
+    blobs.insert(db, refs)
 
 
 def delete_rows(db: sqlite3.Connection, session_id: str) -> None:
