@@ -1713,3 +1713,34 @@ def test_real_emacs_in_tmux_codex_edits_the_open_file_and_emacs_asks_nothing(
                 "one undo did not take codex's edit back",
             )
     assert len(model.turns()) == 2, "the patch's result went back to the model"
+
+
+@EMACS.each()
+def test_a_chat_goes_on_past_a_gap_in_its_indices(
+    major: int, emacs: list[str], tmp_path: Path
+) -> None:
+    """goose-ls killed mid-turn leaves a gap in the chat's indices (the rest of its
+    reservation): the chat loaded again in a new goose-ls and asked again shows that
+    turn, and is idle after it (the package once waited forever for the missing indices,
+    showing nothing more of the chat)."""
+    kill = "kill -9 $(ps -o ppid= -p $PPID)"  # the agent kills goose-ls, its parent
+    script = {
+        "sessionsFile": str(tmp_path / "agent-sessions"),
+        "byPrompt": {
+            "die now": [{"text": "Dying."}, {"shell": kill, "quiet": True}],
+            "after the gap?": [{"text": "After the gap."}],
+        },
+        "turns": [[{"text": "First answer."}]],
+    }
+    # The same script file _run writes; unsandboxed, so that the agent sees goose-ls.
+    agent = scripted_agent_command(tmp_path / "script.json")
+    settings = {"agent": {"command": agent, "sandbox": "off"}, "dataDir": str(tmp_path / "data")}
+    result = _run(major, emacs, tmp_path, script, flow="index_gap", GOOSE_INIT=json.dumps(settings))
+    with contextlib.closing(sqlite3.connect(tmp_path / "data" / "journal.sqlite3")) as db:
+        (reserved,) = db.execute("SELECT max(reserved_index) FROM sessions").fetchone()
+    assert reserved > 1000, "goose-ls was killed before it saved where it stopped"
+    assert result["same-chat"] is True
+    text = result["text"]
+    assert "## You\n\nafter the gap?\n" in text and "After the gap." in text, text
+    assert text.count("First answer.") == 1, text
+    assert "running" not in result["state"], result["state"]

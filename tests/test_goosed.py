@@ -519,3 +519,61 @@ async def test_a_prompt_waits_while_desktop_runs_a_turn_in_the_chat(goosed: Star
     end = await editor.goose.turn_end(message_id)
     assert end["stopReason"] == "end_turn"
     assert editor.goose.text(message_id) == "after Desktop's turn"
+
+
+async def test_a_chat_reopened_in_a_new_goose_ls_shows_each_message_once(
+    goosed: Started, tmp_path: Path
+) -> None:
+    """goosed replays the chat it holds when a new goose-ls opens it: the prompt's
+    selection (sent as text in goosed's user message) and the replies streamed in pieces
+    around a confirmation are the journal's already, so none is shown twice."""
+    steps = [
+        CONFIRM,
+        {"text": "Confirm step finished.", "pieces": ["Confirm ", "step finished."]},
+        {"confirm": {**CONFIRM["confirm"], "id": "call_10"}},
+        {"text": "Second confirm step finished."},
+    ]
+    editor, server = await goosed([steps])
+    (editor.workspace / "app.py").write_text("def add(a, b):\n    return a + b\n")
+    session_id = await editor.new_session()
+    selection = {
+        "type": "selection",
+        "uri": (editor.workspace / "app.py").as_uri(),
+        "startLine": 1,
+        "endLine": 2,
+        "text": "def add(a, b):\n    return a + b\n",
+    }
+    message_id = await editor.prompt(session_id, "Explain this", context=[selection])
+
+    def unanswered() -> list[dict[str, Any]]:
+        answered = {u["requestId"] for u in editor.goose.of_kind("permission_resolved")}
+        asked = editor.goose.of_kind("permission_request")
+        return [u for u in asked if u["requestId"] not in answered]
+
+    for _ in range(2):
+        (asked,) = await editor.goose.wait_for(unanswered, what="a confirmation")
+        await editor.goose.request(
+            "goose/permission", {"requestId": asked["requestId"], "optionId": "allow_once"}
+        )
+    assert (await editor.goose.turn_end(message_id))["stopReason"] == "end_turn"
+    path = await editor.transcript_path(session_id)
+    before = await editor.transcript_text("Second confirm step finished.", path=path)
+    await stop_editor(editor)
+
+    again = await start_editor(tmp_path, SERVER_COMMAND, GOOSE_LS_AGENT_TOKEN=SECRET)
+    try:
+        await again.start(settings={"agent": {"goosed": server.url}})
+        await again.goose.request("goose/loadSession", {"sessionId": session_id})
+        # goosed's replay is in by the answer: what of it the journal lacked came as new events.
+        shown = max(u["index"] for u in editor.goose.updates if u["sessionId"] == session_id)
+        new = [
+            (u["update"]["sessionUpdate"], u["update"].get("content", {}).get("text"))
+            for u in again.goose.updates
+            if u["sessionId"] == session_id and u["index"] > shown
+        ]
+        assert not [n for n in new if n[0].endswith("message_chunk")], new
+        after = await again.transcript_text("Second confirm step finished.", path=path)
+        assert after.count("def add(a, b)") == before.count("def add(a, b)"), after
+        assert after.count("step finished.") == 2, after
+    finally:
+        await stop_editor(again)

@@ -18,6 +18,7 @@ from goose_ls import events
 from goose_ls.sessions import registry as early
 from goose_ls.sessions.journal.library import SessionLibrary
 from support.harness import Editor, gone
+from support.journal import journaled
 
 FAST_RESTARTS = {"agent": {"restartDelay": 0.05, "restartLimit": 3, "restartWindow": 60}}
 UNSANDBOXED = {"agent": {**FAST_RESTARTS["agent"], "sandbox": "off"}}
@@ -141,3 +142,28 @@ def test_the_early_updates_of_a_million_unknown_sessions_stay_bounded(
     assert len(kept) <= early.EARLY_SESSIONS_LIMIT < 1000
     assert sum(len(v) for v in kept.values()) <= early.EARLY_EVENTS_TOTAL
     assert len([r for r in caplog.records if "dropping updates" in r.getMessage()]) == 1
+
+
+async def test_a_message_sent_once_goose_ls_gave_up_on_the_agent_is_kept(
+    editor: Editor,
+) -> None:
+    """The agent cannot be reached: what the user typed stays in the chat and the journal,
+    above the note that says why the turn failed (it was lost before)."""
+    await editor.start({"turns": [[{"crash": 3}]]}, settings=FAST_RESTARTS)
+    sid = await editor.new_session()
+    editor.script({"startup": [{"exit": 3}]})  # every restart dies at once
+    await editor.goose.turn_end(await editor.prompt(sid, "the crash"))
+    await editor.goose.wait_for(
+        lambda: [s for s in editor.goose.statuses if s.get("reason") == "gave_up"],
+        timeout=30,
+        what="goose-ls giving up on the agent",
+    )
+    draft = await editor.prompt(sid, "Draft C: keep me")
+    end = await editor.goose.turn_end(draft)
+    assert "gave up" in end["error"], end
+    assert editor.goose.text(draft, "user_message_chunk") == "Draft C: keep me"
+    text = await editor.transcript_text("The turn failed")
+    assert text.index("Draft C: keep me") < text.rindex("The turn failed"), text
+    rows = journaled(editor.tmp / "data" / "journal.sqlite3", sid)
+    kept = [r for r in rows if r.message_id == draft and r.kind == "user_message_chunk"]
+    assert len(kept) == 1 and "Draft C: keep me" in kept[0].payload, rows

@@ -441,3 +441,38 @@ async def test_a_window_never_folds_the_log_of_one_still_running(tmp_path: Path)
     rows = journaled(tmp_path / "shared-data" / "journal.sqlite3", session_id)
     sent = {u["index"] for u in first.goose.updates} | {e["index"] for e in first.goose.turn_ends}
     assert [row.idx for row in rows] == sorted(sent), "each event once, none missing"
+
+
+async def test_a_message_written_in_a_chat_the_agent_forgot_stays_the_draft(
+    tmp_path: Path,
+) -> None:
+    """The plugin-free chat of a chat the agent cannot reload refuses the message, and
+    leaves it in the prompt section to copy (it was cleared before the refusal, and lost)."""
+    capabilities = {**GOOSE_CAPABILITIES, "loadSession": False}
+    script: dict[str, Any] = {"capabilities": capabilities, "turns": [[{"text": "Noted."}]]}
+    first = await start_editor(tmp_path)
+    await first.start(script)
+    session_id = await first.new_session()
+    await first.goose.turn_end(await first.prompt(session_id, "Remember this"))
+    await stop_editor(first)
+
+    again = await start_editor(tmp_path)
+    try:
+        await again.start(script)
+        await again.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="goose.openSession", arguments=[session_id])
+        )
+        (shown,) = await again.goose.wait_for(lambda: again.client.shown_documents)
+        transcript = Path(shown.uri.removeprefix("file://"))
+        text = await again.transcript_text("forgotten this chat", path=transcript)
+        draft = "Draft E: keep me"
+        transcript.write_text(text + draft, encoding="utf-8")
+        await again.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="goose.send", arguments=[])
+        )
+        said = await again.shown("goose.send: The agent has forgotten this chat")
+        assert "Start a new chat" in said, said
+        kept = transcript.read_text(encoding="utf-8")
+        assert kept.rstrip("\n").endswith(draft), kept
+    finally:
+        await stop_editor(again)

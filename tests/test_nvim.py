@@ -8,6 +8,7 @@ import os
 import re
 import shlex
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -1787,3 +1788,65 @@ def test_checkhealth_with_goosed_checks_the_server_not_goose_on_path(
         line for line in said if line.startswith("ok: agent: the server at http://127.0.0.1:3000")
     ]
     assert [line for line in said if "doctor --goosed http://127.0.0.1:3000" in line]
+
+
+# --- a chat whose indices skip -----------------------------------------------------------
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@IN_TMUX.each()
+def test_real_nvim_in_tmux_a_chat_goes_on_past_a_gap_in_its_indices(
+    nvim: str | None, tmp_path: Path
+) -> None:
+    """goose-ls killed mid-turn leaves a gap in the chat's indices (the rest of its
+    reservation): the chat opened again in a new goose-ls shows its history and the next
+    turn whole, and the statusline goes back to idle (the plugin once waited forever for
+    the indices that never come, showing nothing more)."""
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / "app.py").write_text(APP)
+    # The agent kills goose-ls (its parent) in the middle of the second turn.
+    kill = "kill -9 $(ps -o ppid= -p $PPID)"
+    script = {
+        "sessionsFile": str(tmp_path / "agent-sessions"),
+        "byPrompt": {
+            "die now": [{"text": "Dying."}, {"shell": kill, "quiet": True}],
+            "after the gap?": [{"text": "After the gap."}],
+        },
+        "turns": [[{"text": "First answer."}]],
+    }
+    agent = scripted_agent_command(write_script(tmp_path / "script.json", script))
+    command, env = _tmux_nvim(nvim, tmp_path, {"command": agent, "sandbox": "off"})
+    terminal = TmuxTerminal("goose-nvim-gap")
+    try:
+        terminal.start(command, workspace, env)
+        terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start", 60)
+        _ask(terminal, "first question")
+        terminal.wait_for(lambda s: "First answer." in _chat(s) and ": idle" in s, "no reply")
+        terminal.type("die now")  # the compose area is still in insert mode
+        terminal.keys("C-s")
+        terminal.wait_for(lambda s: "Dying." in _chat(s), "the second turn did not start")
+        terminal.keys("Escape", ":qa!", "Enter")
+        deadline = time.monotonic() + 10
+        while terminal.alive():
+            assert time.monotonic() < deadline, "Neovim did not quit"
+            time.sleep(0.05)
+        journal = tmp_path / "data" / "journal.sqlite3"
+        with contextlib.closing(sqlite3.connect(journal)) as db:
+            (reserved,) = db.execute("SELECT max(reserved_index) FROM sessions").fetchone()
+        assert reserved > 1000, "goose-ls was killed before it saved where it stopped"
+
+        terminal.start(command, workspace, env)
+        terminal.wait_for(lambda s: "goose: idle" in s, "goose-ls did not start again", 60)
+        terminal.type("\\gl")
+        terminal.wait_for(lambda s: "Type number" in s, "no chat to pick")
+        terminal.enter("1")
+        terminal.wait_for(lambda s: "First answer." in _chat(s), "the history is not shown")
+        _ask(terminal, "after the gap?")
+        screen = terminal.wait_for(
+            lambda s: "After the gap." in _chat(s) and "goose: idle" in s,
+            "the turn after the gap is not shown, or the statusline stays running",
+        )
+        assert _chat(screen).count("First answer.") == 1, screen
+    finally:
+        terminal.stop()

@@ -250,18 +250,25 @@ split lines anywhere, so a line's beginning is judged as it is assembled."
 (defvar goose-ls--catching-up (make-hash-table :test #'equal)
   "Session id -> t while the goose/replay asked for after a gap has not answered.")
 
-(defun goose-ls--new-index-p (session-id index &optional server)
+(defvar goose-ls--held (make-hash-table :test #'equal)
+  "Session id -> the events that came after a gap, as (INDEX . DRAW), until the
+goose/replay asked for answers.")
+
+(defun goose-ls--new-index-p (session-id index &optional server draw)
   "Whether INDEX is the next event of SESSION-ID (of SERVER) to show.
 If it is, it counts as shown.  An index shown already is a duplicate (a replay).
-One after a gap is not shown either: the events missed are asked for with
+One after a gap is not shown yet: the events missed are asked for with
 goose/replay, which sends them and this one again, in order.  Shown first, it
-would make the replayed ones below it look like duplicates."
+would make the replayed ones below it look like duplicates.  DRAW, a function,
+shows it once the replay has answered, past indices the journal never had."
   (goose-ls--chat session-id server)
   (let* ((entry (gethash session-id goose-ls--chats))
          (last (cdr entry)))
     (cond ((<= index last) nil)
           ((= index (1+ last)) (setcdr entry index) t)
-          (t (goose-ls--catch-up session-id last server) nil))))
+          (t (when draw (push (cons index draw) (gethash session-id goose-ls--held)))
+             (goose-ls--catch-up session-id last server)
+             nil))))
 
 (defun goose-ls--catch-up (session-id after server)
   "Ask SERVER for SESSION-ID's events after index AFTER, unless asked already.
@@ -270,10 +277,30 @@ Called from a notification: the request is sent without waiting for its answer."
                                                (goose-ls--chat session-id)))))
     (unless (or (gethash session-id goose-ls--catching-up) (null server))
       (puthash session-id t goose-ls--catching-up)
-      (let ((done (lambda (&rest _) (remhash session-id goose-ls--catching-up))))
+      (let ((failed (lambda (&rest _)
+                      (remhash session-id goose-ls--catching-up)
+                      (remhash session-id goose-ls--held))) ; the next one asks again
+            (answered (lambda (&rest _)
+                        (remhash session-id goose-ls--catching-up)
+                        (goose-ls--settle session-id server))))
         (jsonrpc-async-request server :goose/replay
                                (list :sessionId session-id :afterIndex after)
-                               :success-fn done :error-fn done :timeout-fn done)))))
+                               :success-fn answered :error-fn failed :timeout-fn failed)))))
+
+(defun goose-ls--settle (session-id server)
+  "Show SESSION-ID's events held after a gap, in order, once the replay answered.
+The journal sent all it holds up to them: indices it never had are skipped (a
+goose-ls killed mid-chat leaves such a gap); those the replay brought are not
+shown twice."
+  (let ((held (sort (gethash session-id goose-ls--held)
+                    (lambda (a b) (< (car a) (car b))))))
+    (remhash session-id goose-ls--held)
+    (dolist (event held)
+      (goose-ls--chat session-id server)
+      (let ((entry (gethash session-id goose-ls--chats)))
+        (when (> (car event) (cdr entry))
+          (setcdr entry (1- (car event)))
+          (funcall (cdr event)))))))
 
 (defun goose-ls--last-index (session-id)
   "The index of the last event of SESSION-ID shown in its chat."

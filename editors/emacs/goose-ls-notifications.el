@@ -53,7 +53,9 @@ A queued one whose events come while another turn runs was sent into that turn."
          (child (and (stringp (plist-get update :subagentId)) (plist-get update :subagentId)))
          (who (if child (cons 'sub child) 'agent)))
     (goose-ls--chat session server)
-    (when (goose-ls--new-index-p session (plist-get params :index) server)
+    (when (goose-ls--new-index-p
+           session (plist-get params :index) server
+           (lambda () (apply #'eglot-handle-notification server 'goose/update params)))
       (goose-ls--turn-seen session (plist-get params :messageId))
       (goose-ls--note-turn session (plist-get params :index) (plist-get params :messageId))
       (let ((goose-ls--drawing-index (plist-get params :index)))
@@ -115,7 +117,9 @@ A queued one whose events come while another turn runs was sent into that turn."
   "End a turn in its chat and run `goose-ls-turn-end-hook'."
   (let ((session (plist-get params :sessionId)))
     (goose-ls--chat session server)
-    (when (goose-ls--new-index-p session (plist-get params :index) server)
+    (when (goose-ls--new-index-p
+           session (plist-get params :index) server
+           (lambda () (apply #'eglot-handle-notification server 'goose/turnEnd params)))
       (let ((outcome (or (plist-get params :error) (plist-get params :stopReason)))
             (joined (member (plist-get params :messageId)
                             (buffer-local-value 'goose-ls--joined (goose-ls--chat session)))))

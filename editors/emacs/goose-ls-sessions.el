@@ -239,7 +239,10 @@ does not run yet."
 (defun goose-ls--open-session (session server)
   "Load SESSION into SERVER, draw its whole history, and make it current."
   (let ((summary (goose-ls--request :goose/loadSession (list :sessionId session) server)))
-    (goose-ls--chat session server)
+    ;; Loaded there: the chat speaks to SERVER now (its buffer may have outlived the
+    ;; goose-ls it was opened in).
+    (with-current-buffer (goose-ls--chat session server)
+      (setq goose-ls--chat-server server))
     ;; The journal's history, from where the chat is: goose-ls sent it already when the
     ;; agent spoke while taking the chat back (then nothing is missing).
     (goose-ls--request :goose/replay

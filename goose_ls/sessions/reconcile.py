@@ -71,13 +71,33 @@ class Reconciler:
             return attrs.evolve(event, content={**event.content, "text": rest})
         if isinstance(event, (events.ToolCall, events.ToolCallUpdate)):
             return None if event.tool_call_id in self._tool_calls else event
-        if isinstance(event, (*events.CHUNKS, events.Plan)) and event in self._others:
-            self._others.remove(event)
-            return None
+        if isinstance(event, (*events.CHUNKS, events.Plan)):
+            key = _key(event)
+            same = next((held for held in self._others if _key(held) == key), None)
+            if same is not None:
+                self._others.remove(same)
+                return None
         return event
 
     def _match(self, kind: str, text: str) -> str | None:
-        """The part of ``text`` past what the journal holds; None when nothing matches."""
+        """The part of ``text`` past what the journal holds; None when nothing matches.
+
+        A replayed text may span several of the journal's messages: the agent may keep
+        the texts of one reply as one message where the chat had a tool call between
+        them (goosed does). What is left after one message is matched on against the
+        next ones, so that only what none of them holds is new."""
+        matched = False
+        while text:
+            found = self._match_one(kind, text, next_only=matched)
+            if found is None:
+                return text if matched else None
+            matched, text = True, found
+        return text
+
+    def _match_one(self, kind: str, text: str, next_only: bool) -> str | None:
+        """What of ``text`` is past the journal's message that holds its start; with
+        ``next_only``, only the next message of ``kind`` may (the rest of a text that
+        spans messages: a short rest would match some later one by chance)."""
         for at in range(self._cursor, min(len(self._messages), self._cursor + LOOKAHEAD)):
             message = self._messages[at]
             if message.kind != kind:
@@ -88,10 +108,27 @@ class Reconciler:
             if left.startswith(text):
                 self._cursor, self._used = at, len(message.text) - len(left) + len(text)
                 return ""
-            if text.startswith(left):  # the journal has the start of it: a cut reply
+            if text.startswith(left):  # the journal has the start of it (a cut reply?)
                 self._cursor, self._used = at + 1, 0
                 return text[len(left) :]
+            if next_only:
+                return None
         return None
+
+
+def _key(event: events.SessionEvent) -> object:
+    """What identifies a non-text chunk across copies: a context item by its kind, URI
+    and text (an agent may keep a selection without its ``mimeType``, or a file link
+    without its ``name``); anything else whole."""
+    if isinstance(event, events.CHUNKS):
+        content = event.content
+        kind = content.get("type")
+        if kind == "resource_link":
+            return (event.KIND, kind, content.get("uri"))
+        resource = content.get("resource")
+        if kind == "resource" and isinstance(resource, dict):
+            return (event.KIND, kind, resource.get("uri"), resource.get("text"))
+    return event
 
 
 def _text_of(event: events.SessionEvent) -> str | None:

@@ -171,15 +171,16 @@ class Turns:
             heap.give_back()  # what a long reply used, freed, goes back to the system
 
     async def _send(self, session: Session, turn: Turn) -> events.TurnEnded:
+        recorded = False
         try:
             conn = await self._link.attach(session)
             if turn.images and not conn.profile.images:
+                self._keep_unsent(session, turn)
                 return events.TurnEnded(error=no_images(conn.profile.title))
             embedded = conn.profile.embedded_context
             blocks = to_blocks(turn.prompt, turn.context, embedded, conn.agent_path, turn.images)
-            for block in self._images.recorded(session.session_id, turn, blocks):
-                self._registry.record(session, events.UserMessageChunk(content=block))
-            turn.images = {}  # in the blocks now
+            self._record_prompt(session, turn, blocks)
+            recorded = True
             if not conn.reads_buffers:
                 await self._tell_unsaved(session, turn)
             await self._planted.before(session)
@@ -187,11 +188,25 @@ class Turns:
             self._watch(session, turn)
             stop, used = await self._prompt(session, turn, conn, blocks)
         except AgentError as exc:
+            if not recorded:  # the agent could not be reached: what the user wrote stays
+                self._keep_unsent(session, turn)
             if turn.cancelled:
                 return events.TurnEnded(stop_reason="cancelled")
             return events.TurnEnded(error=str(exc))
         # goose may answer end_turn for a cancelled turn: trust what we sent, not that.
         return events.TurnEnded(stop_reason="cancelled" if turn.cancelled else stop, usage=used)
+
+    def _record_prompt(self, session: Session, turn: Turn, blocks: list[dict[str, Any]]) -> None:
+        """The user's message, into the chat and the journal (images as links to copies)."""
+        for block in self._images.recorded(session.session_id, turn, blocks):
+            self._registry.record(session, events.UserMessageChunk(content=block))
+        turn.images = {}  # in the blocks now
+
+    def _keep_unsent(self, session: Session, turn: Turn) -> None:
+        """A message that never reached the agent is still recorded as the user's, above
+        the note that says why: nothing else holds it (the prompt section was cleared)."""
+        blocks = to_blocks(turn.prompt, turn.context, True, str, turn.images)
+        self._record_prompt(session, turn, blocks)
 
     async def _tell_unsaved(self, session: Session, turn: Turn) -> None:
         """The agent reads the disk: name the open files it will see as last saved."""

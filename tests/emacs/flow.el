@@ -10,7 +10,8 @@
 ;; work in two sections, its parent's words between: TAB on each heading), or "steer" and
 ;; "steer_refused" (a queued message sent now into the running turn, or refused), or
 ;; "restart" (after "ask", C-c g r and C-u C-c g r), or "gap" (the chat buffer killed
-;; while a reply streams), or "dir_locals" ("ask" in a project whose .dir-locals.el sets
+;; while a reply streams), or "index_gap" (goose-ls killed mid-turn, the chat loaded
+;; again in a new one and asked again), or "dir_locals" ("ask" in a project whose .dir-locals.el sets
 ;; `eglot-workspace-configuration'), or "image" (an image file attached in the compose
 ;; buffer, refused once and kept, then sent), or "fork" (two turns, then C-c C-f in the
 ;; chat).
@@ -400,6 +401,26 @@ again shows the whole turn, the question too."
     (flow--record 'text (with-current-buffer (goose-ls--chat session)
                           (buffer-substring-no-properties (point-min) (point-max))))))
 
+(defun flow--index-gap ()
+  "A turn, then one in which the agent kills goose-ls: goose-ls started again, the
+chat loaded in it and asked again, what the chat shows once that turn ended."
+  (find-file (getenv "GOOSE_FILE"))
+  (goose-ls-send "first question")
+  (flow--wait (lambda () flow--ended) "the first turn to end")
+  (let ((server (goose-ls--project-server (goose-ls--project)))
+        (session goose-ls-current-session))
+    (goose-ls-send "die now")
+    (flow--wait (lambda () (not (jsonrpc-running-p server))) "goose-ls to be killed")
+    (setq flow--ended nil)
+    (cl-letf (((symbol-function 'completing-read)
+               (lambda (_prompt collection &rest _) (car (all-completions "" collection)))))
+      (goose-ls-sessions))
+    (flow--record 'same-chat (if (equal session goose-ls-current-session) t :json-false))
+    (goose-ls-send "after the gap?")
+    (flow--wait (lambda () flow--ended) "the turn after the gap to end")
+    (flow--record 'text (flow--chat-text))
+    (flow--record 'state (string-trim (goose-ls--state-string (flow--chat))))))
+
 (defun flow--dir-locals ()
   "Ask after M-x eglot in a project whose .dir-locals.el (written by the test)
 sets `eglot-workspace-configuration'; record what goose-ls said of it."
@@ -463,6 +484,7 @@ turn still running, then on the first turn's reply.  What the new chat and its c
         ("steer_refused" (flow--steer t))
         ("restart" (flow--restart))
         ("gap" (flow--gap))
+        ("index_gap" (flow--index-gap))
         ("dir_locals" (flow--dir-locals))
         ("image" (flow--image))
         ("fork" (flow--fork))

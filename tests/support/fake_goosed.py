@@ -344,6 +344,25 @@ class FakeGoosed:
             msg = {"id": reply_id, "role": role, "created": int(time.time()), "content": content,
                    "metadata": {"userVisible": True, "agentVisible": visible}}  # fmt: skip
             await send({"type": "Message", "message": msg, "token_state": tokens})
+            if visible:
+                keep(msg)
+
+        def keep(msg: dict[str, Any]) -> None:
+            """Kept as goosed keeps a streamed reply: the pieces of one message (one id and
+            role) as one, consecutive text joined into one text item."""
+            nonlocal reply_id
+            last = said[-1] if said else None
+            if last is None or last["id"] != msg["id"] or last["role"] != msg["role"]:
+                said.append({**msg, "content": [dict(c) for c in msg["content"]]})
+            else:
+                for item in msg["content"]:
+                    end = last["content"][-1] if last["content"] else None
+                    if item.get("type") == "text" and end and end.get("type") == "text":
+                        end["text"] += item["text"]
+                    else:
+                        last["content"].append(dict(item))
+            if any(c.get("type") != "text" for c in msg["content"]):
+                reply_id += "+"  # a tool's request or response ends its message
 
         for step in steps:
             if cancel.is_set():
@@ -352,7 +371,6 @@ class FakeGoosed:
             if "text" in step:
                 for piece in step.get("pieces", [step["text"]]):
                     await message([{"type": "text", "text": piece}])
-                said.append({"type": "text", "text": step["text"]})
             elif "event" in step:  # anything at all, as a hostile goosed sends it
                 await send(step["event"])
             elif "raw" in step:  # bytes, no framing (``wait``: then nothing until a cancel)
@@ -395,15 +413,7 @@ class FakeGoosed:
             elif "error" in step:
                 await send({"type": "Error", "error": step["error"]})
                 return
-        session["conversation"].append(
-            {
-                "id": reply_id,
-                "role": "assistant",
-                "created": int(time.time()),
-                "content": said,
-                "metadata": {"userVisible": True, "agentVisible": True},
-            }
-        )
+        session["conversation"] += said
         await send({"type": "Finish", "reason": "stop", "token_state": tokens})
 
     @staticmethod

@@ -267,6 +267,9 @@ export class Chat {
   /** The highest index that came, applied or not: after a replay, a gap remains only
    * when one came beyond what the replay brought. */
   private highest = 0;
+  /** The events that came after a gap, by index, until the replay asked for answers
+   * (`settle`). */
+  private readonly held = new Map<number, { update?: Update; end?: TurnEnd }>();
 
   /** Who spoke last (`user`, `agent`, or `sub:<id>`: a subagent): a heading names the
    * speaker when it changes, so the agent's heads its turn once, over its text, thoughts,
@@ -338,21 +341,39 @@ export class Chat {
   /** Whether the event of `index` is the next one, which then counts as applied. One
    * shown already is a duplicate; one after a gap waits for the replay of what was
    * missed (applied first, it would make the replayed ones below it look like duplicates). */
-  private next(index: number): boolean {
+  private next(index: number, event: { update?: Update; end?: TurnEnd }): boolean {
     this.highest = Math.max(this.highest, index);
     if (index <= this.lastIndex) return false;
     if (index > this.lastIndex + 1) {
       this.missed = true;
+      this.held.set(index, event);
       return false;
     }
     this.lastIndex = index;
     return true;
   }
 
+  /** The goose/replay asked for after a gap answered (`answered`; false: it failed): the
+   * journal sent all it holds up to the events held, so those are applied in order, past
+   * the indices it never had (a goose-ls killed mid-chat leaves such a gap). Returns
+   * whether any was applied. */
+  settle(answered: boolean): boolean {
+    const held = [...this.held.entries()].sort(([a], [b]) => a - b);
+    this.held.clear();
+    if (!answered) return false;
+    let applied = false;
+    for (const [index, event] of held) {
+      if (index <= this.lastIndex) continue; // the replay brought it
+      this.lastIndex = index - 1;
+      applied = (event.update ? this.apply(event.update) : this.end(event.end!)) || applied;
+    }
+    return applied;
+  }
+
   /** Apply an update; returns false when it was already shown (a replay) or comes after
-   * a gap (`missed`). */
+   * a gap (`missed`: it is held until the replay answers, see `settle`). */
   apply(params: Update): boolean {
-    if (!this.next(params.index)) return false;
+    if (!this.next(params.index, { update: params })) return false;
     const before = this.unmarked(params.messageId) ? this.place : undefined; // its turn's first event
     if (params.messageId && !params.replay) this.start(params.messageId);
     const u = params.update;
@@ -440,7 +461,7 @@ export class Chat {
   }
 
   end(params: TurnEnd): boolean {
-    if (!this.next(params.index)) return false;
+    if (!this.next(params.index, { end: params })) return false;
     const id = params.messageId ?? "";
     this.queue = this.queue.filter((queued) => queued.id !== id); // cancelled while it waited
     if (this.joined.delete(id)) return this.markEnd(id); // it ended with the turn it joined, said just above

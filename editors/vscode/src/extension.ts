@@ -60,6 +60,9 @@ async function catchUp(chat: Chat, always = false): Promise<void> {
   } finally {
     catchingUp.delete(chat.sessionId);
   }
+  // What came after the gap is applied now, across indices the journal never had.
+  if (chat.settle(answered)) documents.changed.fire(chatUri(chat.sessionId));
+  showStatus();
   // The gaps seen while the replay ran were filled by it, unless an event came beyond
   // what it brought.
   chat.missed = answered && chat.behind;

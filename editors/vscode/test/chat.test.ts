@@ -30,6 +30,34 @@ test("an event after a gap is not applied: the chat has missed some, and the rep
   assert.equal(chat.missed, false);
 });
 
+test("events past a gap the journal has too are applied once the replay answers", () => {
+  // A goose-ls killed mid-chat leaves indices it never used: the replay brings none of them.
+  const chat = new Chat("s1", { agent: () => "goose" });
+  const chunk = (index: number, text: string) => update(index, { sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+  for (const [index, text] of [[1, "one "], [2, "two "]] as const) assert.ok(chat.apply(chunk(index, text)));
+  assert.equal(chat.apply(chunk(1004, "after ")), false, "held: 3 to 1003 may come in the replay");
+  assert.ok(chat.missed);
+  assert.equal(chat.apply(chunk(1004, "after ")), false, "the replay sends it again");
+  assert.equal(chat.apply(chunk(1005, "the gap")), false);
+  assert.equal(chat.end({ sessionId: "s1", messageId: "m1", index: 1006, stopReason: "end_turn" }), false);
+  assert.ok(chat.running);
+  assert.ok(chat.settle(true), "the replay answered: the held events are applied");
+  assert.equal(chat.text, "# goose chat · s1\n\n## goose\n\none two after the gap\n");
+  assert.equal(chat.seen, 1006);
+  assert.equal(chat.running, false, "the turn's end was applied too");
+  assert.equal(chat.settle(true), false, "each once");
+  assert.ok(chat.apply(chunk(1007, "next")), "and the chat goes on");
+});
+
+test("a failed replay drops what was held: the next event asks again", () => {
+  const chat = new Chat("s1", { agent: () => "goose" });
+  const chunk = (index: number, text: string) => update(index, { sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+  assert.ok(chat.apply(chunk(1, "one")));
+  assert.equal(chat.apply(chunk(9, "nine")), false);
+  assert.equal(chat.settle(false), false);
+  assert.equal(chat.seen, 1);
+});
+
 test("a cancelled turn says so", () => {
   const chat = new Chat("s1");
   chat.apply(update(1, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "par" } }));

@@ -145,7 +145,7 @@ def _one(item: dict[str, Any], role: Any, visible: bool, replay: bool) -> Update
         if role == "assistant":
             return _chunk("agent_message_chunk", text)
         if role == "user" and replay:
-            return _chunk("user_message_chunk", text)
+            return {"sessionUpdate": "user_message_chunk", "content": context_block(text)}
         return None
     if kind == "thinking" and role == "assistant" and (text := _text(item.get("thinking"))):
         return _chunk("agent_thought_chunk", text)
@@ -231,6 +231,26 @@ def user_message(blocks: list[Any]) -> dict[str, Any]:
 
 def _path(uri: str) -> str:
     return uri.removeprefix("file://")
+
+
+_FILE = re.compile(r"\[file: (/[^\n\]]*)\]")
+_SELECTION = re.compile(r"(/[^\n]*#L\d+-L\d+):\n(.*)", re.DOTALL)
+
+
+def context_block(text: str) -> dict[str, Any]:
+    """A user message's text as goose-ls sent it: a context item :func:`user_message`
+    wrote as text (``[file: PATH]``, ``PATH#Ln-Lm:`` then the selection) is that ACP
+    block again, so that the journal's copy of it is recognised; other text is text."""
+    if found := _FILE.fullmatch(text):
+        path = found.group(1)
+        name = path.rsplit("/", 1)[-1]
+        return {"type": "resource_link", "uri": f"file://{path}", "name": name}
+    if found := _SELECTION.fullmatch(text):
+        return {
+            "type": "resource",
+            "resource": {"uri": f"file://{found.group(1)}", "text": found.group(2)},
+        }
+    return {"type": "text", "text": text}
 
 
 def usage(token_state: Any) -> dict[str, int] | None:

@@ -106,12 +106,13 @@ class EditorChat:
             if session := self._sessions.find(transcript.session_id):
                 self._sessions.note(session, "warning", f"Not sent: {exc}")
             raise
-        transcript.context = []
-        await transcripts.sections.rewrite(transcript, keep_draft=False)
         above = transcript.text.length
+        # Accepted first: a refused message (a chat the agent forgot) stays the draft.
         self._start_turn(
             transcript, draft, items, draft.splitlines()[0][:40] if draft else "context", images
         )
+        transcript.context = []
+        await transcripts.sections.rewrite(transcript, keep_draft=False)
         if self._editor.cursor_rides_inserts() and self._editor.is_open(transcript.uri):
             return  # sent from the chat: the cursor there rides the reply in as it comes
         await transcripts.show(transcript, above)  # Helix: just above the new turn
@@ -192,5 +193,5 @@ class EditorChat:
     ) -> None:
         message_id = str(uuid.uuid4())
         agent = self._transcripts.agent_of(transcript.session_id)
-        self._progress.start(transcript.session_id, message_id, f"{agent}: {title}")
         self._sessions.prompt(transcript.session_id, message_id, prompt, items, images)
+        self._progress.start(transcript.session_id, message_id, f"{agent}: {title}")

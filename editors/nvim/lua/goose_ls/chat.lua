@@ -28,6 +28,7 @@ local function session(id)
       permissions = {}, -- requestId -> the permission_request still waiting for an answer
       answered = {}, -- requestId -> true when answered from this Neovim
       catching_up = false, -- a goose/replay asked for after a gap has not answered yet
+      held = nil, -- index -> the event after a gap and how to draw it, until that replay answers
       usage = nil, -- the agent's last usage_update: { used, size, cost? }
       commands = {}, -- the agent's slash commands (its last available_commands_update)
       subagents = {}, -- subagentId -> { title, description, state, stopReason, row }

@@ -3,7 +3,7 @@
 -- modules draw (goose_ls.tools, permissions, elicitation, plans, subagents). A subagent's
 -- updates (those with a subagentId) go into its own block, headed by goose_ls.subagents.
 -- Append-only, and each event once: by its index a replay shows nothing twice, and an
--- event after a gap is dropped while what was missed is asked for again.
+-- event after a gap is held back while what was missed is asked for again.
 local M = {}
 
 local elicitation = require("goose_ls.elicitation")
@@ -152,30 +152,52 @@ end
 --- Whether events came before this one that were not shown: history goose-ls sent before
 --- the buffer existed (a chat loaded again: what the agent kept beyond goose-ls's journal
 --- comes before goose/loadSession answers, after the journaled history's indices). This
---- one is dropped, and all that followed the last shown asked for again, in order.
-local function after_gap(id, index)
+--- one is held back, and all that followed the last shown asked for again, in order. When
+--- that goose/replay answers, the journal has sent all it holds up to here: what is held
+--- back is then drawn, in order, past indices the journal never had (a goose-ls killed
+--- mid-chat leaves such a gap: indices skip).
+local function after_gap(params, draw)
+  local id, index = params.sessionId, params.index
   local s = chat().session(id)
   if index <= s.last_index + 1 then return false end
+  s.held = s.held or {}
+  s.held[index] = { params = params, draw = draw }
   if not s.catching_up then
     s.catching_up = true
-    local function done() s.catching_up = false end
-    goose().request("goose/replay", { sessionId = id, afterIndex = s.last_index }, done, done)
+    local function answered()
+      s.catching_up = false
+      local held = s.held
+      s.held = nil
+      local order = vim.tbl_keys(held)
+      table.sort(order)
+      for _, at in ipairs(order) do
+        if at > s.last_index then
+          s.last_index = at - 1 -- the replay had nothing between: the gap is the journal's
+          held[at].draw(held[at].params)
+        end
+      end
+    end
+    local function failed()
+      s.catching_up = false
+      s.held = nil -- the next event after the gap asks again
+    end
+    goose().request("goose/replay", { sessionId = id, afterIndex = s.last_index }, answered, failed)
   end
   return true
 end
 
 --- Whether the event is the next one to show (then it counts as shown): not one shown
---- already (a replay), nor one after a gap.
-local function next_event(params)
+--- already (a replay), nor one after a gap (``draw`` draws it once the gap is settled).
+local function next_event(params, draw)
   local s = chat().session(params.sessionId)
   if params.index <= s.last_index then return false end
-  if after_gap(params.sessionId, params.index) then return false end
+  if after_gap(params, draw) then return false end
   s.last_index = params.index
   return true
 end
 
 function M.on_update(params)
-  if not next_event(params) then return end
+  if not next_event(params, function(p) chat().on_update(p) end) then return end
   local id = params.sessionId
   local c = chat()
   local s = c.session(id)
@@ -236,7 +258,7 @@ end
 --- A turn ended: how, when it did not simply end, then a blank line; and the GooseTurnEnd
 --- User autocommand. A message sent into another turn ended with it, said just above.
 function M.on_turn_end(params)
-  if not next_event(params) then return end
+  if not next_event(params, function(p) chat().on_turn_end(p) end) then return end
   local id = params.sessionId
   local c = chat()
   local s = c.session(id)
