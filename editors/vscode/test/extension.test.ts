@@ -712,7 +712,8 @@ test("updates missed in the middle of a turn are asked for again; the chat shows
   const words = Array.from({ length: 12 }, (_, n) => `w${n + 1} `).join("");
   // Its own session ids (each scripted agent numbers its chats from 1): a replay reads
   // this chat's events only.
-  writeScript({ turns: [[{ text: words, chunks: 12 }]], idPrefix: "missed-" });
+  // Spaced out, so that each chunk is read alone and is an event of its own.
+  writeScript({ turns: [[{ text: words, chunks: 12, delay: 0.02 }]], idPrefix: "missed-" });
   const missing = new Set([5, 6]); // each lost once: the replay brings it
   lost = (method, params) => method === "goose/update" && missing.delete(params.index ?? 0);
   await extension.activate({ subscriptions: [] } as never);
