@@ -33,6 +33,7 @@ from goose_ls.scripted.script import (
 from support.claude import CLAUDE, claude_agent
 from support.claude import MISSING as CLAUDE_MISSING
 from support.fake_anthropic import FakeAnthropic, Reply, ToolUse
+from support.fake_goosed import FakeGoosed, GoosedThread
 from support.harness import SERVER_COMMAND, server_env
 from support.images import DRAWING, SHOT, b64
 from support.logs import read_log, unexpected_tracebacks
@@ -1850,3 +1851,47 @@ def test_real_nvim_in_tmux_a_chat_goes_on_past_a_gap_in_its_indices(
         assert _chat(screen).count("First answer.") == 1, screen
     finally:
         terminal.stop()
+
+
+@pytest.mark.skipif(TMUX is None, reason=MISSING)
+@IN_TMUX.one()
+def test_real_nvim_in_tmux_a_goosed_turn_streams_into_the_plugin_s_chat(
+    nvim: str | None, tmp_path: Path
+) -> None:
+    """Goose Desktop's goosed as the agent (``agent.goosed``, its secret in the
+    environment): a message from the compose area streams goosed's reply into the
+    plugin's chat, and goosed's tool confirmation is allowed from Neovim's choices."""
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / "app.py").write_text(APP)
+    confirm = {"id": "call_1", "name": "developer__shell", "arguments": {"command": "make test"}}
+    reply = "Desktop's goosed says these functions are arithmetic."
+    steps: list[dict[str, Any]] = [
+        {"text": reply, "pieces": [reply[:20], reply[20:]]},
+        {"confirm": confirm},
+        {"text": " Tests ran."},
+    ]
+    secret = "desktop-secret"
+    with GoosedThread(FakeGoosed(secret, turns=[steps])) as goosed:
+        command, env = _tmux_nvim(nvim, tmp_path, {"goosed": goosed.url})
+        env["GOOSE_LS_AGENT_TOKEN"] = secret
+        terminal = TmuxTerminal("goose-nvim-goosed")
+        terminal.start(command, workspace, env)
+        try:
+            terminal.wait_for(lambda s: ": idle" in s, "goose-ls did not start")
+            terminal.type("\\gs")
+            terminal.wait_for(lambda s: "-- INSERT --" in s, "the compose area did not open")
+            terminal.type("What are these?")
+            terminal.keys("C-s")
+            screen = terminal.wait_for(lambda s: "Allow once" in s, "goosed's question not asked")
+            assert "are arithmetic." in screen, "the reply streamed before the question"
+            assert goosed.answers == [], "goosed waits for the answer"
+            choice = re.search(r"(\d+)[:.] Allow once", screen)
+            assert choice, screen
+            terminal.type(choice.group(1))
+            terminal.keys("Enter")
+            terminal.wait_for(lambda s: "Tests ran." in s and ": idle" in s, "no end of turn")
+            (answer,) = goosed.answers
+            assert answer["id"] == "call_1" and answer["action"] == "allow_once"
+        finally:
+            terminal.stop()
