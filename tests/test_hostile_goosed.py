@@ -17,6 +17,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from support.fake_goosed import FakeGoosed
+from support.harness import Editor
 from test_goosed import FAKE_CARD, SECRET, STYLES, Started, goosed, refused  # noqa: F401
 
 
@@ -478,14 +479,7 @@ async def test_a_tool_named_like_a_read_is_not_allowed_by_a_rule_for_reads(goose
     editor, server = await goosed([steps], more={"policy": {"rules": rules}})
     session_id = await editor.new_session()
     message_id = await editor.prompt(session_id)
-    await editor.goose.wait_for(
-        lambda: editor.goose.of_kind("permission_request") or server.answers,
-        what="a card or an answer",
-    )
-    if asked := editor.goose.of_kind("permission_request"):
-        await _answer(editor, asked[0], "reject_once")
-    await editor.goose.turn_end(message_id)
-    assert [a["action"] for a in server.answers] == ["deny_once"], server.answers
+    await _never_allowed(editor, server, message_id)
 
 
 @pytest.mark.parametrize("name", ["notes__read", "read", "read: README.md", "edit"])
@@ -502,6 +496,12 @@ async def test_only_goose_s_own_developer_tools_are_given_a_kind_by_their_name(
     (editor.workspace / "README.md").write_text("hi\n")
     session_id = await editor.new_session()
     message_id = await editor.prompt(session_id)
+    await _never_allowed(editor, server, message_id)
+
+
+async def _never_allowed(editor: Editor, server: FakeGoosed, message_id: str) -> None:
+    """No rule allows the confirmation: goose-ls asks (and the user rejects) or denies it
+    unasked; either way goosed is told ``deny_once``, once."""
     await editor.goose.wait_for(
         lambda: editor.goose.of_kind("permission_request") or server.answers,
         what="a card or an answer",
