@@ -531,7 +531,9 @@ def test_fork_chat_here_over_the_first_turn_then_paste_an_image_into_the_fork(
     browser.run("await page.goto(args.url)", url=f"{server.url}?folder={workspace}")
     wait_for(browser, lambda s: "goose: idle" in s["status"], "goose-ls did not start", 60, shot)
     _send(browser, "first question")
-    wait_for(browser, lambda s: "First answer." in _chat(s), "no first reply", shot=shot)
+    # The first turn waits for the agent and the editor to settle while the rest of the suite
+    # starts beside it (npm, tsc, other editors): 30 s was once too short there.
+    wait_for(browser, lambda s: "First answer." in _chat(s), "no first reply", 60, shot)
     _send(browser, "second question")
     wait_for(
         browser,
