@@ -260,8 +260,8 @@ class TurnCheckpoints:
             if root in after:
                 repo = self._repo(root)
                 try:
-                    await asyncio.to_thread(repo.keep, f"{name}/before", tree)
-                    await asyncio.to_thread(repo.keep, f"{name}/after", after[root])
+                    both = (f"{name}/after", after[root])
+                    await asyncio.to_thread(repo.keep, f"{name}/before", tree, both)
                 except SnapshotError as exc:
                     log.warning("cannot keep the checkpoint of %s: %s", root, exc)
 

@@ -320,9 +320,11 @@ class ShadowRepo:
         except OSError:
             return False
 
-    def keep(self, ref: str, tree: str) -> None:
-        """Name ``tree`` so that it outlives pruning (``ref`` below ``refs/goose-ls/``)."""
-        self._run("update-ref", f"refs/goose-ls/{ref}", tree)
+    def keep(self, ref: str, tree: str, *more: tuple[str, str]) -> None:
+        """Name ``tree`` so that it outlives pruning (``ref`` below ``refs/goose-ls/``),
+        and each of ``more`` (ref, tree) likewise, with one git."""
+        lines = "".join(f"update refs/goose-ls/{r} {t}\n" for r, t in [(ref, tree), *more])
+        self._run("update-ref", "--stdin", stdin=lines.encode())
 
     def kept(self, prefix: str) -> list[tuple[str, str]]:
         """The (ref below ``refs/goose-ls/``, tree) pairs under ``prefix``, in name order."""
