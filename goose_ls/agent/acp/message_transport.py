@@ -48,7 +48,8 @@ update the SDK has no model for (:mod:`.unstable_updates`)."""
 @attrs.define
 class _Run:
     session_id: str
-    kind: type[Chunk]
+    first: Chunk
+    """The run's first chunk: handed on as it is when no other joins it."""
     texts: list[str]
     chars: int
 
@@ -146,20 +147,22 @@ class AgentTransport:
         if (
             run is not None
             and run.session_id == session_id
-            and run.kind is type(event)
+            and type(run.first) is type(event)
             and run.chars < RUN_CHARS
         ):
             run.texts.append(text)
             run.chars += len(text)
             return
-        run = self._run = _Run(session_id, type(event), [text], len(text))
+        run = self._run = _Run(session_id, event, [text], len(text))
         self._loop.call_soon(self._hand_on, on_event, run)
 
     def _hand_on(self, on_event: EventHandler, run: _Run) -> None:
         if self._run is run:
             self._run = None
-        text = run.texts[0] if len(run.texts) == 1 else "".join(run.texts)
-        on_event(run.session_id, run.kind({"type": "text", "text": text}))
+        event = run.first
+        if len(run.texts) > 1:
+            event = type(event)({"type": "text", "text": "".join(run.texts)})
+        on_event(run.session_id, event)
 
     def _end(self, why: str) -> None:
         if not self.ended.done():

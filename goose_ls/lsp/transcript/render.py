@@ -382,7 +382,7 @@ class Renderer:
         at = self.text.length
         self.text.append(text)
         speakers: tuple[str, str] | None = None  # asked for once a line may imitate one
-        for n, piece in enumerate(text.split("\n")):
+        for n, piece in enumerate(text.split("\n") if "\n" in text else (text,)):
             if n:  # a newline ended the line before
                 self._line = _Line(at, "", lead)
                 piece = piece[len(lead) :]
