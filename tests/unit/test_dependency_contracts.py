@@ -13,13 +13,14 @@ import asyncio
 import inspect
 import io
 import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from lsprotocol import types
 from pygls.capabilities import ServerCapabilitiesBuilder
-from pygls.io_ import StdoutWriter
+from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
@@ -205,6 +206,22 @@ def test_start_io_hands_the_protocol_a_stdout_writer(monkeypatch: pytest.MonkeyP
     _server(Spy).start_io(io.BytesIO(), io.BytesIO())
     assert len(given) == 1 and isinstance(given[0], StdoutWriter), (
         f"{where}: start_io no longer hands it a StdoutWriter, so stdout is pygls' again"
+    )
+
+
+def test_shutdown_sets_the_stop_event_the_reading_loop_watches() -> None:
+    where = (
+        "GooseLanguageServer.start_io (goose_ls/lsp/server.py) sets pygls' "
+        "LanguageServer._stop_event and runs pygls.io_.run_async with a reader of its own"
+    )
+    server = _server()
+    _private(server, "_stop_event", where)
+    server._stop_event = threading.Event()
+    server.shutdown()  # type: ignore[no-untyped-call]
+    assert server._stop_event.is_set(), f"{where}: shutdown no longer sets it"
+    parameters = set(inspect.signature(run_async).parameters)
+    assert {"stop_event", "reader", "protocol", "logger", "error_handler"} <= parameters, (
+        f"{where}: run_async takes {sorted(parameters)}"
     )
 
 
