@@ -193,9 +193,10 @@ class EditorConnection:
         """A goose/* notification (plain JSON, sent as it is)."""
         self._server.protocol.notify_json(method, params)
 
-    def notify_encoded(self, method: str, params: str) -> None:
-        """A goose/* notification whose params are JSON text already."""
-        self._server.protocol.notify_encoded(method, params)
+    def notify_encoded(self, method: str, *params: str) -> None:
+        """A goose/* notification whose params are JSON text already (in pieces, joined
+        once: a long reply's chunk is copied as few times as can be)."""
+        self._server.protocol.notify_encoded(method, *params)
 
     async def ask(self, kind: types.MessageType, message: str, choices: list[str]) -> str | None:
         """A popup with buttons; the chosen choice, or None (dismissed, or no popup). The

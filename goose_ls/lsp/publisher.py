@@ -168,7 +168,7 @@ class EditorPublisher:
         if tab_id is not None:
             params["tabId"] = tab_id
         self._editor.notify_encoded(
-            protocol.UPDATE, f'{json.dumps(params)[:-1]}, "update": {update}}}'
+            protocol.UPDATE, f'{json.dumps(params)[:-1]}, "update": ', update, "}"
         )
 
     def _send(

@@ -284,11 +284,13 @@ class GooseProtocol(LanguageServerProtocol):
         body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params})
         self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body.encode()))
 
-    def notify_encoded(self, method: str, params: str) -> None:
-        """The same, for params that are JSON text already (the journal's, replayed)."""
+    def notify_encoded(self, method: str, *params: str) -> None:
+        """The same, for params that are JSON text already (the journal's, replayed),
+        given in pieces: joined once, with the message around them."""
         if self.writer is None:
             return
-        text = f'{{"jsonrpc":"2.0","method":{json.dumps(method)},"params":{params}}}'
+        head = f'{{"jsonrpc":"2.0","method":{json.dumps(method)},"params":'
+        text = "".join((head, *params, "}"))
         try:
             body = text.encode()
         except UnicodeEncodeError:  # a lone surrogate an agent sent: escaped, as JSON allows

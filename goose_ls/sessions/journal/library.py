@@ -87,6 +87,8 @@ class _Run:
     texts: list[str] = attrs.Factory(list)
     strings: list[str] = attrs.Factory(list)
     """Each text as a JSON string, as the editor was sent it."""
+    single: str | None = None
+    """The payload of the run's first chunk, as the editor was sent it."""
 
     def row(self, at: str) -> EventRow:
         return run_row(
@@ -98,6 +100,7 @@ class _Run:
             at,
             self.replay,
             self.strings,
+            self.single,
         )
 
     def piece(self) -> Piece | None:
@@ -172,8 +175,8 @@ class SessionLibrary:
         encoded = None
         if text is not None:  # once per token: joins the run of its message
             string = json_string(text)  # the editor is sent the text the journal keeps
-            self._keep_text(indexed, text, string)
             encoded = string_chunk_payload(event.KIND, string)
+            self._keep_text(indexed, text, string, encoded)
         else:
             self._runs.pop(session_id, None)
             payload, texts = _payload(event, subagent)
@@ -239,9 +242,10 @@ class SessionLibrary:
         self._pending.append((row, piece))
         self._write_soon()
 
-    def _keep_text(self, indexed: IndexedEvent, text: str, string: str) -> None:
+    def _keep_text(self, indexed: IndexedEvent, text: str, string: str, payload: str) -> None:
         """A text chunk goes on the run its message's last chunk started, if it directly
-        follows it in the batch: one row for a run (see ``EventRow.parts``)."""
+        follows it in the batch: one row for a run (see ``EventRow.parts``); ``payload``:
+        its ``goose/update`` payload, kept as the row's while the run has no other."""
         run = self._runs.get(indexed.session_id)
         kind = indexed.event.KIND
         if (
@@ -251,6 +255,7 @@ class SessionLibrary:
             or len(run.texts) >= RUN_LIMIT
         ):
             run = _Run(indexed.session_id, indexed.index, indexed.message_id, kind, indexed.replay)
+            run.single = payload
             self._runs[indexed.session_id] = run
             self._pending.append(run)
         run.texts.append(text)

@@ -117,15 +117,17 @@ def run_row(
     at: str,
     replay: bool,
     strings: list[str] | None = None,
+    single: str | None = None,
 ) -> EventRow:
     """One row for consecutive text chunks of one message (indices ``first`` on);
     ``strings``: each text as a JSON string already (escaping is per character, so the
-    strings joined are the joined text's)."""
+    strings joined are the joined text's); ``single``: the payload of a run of one chunk,
+    made already (the editor was sent it: a long chunk is not copied again)."""
     parts = ",".join([str(len(text)) for text in texts]) if len(texts) > 1 else None
     if strings is None:
         payload = chunk_payload(kind, "".join(texts))
     elif len(strings) == 1:
-        payload = string_chunk_payload(kind, strings[0])
+        payload = single if single is not None else string_chunk_payload(kind, strings[0])
     else:
         joined = '"' + "".join([string[1:-1] for string in strings]) + '"'
         payload = string_chunk_payload(kind, joined)
