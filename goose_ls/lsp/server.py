@@ -103,6 +103,9 @@ class GooseLanguageServer(LanguageServer):
 
 MAX_HEADER_LINE = 1 << 16
 """The longest header line read (a message's body may be any length)."""
+YIELD_EVERY = 64
+"""Header lines read before the loop runs what else waits: the editor's messages already
+read are handled one after another without a pause otherwise (a paste of many edits)."""
 
 
 def _pipe_or_socket(source: BinaryIO) -> bool:
@@ -119,8 +122,12 @@ class _PipeReader:
 
     def __init__(self, reader: asyncio.StreamReader) -> None:
         self._reader = reader
+        self._lines = 0
 
     async def readline(self) -> bytes:
+        self._lines += 1
+        if self._lines % YIELD_EVERY == 0:  # read from a full buffer, nothing else would run
+            await asyncio.sleep(0)
         try:
             return await self._reader.readline()
         except ValueError:  # a header line past the limit: not LSP
