@@ -18,7 +18,14 @@ import pytest
 import pytest_asyncio
 
 import goose_ls
-from support.harness import Editor, SharedEditor, start_editor, start_shared_editor, stop_editor
+from support.harness import (
+    Editor,
+    SharedEditor,
+    SharedGroup,
+    SharedPool,
+    start_editor,
+    stop_editor,
+)
 
 pytest_plugins = ["support.search_backend"]  # the journal search backends, as a fixture
 
@@ -45,25 +52,33 @@ async def shared_editor(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterat
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def shared_goose(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[SharedEditor]:
-    """The goose-ls and agent that a module's ``shared`` tests use; when the module is
-    done, it must still serve a turn."""
-    session = await start_shared_editor(tmp_path_factory.mktemp("shared-goose"))
-    yield session
-    await session.begin()
-    session_id = await session.chat({"turns": [[{"text": "ok"}]]})
-    end = await session.goose.turn_end(await session.prompt(session_id, "still there?"))
-    assert end["stopReason"] == "end_turn", "after all that, the server still works"
-    await stop_editor(session)
+async def shared_goose(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[SharedPool]:
+    """The goose-ls and agent of each group of a module's ``shared`` tests (one without
+    a ``shared_with`` mark); when the module is done, each must still serve a turn."""
+    pool = SharedPool(tmp_path_factory)
+    yield pool
+    await pool.close()
 
 
 @pytest_asyncio.fixture(loop_scope="module")
-async def shared(shared_goose: SharedEditor) -> AsyncIterator[SharedEditor]:
-    """The module's goose-ls and agent, as this test sees them: only what came since it
-    began, of the chats it made; its chats are closed when it is done."""
-    await shared_goose.begin()
-    yield shared_goose
-    await shared_goose.end()
+async def shared(
+    shared_goose: SharedPool, request: pytest.FixtureRequest
+) -> AsyncIterator[SharedEditor]:
+    """The goose-ls and agent of the test's group (its ``shared_with`` mark), as this test
+    sees them: only what came since it began, of the chats it made; its chats and
+    documents are closed when it is done."""
+    mark = request.node.get_closest_marker("shared_with")
+    session = await shared_goose.get(mark.args[0] if mark else SharedGroup())
+    await session.begin()
+    yield session
+    await session.end()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "shared_with(group): the settings, editor and agent a `shared` test's goose-ls has",
+    )
 
 
 SLOW_FIRST = (

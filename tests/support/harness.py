@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import json
 import os
 import shutil
@@ -22,6 +23,7 @@ from typing import Any, TypeVar
 
 import pytest
 from lsprotocol import types
+from lsprotocol.converters import get_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from goose_ls.scripted.script import AGENT_KEYS, scripted_agent_command, write_script
@@ -34,6 +36,8 @@ SERVER_COMMAND = [sys.executable, "-m", "goose_ls", "--log-level", "info"]
 """goose-ls as an editor starts it."""
 
 Test = TypeVar("Test", bound=Callable[..., Any])
+
+converter = get_converter()
 
 EDITOR = "neovim@v0.11.0"
 """The editor ``Editor.start`` initializes as, unless told."""
@@ -198,21 +202,40 @@ class SharedEditor(Editor):
     their script: each test's :meth:`start` hands the agent its script for the chats it
     makes from then on (the agent's ``chatScripts``). A test sees only its own: what
     goose-ls sent since it began, of its own chats, and what the agent received and
-    goose-ls audited since (the record and the audit log start afresh)."""
+    goose-ls audited since (the record and the audit log start afresh). The documents it
+    opened are closed and the client handlers it set are dropped when it ends."""
 
-    def __init__(self, client: LanguageClient, tmp_path: Path) -> None:
+    def __init__(self, client: LanguageClient, tmp_path: Path, group: SharedGroup) -> None:
         super().__init__(client, tmp_path)
+        self.group = group
         self.scripts = tmp_path / "chat-scripts"
         self.scripts.mkdir()
         self.taken = 0
         """Scripts handed to the agent so far."""
         self.before: set[str] = set()
         """The sessions goose-ls had when the current test began."""
+        self.opened: set[str] = set()
+        """The documents the client has open."""
+        self.handlers: dict[str, Any] = {}
+        """The client's request and notification handlers, as the group opened."""
 
     async def open(self) -> None:
-        """Initialize goose-ls as ``Editor.start`` does, with the agent that takes its
-        scripts from :attr:`scripts`."""
-        await super().start({"chatScripts": str(self.scripts)})
+        """Initialize goose-ls as ``Editor.start`` does, with the group's settings and
+        editor, and an agent that takes its scripts from :attr:`scripts`."""
+        notify = self.client.protocol.notify
+
+        def noting(method: str, params: Any = None) -> None:
+            # What a test opens, through any helper, is closed when it ends.
+            if method == types.TEXT_DOCUMENT_DID_OPEN:
+                self.opened.add(params.text_document.uri)
+            elif method == types.TEXT_DOCUMENT_DID_CLOSE:
+                self.opened.discard(params.text_document.uri)
+            notify(method, params)
+
+        self.client.protocol.notify = noting  # type: ignore[method-assign]
+        agent = {**self.group.agent, "chatScripts": str(self.scripts)}
+        await super().start(agent, self.group.settings, self.group.editor)
+        self.handlers = dict(self.client.protocol.fm.features)
 
     async def start(
         self,
@@ -223,12 +246,16 @@ class SharedEditor(Editor):
         name: str | None = None,
     ) -> None:
         """The agent plays ``script`` (none: it echoes) for the chats made from now on,
-        as a fresh one would. Settings and the editor were fixed at ``initialize``."""
-        assert (settings, editor, folders, name) == (None, EDITOR, None, None), (
-            "a test that needs its own settings or editor uses the `editor` fixture"
+        as a fresh one would. Settings and the editor were fixed at ``initialize``: those
+        of the test's group (its ``shared_with`` mark); given here, they must be those."""
+        given = SharedGroup(settings or self.group.settings, editor, self.group.agent)
+        if editor == EDITOR:
+            given.editor = self.group.editor
+        assert (given, folders, name) == (self.group, None, None), (
+            "settings or an editor not the group's: mark the test `shared_with` them"
         )
         own = sorted(AGENT_KEYS & (script or {}).keys())
-        assert not own, f"{own} count only at the agent's start: use the `editor` fixture"
+        assert not own, f"{own} count only at the agent's start: mark the test `shared_with`"
         self.taken += 1
         written = write_script(self.scripts / f"{self.taken:06}.part", script or {})
         written.rename(written.with_suffix(".json"))  # whole, or not there
@@ -250,6 +277,7 @@ class SharedEditor(Editor):
         for kept in (self.client.messages, self.client.log_messages, self.client.shown_documents):
             kept.clear()
         self.client.diagnostics.clear()
+        self.client.progress_reports.clear()
         for record in (self.record, self.record.with_suffix(".sent.jsonl")):
             record.write_bytes(b"")  # the agent appends to it as it did
         audit = self.tmp / "data" / "audit.log"
@@ -257,8 +285,13 @@ class SharedEditor(Editor):
             audit.write_bytes(b"")  # goose-ls appends each record (O_APPEND) as it did
 
     async def end(self) -> None:
-        """Close the test's chats (their running turns end cancelled), check what the
-        agent was sent, and leave the workspace as it was."""
+        """Close the test's documents and chats (their running turns end cancelled),
+        check what the agent was sent, delete every chat goose-ls keeps, and leave the
+        workspace and the client's handlers as they were."""
+        for uri in sorted(self.opened):
+            self.client.text_document_did_close(
+                types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri))
+            )
         closed = await self.sessions() - self.before
         for session_id in closed:
             await self.goose.request("goose/closeSession", {"sessionId": session_id})
@@ -270,11 +303,79 @@ class SharedEditor(Editor):
         self.goose.ignored |= await self.sessions() | {u["sessionId"] for u in self.goose.arrived}
         refused = schema_errors(self.record)
         assert not refused, "goose-ls sent its agent what ACP refuses:\n" + "\n".join(refused)
+        # Deleted, the chats leave no "last chat" for the next test to resume.
+        for listed in (await self.goose.request("goose/listSessions", {}))["sessions"]:
+            if listed["source"] != "agent":
+                await self.goose.request("goose/deleteSession", {"sessionId": listed["sessionId"]})
+        features = self.client.protocol.fm.features
+        features.clear()
+        features.update(self.handlers)
         for entry in self.workspace.iterdir():
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry)
             else:
                 entry.unlink()
+
+
+@dataclasses.dataclass
+class SharedGroup:
+    """What the tests sharing one goose-ls have in common: its settings, the editor it
+    was initialized by, and the agent's start-only keys (``AGENT_KEYS``)."""
+
+    settings: dict[str, Any] | None = None
+    editor: str | types.ClientCapabilities = EDITOR
+    agent: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def key(self) -> str:
+        editor = self.editor if isinstance(self.editor, str) else converter.unstructure(self.editor)
+        return json.dumps([self.settings, editor, self.agent], sort_keys=True)
+
+
+def shared_with(
+    settings: dict[str, Any] | None = None,
+    editor: str | types.ClientCapabilities = EDITOR,
+    agent: dict[str, Any] | None = None,
+) -> pytest.MarkDecorator:
+    """Mark a test of a sharing module that needs goose-ls started with ``settings``, as
+    ``editor``, or its agent with start-only keys (``agentInfo``, ``capabilities``...):
+    its ``shared`` goose-ls is the module's one for that group, started by the first test
+    that asks (:class:`SharedPool`). On a ``pytest.param``, a parameter's group."""
+    own = sorted((agent or {}).keys() - AGENT_KEYS)
+    assert not own, f"{own} are a chat's script, not the agent's start"
+    return pytest.mark.shared_with(SharedGroup(settings, editor, dict(agent or {})))
+
+
+class SharedPool:
+    """The goose-ls of each group of a module's sharing tests, started when first asked
+    for; each must still serve a turn when the module is done."""
+
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self.tmp_path_factory = tmp_path_factory
+        self.servers: dict[str, SharedEditor] = {}
+
+    async def get(self, group: SharedGroup) -> SharedEditor:
+        key = group.key()
+        if key not in self.servers:
+            tmp = self.tmp_path_factory.mktemp("shared-goose")
+            shared = SharedEditor(await _start_client(tmp, SERVER_COMMAND, {}), tmp, group)
+            self.servers[key] = shared
+            await shared.open()
+        return self.servers[key]
+
+    async def close(self) -> None:
+        failures = []
+        for shared in self.servers.values():
+            try:
+                await shared.begin()
+                session_id = await shared.chat({"turns": [[{"text": "ok"}]]})
+                end = await shared.goose.turn_end(await shared.prompt(session_id, "still there?"))
+                assert end["stopReason"] == "end_turn", "after all that, the server still works"
+            except Exception as failure:  # the others are stopped all the same
+                failures.append(failure)
+            finally:
+                await stop_editor(shared)
+        if failures:
+            raise failures[0]
 
 
 def shared_agent(module: str) -> pytest.MarkDecorator:
@@ -330,13 +431,6 @@ async def start_editor(
     """A goose-ls process started by ``server_command`` (with ``env`` added to its
     environment) and an LSP client speaking to it."""
     return Editor(await _start_client(tmp_path, server_command, env), tmp_path)
-
-
-async def start_shared_editor(tmp_path: Path) -> SharedEditor:
-    """A goose-ls and its agent for the tests of a module (:class:`SharedEditor`)."""
-    shared = SharedEditor(await _start_client(tmp_path, SERVER_COMMAND, {}), tmp_path)
-    await shared.open()
-    return shared
 
 
 async def _start_client(
