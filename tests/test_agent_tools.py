@@ -227,9 +227,9 @@ def _audit(editor: Editor) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-@shared_with({"policy": {"rules": [{"action": "allow", "kind": "execute", "command": "cargo "}]}})
-async def test_the_policy_allows_denies_and_asks(shared: SharedEditor) -> None:
-    project = shared.workspace / ".goose-ls"
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
+async def test_the_policy_allows_denies_and_asks(editor: Editor) -> None:
+    project = editor.workspace / ".goose-ls"
     project.mkdir()
     (project / "policy.json").write_text(
         json.dumps({"rules": [{"action": "deny", "kind": "execute", "command": "rm -rf"}]})
@@ -239,25 +239,25 @@ async def test_the_policy_allows_denies_and_asks(shared: SharedEditor) -> None:
         *_shell_call("b", "rm -rf /"),
         *_shell_call("c", "make"),
     ]
-    await shared.start(
+    await editor.start(
         {"turns": [steps]},
         settings={
             "policy": {"rules": [{"action": "allow", "kind": "execute", "command": "cargo "}]}
         },
     )
-    sid = await shared.new_session()
-    mid = await shared.prompt(sid, "go")
-    (asked,) = await shared.goose.wait_for(lambda: shared.goose.of_kind("permission_request"))
+    sid = await editor.new_session()
+    mid = await editor.prompt(sid, "go")
+    (asked,) = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
     assert asked["toolCall"]["rawInput"] == {"command": "make"}, "only the undecided call is asked"
-    await shared.goose.request(
+    await editor.goose.request(
         "goose/permission", {"requestId": asked["requestId"], "optionId": "reject_once"}
     )
-    await shared.goose.turn_end(mid)
+    await editor.goose.turn_end(mid)
     assert (
-        shared.goose.text(mid)
+        editor.goose.text(mid)
         == "[permission: allow_once][permission: reject_once][permission: reject_once]"
     )
-    log = _audit(shared)
+    log = _audit(editor)
     assert [(e["target"], e["outcome"], e["by"].split(" ")[0]) for e in log] == [
         ("cargo test", "allow_once", "policy"),
         ("rm -rf /", "reject_once", "policy"),
@@ -362,27 +362,27 @@ async def test_a_file_whose_old_content_was_not_kept_is_never_reverted_away(
     assert image.read_text() == "text now\n", "not deleted as if the turn had created it"
 
 
-@shared_with({"workspace": {"outside": "ask"}})
-async def test_outside_paths_can_be_asked_about_instead_of_refused(shared: SharedEditor) -> None:
-    outside = shared.tmp / "notes.txt"
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
+async def test_outside_paths_can_be_asked_about_instead_of_refused(editor: Editor) -> None:
+    outside = editor.tmp / "notes.txt"
     outside.write_text("shared notes\n")
-    await shared.start(
+    await editor.start(
         {"turns": [[{"readFile": {"path": str(outside)}}, {"readFile": {"path": str(outside)}}]]},
         settings={"workspace": {"outside": "ask"}},
     )
-    sid = await shared.new_session()
-    mid = await shared.prompt(sid, "go")
-    (asked,) = await shared.goose.wait_for(lambda: shared.goose.of_kind("permission_request"))
+    sid = await editor.new_session()
+    mid = await editor.prompt(sid, "go")
+    (asked,) = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
     assert asked["toolCall"]["locations"] == [{"path": str(outside)}]
-    await shared.goose.request(
+    await editor.goose.request(
         "goose/permission", {"requestId": asked["requestId"], "optionId": "allow_once"}
     )
-    second = await shared.goose.wait_for(lambda: shared.goose.of_kind("permission_request")[1:])
-    await shared.goose.request(
+    second = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request")[1:])
+    await editor.goose.request(
         "goose/permission", {"requestId": second[0]["requestId"], "optionId": "reject_once"}
     )
-    await shared.goose.turn_end(mid)
-    text = shared.goose.text(mid)
+    await editor.goose.turn_end(mid)
+    text = editor.goose.text(mid)
     assert text.startswith('[read "shared notes\\n"]') and "permission denied" in text
 
 

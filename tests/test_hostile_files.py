@@ -14,7 +14,7 @@ import pytest
 from lsprotocol import types
 
 from support.buffers import EditorBuffers
-from support.harness import Editor, shared_agent, start_editor, stop_editor
+from support.harness import Editor, SharedEditor, shared_agent, start_editor, stop_editor
 
 pytestmark = shared_agent(__name__)
 
@@ -216,17 +216,18 @@ async def test_relative_extra_roots_are_the_workspace_s_not_the_server_s(
     assert "outside the workspace" in error
 
 
-@pytest.mark.asyncio(loop_scope="function")  # the editor's open buffers
-async def test_a_refused_edit_to_an_open_buffer_is_not_written_under_it(editor: Editor) -> None:
-    source = editor.workspace / "open.py"
+async def test_a_refused_edit_to_an_open_buffer_is_not_written_under_it(
+    shared: SharedEditor,
+) -> None:
+    source = shared.workspace / "open.py"
     source.write_text("on disk\n")
-    await editor.start({"turns": [[{"writeFile": {"path": str(source), "content": "agent\n"}}]]})
-    buffers = EditorBuffers(editor.client, "utf-8", apply_edits=False)
-    editor.client.feature(types.WORKSPACE_APPLY_EDIT)(
+    await shared.start({"turns": [[{"writeFile": {"path": str(source), "content": "agent\n"}}]]})
+    buffers = EditorBuffers(shared.client, "utf-8", apply_edits=False)
+    shared.client.feature(types.WORKSPACE_APPLY_EDIT)(
         lambda _: types.ApplyWorkspaceEditResult(applied=False, failure_reason="busy")
     )
     buffers.open(source.as_uri(), "unsaved\n", "python")
-    text = await _run(editor)
+    text = await _run(shared)
     (error,) = _errors(text)
     assert "did not apply" in error and "busy" in error, text
     assert source.read_text() == "on disk\n", "never written under the editor's buffer"
@@ -277,16 +278,17 @@ async def test_a_hard_link_to_a_file_outside_the_roots_is_not_read(shared: Edito
     assert "hard link" in error or "names" in error, text
 
 
-@pytest.mark.asyncio(loop_scope="function")  # the editor's open buffers
-async def test_a_key_pasted_into_an_unsaved_buffer_is_not_read_from_it(editor: Editor) -> None:
+async def test_a_key_pasted_into_an_unsaved_buffer_is_not_read_from_it(
+    shared: SharedEditor,
+) -> None:
     """The editor's buffer is what the agent reads of an open file: a credential there is
     refused as one on the disk is."""
-    notes = editor.workspace / "notes.md"
+    notes = shared.workspace / "notes.md"
     notes.write_text("nothing yet\n")
-    await editor.start({"turns": [[{"readFile": {"path": str(notes)}}, {"text": "[alive]"}]]})
-    buffers = EditorBuffers(editor.client, "utf-8")
+    await shared.start({"turns": [[{"readFile": {"path": str(notes)}}, {"text": "[alive]"}]]})
+    buffers = EditorBuffers(shared.client, "utf-8")
     buffers.open(notes.as_uri(), "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n", "markdown")
-    text = await _run(editor)
+    text = await _run(shared)
     assert "b3Blbn" not in text, text
     (error,) = _errors(text)
     assert error.startswith("-32003:") and "secret" in error, text
