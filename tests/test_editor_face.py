@@ -14,13 +14,17 @@ from goose_ls.lsp.transcript.text import SENTINEL
 from goose_ls.lsp.wire.versions import SKIP_WAIT
 from goose_ls.scripted.script import edit_call
 from support.buffers import EDITORS, HELIX, EditorBuffers
-from support.harness import Editor, kill, start_editor
+from support.harness import Editor, SharedEditor, kill, shared_agent, shared_with, start_editor
+
+pytestmark = shared_agent(__name__)
 
 # Characters of 1 to 4 bytes and 1 or 2 UTF-16 units, so every encoding is exercised.
 REPLY = "Ça marche 👍🏽 — 你好，世界! The code adds 𝔁 to y.\nSecond line ✓ done."  # noqa: RUF001
 
 
-@pytest.fixture(params=list(EDITORS))
+@pytest.fixture(
+    params=[pytest.param(name, marks=shared_with(editor=EDITORS[name][0])) for name in EDITORS]
+)
 def editor_name(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -124,22 +128,23 @@ def _progress_ends(editor: Editor) -> list[str | None]:
     return ends
 
 
+@shared_with(editor=HELIX)
 async def test_each_explain_shows_the_chat_with_the_cursor_above_the_new_turn(
-    editor: Editor,
+    shared: SharedEditor,
 ) -> None:
     """Helix: the first Explain opens the chat beside the code, the second brings the
     open one where the user is; each puts the cursor on the line above where its turn is
     drawn, so the reply grows below it."""
-    buffers = await _start(editor, "helix", {"turns": [[{"text": "First."}], [{"text": "Next."}]]})
-    uri = _source(editor, buffers)
-    shown = editor.client.shown_documents
+    buffers = await _start(shared, "helix", {"turns": [[{"text": "First."}], [{"text": "Next."}]]})
+    uri = _source(shared, buffers)
+    shown = shared.client.shown_documents
 
     async def explain(reply: str, shows: int) -> None:
-        await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
-        await editor.goose.wait_for(lambda: len(shown) == shows, what="showDocument")
+        await _run(shared, (await _actions(shared, uri, _range(0, 1)))["Goose: Explain selection"])
+        await shared.goose.wait_for(lambda: len(shown) == shows, what="showDocument")
         if shows == 1:
             buffers.open(shown[0].uri)
-        await editor.goose.wait_for(lambda: reply in buffers.texts[shown[0].uri])
+        await shared.goose.wait_for(lambda: reply in buffers.texts[shown[0].uri])
 
     await explain("First.", 1)
     await explain("Next.", 2)
@@ -157,6 +162,8 @@ async def test_each_explain_shows_the_chat_with_the_cursor_above_the_new_turn(
         assert not any(lines[line + 1 : question - 2]), "only the new turn's heading between"
 
 
+@pytest.mark.asyncio(loop_scope="function")  # the whole list: a shared server offers
+# "Revert file" for a file it saw change in an earlier test (open_files.changed)
 async def test_code_actions_on_a_selection(editor: Editor, editor_name: str) -> None:
     buffers = await _start(editor, editor_name, {})
     uri = _source(editor, buffers)
@@ -178,32 +185,33 @@ async def test_code_actions_on_a_selection(editor: Editor, editor_name: str) -> 
 
 
 async def test_explain_streams_the_reply_into_the_transcript(
-    editor: Editor, editor_name: str
+    shared: SharedEditor, editor_name: str
 ) -> None:
     buffers = await _start(
-        editor, editor_name, {"turns": [[{"text": REPLY, "chunks": 40, "delay": 0.01}]]}
+        shared, editor_name, {"turns": [[{"text": REPLY, "chunks": 40, "delay": 0.01}]]}
     )
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Explain selection"])
-    transcript = await _open_transcript(editor, buffers)
-    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    await editor.goose.wait_for(lambda: REPLY in buffers.texts[transcript], what="the whole reply")
+    uri = _source(shared, buffers)
+    await _run(shared, (await _actions(shared, uri, _range(0, 2)))["Goose: Explain selection"])
+    transcript = await _open_transcript(shared, buffers)
+    await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
+    await shared.goose.wait_for(lambda: REPLY in buffers.texts[transcript], what="the whole reply")
     text = buffers.texts[transcript]
     assert "## You" in text and "## goose" in text
     assert "> 📎 `" in text and "app.py:1-2`" in text
     assert text.count(REPLY) == 1
     assert SENTINEL in text.split(REPLY)[1], "the reply goes above the prompt section"
-    (prompt,) = editor.received("session/prompt")
+    (prompt,) = shared.received("session/prompt")
     blocks = prompt["params"]["prompt"]
     assert blocks[0]["text"].startswith("Explain")
     assert blocks[1]["resource"]["text"] == "def add(x, y):\n    return x + y\n"
-    ended = await editor.goose.wait_for(lambda: _progress_ends(editor), what="the progress's end")
+    ended = await shared.goose.wait_for(lambda: _progress_ends(shared), what="the progress's end")
     assert ended == ["end_turn"], "the progress's end says how the turn ended"
-    assert not [m for m in editor.client.messages if "turn finished" in m.message], (
+    assert not [m for m in shared.client.messages if "turn finished" in m.message], (
         "routine news is no message (Neovim would ask for Enter)"
     )
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own editor and agent
 async def test_an_editor_without_progress_hears_that_the_turn_finished(editor: Editor) -> None:
     """Where there is no progress to end, a message is the only news of the turn's end."""
     capabilities = client_capabilities("neovim@v0.11.0")
@@ -218,10 +226,10 @@ async def test_an_editor_without_progress_hears_that_the_turn_finished(editor: E
 
 
 async def test_a_draft_typed_while_the_reply_streams_survives(
-    editor: Editor, editor_name: str
+    shared: SharedEditor, editor_name: str
 ) -> None:
     buffers = await _start(
-        editor,
+        shared,
         editor_name,
         {
             "turns": [
@@ -230,28 +238,29 @@ async def test_a_draft_typed_while_the_reply_streams_survives(
             ]
         },
     )
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Explain selection"])
-    transcript = await _open_transcript(editor, buffers)
+    uri = _source(shared, buffers)
+    await _run(shared, (await _actions(shared, uri, _range(0, 2)))["Goose: Explain selection"])
+    transcript = await _open_transcript(shared, buffers)
     draft = "And what about 🦆 negative numbers?"
     for piece in (draft[:10], draft[10:25], draft[25:]):
         await asyncio.sleep(0.05)
         buffers.type_at_end(transcript, piece)
-    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    await editor.goose.wait_for(lambda: REPLY * 3 in buffers.texts[transcript], what="the reply")
+    await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
+    await shared.goose.wait_for(lambda: REPLY * 3 in buffers.texts[transcript], what="the reply")
     assert buffers.texts[transcript].endswith(draft), "the draft is untouched"
 
-    send = (await _actions(editor, transcript, _range(0, 0)))["Goose: Send"]
-    await _run(editor, send)
-    await editor.goose.wait_for(lambda: len(editor.goose.turn_ends) == 2, what="the second turn")
-    await editor.goose.wait_for(lambda: "second answer" in buffers.texts[transcript])
-    prompts = editor.received("session/prompt")
+    send = (await _actions(shared, transcript, _range(0, 0)))["Goose: Send"]
+    await _run(shared, send)
+    await shared.goose.wait_for(lambda: len(shared.goose.turn_ends) == 2, what="the second turn")
+    await shared.goose.wait_for(lambda: "second answer" in buffers.texts[transcript])
+    prompts = shared.received("session/prompt")
     assert prompts[1]["params"]["prompt"] == [{"type": "text", "text": draft}]
     after = buffers.texts[transcript].split(SENTINEL)[1]
     assert draft not in after, "a sent draft is cleared from the prompt section"
     assert draft in buffers.texts[transcript].split(SENTINEL)[0], "and shown as the user's message"
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_typing_while_a_long_reply_streams_sends_exactly_what_was_typed(
     editor: Editor,
 ) -> None:
@@ -281,27 +290,28 @@ async def test_typing_while_a_long_reply_streams_sends_exactly_what_was_typed(
     assert prompts[1]["params"]["prompt"] == [{"type": "text", "text": draft}]
 
 
-async def test_edits_stay_few_whatever_the_token_rate(editor: Editor) -> None:
+async def test_edits_stay_few_whatever_the_token_rate(shared: SharedEditor) -> None:
     text = "abcdefghij" * 500
-    buffers = await _start(editor, "neovim", {"turns": [[{"text": text, "chunks": 5000}]]})
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Open chat"])
-    transcript = await _open_transcript(editor, buffers)
+    buffers = await _start(shared, "neovim", {"turns": [[{"text": text, "chunks": 5000}]]})
+    uri = _source(shared, buffers)
+    await _run(shared, (await _actions(shared, uri, _range(0, 1)))["Goose: Open chat"])
+    transcript = await _open_transcript(shared, buffers)
     buffers.edits.clear()
     await _run(
-        editor, (await _actions(editor, transcript, _range(0, 0)))["Goose: Send"]
+        shared, (await _actions(shared, transcript, _range(0, 0)))["Goose: Send"]
     )  # nothing typed
-    assert "Write your message" in await editor.shown("Write your message")
-    await _run(editor, (await _actions(editor, uri, _range(0, 1)))["Goose: Explain selection"])
-    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    await editor.goose.wait_for(lambda: text in buffers.texts[transcript], what="the reply")
-    updates = len(editor.goose.of_kind("agent_message_chunk"))  # chunks read in a row: one
+    assert "Write your message" in await shared.shown("Write your message")
+    await _run(shared, (await _actions(shared, uri, _range(0, 1)))["Goose: Explain selection"])
+    await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
+    await shared.goose.wait_for(lambda: text in buffers.texts[transcript], what="the reply")
+    updates = len(shared.goose.of_kind("agent_message_chunk"))  # chunks read in a row: one
     edits = len(buffers.edits)
     print(f"5000 chunks reached the editor in {updates} updates and {edits} edits")
-    assert editor.goose.text(editor.goose.turn_ends[0]["messageId"]) == text
+    assert shared.goose.text(shared.goose.turn_ends[0]["messageId"]) == text
     assert edits < 60
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_a_reply_starts_showing_at_once_whatever_the_edit_interval(editor: Editor) -> None:
     """The first text of a reply is not held back by ``transcript.editInterval``."""
     buffers = await _start(
@@ -320,9 +330,9 @@ async def test_a_reply_starts_showing_at_once_whatever_the_edit_interval(editor:
     assert not editor.goose.turn_ends, "the turn is still running"
 
 
-async def test_a_permission_through_a_popup(editor: Editor) -> None:
+async def test_a_permission_through_a_popup(shared: SharedEditor) -> None:
     buffers = await _start(
-        editor,
+        shared,
         "neovim",
         {
             "turns": [
@@ -340,9 +350,9 @@ async def test_a_permission_through_a_popup(editor: Editor) -> None:
             ]
         },
     )
-    asked = _answer_popups(editor, "Allow once")
-    await _explained(editor, buffers)
-    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    asked = _answer_popups(shared, "Allow once")
+    await _explained(shared, buffers)
+    await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
     assert [a.title for a in asked[0].actions or []] == [
         "Reject",  # first, selected in Helix: Enter alone allows nothing
         "Reject always",
@@ -351,13 +361,14 @@ async def test_a_permission_through_a_popup(editor: Editor) -> None:
         "Allow for this session",
     ]
     assert "shell" in asked[0].message
-    resolved = editor.goose.of_kind("permission_resolved")
+    resolved = shared.goose.of_kind("permission_resolved")
     assert resolved[0]["optionId"] == "allow_once"
 
 
-async def test_a_permission_through_the_card_in_helix(editor: Editor) -> None:
+@shared_with(editor=HELIX)
+async def test_a_permission_through_the_card_in_helix(shared: SharedEditor) -> None:
     buffers = await _start(
-        editor,
+        shared,
         "helix",
         {
             "turns": [
@@ -375,15 +386,15 @@ async def test_a_permission_through_the_card_in_helix(editor: Editor) -> None:
             ]
         },
     )
-    await _explained(editor, buffers)
-    transcript = await _open_transcript(editor, buffers)
-    await editor.goose.wait_for(
+    await _explained(shared, buffers)
+    transcript = await _open_transcript(shared, buffers)
+    await shared.goose.wait_for(
         lambda: "Permission needed" in buffers.texts[transcript], what="the card"
     )
-    assert "waiting for your approval" in await editor.shown("waiting for your approval")
+    assert "waiting for your approval" in await shared.shown("waiting for your approval")
     lines = buffers.texts[transcript].split("\n")
     card = next(i for i, line in enumerate(lines) if "Permission needed" in line)
-    actions = await _actions(editor, transcript, _range(card, card))
+    actions = await _actions(shared, transcript, _range(card, card))
     action = "sed -i s/x/y/ app.py"
     assert {
         f"Goose: Allow once: {action}",
@@ -393,32 +404,33 @@ async def test_a_permission_through_the_card_in_helix(editor: Editor) -> None:
     } <= set(actions), "each choice names what it answers"
     assert next(iter(actions)) == f"Goose: Reject: {action}", "Enter allows nothing"
     assert "Goose: Send" in actions
-    await _run(editor, actions[f"Goose: Allow once: {action}"])
-    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    assert editor.goose.of_kind("permission_resolved")[0]["optionId"] == "allow_once"
-    await editor.goose.wait_for(
+    await _run(shared, actions[f"Goose: Allow once: {action}"])
+    await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
+    assert shared.goose.of_kind("permission_resolved")[0]["optionId"] == "allow_once"
+    await shared.goose.wait_for(
         lambda: "[permission: allow_once] done" in buffers.texts[transcript]
     )
 
 
-async def test_ask_from_a_helix_key_binding_then_send(editor: Editor) -> None:
-    buffers = await _start(editor, "helix", {"turns": [[{"text": "It adds."}]]})
-    _source(editor, buffers)
+@shared_with(editor=HELIX)
+async def test_ask_from_a_helix_key_binding_then_send(shared: SharedEditor) -> None:
+    buffers = await _start(shared, "helix", {"turns": [[{"text": "It adds."}]]})
+    _source(shared, buffers)
     # :lsp-workspace-command goose.ask "%{buffer_name}" %{selection_line_start} %{selection_line_end}
-    await editor.client.workspace_execute_command_async(
+    await shared.client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="goose.ask", arguments=["app.py", 1, 2])
     )
-    transcript = await _open_transcript(editor, buffers)
+    transcript = await _open_transcript(shared, buffers)
     text = buffers.texts[transcript]
     assert text.split(SENTINEL)[1].startswith("\n> 📎 `")
     assert "app.py:1-2`" in text.split(SENTINEL)[1], "the selection waits in the prompt section"
     buffers.type_at_end(transcript, "What does it return?")
-    await editor.client.workspace_execute_command_async(
+    await shared.client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="goose.send", arguments=[])
     )
-    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    await editor.goose.wait_for(lambda: "It adds." in buffers.texts[transcript])
-    (prompt,) = editor.received("session/prompt")
+    await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
+    await shared.goose.wait_for(lambda: "It adds." in buffers.texts[transcript])
+    (prompt,) = shared.received("session/prompt")
     blocks = prompt["params"]["prompt"]
     assert blocks[0] == {"type": "text", "text": "What does it return?"}
     assert blocks[1]["resource"]["text"] == "def add(x, y):\n    return x + y\n"
@@ -426,19 +438,20 @@ async def test_ask_from_a_helix_key_binding_then_send(editor: Editor) -> None:
     assert "📎" not in section and "What does it return?" not in section
 
 
-async def test_an_at_mention_completes_a_file_and_sends_it_as_context(editor: Editor) -> None:
-    buffers = await _start(editor, "helix", {"turns": [[{"text": "Seen."}]]})
-    _source(editor, buffers)  # open: offered first
-    (editor.workspace / "notes").mkdir()
-    (editor.workspace / "notes" / "apples.md").write_text("# apples\n")
-    await editor.client.workspace_execute_command_async(
+@shared_with(editor=HELIX)
+async def test_an_at_mention_completes_a_file_and_sends_it_as_context(shared: SharedEditor) -> None:
+    buffers = await _start(shared, "helix", {"turns": [[{"text": "Seen."}]]})
+    _source(shared, buffers)  # open: offered first
+    (shared.workspace / "notes").mkdir()
+    (shared.workspace / "notes" / "apples.md").write_text("# apples\n")
+    await shared.client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="goose.openChat", arguments=[])
     )
-    transcript = await _open_transcript(editor, buffers)
+    transcript = await _open_transcript(shared, buffers)
     buffers.type_at_end(transcript, "Compare @ap")
     last = buffers.texts[transcript].split("\n")
     at = types.Position(len(last) - 1, len(last[-1]))
-    found = await editor.client.text_document_completion_async(
+    found = await shared.client.text_document_completion_async(
         types.CompletionParams(types.TextDocumentIdentifier(transcript), at)
     )
     assert isinstance(found, types.CompletionList)
@@ -447,20 +460,21 @@ async def test_an_at_mention_completes_a_file_and_sends_it_as_context(editor: Ed
     assert isinstance(edit, types.TextEdit) and edit.range.start.character == at.character - 2
     end = len(buffers.texts[transcript])  # the item chosen: its edit, then more typing
     buffers.replace(transcript, end - 2, end, f"{edit.new_text} with @app.py.")
-    await editor.client.workspace_execute_command_async(
+    await shared.client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="goose.send", arguments=[])
     )
-    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    (prompt,) = editor.received("session/prompt")
+    await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
+    (prompt,) = shared.received("session/prompt")
     blocks = prompt["params"]["prompt"]
     assert blocks[0] == {"type": "text", "text": "Compare @notes/apples.md with @app.py."}
     sent = [block["uri"] for block in blocks[1:] if block["type"] == "resource_link"]
     assert sent == [
-        (editor.workspace / "notes" / "apples.md").resolve().as_uri(),
-        (editor.workspace / "app.py").resolve().as_uri(),
+        (shared.workspace / "notes" / "apples.md").resolve().as_uri(),
+        (shared.workspace / "app.py").resolve().as_uri(),
     ]
 
 
+@pytest.mark.asyncio(loop_scope="function")  # a client that never spoke goose/*
 async def test_an_editor_without_a_plugin_gets_no_goose_update_until_it_asks(
     editor: Editor,
 ) -> None:
@@ -477,6 +491,7 @@ async def test_an_editor_without_a_plugin_gets_no_goose_update_until_it_asks(
     assert "Three." in editor.goose.text(editor.goose.turn_ends[1]["messageId"])
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own editor and agent
 async def test_each_turn_has_progress_and_cancelling_it_cancels_the_turn(editor: Editor) -> None:
     buffers = await _start(
         editor,
@@ -543,12 +558,13 @@ async def test_each_turn_has_progress_and_cancelling_it_cancels_the_turn(editor:
     assert end[0]["stopReason"] == "cancelled"
 
 
+@shared_with(editor=EDITORS["emacs"][0])
 async def test_a_tool_block_tells_its_latest_status_even_with_text_after_it(
-    editor: Editor,
+    shared: SharedEditor,
 ) -> None:
     listing = {"type": "content", "content": {"type": "text", "text": "a.py\nb.py"}}
     buffers = await _start(
-        editor,
+        shared,
         "emacs",
         {
             "turns": [
@@ -575,16 +591,17 @@ async def test_a_tool_block_tells_its_latest_status_even_with_text_after_it(
             ]
         },
     )
-    await _explained(editor, buffers)
-    transcript = await _open_transcript(editor, buffers)
-    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    await editor.goose.wait_for(lambda: "Two files." in buffers.texts[transcript])
+    await _explained(shared, buffers)
+    transcript = await _open_transcript(shared, buffers)
+    await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
+    await shared.goose.wait_for(lambda: "Two files." in buffers.texts[transcript])
     text = buffers.texts[transcript]
     assert "**🔧 shell · ls** — ✓ completed" in text and "⏳" not in text, "the header, redrawn"
     assert text.index("```\na.py\nb.py\n```") < text.index("Listing them. Still listing. Two")
     assert ": completed_" not in text, "no status line: the block itself says it"
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own editor
 async def test_without_edits_the_file_on_disk_is_written(editor: Editor) -> None:
     no_edits = types.ClientCapabilities(
         workspace=types.WorkspaceClientCapabilities(apply_edit=False, configuration=True),
@@ -605,6 +622,7 @@ async def test_without_edits_the_file_on_disk_is_written(editor: Editor) -> None
     assert on_disk.index(REPLY) < on_disk.index(SENTINEL)
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_a_long_transcript_moves_to_a_part_and_links_to_it(editor: Editor) -> None:
     await editor.start(
         {"turns": [[{"text": "y" * 3000, "chunks": 3}], [{"text": "fresh start"}]]},
@@ -628,6 +646,7 @@ async def test_a_long_transcript_moves_to_a_part_and_links_to_it(editor: Editor)
 
 
 @pytest.mark.parametrize("name", ["helix", "vscode"])
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_a_transcript_the_editor_shows_is_saved_while_the_reply_streams(
     editor: Editor, name: str
 ) -> None:
@@ -667,6 +686,7 @@ async def _cancel_and_end(editor: Editor) -> list[dict[str, Any]]:
     return await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
 
 
+@pytest.mark.asyncio(loop_scope="function")  # kills goose-ls and starts it again
 async def test_a_transcript_quit_without_saving_comes_back_whole(tmp_path: Path) -> None:
     """Helix: stream into the open transcript, ``:qa!`` (goose-ls killed with the
     editor), start again: the chat is all there, once."""
@@ -696,6 +716,7 @@ async def test_a_transcript_quit_without_saving_comes_back_whole(tmp_path: Path)
         await again.client.shutdown_session()
 
 
+@pytest.mark.asyncio(loop_scope="function")  # kills goose-ls and starts it again
 async def test_a_draft_written_after_the_turn_survives_a_quit_without_saving(
     tmp_path: Path,
 ) -> None:
@@ -732,112 +753,117 @@ async def test_a_draft_written_after_the_turn_survives_a_quit_without_saving(
 TYPED = ["Why is ", "the built-", "in sum ", "faster ", "than the ", "loop? 🦆 ✓"]
 
 
-async def test_changes_the_editor_sends_out_of_order_are_applied_in_order(editor: Editor) -> None:
+@shared_with(editor=HELIX)
+async def test_changes_the_editor_sends_out_of_order_are_applied_in_order(
+    shared: SharedEditor,
+) -> None:
     """Helix sends didChange out of order when typing fast (versions 35, 38, 36, 39, 37,
     40): what reaches the agent is still exactly what was typed."""
-    buffers = await _start(editor, "helix", {"turns": [[{"text": "ok"}]]})
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Open chat"])
-    transcript = await _open_transcript(editor, buffers)
+    buffers = await _start(shared, "helix", {"turns": [[{"text": "ok"}]]})
+    uri = _source(shared, buffers)
+    await _run(shared, (await _actions(shared, uri, _range(0, 2)))["Goose: Open chat"])
+    transcript = await _open_transcript(shared, buffers)
     buffers.type_in_pieces(transcript, TYPED, order=[0, 3, 1, 4, 2, 5])
-    await _run(editor, (await _actions(editor, transcript, _range(0, 0)))["Goose: Send"])
-    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    (prompt,) = editor.received("session/prompt")
+    await _run(shared, (await _actions(shared, transcript, _range(0, 0)))["Goose: Send"])
+    await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
+    (prompt,) = shared.received("session/prompt")
     assert prompt["params"]["prompt"] == [{"type": "text", "text": "".join(TYPED)}]
 
 
-async def test_changes_that_skip_versions_are_sent_at_once(editor: Editor) -> None:
+async def test_changes_that_skip_versions_are_sent_at_once(shared: SharedEditor) -> None:
     """LSP versions grow but need not be consecutive (Neovim numbers its batches by its
     change counter): no number is waited for."""
-    buffers = await _start(editor, "neovim", {"turns": [[{"text": "ok"}]]})
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Open chat"])
-    transcript = await _open_transcript(editor, buffers)
+    buffers = await _start(shared, "neovim", {"turns": [[{"text": "ok"}]]})
+    uri = _source(shared, buffers)
+    await _run(shared, (await _actions(shared, uri, _range(0, 2)))["Goose: Open chat"])
+    transcript = await _open_transcript(shared, buffers)
     buffers.type_in_pieces(transcript, TYPED, order=list(range(len(TYPED))), skip=3)
-    await _run(editor, (await _actions(editor, transcript, _range(0, 0)))["Goose: Send"])
-    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    (prompt,) = editor.received("session/prompt")
+    await _run(shared, (await _actions(shared, transcript, _range(0, 0)))["Goose: Send"])
+    await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
+    (prompt,) = shared.received("session/prompt")
     assert prompt["params"]["prompt"] == [{"type": "text", "text": "".join(TYPED)}]
 
 
+@shared_with(editor=HELIX)
 async def test_a_change_that_comes_too_late_sends_nothing_until_the_file_is_saved(
-    editor: Editor,
+    shared: SharedEditor,
 ) -> None:
     """A change that comes after the ones that follow it were taken as skipping it cannot
     be put in its place: Send refuses, rather than send a text the user never wrote."""
-    buffers = await _start(editor, "helix", {"turns": [[{"text": "ok"}]]})
-    uri = _source(editor, buffers)
-    await _run(editor, (await _actions(editor, uri, _range(0, 2)))["Goose: Open chat"])
-    transcript = await _open_transcript(editor, buffers)
+    buffers = await _start(shared, "helix", {"turns": [[{"text": "ok"}]]})
+    uri = _source(shared, buffers)
+    await _run(shared, (await _actions(shared, uri, _range(0, 2)))["Goose: Open chat"])
+    transcript = await _open_transcript(shared, buffers)
     (late,) = buffers.type_in_pieces(transcript, TYPED, order=[0, 1, 3, 4, 5])
     await asyncio.sleep(SKIP_WAIT * 3)
     buffers.send(late)
-    await _run(editor, (await _actions(editor, transcript, _range(0, 0)))["Goose: Send"])
-    message = await editor.shown("came out of order")
+    await _run(shared, (await _actions(shared, transcript, _range(0, 0)))["Goose: Send"])
+    message = await shared.shown("came out of order")
     assert "Save the file" in message
-    assert not editor.received("session/prompt"), "nothing was sent"
+    assert not shared.received("session/prompt"), "nothing was sent"
     buffers.save(transcript)
-    await _run(editor, (await _actions(editor, transcript, _range(0, 0)))["Goose: Send"])
-    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    (prompt,) = editor.received("session/prompt")
+    await _run(shared, (await _actions(shared, transcript, _range(0, 0)))["Goose: Send"])
+    await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
+    (prompt,) = shared.received("session/prompt")
     assert prompt["params"]["prompt"] == [{"type": "text", "text": "".join(TYPED)}]
 
 
+@shared_with(editor=HELIX)
 async def test_a_permission_for_an_edit_shows_its_minimal_diff_once_before_the_choices(
-    editor: Editor,
+    shared: SharedEditor,
 ) -> None:
     """claude-code-acp's Write sends only the new text: goose-ls diffs it against the file
     as the user sees it, for the card and for every plugin (never a secret's text)."""
     old = "def add(x, y):\n    return x + y\n\nprint(add(1, 2))\n"
     new = old.replace("x + y", "x - y")
-    (editor.workspace / ".env").write_text("TOKEN=hunter2\n")
+    (shared.workspace / ".env").write_text("TOKEN=hunter2\n")
     write = {"toolCallId": "w1", "title": "Write app.py", "kind": "edit"}
     leak = {"toolCallId": "w2", "title": "Write .env", "kind": "edit"}
-    app, env = str(editor.workspace / "app.py"), str(editor.workspace / ".env")
+    app, env = str(shared.workspace / "app.py"), str(shared.workspace / ".env")
     steps = [
         {"toolCall": {**write, "rawInput": {"file_path": app, "content": new}}},
         {"permission": write},
         {"toolCall": {**leak, "rawInput": {"file_path": env, "content": "X=1\n"}}},
         {"permission": leak},
     ]
-    buffers = await _start(editor, "helix", {"turns": [steps]})
-    await _explained(editor, buffers)
-    transcript = await _open_transcript(editor, buffers)
-    asked = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
+    buffers = await _start(shared, "helix", {"turns": [steps]})
+    await _explained(shared, buffers)
+    transcript = await _open_transcript(shared, buffers)
+    asked = await shared.goose.wait_for(lambda: shared.goose.of_kind("permission_request"))
     (diff,) = [c for c in asked[0]["toolCall"]["content"] if c["type"] == "diff"]
     assert (diff["oldText"], diff["newText"]) == (old, new)
-    await editor.goose.wait_for(lambda: "Answer with a code action" in buffers.texts[transcript])
+    await shared.goose.wait_for(lambda: "Answer with a code action" in buffers.texts[transcript])
     text = buffers.texts[transcript]
     assert text.count("```diff") == 1, "once"
     assert "-    return x + y\n+    return x - y\n" in text and "+print" not in text, "minimal"
     assert text.index("```diff") < text.index("Answer with a code action"), "before the choices"
-    await editor.goose.request(
+    await shared.goose.request(
         "goose/permission", {"requestId": asked[0]["requestId"], "optionId": "reject_once"}
     )
-    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    assert len(editor.goose.of_kind("permission_request")) == 1, "a secret is refused unasked"
+    await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
+    assert len(shared.goose.of_kind("permission_request")) == 1, "a secret is refused unasked"
     assert "hunter2" not in buffers.texts[transcript], "and its text never read for a diff"
 
 
 async def test_a_diff_of_text_without_a_final_newline_keeps_its_lines_apart(
-    editor: Editor,
+    shared: SharedEditor,
 ) -> None:
     """An edit of a file that does not end in a newline: the card's diff shows the old and
     the new last line each on its own line, marked as git marks them, under a header that
     names the file as the workspace has it (not its absolute path)."""
     old = "def add(a, b):\n    return a + b"
     new = "def add(a, b):\n    return a + b  # edited"
-    (editor.workspace / "pkg").mkdir()
-    edit = edit_call(editor.workspace / "pkg" / "calc.py", old, new)
+    (shared.workspace / "pkg").mkdir()
+    edit = edit_call(shared.workspace / "pkg" / "calc.py", old, new)
     steps = [
         {"text": "Editing calc.py.", "chunks": 4, "delay": 0.1},  # the transcript opens first
         {"permission": {"toolCall": edit}},
     ]
-    buffers = await _start(editor, "neovim", {"turns": [steps]})
-    await _explained(editor, buffers)
-    transcript = await _open_transcript(editor, buffers)
-    asked = await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request"))
-    await editor.goose.wait_for(lambda: "```diff" in buffers.texts[transcript], what="the diff")
+    buffers = await _start(shared, "neovim", {"turns": [steps]})
+    await _explained(shared, buffers)
+    transcript = await _open_transcript(shared, buffers)
+    asked = await shared.goose.wait_for(lambda: shared.goose.of_kind("permission_request"))
+    await shared.goose.wait_for(lambda: "```diff" in buffers.texts[transcript], what="the diff")
     text = buffers.texts[transcript]
     diff = text[text.index("```diff\n") + 8 : text.index("```", text.index("```diff") + 7)]
     assert diff == (
@@ -850,24 +876,24 @@ async def test_a_diff_of_text_without_a_final_newline_keeps_its_lines_apart(
         "+    return a + b  # edited\n"
         "\\ No newline at end of file\n"
     ), diff
-    await editor.goose.request(
+    await shared.goose.request(
         "goose/permission", {"requestId": asked[0]["requestId"], "optionId": "reject_once"}
     )
-    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
 
 
-async def test_a_question_of_one_choice_through_a_popup(editor: Editor) -> None:
+async def test_a_question_of_one_choice_through_a_popup(shared: SharedEditor) -> None:
     choice = {
         "type": "string",
         "oneOf": [{"const": "py", "title": "Python"}, {"const": "rs", "title": "Rust"}],
     }
-    titles, said = await _question_popup(editor, choice, "Rust")
+    titles, said = await _question_popup(shared, choice, "Rust")
     assert titles == ["Python", "Rust", "Decline"]
     assert '[elicitation: accept {"language": "rs"}]' in said
 
 
 async def test_question_buttons_that_would_read_alike_say_which_is_which(
-    editor: Editor,
+    shared: SharedEditor,
 ) -> None:
     """Two choices titled alike, one titled "Decline": each button says which value it
     sends, and "Decline" declines."""
@@ -879,39 +905,39 @@ async def test_question_buttons_that_would_read_alike_say_which_is_which(
             {"const": "yes", "title": "Decline"},
         ],
     }
-    titles, said = await _question_popup(editor, choice, "Decline")
+    titles, said = await _question_popup(shared, choice, "Decline")
     assert titles == ["Python", "Python (rs)", "Decline (yes)", "Decline"]
     assert "[elicitation: decline]" in said
 
 
-async def test_a_page_opens_only_once_the_user_said_yes_to_its_origin(editor: Editor) -> None:
+async def test_a_page_opens_only_once_the_user_said_yes_to_its_origin(shared: SharedEditor) -> None:
     url = "https://example.com/sign-in?state=1"
     step = {"elicit": {"message": "Sign in", "mode": "url", "url": url, "elicitationId": "s1"}}
     done = [{"elicitComplete": "nobody asked"}, {"elicitComplete": "s1"}]
-    buffers = await _start(editor, "neovim", {"turns": [[step, *done]]})
-    asked = _answer_popups(editor, "Open https://example.com")
-    await _explained(editor, buffers)
-    (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
+    buffers = await _start(shared, "neovim", {"turns": [[step, *done]]})
+    asked = _answer_popups(shared, "Open https://example.com")
+    await _explained(shared, buffers)
+    (end,) = await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
     (popup,) = asked
     assert [a.title for a in popup.actions or []] == ["Decline", "Open https://example.com"]
     assert "open a page on https://example.com: Sign in" in popup.message and url in popup.message
-    opened = [shown.uri for shown in editor.client.shown_documents if shown.external]
+    opened = [shown.uri for shown in shared.client.shown_documents if shown.external]
     assert opened == [url]
-    assert "[elicitation: accept]" in editor.goose.text(end["messageId"])
-    notes = [note["text"] for note in editor.goose.of_kind("note")]
+    assert "[elicitation: accept]" in shared.goose.text(end["messageId"])
+    notes = [note["text"] for note in shared.goose.of_kind("note")]
     assert notes == ["Done: Sign in"], "the agent's word that the page's work is done"
-    audit = (editor.tmp / "data" / "audit.log").read_text()
+    audit = (shared.tmp / "data" / "audit.log").read_text()
     assert '"tool": "page"' in audit and url in audit and '"outcome": "accept"' in audit
 
 
-async def test_a_page_the_user_declines_is_not_opened(editor: Editor) -> None:
+async def test_a_page_the_user_declines_is_not_opened(shared: SharedEditor) -> None:
     step = {"elicit": {"message": "Sign in", "mode": "url", "url": "https://example.com/x"}}
-    buffers = await _start(editor, "neovim", {"turns": [[step]]})
-    _answer_popups(editor, "Decline")
-    await _explained(editor, buffers)
-    (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    assert not [shown for shown in editor.client.shown_documents if shown.external]
-    assert "[elicitation: decline]" in editor.goose.text(end["messageId"])
+    buffers = await _start(shared, "neovim", {"turns": [[step]]})
+    _answer_popups(shared, "Decline")
+    await _explained(shared, buffers)
+    (end,) = await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
+    assert not [shown for shown in shared.client.shown_documents if shown.external]
+    assert "[elicitation: decline]" in shared.goose.text(end["messageId"])
 
 
 REFUSED_PAGES = [
@@ -925,43 +951,47 @@ REFUSED_PAGES = [
 
 @pytest.mark.parametrize(("url", "why"), REFUSED_PAGES)
 async def test_a_page_no_one_should_open_is_never_put_to_the_user(
-    editor: Editor, url: str, why: str
+    shared: SharedEditor, url: str, why: str
 ) -> None:
     step = {"elicit": {"message": "Sign in", "mode": "url", "url": url}}
-    buffers = await _start(editor, "neovim", {"turns": [[step]]})
-    asked = _answer_popups(editor, "Decline")
-    await _explained(editor, buffers)
-    (end,) = await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    assert not asked and not [shown for shown in editor.client.shown_documents if shown.external]
-    assert "[elicitation: decline]" in editor.goose.text(end["messageId"])
-    assert not editor.goose.of_kind("elicitation_request"), "never shown as a question"
-    (note,) = [n["text"] for n in editor.goose.of_kind("note")]
+    buffers = await _start(shared, "neovim", {"turns": [[step]]})
+    asked = _answer_popups(shared, "Decline")
+    await _explained(shared, buffers)
+    (end,) = await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
+    assert not asked and not [shown for shown in shared.client.shown_documents if shown.external]
+    assert "[elicitation: decline]" in shared.goose.text(end["messageId"])
+    assert not shared.goose.of_kind("elicitation_request"), "never shown as a question"
+    (note,) = [n["text"] for n in shared.goose.of_kind("note")]
     assert "refused" in note and why in note and "hunter2" not in note, note
-    audit = (editor.tmp / "data" / "audit.log").read_text()
+    audit = (shared.tmp / "data" / "audit.log").read_text()
     assert '"outcome": "refused"' in audit and why in audit and "hunter2" not in audit
 
 
-async def test_a_page_is_opened_from_its_card_in_an_editor_without_popups(editor: Editor) -> None:
+@shared_with(editor=HELIX)
+async def test_a_page_is_opened_from_its_card_in_an_editor_without_popups(
+    shared: SharedEditor,
+) -> None:
     url = "https://example.com/sign-in"
     step = {"elicit": {"message": "Sign in", "mode": "url", "url": url}}
-    buffers = await _start(editor, "helix", {"turns": [[step, {"text": " done"}]]})
-    editor.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(lambda _: None)  # dismissed
-    await _explained(editor, buffers)
-    transcript = await _open_transcript(editor, buffers)
-    await editor.goose.wait_for(lambda: url in buffers.texts[transcript], what="the card")
-    assert not [shown for shown in editor.client.shown_documents if shown.external]
+    buffers = await _start(shared, "helix", {"turns": [[step, {"text": " done"}]]})
+    shared.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(lambda _: None)  # dismissed
+    await _explained(shared, buffers)
+    transcript = await _open_transcript(shared, buffers)
+    await shared.goose.wait_for(lambda: url in buffers.texts[transcript], what="the card")
+    assert not [shown for shown in shared.client.shown_documents if shown.external]
     lines = buffers.texts[transcript].split("\n")
     card = next(i for i, line in enumerate(lines) if "asks:" in line)
-    actions = await _actions(editor, transcript, _range(card, card))
+    actions = await _actions(shared, transcript, _range(card, card))
     title = f"Goose: Open the page on https://example.com: {url}"
     assert title in actions, list(actions)
-    await _run(editor, actions[title])
-    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    assert [shown.uri for shown in editor.client.shown_documents if shown.external] == [url]
-    assert editor.goose.of_kind("elicitation_resolved")[0]["action"] == "accept"
+    await _run(shared, actions[title])
+    await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
+    assert [shown.uri for shown in shared.client.shown_documents if shown.external] == [url]
+    assert shared.goose.of_kind("elicitation_resolved")[0]["action"] == "accept"
 
 
-async def test_a_form_waits_on_its_card_in_helix_and_can_be_declined(editor: Editor) -> None:
+@shared_with(editor=HELIX)
+async def test_a_form_waits_on_its_card_in_helix_and_can_be_declined(shared: SharedEditor) -> None:
     schema = {
         "type": "object",
         "properties": {
@@ -971,24 +1001,24 @@ async def test_a_form_waits_on_its_card_in_helix_and_can_be_declined(editor: Edi
         "required": ["name"],
     }
     step = {"elicit": {"message": "Set up the project", "schema": schema}}
-    buffers = await _start(editor, "helix", {"turns": [[step, {"text": " done"}]]})
-    await _explained(editor, buffers)
-    transcript = await _open_transcript(editor, buffers)
-    await editor.goose.wait_for(lambda: "goose asks" in buffers.texts[transcript], what="the card")
+    buffers = await _start(shared, "helix", {"turns": [[step, {"text": " done"}]]})
+    await _explained(shared, buffers)
+    transcript = await _open_transcript(shared, buffers)
+    await shared.goose.wait_for(lambda: "goose asks" in buffers.texts[transcript], what="the card")
     lines = buffers.texts[transcript].split("\n")
     card = next(i for i, line in enumerate(lines) if "goose asks" in line)
     assert "**name** (string, required) Project name" in lines[card + 1]
     assert "**port** (integer)" in lines[card + 2]
-    actions = await _actions(editor, transcript, _range(card, card))
+    actions = await _actions(shared, transcript, _range(card, card))
     assert {"Goose: Decline the question", "Goose: Cancel the question"} <= set(actions)
-    await _run(editor, actions["Goose: Decline the question"])
-    await editor.goose.wait_for(lambda: editor.goose.turn_ends, what="the turn's end")
-    assert editor.goose.of_kind("elicitation_resolved")[0]["action"] == "decline"
-    await editor.goose.wait_for(lambda: "[elicitation: decline] done" in buffers.texts[transcript])
+    await _run(shared, actions["Goose: Decline the question"])
+    await shared.goose.wait_for(lambda: shared.goose.turn_ends, what="the turn's end")
+    assert shared.goose.of_kind("elicitation_resolved")[0]["action"] == "decline"
+    await shared.goose.wait_for(lambda: "[elicitation: decline] done" in buffers.texts[transcript])
 
 
 async def test_an_answer_naming_no_request_is_refused_once_a_card_was_swapped(
-    editor: Editor,
+    shared: SharedEditor,
 ) -> None:
     """The agent withdraws the card the user reads and asks another at once: a key meant
     for the first (`goose.permission allow_once`, no request id) does not allow the
@@ -1000,42 +1030,42 @@ async def test_an_answer_naming_no_request_is_refused_once_a_card_was_swapped(
         "kind": "execute",
         "rawInput": {"command": "rm -rf ~/projects"},
     }
-    await editor.start({"turns": [[{"permission": harmless}, {"permission": harmful}]]})
-    session = await editor.new_session()
-    turn = await editor.prompt(session, "go")
-    await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request")[1:])
+    await shared.start({"turns": [[{"permission": harmless}, {"permission": harmful}]]})
+    session = await shared.new_session()
+    turn = await shared.prompt(session, "go")
+    await shared.goose.wait_for(lambda: shared.goose.of_kind("permission_request")[1:])
     bare = types.ExecuteCommandParams(command="goose.permission", arguments=["allow_once"])
-    await editor.client.workspace_execute_command_async(bare)
-    refused = await editor.shown("withdrew a permission request")
+    await shared.client.workspace_execute_command_async(bare)
+    refused = await shared.shown("withdrew a permission request")
     assert "rm -rf ~/projects" in refused, refused
-    resolved = editor.goose.of_kind("permission_resolved")
+    resolved = shared.goose.of_kind("permission_resolved")
     assert [r["outcome"] for r in resolved] == ["cancelled"], "the second is not answered"
-    await editor.client.workspace_execute_command_async(bare)  # read, and answered again
-    await editor.goose.turn_end(turn)
-    assert "[permission: allow_once]" in editor.goose.text(turn)
+    await shared.client.workspace_execute_command_async(bare)  # read, and answered again
+    await shared.goose.turn_end(turn)
+    assert "[permission: allow_once]" in shared.goose.text(turn)
 
 
 async def test_an_answer_naming_no_request_is_refused_while_two_chats_ask(
-    editor: Editor,
+    shared: SharedEditor,
 ) -> None:
     """`goose.permission allow_once` answers the one waiting request; with requests in two
     chats it answers none (it would allow a card the user may not have read), and says
     so. Once one chat is answered on its card, it answers the other."""
     steps = [{"permission": {"toolCallId": "p1", "title": "Run it", "kind": "execute"}}]
-    await editor.start({"turns": [steps]})
-    first, second = await editor.new_session(), await editor.new_session()
-    one, two = await editor.prompt(first, "one"), await editor.prompt(second, "two")
-    await editor.goose.wait_for(lambda: editor.goose.of_kind("permission_request")[1:])
+    await shared.start({"turns": [steps]})
+    first, second = await shared.new_session(), await shared.new_session()
+    one, two = await shared.prompt(first, "one"), await shared.prompt(second, "two")
+    await shared.goose.wait_for(lambda: shared.goose.of_kind("permission_request")[1:])
     bare = types.ExecuteCommandParams(command="goose.permission", arguments=["allow_once"])
-    await editor.client.workspace_execute_command_async(bare)
-    assert "permission requests wait in 2 chats" in await editor.shown("goose.permission")
-    assert editor.goose.of_kind("permission_resolved") == [], "nothing answered"
-    (card,) = editor.goose.of_kind("permission_request", first)
-    await editor.goose.request(
+    await shared.client.workspace_execute_command_async(bare)
+    assert "permission requests wait in 2 chats" in await shared.shown("goose.permission")
+    assert shared.goose.of_kind("permission_resolved") == [], "nothing answered"
+    (card,) = shared.goose.of_kind("permission_request", first)
+    await shared.goose.request(
         "goose/permission", {"requestId": card["requestId"], "optionId": "reject_once"}
     )
-    await editor.goose.turn_end(one)
-    await editor.client.workspace_execute_command_async(bare)
-    await editor.goose.turn_end(two)
-    assert "[permission: allow_once]" in editor.goose.text(two)
-    assert "[permission: reject_once]" in editor.goose.text(one)
+    await shared.goose.turn_end(one)
+    await shared.client.workspace_execute_command_async(bare)
+    await shared.goose.turn_end(two)
+    assert "[permission: allow_once]" in shared.goose.text(two)
+    assert "[permission: reject_once]" in shared.goose.text(one)

@@ -37,10 +37,11 @@ SERVER_COMMAND = [sys.executable, "-m", "goose_ls", "--log-level", "info"]
 
 Test = TypeVar("Test", bound=Callable[..., Any])
 
-converter = get_converter()
-
 EDITOR = "neovim@v0.11.0"
 """The editor ``Editor.start`` initializes as, unless told."""
+
+converter = get_converter()
+"""lsprotocol's, to compare what editors send as JSON."""
 
 
 class Editor:
@@ -246,18 +247,21 @@ class SharedEditor(Editor):
         name: str | None = None,
     ) -> None:
         """The agent plays ``script`` (none: it echoes) for the chats made from now on,
-        as a fresh one would. Settings and the editor were fixed at ``initialize``: those
-        of the test's group (its ``shared_with`` mark); given here, they must be those."""
-        given = SharedGroup(settings or self.group.settings, editor, self.group.agent)
-        if editor == EDITOR:
-            given.editor = self.group.editor
-        assert (given, folders, name) == (self.group, None, None), (
-            "settings or an editor not the group's: mark the test `shared_with` them"
+        as a fresh one would. Settings, the editor and the agent's start-only keys were
+        fixed at its start: those of the test's group (its ``shared_with`` mark); given
+        here, they must be those."""
+        script = dict(script or {})
+        own = {key: script.pop(key) for key in AGENT_KEYS & script.keys()}
+        given = SharedGroup(
+            settings or self.group.settings,
+            self.group.editor if editor == EDITOR else editor,
+            {**self.group.agent, **own},
         )
-        own = sorted(AGENT_KEYS & (script or {}).keys())
-        assert not own, f"{own} count only at the agent's start: mark the test `shared_with`"
+        assert (given, folders, name) == (self.group, None, None), (
+            "settings, an editor or agent keys not the group's: mark the test `shared_with` them"
+        )
         self.taken += 1
-        written = write_script(self.scripts / f"{self.taken:06}.part", script or {})
+        written = write_script(self.scripts / f"{self.taken:06}.part", script)
         written.rename(written.with_suffix(".json"))  # whole, or not there
 
     async def chat(self, script: dict[str, Any] | None = None) -> str:
@@ -326,8 +330,12 @@ class SharedGroup:
     editor: str | types.ClientCapabilities = EDITOR
     agent: dict[str, Any] = dataclasses.field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if isinstance(self.editor, str):  # as pytest-lsp names them: one group either way
+            self.editor = client_capabilities(self.editor)
+
     def key(self) -> str:
-        editor = self.editor if isinstance(self.editor, str) else converter.unstructure(self.editor)
+        editor = converter.unstructure(self.editor)
         return json.dumps([self.settings, editor, self.agent], sort_keys=True)
 
 
