@@ -14,8 +14,10 @@ import pytest
 
 from goose_ls.workspace import sandbox
 from goose_ls.workspace.terminals import MAX_OUTPUT_LIMIT
-from support.harness import Editor
+from support.harness import Editor, SharedEditor, shared_agent, shared_with
 from test_agent_tools import _audit, _said, _shell_call
+
+pytestmark = shared_agent(__name__)
 
 RUN_ALL = {"rules": [{"action": "allow", "kind": "execute"}]}
 HAVE_BWRAP = sandbox.choose("workspace").active
@@ -42,19 +44,20 @@ async def _answer(editor: Editor, option: str, count: int = 1) -> dict[str, Any]
     return asked[0]
 
 
-async def test_a_terminal_asks_first_and_a_refusal_is_audited(editor: Editor) -> None:
-    await editor.start({"turns": [[{"terminal": {"command": "echo ran"}}]]})
-    sid = await editor.new_session()
-    mid = await editor.prompt(sid, "go")
-    asked = await _answer(editor, "reject_once")
+async def test_a_terminal_asks_first_and_a_refusal_is_audited(shared: SharedEditor) -> None:
+    await shared.start({"turns": [[{"terminal": {"command": "echo ran"}}]]})
+    sid = await shared.new_session()
+    mid = await shared.prompt(sid, "go")
+    asked = await _answer(shared, "reject_once")
     assert "echo ran" in asked["toolCall"]["title"]
-    await editor.goose.turn_end(mid)
-    text = editor.goose.text(mid)
+    await shared.goose.turn_end(mid)
+    text = shared.goose.text(mid)
     assert "[terminal error -32003: permission denied: `echo ran` refused by the user]" in text
-    judged = f"echo ran (in {editor.workspace})"
-    assert [(a["target"], a["outcome"]) for a in _audit(editor)] == [(judged, "reject_once")]
+    judged = f"echo ran (in {shared.workspace})"
+    assert [(a["target"], a["outcome"]) for a in _audit(shared)] == [(judged, "reject_once")]
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_a_denied_command_never_runs(editor: Editor) -> None:
     (editor.workspace / ".env").write_text("TOKEN=hunter2\n")
     deny = {"rules": [{"action": "deny", "kind": "execute", "command": "cat"}]}
@@ -64,24 +67,25 @@ async def test_a_denied_command_never_runs(editor: Editor) -> None:
     assert _audit(editor)[-1]["outcome"] == "reject_once"
 
 
-async def test_a_permission_for_the_tool_call_runs_its_terminal_once(editor: Editor) -> None:
+async def test_a_permission_for_the_tool_call_runs_its_terminal_once(shared: SharedEditor) -> None:
     steps = [
         *_shell_call("a", "echo granted"),
         {"terminal": {"command": "echo granted"}},
         {"terminal": {"command": "echo granted"}},
     ]
-    await editor.start({"turns": [steps]})
-    sid = await editor.new_session()
-    mid = await editor.prompt(sid, "go")
-    await _answer(editor, "allow_once")
-    await _answer(editor, "reject_once", count=2)  # the grant was used up
-    await editor.goose.turn_end(mid)
-    text = editor.goose.text(mid)
+    await shared.start({"turns": [steps]})
+    sid = await shared.new_session()
+    mid = await shared.prompt(sid, "go")
+    await _answer(shared, "allow_once")
+    await _answer(shared, "reject_once", count=2)  # the grant was used up
+    await shared.goose.turn_end(mid)
+    text = shared.goose.text(mid)
     assert text.count('"output": "granted\\n"') == 1, text
     assert "refused by the user" in text
-    assert [a["by"] for a in _audit(editor)] == ["user", "user, for its tool call", "user"]
+    assert [a["by"] for a in _audit(shared)] == ["user", "user, for its tool call", "user"]
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_code_injecting_variables_are_dropped(editor: Editor) -> None:
     line = 'echo "[${LD_PRELOAD:-none}|${BASH_ENV:-none}|${PYTHONSTARTUP:-none}|$FOO]"'
     env = {"LD_PRELOAD": "/x/evil.so", "BASH_ENV": "/x/evil.sh", "PYTHONSTARTUP": "/x/e.py"}
@@ -96,6 +100,7 @@ async def test_code_injecting_variables_are_dropped(editor: Editor) -> None:
     assert "Dropped LD_PRELOAD, BASH_ENV" in json.dumps(editor.goose.of_kind("note"))
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_the_card_says_when_a_command_runs_unsandboxed(editor: Editor) -> None:
     await editor.start(
         {"turns": [[{"terminal": {"command": "true"}}]]}, settings={"terminal": {"sandbox": "off"}}
@@ -108,24 +113,26 @@ async def test_the_card_says_when_a_command_runs_unsandboxed(editor: Editor) -> 
 
 
 @needs_bwrap
-async def test_the_sandbox_hides_secrets_and_keeps_writes_inside(editor: Editor) -> None:
-    (editor.workspace / ".env").write_text("TOKEN=hunter2\n")
-    outside = editor.tmp / "outside.txt"
+@shared_with({"policy": RUN_ALL})
+async def test_the_sandbox_hides_secrets_and_keeps_writes_inside(shared: SharedEditor) -> None:
+    (shared.workspace / ".env").write_text("TOKEN=hunter2\n")
+    outside = shared.tmp / "outside.txt"
     outside.write_text("untouched\n")
     line = (
         f"cat .env; echo pwned > {outside}; echo ok > inside.txt; "
         "echo scratch > /tmp/t && cat /tmp/t"
     )
-    text = await _run(editor, [{"terminal": {"command": line}}], policy=RUN_ALL)
+    text = await _run(shared, [{"terminal": {"command": line}}], policy=RUN_ALL)
     (result,) = _said(text, "terminal")
     assert "hunter2" not in result["output"]
     assert "scratch" in result["output"], "a private /tmp is writable"
     assert outside.read_text() == "untouched\n"
-    assert (editor.workspace / "inside.txt").read_text() == "ok\n"
-    assert (editor.workspace / ".env").read_text() == "TOKEN=hunter2\n"
+    assert (shared.workspace / "inside.txt").read_text() == "ok\n"
+    assert (shared.workspace / ".env").read_text() == "TOKEN=hunter2\n"
 
 
 @needs_bwrap
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_an_allowed_command_cannot_grant_itself_or_plant_code(editor: Editor) -> None:
     own = editor.workspace / ".goose-ls"
     own.mkdir()
@@ -167,6 +174,7 @@ async def test_an_allowed_command_cannot_grant_itself_or_plant_code(editor: Edit
 
 
 @needs_bwrap
+@pytest.mark.asyncio(loop_scope="function")  # its own settings
 async def test_strict_has_no_network(editor: Editor) -> None:
     line = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"
     text = await _run(
@@ -176,10 +184,11 @@ async def test_strict_has_no_network(editor: Editor) -> None:
     assert result["output"].split() == ["lo"]
 
 
-async def test_output_is_capped_whatever_the_agent_asks(editor: Editor) -> None:
+@shared_with({"policy": RUN_ALL})
+async def test_output_is_capped_whatever_the_agent_asks(shared: SharedEditor) -> None:
     line = "head -c 20000000 /dev/zero | tr '\\0' x"
     spec = {"command": line, "outputByteLimit": 10**12, "summary": True}
-    text = await _run(editor, [{"terminal": spec}], policy=RUN_ALL)
+    text = await _run(shared, [{"terminal": spec}], policy=RUN_ALL)
     (result,) = _said(text, "terminal")
     assert result["truncated"] is True
     assert result["output"] == MAX_OUTPUT_LIMIT
@@ -228,7 +237,15 @@ def _escapes(tag: str) -> str:
     return f"setsid sleep {tag} & (sleep {tag} &) ; (setsid sh -c 'sleep {tag} &' &)"
 
 
-MODES = [pytest.param("off", id="unsandboxed"), pytest.param("workspace", id="sandboxed")]
+MODES = [
+    pytest.param(
+        mode,
+        id=name,
+        marks=shared_with({"policy": RUN_ALL, "terminal": {"sandbox": mode}}),
+    )
+    for mode, name in [("off", "unsandboxed"), ("workspace", "sandboxed")]
+]
+"""The sandbox modes; the tests of each share a goose-ls that allows every command."""
 
 
 @pytest.fixture(params=MODES)
@@ -239,11 +256,13 @@ def mode(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
-async def test_nothing_a_terminal_started_survives_its_release(editor: Editor, mode: str) -> None:
+async def test_nothing_a_terminal_started_survives_its_release(
+    shared: SharedEditor, mode: str
+) -> None:
     tag = _tag()
     line = f"{_escapes(tag)}; sleep 0.3; echo done"
     await _run(
-        editor, [{"terminal": {"command": line}}], policy=RUN_ALL, terminal={"sandbox": mode}
+        shared, [{"terminal": {"command": line}}], policy=RUN_ALL, terminal={"sandbox": mode}
     )
     assert await _none_left(tag), f"left running: {_running(tag)}"
 
@@ -264,15 +283,18 @@ async def _start_escapees(editor: Editor, mode: str, tag: str) -> str:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
-async def test_nothing_a_terminal_started_survives_its_session(editor: Editor, mode: str) -> None:
+async def test_nothing_a_terminal_started_survives_its_session(
+    shared: SharedEditor, mode: str
+) -> None:
     tag = _tag()
-    sid = await _start_escapees(editor, mode, tag)
-    await editor.goose.request("goose/closeSession", {"sessionId": sid})
+    sid = await _start_escapees(shared, mode, tag)
+    await shared.goose.request("goose/closeSession", {"sessionId": sid})
     assert await _none_left(tag), f"left running: {_running(tag)}"
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 @pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGTERM])
+@pytest.mark.asyncio(loop_scope="function")  # kills goose-ls
 async def test_nothing_survives_goose_ls_killed_by_a_signal(
     editor: Editor, mode: str, sig: signal.Signals
 ) -> None:
