@@ -17,7 +17,7 @@ from pygls.exceptions import JsonRpcException
 from goose_ls.lsp.transcript.text import SENTINEL
 from goose_ls.sessions import path_of
 from support.buffers import EDITORS, EditorBuffers
-from support.harness import Editor, shared_agent
+from support.harness import Editor, SharedEditor, shared_agent, shared_with
 from support.images import DRAWING, SHOT, b64, image_update
 
 pytestmark = shared_agent(__name__)
@@ -98,12 +98,12 @@ async def test_a_fork_at_the_last_turn_takes_the_whole_chat(shared: Editor) -> N
     assert "conversationBefore" not in (fork["params"].get("_meta") or {})
 
 
-@pytest.mark.asyncio(loop_scope="function")  # Claude's initialize answer
-async def test_claude_is_cut_at_its_last_message_of_the_turn(editor: Editor) -> None:
-    await editor.start({**CLAUDE_LIKE, "turns": TURNS})
-    session_id, first, _, _, _ = await _two_turns(editor)
-    forked = await _fork(editor, session_id, first)
-    (fork,) = editor.received("session/fork")
+@shared_with(agent=CLAUDE_LIKE)
+async def test_claude_is_cut_at_its_last_message_of_the_turn(shared: SharedEditor) -> None:
+    await shared.start({**CLAUDE_LIKE, "turns": TURNS})
+    session_id, first, _, _, _ = await _two_turns(shared)
+    forked = await _fork(shared, session_id, first)
+    (fork,) = shared.received("session/fork")
     assert fork["params"]["_meta"]["jetbrains"]["air"]["fork"] == {
         "version": 1,
         "messageId": "msg_01",
@@ -189,17 +189,17 @@ async def test_a_turn_that_has_not_ended_or_does_not_exist_is_named(shared: Edit
     assert shared.received("session/fork") == []
 
 
-@pytest.mark.asyncio(loop_scope="function")  # Claude's initialize answer
+@shared_with(agent=CLAUDE_LIKE)
 async def test_a_fork_the_agent_refuses_becomes_a_new_chat_with_the_summary(
-    editor: Editor,
+    shared: SharedEditor,
 ) -> None:
     """Claude refuses a cut point it does not find (a chat opened again may have lost it):
     the user still goes on from there, with the summary and the agent's reason."""
     refusal = {"code": -32602, "message": "Invalid params", "data": "Fork point message not found"}
-    await editor.start({**CLAUDE_LIKE, "forkError": refusal, "turns": TURNS})
-    session_id, first, _, _, _ = await _two_turns(editor)
-    forked = await _fork(editor, session_id, first)
-    assert len(editor.received("session/fork")) == 1
+    await shared.start({**CLAUDE_LIKE, "forkError": refusal, "turns": TURNS})
+    session_id, first, _, _, _ = await _two_turns(shared)
+    forked = await _fork(shared, session_id, first)
+    assert len(shared.received("session/fork")) == 1
     assert "Claude Agent could not fork it there" in forked["notForked"]
     assert "Fork point message not found" in forked["notForked"]
     assert "Claude Agent: First answer." in forked["seed"]
