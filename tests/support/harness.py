@@ -396,9 +396,9 @@ class SharedPool:
 
 def shared_agent(module: str) -> pytest.MarkDecorator:
     """``pytestmark = shared_agent(__name__)`` in a module whose tests use the ``shared``
-    fixture (one goose-ls and agent for them all): they run in the module's event loop,
-    where that server's client lives. (The conftest sends such a module's tests to one
-    xdist worker, which starts it once.)"""
+    fixture (one goose-ls and agent for the tests of each group: :func:`shared_with`):
+    they run in the module's event loop, where those servers' clients live. (The
+    conftest sends such a module's tests to one xdist worker, which starts each once.)"""
     del module  # spelled in the module so that the conftest finds it
     return pytest.mark.asyncio(loop_scope="module")
 
