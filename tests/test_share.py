@@ -42,6 +42,7 @@ from support.harness import (
     start_editor,
     stop_editor,
 )
+from support.logs import read_log
 
 SCRIPT: dict[str, Any] = {
     "byPrompt": {"ask first": [{"permission": {"toolCallId": "t1", "title": "Run it"}}]},
@@ -284,6 +285,8 @@ async def test_restarting_the_server_gives_every_window_a_new_one(share: Share) 
     answer = await b.goose.request("goose/restart", {"server": True})
     assert answer["agent"]["state"] == "running"
     assert await gone(old["pid"], timeout=30), "the old server was stopped"
+    killed = [line for line in read_log(share.tmp / "b" / "logs").splitlines() if "killing" in line]
+    assert not killed, "the old server and its keeper ended when told to, not killed"
     new = share.state()  # its port may be the old one again: the system hands it out
     assert new["pid"] != old["pid"] and new["url"] == answer["agent"]["url"]
     await a.goose.wait_for(
