@@ -27,7 +27,7 @@ import pytest_asyncio
 from pygls.exceptions import JsonRpcException
 
 from goose_ls.agent.share.folder import SharePlace
-from goose_ls.agent.share.keeper import LOOK_EVERY
+from goose_ls.agent.share.keeper import look_every
 from goose_ls.process_identity import process_named
 from goose_ls.scripted import write_script
 from goose_ls.scripted.script import prompt_texts
@@ -155,13 +155,14 @@ async def test_windows_starting_together_start_one_server(share: Share) -> None:
 
 
 async def test_the_last_window_out_stops_the_server_after_the_grace(share: Share) -> None:
-    grace = 4.0
+    grace = 1.0
     a = await share.window("a", grace=grace)
     b = await share.window("b", grace=grace)
     await b.goose.agent_state("running")
     keeper = share.state()["pid"]
     await stop_editor(a)  # the window that started it
-    await asyncio.sleep(grace * 1.5)
+    # A keeper that took b for gone would stop the server within the grace and two looks.
+    await asyncio.sleep(grace + 3 * look_every(grace))
     assert process_alive(keeper) and len(share.servers()) == 1, "b uses it: it stays"
     await turn(b, await b.new_session(), "still here")
     await stop_editor(b)  # the last one out: the grace begins
@@ -178,14 +179,15 @@ async def test_the_last_window_out_stops_the_server_after_the_grace(share: Share
     assert await gone(keeper, timeout=30), "nobody used it for the grace: it stopped"
     assert share.servers() == []
     assert not (share.folder / "state.json").exists()
-    assert "no goose-ls used goose serve for 4 s" in (share.folder / "server.log").read_text()
+    assert "no goose-ls used goose serve for 1 s" in (share.folder / "server.log").read_text()
 
 
 @pytest.mark.parametrize("leaving", ["exit", "SIGKILL"])
 async def test_the_starter_leaving_leaves_the_others_working(share: Share, leaving: str) -> None:
-    a = await share.window("a")
+    grace = 1.0  # a keeper that took b for gone would stop the server within it, too
+    a = await share.window("a", grace=grace)
     await a.goose.agent_state("running")
-    b = await share.window("b")
+    b = await share.window("b", grace=grace)
     await b.goose.agent_state("running")
     keeper = share.state()["pid"]
     if leaving == "exit":
@@ -193,7 +195,8 @@ async def test_the_starter_leaving_leaves_the_others_working(share: Share, leavi
     else:
         a.client._server.kill()  # type: ignore[union-attr]
         await a.client._server.wait()  # type: ignore[union-attr]
-    await asyncio.sleep(3 * LOOK_EVERY)  # time for a server tied to a to go with it
+    # Time for a server tied to a to go with it, or for its keeper to give up on b.
+    await asyncio.sleep(grace + 3 * look_every(grace))
     await turn(b, await b.new_session(), "after a")
     assert share.state()["pid"] == keeper and process_alive(keeper)
     assert [s["state"] for s in b.goose.statuses] == ["starting", "running"], "never dropped"

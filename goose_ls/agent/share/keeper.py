@@ -33,6 +33,12 @@ LOOK_EVERY = 1.0
 """Seconds between two looks at the leases (at most; less for a short grace)."""
 
 
+def look_every(grace: float) -> float:
+    """Seconds between two looks at the leases for ``grace``: a quarter of it, at most
+    :data:`LOOK_EVERY`."""
+    return min(LOOK_EVERY, max(grace / 4, 0.05))
+
+
 class Keeper:
     def __init__(self, place: SharePlace, grace: float, stop_timeout: float) -> None:
         self.place = place
@@ -52,7 +58,7 @@ class Keeper:
         server = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, preexec_fn=reaper.dying_with_parent()
         )
-        look = min(LOOK_EVERY, max(self.grace / 4, 0.05))
+        look = look_every(self.grace)
         while True:
             try:
                 code = server.wait(timeout=look)
