@@ -138,6 +138,7 @@ class LiveBuffers:
                     self.changed |= paths
                     await self.check()
             await self.check(last=True)  # what came after the last batch, or was missed
+            log.info("the turns are over: stopped following open files on disk")
         finally:
             if self._stop is stop:
                 self._watch = self._stop = None
