@@ -31,6 +31,11 @@ def _python(code: str, *args: Path | str) -> dict[str, Any]:
     return {"shell": line}
 
 
+UNTIL_THERE = "import os, sys, time\nwhile not os.path.exists(sys.argv[1]):\n    time.sleep(0.02)"
+"""A step's code that waits until the test makes the file it names (the user did what the
+agent waits on)."""
+
+
 async def _chat(editor: Editor) -> tuple[str, str]:
     """Open the chat as a plugin-free editor does; its URI and session."""
     await editor.client.workspace_execute_command_async(
@@ -356,9 +361,10 @@ async def test_keeping_my_version_is_not_asked_again_while_the_agent_works_on(
     ws = editor.workspace
     app = ws / "app.py"
     app.write_text(NUMBERED)
+    kept = editor.tmp / "kept"
     steps = [
         replace_in_file(app, "x10 = 10\n", "x10 = 'agent'\n"),
-        {"sleep": 3},  # the user keeps theirs meanwhile
+        _python(UNTIL_THERE, kept),  # the user keeps theirs meanwhile
         _python("import sys; open(sys.argv[1], 'w').write('more\\n')", ws / "other.txt"),
         {"sleep": 1},
         {"text": "done"},
@@ -377,6 +383,7 @@ async def test_keeping_my_version_is_not_asked_again_while_the_agent_works_on(
     await editor.goose.wait_for(conflicts, what="the conflict note")
     actions = await editor.code_actions(app.as_uri(), 0)
     await editor.run(actions["Goose: Keep my version"])
+    kept.touch()
     await editor.goose.turn_end(mid, timeout=60)
     assert len(conflicts()) == 1
     assert buffers.texts[app.as_uri()] == mine
