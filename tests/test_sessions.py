@@ -172,7 +172,8 @@ async def test_a_crash_in_two_busy_sessions_recovers_both(editor: Editor) -> Non
                 "die": [{"sleep": 0.3}, {"crash": 1}],
                 "after": [{"text": "alive"}],
             }
-        }
+        },
+        settings={"agent": {"restartDelay": 0.05}},  # the restart, not its backoff
     )
     first, second = await editor.new_session(), await editor.new_session()
     doomed = [await editor.prompt(first, "long"), await editor.prompt(second, "die")]

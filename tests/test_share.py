@@ -61,7 +61,9 @@ class Share:
         self.goose = write_fake_goose(tmp / "bin", " 1.43.0", self.script)
         self.windows: list[Editor] = []
 
-    async def window(self, name: str, start: bool = True, grace: float = 30) -> Editor:
+    async def window(
+        self, name: str, start: bool = True, grace: float = 30, restart_delay: float = 1.0
+    ) -> Editor:
         """A goose-ls with ``agent.share``, in a folder (and a data dir) of its own, on
         the one project: windows on other folders would each have a server, since the
         server's sandbox lets it write its windows' folders only."""
@@ -75,11 +77,18 @@ class Share:
         editor.record = self.record  # what the server received, checked against ACP at stop
         self.windows.append(editor)
         if start:
-            await self.start(editor, grace)
+            await self.start(editor, grace, restart_delay)
         return editor
 
-    async def start(self, editor: Editor, grace: float = 30) -> None:
-        agent = {"command": [str(self.goose), "acp"], "share": True, "shareIdleGrace": grace}
+    async def start(self, editor: Editor, grace: float = 30, restart_delay: float = 1.0) -> None:
+        """``restart_delay``: how long after losing the server the window reconnects (a
+        test of what comes after, not of the backoff, need not wait the default 1 s)."""
+        agent = {
+            "command": [str(self.goose), "acp"],
+            "share": True,
+            "shareIdleGrace": grace,
+            "restartDelay": restart_delay,
+        }
         await editor.start(settings={"agent": agent})
 
     @property
@@ -204,7 +213,7 @@ async def test_the_starter_leaving_leaves_the_others_working(share: Share, leavi
 
 async def test_a_server_killed_with_its_keeper_is_replaced(share: Share) -> None:
     """Its state file stays behind, naming a dead process: the next start replaces it."""
-    a = await share.window("a")
+    a = await share.window("a", restart_delay=0.05)
     await a.goose.agent_state("running")
     session_id = await a.new_session()
     old = share.state()
@@ -278,7 +287,7 @@ async def test_the_secret_is_yours_alone_or_it_is_not_used(share: Share) -> None
 async def test_restarting_the_server_gives_every_window_a_new_one(share: Share) -> None:
     """goose/restart with server (as after `goose configure`): the shared goose serve is
     stopped, this window starts a new one, and the other reconnects to it by itself."""
-    a = await share.window("a")
+    a = await share.window("a", restart_delay=0.05)
     b = await share.window("b")
     await a.goose.agent_state("running")
     session_a = await a.new_session()
