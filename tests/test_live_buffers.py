@@ -277,23 +277,41 @@ async def test_each_tool_call_shows_what_really_changed_on_disk_under_it(editor:
         replace_in_file(ws / "a.py", "a = 1", "a = 2"),
         _python("import sys; open(sys.argv[1], 'w').write(sys.argv[2])", ws / "notes.txt", key),
         {"toolUpdate": {"toolCallId": "t1", "status": "completed"}},
-        {"sleep": 1},  # the model's answer, before the next tool
+        # The model's answer, before the next tool: goose-ls has looked at the disk by then.
+        _python(UNTIL_THERE, editor.tmp / "t1"),
         {"toolCall": fmt},
         _python(FORMAT, ws),
         {"toolUpdate": {"toolCallId": "t2", "status": "completed"}},
-        {"sleep": 1},
+        _python(UNTIL_THERE, editor.tmp / "t2"),
         _python("import sys; open(sys.argv[1], 'w').write('late = 1\\n')", ws / "late.py"),
         {"text": "done"},
     ]
     await editor.start({"turns": [steps]})
     chat, session_id = await _chat(editor)
     mid = await editor.prompt(session_id, "edit and format")
+
+    def told() -> list[dict[str, Any]]:
+        return [
+            u["update"]
+            for u in editor.goose.updates
+            if u["update"]["sessionUpdate"] == "disk_changes"
+        ]
+
+    async def told_of(tool_call_id: str) -> None:
+        """Until what changed under the tool call is told; then the agent goes on."""
+        try:
+            await editor.goose.wait_for(
+                lambda: [t for t in told() if t["toolCallId"] == tool_call_id],
+                what=f"{tool_call_id}'s changes",
+            )
+        finally:
+            (editor.tmp / tool_call_id).touch()
+
+    await told_of("t1")
+    await told_of("t2")
     await editor.goose.turn_end(mid, timeout=60)
 
-    told = [
-        u["update"] for u in editor.goose.updates if u["update"]["sessionUpdate"] == "disk_changes"
-    ]
-    by_call = {t["toolCallId"]: {Path(f["path"]).name: f for f in t["files"]} for t in told}
+    by_call = {t["toolCallId"]: {Path(f["path"]).name: f for f in t["files"]} for t in told()}
     assert set(by_call) == {"t1", "t2", None}
     assert set(by_call["t1"]) == {"a.py", "notes.txt"}
     assert by_call["t1"]["notes.txt"]["diff"] == "", "a secret's content is never shown"
