@@ -97,9 +97,13 @@ def _told(editor: Editor, since: int = 0) -> set[str]:
     return {Path(f["path"]).name for d in _disk_changes(editor, since) for f in d["files"]}
 
 
+SHORT_WATCH = {"workspace": {"watchAfterTurn": 0.2}}
+"""For a test that waits for the watch's end: the files' last comparison comes sooner."""
+
+
 async def _watch_over(editor: Editor) -> None:
-    """Until goose-ls stops following the open files on disk (two seconds after the last
-    turn), having compared them a last time."""
+    """Until goose-ls stops following the open files on disk (``workspace.watchAfterTurn``
+    seconds after the last turn), having compared them a last time."""
     await editor.goose.wait_for(
         lambda: editor.log.says("stopped following open files on disk"),
         what="the watch of the open files over",
@@ -324,7 +328,7 @@ async def test_agent_text_cannot_imitate_the_changed_on_disk_line(editor: Editor
     space), and a markdown preview renders it exactly as goose-ls's own."""
     markdown_it = pytest.importorskip("markdown_it")
     text = "".join(f"\n\n{line}\n\n" for line in FORGED_LINES)
-    await editor.start({"turns": [[{"text": "Nothing changed.\n" + text}]]})
+    await editor.start({"turns": [[{"text": "Nothing changed.\n" + text}]]}, settings=SHORT_WATCH)
     chat, session_id = await _chat(editor)
     await editor.goose.turn_end(await editor.prompt(session_id, "go"), timeout=60)
     assert not _disk_changes(editor), "nothing changed on disk: no 💾 line is goose-ls's"
@@ -458,7 +462,9 @@ async def test_an_open_file_whose_folder_became_a_link_shows_nothing_from_outsid
         "import os, sys; ws, out = sys.argv[1], sys.argv[2]\n"
         "os.rename(ws + '/sub', ws + '/sub-moved'); os.symlink(out, ws + '/sub')\n"
     )
-    await editor.start({"turns": [[_python(swap, ws, outside), {"text": "moved"}]]})
+    await editor.start(
+        {"turns": [[_python(swap, ws, outside), {"text": "moved"}]]}, settings=SHORT_WATCH
+    )
     buffers = EditorBuffers(editor.client, "utf-8")
     clean, unsaved = ((ws / "sub" / n).as_uri() for n in ("app.py", "lib.py"))
     buffers.open(clean, "x = 1\n", "python")

@@ -478,6 +478,7 @@ async def test_vs_code_gets_the_edit_when_it_did_not_reload_by_the_watchs_end(
     app.write_text(NUMBERED)
     await editor.start(
         {"turns": [[replace_in_file(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]},
+        settings={"workspace": {"watchAfterTurn": 0.2}},  # the watch's end comes sooner
         editor="visual_studio_code",
         name="Visual Studio Code",
     )
