@@ -201,6 +201,9 @@ class WorkspaceSettings:
     protected: list[str] = attrs.Factory(lambda: list(DEFAULT_PROTECTED))
     """Files that run code later (git hooks, editor configs, build files): writing one
     is always asked, unless a policy rule names it (``.ssh/*`` style for a folder)."""
+    watch_after_turn: float = 2.0
+    """Seconds goose-ls goes on following open files on disk after the last turn ends:
+    an agent's process may still be writing what its turn started (a formatter it ran)."""
 
 
 @attrs.define

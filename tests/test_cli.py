@@ -19,11 +19,16 @@ from support.served import ServedAgent
 
 
 def _run(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The command, run in a project of its own, as a user runs it in theirs (not in this
+    checkout, whose thousands of files the sandbox's survey would walk at every run)."""
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
     return subprocess.run(
         [sys.executable, "-m", "goose_ls", *args],
         capture_output=True,
         text=True,
         env=server_env(tmp_path, **env),
+        cwd=project,
         timeout=120,
         check=False,
     )

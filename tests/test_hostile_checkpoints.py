@@ -97,6 +97,19 @@ def _told(editor: Editor, since: int = 0) -> set[str]:
     return {Path(f["path"]).name for d in _disk_changes(editor, since) for f in d["files"]}
 
 
+SHORT_WATCH = {"workspace": {"watchAfterTurn": 0.2}}
+"""For a test that waits for the watch's end: the files' last comparison comes sooner."""
+
+
+async def _watch_over(editor: Editor) -> None:
+    """Until goose-ls stops following the open files on disk (``workspace.watchAfterTurn``
+    seconds after the last turn), having compared them a last time."""
+    await editor.goose.wait_for(
+        lambda: editor.log.says("stopped following open files on disk"),
+        what="the watch of the open files over",
+    )
+
+
 def _transcript(chat: str) -> str:
     return Path(chat.removeprefix("file://")).read_text(encoding="utf-8", errors="replace")
 
@@ -238,7 +251,8 @@ async def test_a_nested_repository_in_the_project_runs_nothing(editor: Editor) -
     (ws / "app.py").write_text("a = 1\n")
     await editor.start({"turns": [[_python(WRITE, ws / "app.py", "a = 2\n"), {"text": "ok"}]]})
     _, session_id = await _chat(editor)
-    await asyncio.sleep(3)  # the first snapshot, in the background
+    # The first snapshot, taken in the background since initialized, comes before the
+    # turn's own: both are over before the prompt goes out.
     await editor.goose.turn_end(await editor.prompt(session_id, "go"), timeout=60)
     ran = sorted(p.name for p in editor.tmp.glob("ran-*"))
     assert not ran, f"the nested repository's {ran} ran"
@@ -314,11 +328,11 @@ async def test_agent_text_cannot_imitate_the_changed_on_disk_line(editor: Editor
     space), and a markdown preview renders it exactly as goose-ls's own."""
     markdown_it = pytest.importorskip("markdown_it")
     text = "".join(f"\n\n{line}\n\n" for line in FORGED_LINES)
-    await editor.start({"turns": [[{"text": "Nothing changed.\n" + text}]]})
+    await editor.start({"turns": [[{"text": "Nothing changed.\n" + text}]]}, settings=SHORT_WATCH)
     chat, session_id = await _chat(editor)
     await editor.goose.turn_end(await editor.prompt(session_id, "go"), timeout=60)
     assert not _disk_changes(editor), "nothing changed on disk: no 💾 line is goose-ls's"
-    await asyncio.sleep(2.5)
+    await _watch_over(editor)
     transcript = _transcript(chat)
 
     def looks_own(line: str) -> bool:
@@ -347,8 +361,9 @@ async def test_a_file_name_that_is_not_utf8_does_not_stop_the_turn(editor: Edito
     await editor.goose.turn_end(await editor.prompt(session_id, "go"), timeout=20)
     second = await editor.prompt(session_id, "are you there")
     await editor.goose.turn_end(second, timeout=20)
-    await asyncio.sleep(2.5)
-    assert "still here" in _transcript(chat), "the transcript stopped being written"
+    await editor.goose.wait_for(
+        lambda: "still here" in _transcript(chat), what="the transcript written on"
+    )
 
 
 @pytest_asyncio.fixture
@@ -447,7 +462,9 @@ async def test_an_open_file_whose_folder_became_a_link_shows_nothing_from_outsid
         "import os, sys; ws, out = sys.argv[1], sys.argv[2]\n"
         "os.rename(ws + '/sub', ws + '/sub-moved'); os.symlink(out, ws + '/sub')\n"
     )
-    await editor.start({"turns": [[_python(swap, ws, outside), {"text": "moved"}]]})
+    await editor.start(
+        {"turns": [[_python(swap, ws, outside), {"text": "moved"}]]}, settings=SHORT_WATCH
+    )
     buffers = EditorBuffers(editor.client, "utf-8")
     clean, unsaved = ((ws / "sub" / n).as_uri() for n in ("app.py", "lib.py"))
     buffers.open(clean, "x = 1\n", "python")
@@ -455,7 +472,7 @@ async def test_an_open_file_whose_folder_became_a_link_shows_nothing_from_outsid
     buffers.replace_all(unsaved, "x = 1\nmine = 1\n")
     _, session_id = await _chat(editor)
     await editor.goose.turn_end(await editor.prompt(session_id, "tidy up"), timeout=60)
-    await asyncio.sleep(3)  # the watcher's two seconds after the turn
+    await _watch_over(editor)  # its last look at the open files included
     assert "OUTSIDE" not in buffers.texts[clean], "an outside file's text is in the buffer"
     copies = list((editor.tmp / "data").rglob("conflicts/*/*"))
     assert not [c for c in copies if "OUTSIDE" in c.read_text()], "copied from outside"

@@ -31,6 +31,11 @@ def _python(code: str, *args: Path | str) -> dict[str, Any]:
     return {"shell": line}
 
 
+UNTIL_THERE = "import os, sys, time\nwhile not os.path.exists(sys.argv[1]):\n    time.sleep(0.02)"
+"""A step's code that waits until the test makes the file it names (the user did what the
+agent waits on)."""
+
+
 async def _chat(editor: Editor) -> tuple[str, str]:
     """Open the chat as a plugin-free editor does; its URI and session."""
     await editor.client.workspace_execute_command_async(
@@ -272,23 +277,41 @@ async def test_each_tool_call_shows_what_really_changed_on_disk_under_it(editor:
         replace_in_file(ws / "a.py", "a = 1", "a = 2"),
         _python("import sys; open(sys.argv[1], 'w').write(sys.argv[2])", ws / "notes.txt", key),
         {"toolUpdate": {"toolCallId": "t1", "status": "completed"}},
-        {"sleep": 1},  # the model's answer, before the next tool
+        # The model's answer, before the next tool: goose-ls has looked at the disk by then.
+        _python(UNTIL_THERE, editor.tmp / "t1"),
         {"toolCall": fmt},
         _python(FORMAT, ws),
         {"toolUpdate": {"toolCallId": "t2", "status": "completed"}},
-        {"sleep": 1},
+        _python(UNTIL_THERE, editor.tmp / "t2"),
         _python("import sys; open(sys.argv[1], 'w').write('late = 1\\n')", ws / "late.py"),
         {"text": "done"},
     ]
     await editor.start({"turns": [steps]})
     chat, session_id = await _chat(editor)
     mid = await editor.prompt(session_id, "edit and format")
+
+    def told() -> list[dict[str, Any]]:
+        return [
+            u["update"]
+            for u in editor.goose.updates
+            if u["update"]["sessionUpdate"] == "disk_changes"
+        ]
+
+    async def told_of(tool_call_id: str) -> None:
+        """Until what changed under the tool call is told; then the agent goes on."""
+        try:
+            await editor.goose.wait_for(
+                lambda: [t for t in told() if t["toolCallId"] == tool_call_id],
+                what=f"{tool_call_id}'s changes",
+            )
+        finally:
+            (editor.tmp / tool_call_id).touch()
+
+    await told_of("t1")
+    await told_of("t2")
     await editor.goose.turn_end(mid, timeout=60)
 
-    told = [
-        u["update"] for u in editor.goose.updates if u["update"]["sessionUpdate"] == "disk_changes"
-    ]
-    by_call = {t["toolCallId"]: {Path(f["path"]).name: f for f in t["files"]} for t in told}
+    by_call = {t["toolCallId"]: {Path(f["path"]).name: f for f in t["files"]} for t in told()}
     assert set(by_call) == {"t1", "t2", None}
     assert set(by_call["t1"]) == {"a.py", "notes.txt"}
     assert by_call["t1"]["notes.txt"]["diff"] == "", "a secret's content is never shown"
@@ -356,9 +379,10 @@ async def test_keeping_my_version_is_not_asked_again_while_the_agent_works_on(
     ws = editor.workspace
     app = ws / "app.py"
     app.write_text(NUMBERED)
+    kept = editor.tmp / "kept"
     steps = [
         replace_in_file(app, "x10 = 10\n", "x10 = 'agent'\n"),
-        {"sleep": 3},  # the user keeps theirs meanwhile
+        _python(UNTIL_THERE, kept),  # the user keeps theirs meanwhile
         _python("import sys; open(sys.argv[1], 'w').write('more\\n')", ws / "other.txt"),
         {"sleep": 1},
         {"text": "done"},
@@ -377,6 +401,7 @@ async def test_keeping_my_version_is_not_asked_again_while_the_agent_works_on(
     await editor.goose.wait_for(conflicts, what="the conflict note")
     actions = await editor.code_actions(app.as_uri(), 0)
     await editor.run(actions["Goose: Keep my version"])
+    kept.touch()
     await editor.goose.turn_end(mid, timeout=60)
     assert len(conflicts()) == 1
     assert buffers.texts[app.as_uri()] == mine
@@ -453,6 +478,7 @@ async def test_vs_code_gets_the_edit_when_it_did_not_reload_by_the_watchs_end(
     app.write_text(NUMBERED)
     await editor.start(
         {"turns": [[replace_in_file(app, "x10 = 10\n", "x10 = 'ten'\n"), {"text": "done"}]]},
+        settings={"workspace": {"watchAfterTurn": 0.2}},  # the watch's end comes sooner
         editor="visual_studio_code",
         name="Visual Studio Code",
     )

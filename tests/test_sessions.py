@@ -172,7 +172,8 @@ async def test_a_crash_in_two_busy_sessions_recovers_both(editor: Editor) -> Non
                 "die": [{"sleep": 0.3}, {"crash": 1}],
                 "after": [{"text": "alive"}],
             }
-        }
+        },
+        settings={"agent": {"restartDelay": 0.05}},  # the restart, not its backoff
     )
     first, second = await editor.new_session(), await editor.new_session()
     doomed = [await editor.prompt(first, "long"), await editor.prompt(second, "die")]
@@ -189,12 +190,22 @@ async def test_a_crash_in_two_busy_sessions_recovers_both(editor: Editor) -> Non
 
 
 async def test_a_silent_turn_is_flagged_as_stalled(editor: Editor) -> None:
+    # The agent says nothing until the test has seen the note (or given up waiting for it).
+    heard = editor.tmp / "heard"
+    wait = f"while [ ! -e '{heard}' ]; do sleep 0.02; done"
     await editor.start(
-        {"turns": [[{"sleep": 2.5}, {"text": "late"}]]},
+        {"turns": [[{"shell": wait, "quiet": True}, {"text": "late"}]]},
         settings={"agent": {"stallTimeout": 1}},
     )
     sid = await editor.new_session()
     mid = await editor.prompt(sid)
+    try:
+        await editor.goose.wait_for(
+            lambda: [n for n in editor.goose.of_kind("note") if "may be stalled" in n["text"]],
+            what="the stall note",
+        )
+    finally:
+        heard.touch()
     await editor.goose.turn_end(mid)
     notes = [n["text"] for n in editor.goose.of_kind("note")]
     assert any("may be stalled" in n and "goose.restart" in n for n in notes)

@@ -27,7 +27,7 @@ import pytest_asyncio
 from pygls.exceptions import JsonRpcException
 
 from goose_ls.agent.share.folder import SharePlace
-from goose_ls.agent.share.keeper import LOOK_EVERY
+from goose_ls.agent.share.keeper import look_every
 from goose_ls.process_identity import process_named
 from goose_ls.scripted import write_script
 from goose_ls.scripted.script import prompt_texts
@@ -42,6 +42,7 @@ from support.harness import (
     start_editor,
     stop_editor,
 )
+from support.logs import read_log
 
 SCRIPT: dict[str, Any] = {
     "byPrompt": {"ask first": [{"permission": {"toolCallId": "t1", "title": "Run it"}}]},
@@ -60,7 +61,9 @@ class Share:
         self.goose = write_fake_goose(tmp / "bin", " 1.43.0", self.script)
         self.windows: list[Editor] = []
 
-    async def window(self, name: str, start: bool = True, grace: float = 30) -> Editor:
+    async def window(
+        self, name: str, start: bool = True, grace: float = 30, restart_delay: float = 1.0
+    ) -> Editor:
         """A goose-ls with ``agent.share``, in a folder (and a data dir) of its own, on
         the one project: windows on other folders would each have a server, since the
         server's sandbox lets it write its windows' folders only."""
@@ -74,11 +77,18 @@ class Share:
         editor.record = self.record  # what the server received, checked against ACP at stop
         self.windows.append(editor)
         if start:
-            await self.start(editor, grace)
+            await self.start(editor, grace, restart_delay)
         return editor
 
-    async def start(self, editor: Editor, grace: float = 30) -> None:
-        agent = {"command": [str(self.goose), "acp"], "share": True, "shareIdleGrace": grace}
+    async def start(self, editor: Editor, grace: float = 30, restart_delay: float = 1.0) -> None:
+        """``restart_delay``: how long after losing the server the window reconnects (a
+        test of what comes after, not of the backoff, need not wait the default 1 s)."""
+        agent = {
+            "command": [str(self.goose), "acp"],
+            "share": True,
+            "shareIdleGrace": grace,
+            "restartDelay": restart_delay,
+        }
         await editor.start(settings={"agent": agent})
 
     @property
@@ -154,13 +164,14 @@ async def test_windows_starting_together_start_one_server(share: Share) -> None:
 
 
 async def test_the_last_window_out_stops_the_server_after_the_grace(share: Share) -> None:
-    grace = 4.0
+    grace = 1.0
     a = await share.window("a", grace=grace)
     b = await share.window("b", grace=grace)
     await b.goose.agent_state("running")
     keeper = share.state()["pid"]
     await stop_editor(a)  # the window that started it
-    await asyncio.sleep(grace * 1.5)
+    # A keeper that took b for gone would stop the server within the grace and two looks.
+    await asyncio.sleep(grace + 3 * look_every(grace))
     assert process_alive(keeper) and len(share.servers()) == 1, "b uses it: it stays"
     await turn(b, await b.new_session(), "still here")
     await stop_editor(b)  # the last one out: the grace begins
@@ -177,14 +188,15 @@ async def test_the_last_window_out_stops_the_server_after_the_grace(share: Share
     assert await gone(keeper, timeout=30), "nobody used it for the grace: it stopped"
     assert share.servers() == []
     assert not (share.folder / "state.json").exists()
-    assert "no goose-ls used goose serve for 4 s" in (share.folder / "server.log").read_text()
+    assert "no goose-ls used goose serve for 1 s" in (share.folder / "server.log").read_text()
 
 
 @pytest.mark.parametrize("leaving", ["exit", "SIGKILL"])
 async def test_the_starter_leaving_leaves_the_others_working(share: Share, leaving: str) -> None:
-    a = await share.window("a")
+    grace = 1.0  # a keeper that took b for gone would stop the server within it, too
+    a = await share.window("a", grace=grace)
     await a.goose.agent_state("running")
-    b = await share.window("b")
+    b = await share.window("b", grace=grace)
     await b.goose.agent_state("running")
     keeper = share.state()["pid"]
     if leaving == "exit":
@@ -192,7 +204,8 @@ async def test_the_starter_leaving_leaves_the_others_working(share: Share, leavi
     else:
         a.client._server.kill()  # type: ignore[union-attr]
         await a.client._server.wait()  # type: ignore[union-attr]
-    await asyncio.sleep(3 * LOOK_EVERY)  # time for a server tied to a to go with it
+    # Time for a server tied to a to go with it, or for its keeper to give up on b.
+    await asyncio.sleep(grace + 3 * look_every(grace))
     await turn(b, await b.new_session(), "after a")
     assert share.state()["pid"] == keeper and process_alive(keeper)
     assert [s["state"] for s in b.goose.statuses] == ["starting", "running"], "never dropped"
@@ -200,7 +213,7 @@ async def test_the_starter_leaving_leaves_the_others_working(share: Share, leavi
 
 async def test_a_server_killed_with_its_keeper_is_replaced(share: Share) -> None:
     """Its state file stays behind, naming a dead process: the next start replaces it."""
-    a = await share.window("a")
+    a = await share.window("a", restart_delay=0.05)
     await a.goose.agent_state("running")
     session_id = await a.new_session()
     old = share.state()
@@ -274,7 +287,7 @@ async def test_the_secret_is_yours_alone_or_it_is_not_used(share: Share) -> None
 async def test_restarting_the_server_gives_every_window_a_new_one(share: Share) -> None:
     """goose/restart with server (as after `goose configure`): the shared goose serve is
     stopped, this window starts a new one, and the other reconnects to it by itself."""
-    a = await share.window("a")
+    a = await share.window("a", restart_delay=0.05)
     b = await share.window("b")
     await a.goose.agent_state("running")
     session_a = await a.new_session()
@@ -284,6 +297,8 @@ async def test_restarting_the_server_gives_every_window_a_new_one(share: Share) 
     answer = await b.goose.request("goose/restart", {"server": True})
     assert answer["agent"]["state"] == "running"
     assert await gone(old["pid"], timeout=30), "the old server was stopped"
+    killed = [line for line in read_log(share.tmp / "b" / "logs").splitlines() if "killing" in line]
+    assert not killed, "the old server and its keeper ended when told to, not killed"
     new = share.state()  # its port may be the old one again: the system hands it out
     assert new["pid"] != old["pid"] and new["url"] == answer["agent"]["url"]
     await a.goose.wait_for(

@@ -2,10 +2,10 @@
 
 claude-agent-acp and codex-acp write files with their own tools, never through
 goose-ls: without this, the buffer of a file they edit goes stale, and the next save
-puts the old text back. While a turn runs (and ``GRACE`` seconds after the last one
-ends) the folders of the open files are watched (:mod:`goose_ls.workspace.watcher`); at
-each batch of changes, and when the watch ends, every open file is compared with the
-disk:
+puts the old text back. While a turn runs (and ``workspace.watchAfterTurn`` seconds
+after the last one ends) the folders of the open files are watched
+(:mod:`goose_ls.workspace.watcher`); at each batch of changes, and when the watch ends,
+every open file is compared with the disk:
 
 - a buffer that held the file's text as it was on disk (no unsaved changes) is brought
   to the new text by the editor with the smallest edit: one undo takes it back, and the
@@ -43,9 +43,6 @@ from goose_ls.workspace.agent_files import EditorFiles
 
 log = logging.getLogger(__name__)
 
-GRACE = 2.0
-"""Seconds the watch goes on after the last turn ends: an agent's process may still be
-writing what its turn started (a formatter it ran, its own tool finishing)."""
 MAX_TEXT = 10_000_000
 """Bytes: a bigger open file is not followed."""
 
@@ -88,12 +85,17 @@ class LiveBuffers:
         before: Callable[[Path], Awaitable[bytes | None]],
         into: Callable[[], Path],
         tasks: Tasks,
+        grace: Callable[[], float],
     ) -> None:
+        """``grace``: seconds the watch goes on after the last turn ends (the setting
+        ``workspace.watchAfterTurn``): an agent's process may still be writing what its
+        turn started (a formatter it ran, its own tool finishing)."""
         self._editor = editor
         self._registry = registry
         self._before = before
         self._into = into
         self._tasks = tasks
+        self._grace = grace
         self._turns = 0
         self._stop: asyncio.Event | None = None
         self._watch: asyncio.Task[None] | None = None
@@ -123,7 +125,7 @@ class LiveBuffers:
     def turn_ended(self) -> None:
         self._turns = max(0, self._turns - 1)
         if self._turns == 0 and self._watch is not None and self._ending is None:
-            self._ending = asyncio.get_running_loop().call_later(GRACE, self._end)
+            self._ending = asyncio.get_running_loop().call_later(self._grace(), self._end)
 
     def _end(self) -> None:
         self._ending = None
@@ -138,6 +140,7 @@ class LiveBuffers:
                     self.changed |= paths
                     await self.check()
             await self.check(last=True)  # what came after the last batch, or was missed
+            log.info("the turns are over: stopped following open files on disk")
         finally:
             if self._stop is stop:
                 self._watch = self._stop = None

@@ -168,6 +168,7 @@ class SessionManager:
             self._checkpoints.read_before,
             lambda: data_dir(self.settings.data_dir) / "conflicts",
             tasks,
+            lambda: self.settings.workspace.watch_after_turn,
         )
         self._tools = AgentTools(
             self._registry,

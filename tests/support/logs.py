@@ -63,6 +63,11 @@ class LogWatch:
         # A record is written whole, at once: one that does not end a line is being written.
         return self._judged + (_judge(log, last, len(log)) if log.endswith("\n") else [])
 
+    def says(self, text: str) -> bool:
+        """Whether a record of the log holds ``text`` (what a test waits for when what
+        goose-ls did is seen nowhere else)."""
+        return text in read_log(self.log_dir)
+
 
 def _pygls_on_purpose(logger: str, message: str, record: str) -> bool:
     if not logger.startswith("pygls."):

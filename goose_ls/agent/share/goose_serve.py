@@ -81,6 +81,12 @@ async def stop(state: RunningServer, grace: float) -> None:
         if not process_alive(state.process):
             return
         await asyncio.sleep(POLL)
+    log.warning(
+        "the shared goose serve's keeper (pid %s) did not end within %g s of SIGTERM; "
+        "killing its group",
+        state.pid,
+        grace,
+    )
     signal_group(state.pid, signal.SIGKILL)
 
 

@@ -10,7 +10,8 @@ lock, looks once more, forgets the state and stops the server: SIGTERM to the gr
 then SIGKILL after the stop timeout. Waiting in a process of its own, rather than in the
 last goose-ls to leave, means an editor closing its last window is not kept waiting,
 and a window killed with SIGKILL still lets the server go. A server that ends by itself
-is forgotten too, and the keeper ends with it; so does one told to stop (SIGTERM).
+is forgotten too, and the keeper ends with it; one told to stop (SIGTERM) ends with it
+as well, leaving the state to the goose-ls that told it, which holds the lock meanwhile.
 
 ``python -m goose_ls.agent.share.keeper FOLDER GRACE STOP_TIMEOUT -- GOOSE serve ARGS...``
 """
@@ -32,6 +33,12 @@ LOOK_EVERY = 1.0
 """Seconds between two looks at the leases (at most; less for a short grace)."""
 
 
+def look_every(grace: float) -> float:
+    """Seconds between two looks at the leases for ``grace``: a quarter of it, at most
+    :data:`LOOK_EVERY`."""
+    return min(LOOK_EVERY, max(grace / 4, 0.05))
+
+
 class Keeper:
     def __init__(self, place: SharePlace, grace: float, stop_timeout: float) -> None:
         self.place = place
@@ -51,7 +58,7 @@ class Keeper:
         server = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, preexec_fn=reaper.dying_with_parent()
         )
-        look = min(LOOK_EVERY, max(self.grace / 4, 0.05))
+        look = look_every(self.grace)
         while True:
             try:
                 code = server.wait(timeout=look)
@@ -59,8 +66,13 @@ class Keeper:
                 code = None
             if code is not None:
                 print(f"goose serve ended with code {code}", flush=True)
-                with self.place.locked():
-                    self.place.forget(os.getpid())
+                if not self.told_to_stop:
+                    with self.place.locked():
+                        self.place.forget(os.getpid())
+                # Told to (the group's SIGTERM ends the server too): the goose-ls that
+                # told it holds the lock, waits for this keeper to end, and forgets the
+                # state itself. Waiting for the lock here, the keeper never ended, and
+                # that goose-ls killed it after its whole stop timeout.
                 return code
             if self.told_to_stop or self._idle():
                 return self._stop(server)
