@@ -124,3 +124,23 @@ def test_a_pipe_closed_mid_message_ends_goose_ls(tmp_path: Path) -> None:
         _write(process, status[: len(status) - 10])
         process.stdin.close()
         process.wait(timeout=30)  # gone, not waiting for the rest for ever
+
+
+def test_a_request_right_behind_a_notification_sees_its_effect(tmp_path: Path) -> None:
+    """Both in one write, so both are read from the buffer at once: the settings the
+    notification pushes are applied (by a task of pygls's) before the request is answered."""
+    with _goose_ls(tmp_path) as process:
+        assert process.stdout is not None
+        _write(process, _framed(_initialize(tmp_path)))
+        _answer(process.stdout, 1)
+        mine = "Answer in one short paragraph."
+        pushed = {"settings": {"goose": {"agent": {"systemPrompt": mine}}}}
+        together = b"".join(
+            [
+                _framed({"method": "initialized", "params": {}}),
+                _framed({"method": "workspace/didChangeConfiguration", "params": pushed}),
+                _framed({"id": 2, "method": "goose/status", "params": {}}),
+            ]
+        )
+        _write(process, together)
+        assert _answer(process.stdout, 2)["result"]["settings"]["agent"]["systemPrompt"] == mine

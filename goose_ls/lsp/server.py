@@ -103,9 +103,6 @@ class GooseLanguageServer(LanguageServer):
 
 MAX_HEADER_LINE = 1 << 16
 """The longest header line read (a message's body may be any length)."""
-YIELD_EVERY = 64
-"""Header lines read before the loop runs what else waits: the editor's messages already
-read are handled one after another without a pause otherwise (a paste of many edits)."""
 
 
 def _pipe_or_socket(source: BinaryIO) -> bool:
@@ -122,11 +119,14 @@ class _PipeReader:
 
     def __init__(self, reader: asyncio.StreamReader) -> None:
         self._reader = reader
-        self._lines = 0
+        self._handled = False
 
     async def readline(self) -> bytes:
-        self._lines += 1
-        if self._lines % YIELD_EVERY == 0:  # read from a full buffer, nothing else would run
+        if self._handled:
+            # What the last message started (a handler's task: settings applied, a turn
+            # queued) runs before the next is read, as it did while each read waited for
+            # a thread: a request right behind a notification sees its effect.
+            self._handled = False
             await asyncio.sleep(0)
         try:
             return await self._reader.readline()
@@ -135,6 +135,7 @@ class _PipeReader:
             return b""
 
     async def readexactly(self, n: int) -> bytes:
+        self._handled = True  # pygls handles the body before it asks for a line again
         try:
             return await self._reader.readexactly(n)
         except asyncio.IncompleteReadError as exc:
