@@ -70,6 +70,8 @@ USER_ONLY: frozenset[str] = frozenset(
         "checkpoints.exclude",
         "checkpoints.maxFileBytes",
         "checkpoints.maxFiles",
+        # Whether an open file the agent's process writes just after a turn is followed.
+        "workspace.watchAfterTurn",
         # How big an image the agent may make goose-ls keep.
         "images.maxBytes",
     }
