@@ -89,9 +89,12 @@ SLOW_FIRST = (
     "test_emacs",
     "test_nvim",
     "test_helix",
+    "test_editor_face",
+    "test_hostile_terminals",
 )
-"""Modules whose tests take 5 to 20 s (the browser's, 50): run first, so that no worker is
-left with one at the end while the others idle."""
+"""Modules whose tests take 5 to 20 s (the browser's, 50), and sharing modules that one
+worker runs as a block of 40 to 80 s: run first, so that no worker is left with one at
+the end while the others idle."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
