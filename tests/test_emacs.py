@@ -1437,8 +1437,15 @@ def _app_modified(screen: str) -> bool | None:
 
 
 def _echo(screen: str) -> str:
-    """The echo area: the screen's last line ("" when it is blank)."""
-    return screen.rstrip("\n").rsplit("\n", 1)[-1].rstrip()
+    """The echo area: the screen's last line ("" when it is blank; the capture drops a
+    blank last line, and then the last is a mode line, eglot's ``?%`` of a progress in
+    it, not a question)."""
+    last = screen.rstrip("\n").rsplit("\n", 1)[-1].rstrip()
+    return "" if _MODE_LINE.match(last) else last
+
+
+_MODE_LINE = re.compile(r"-[^\s:]{2,4}:")
+"""How an Emacs mode line in a terminal starts: ``-UU-:``, ``-UUU:``, ``-UU%:``."""
 
 
 def _left(screen: str) -> str:
@@ -1712,6 +1719,8 @@ def test_real_emacs_in_tmux_codex_edits_the_open_file_and_emacs_asks_nothing(
                 lambda s: "# by codex" not in _left(s) and _app_modified(s) is True,
                 "one undo did not take codex's edit back",
             )
+            # codex sends the patch's result on its own time: wait for it, not past it.
+            terminal.wait_for(lambda _: len(model.turns()) >= 2, "the patch's result", 60)
     assert len(model.turns()) == 2, "the patch's result went back to the model"
 
 

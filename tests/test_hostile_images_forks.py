@@ -28,7 +28,8 @@ async def test_a_fork_whose_id_names_another_chat_s_files_is_refused(editor: Edi
     message_id = await editor.prompt(parent, "draw")
     await editor.goose.turn_end(message_id)
     transcript = editor.tmp / "data" / "transcripts" / "p_q.md"
-    kept = transcript.read_text(encoding="utf-8")
+    # The turn's end reaches the file after goose/turnEnd the editor: its last save.
+    kept = await editor.transcript_text("A drawing.\n\n\n## You", path=transcript)
     image = editor.tmp / "data" / "outputs" / "p_q" / f"{hashlib.sha256(DRAWING).hexdigest()}.png"
     assert image.read_bytes() == DRAWING
 

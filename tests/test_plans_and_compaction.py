@@ -126,7 +126,7 @@ async def test_a_tool_calls_own_name_is_shown_beside_its_title(shared: Editor) -
     calls = {c["toolCallId"]: c for c in shared.goose.of_kind("tool_call", session_id)}
     assert calls["t1"]["name"] == "fs_read"
     assert calls["t2"]["name"] == "shell"
-    text = await _shows(shared, session_id, "Read app.py")
+    text = await _shows(shared, session_id, "Read app.py", "shell · ls")
     assert "**🔧 Read app.py** · `fs_read`" in text
     assert "**🔧 shell · ls** · `shell`" in text
 
